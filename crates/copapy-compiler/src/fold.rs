@@ -1,0 +1,176 @@
+//! Scalar semantics on the host, used to fold constants at trace time.
+//!
+//! These must give the same bits as the stencils (`stencils/`), which follow NumPy
+//! float32/int32: a folded expression and a compiled one may never disagree.
+//! Transcendental functions (sin, cos) are not folded: their bits come from our
+//! own math library, which only exists as stencil code.
+
+use crate::graph::{Op, ScalarType};
+
+/// Folds `op(a)` on constant bits. `None` when the operation is not folded on the host.
+pub fn unary(op: Op, ty: ScalarType, a: u32) -> Option<u32> {
+    match ty {
+        ScalarType::Float => {
+            let x = f32::from_bits(a);
+            let r = match op {
+                Op::Neg => return Some(a ^ 0x8000_0000),
+                Op::Abs => return Some(a & 0x7fff_ffff),
+                Op::Sqrt => x.sqrt(),
+                _ => return None,
+            };
+            Some(r.to_bits())
+        }
+        ScalarType::Int | ScalarType::Bool => {
+            let x = a as i32;
+            match op {
+                Op::Neg => Some(x.wrapping_neg() as u32),
+                Op::Abs => Some(x.wrapping_abs() as u32),
+                Op::IntToFloat => Some((x as f32).to_bits()),
+                _ => None,
+            }
+        }
+    }
+}
+
+/// Folds `op(a, b)` where both operands have type `ty` (the operand type, not the result type).
+pub fn binary(op: Op, ty: ScalarType, a: u32, b: u32) -> Option<u32> {
+    match ty {
+        ScalarType::Float => float_binary(op, f32::from_bits(a), f32::from_bits(b)),
+        ScalarType::Int | ScalarType::Bool => int_binary(op, a as i32, b as i32).map(|v| v as u32),
+    }
+}
+
+fn float_binary(op: Op, x: f32, y: f32) -> Option<u32> {
+    let bool_bits = |c: bool| Some(c as u32);
+    let r = match op {
+        Op::Add => x + y,
+        Op::Sub => x - y,
+        Op::Mul => x * y,
+        Op::Div => x / y,
+        Op::FloorDiv => divmod(x, y).0,
+        Op::Mod => divmod(x, y).1,
+        Op::Lt => return bool_bits(x < y),
+        Op::Le => return bool_bits(x <= y),
+        Op::Gt => return bool_bits(x > y),
+        Op::Ge => return bool_bits(x >= y),
+        Op::Eq => return bool_bits(x == y),
+        Op::Ne => return bool_bits(x != y),
+        _ => return None,
+    };
+    Some(r.to_bits())
+}
+
+/// NumPy's `npy_divmodf`: floor division and remainder with the sign of the divisor.
+pub fn divmod(a: f32, b: f32) -> (f32, f32) {
+    let mut m = a % b; // Rust's `%` on f32 is the exact C fmodf
+    if b == 0.0 {
+        return (a / b, m);
+    }
+    let mut div = (a - m) / b;
+    if m != 0.0 {
+        if (b < 0.0) != (m < 0.0) {
+            m += b;
+            div -= 1.0;
+        }
+    } else {
+        m = 0.0f32.copysign(b);
+    }
+    let floordiv = if div != 0.0 {
+        let mut f = div.floor();
+        if div - f > 0.5 {
+            f += 1.0;
+        }
+        f
+    } else {
+        0.0f32.copysign(a / b)
+    };
+    (floordiv, m)
+}
+
+fn int_binary(op: Op, x: i32, y: i32) -> Option<i32> {
+    Some(match op {
+        Op::Add => x.wrapping_add(y),
+        Op::Sub => x.wrapping_sub(y),
+        Op::Mul => x.wrapping_mul(y),
+        Op::FloorDiv => int_floordiv(x, y),
+        Op::Mod => int_mod(x, y),
+        Op::And => x & y,
+        Op::Or => x | y,
+        Op::Xor => x ^ y,
+        Op::Shl => {
+            if (y as u32) < 32 {
+                ((x as u32) << y) as i32
+            } else {
+                0
+            }
+        }
+        Op::Shr => {
+            if (y as u32) < 32 {
+                x >> y
+            } else if x < 0 {
+                -1
+            } else {
+                0
+            }
+        }
+        Op::Lt => (x < y) as i32,
+        Op::Le => (x <= y) as i32,
+        Op::Gt => (x > y) as i32,
+        Op::Ge => (x >= y) as i32,
+        Op::Eq => (x == y) as i32,
+        Op::Ne => (x != y) as i32,
+        _ => return None,
+    })
+}
+
+/// Floor division as NumPy int32: `x // 0 == 0`, `i32::MIN // -1 == i32::MIN`.
+pub fn int_floordiv(x: i32, y: i32) -> i32 {
+    if y == 0 {
+        return 0;
+    }
+    let q = x.wrapping_div(y);
+    if x.wrapping_rem(y) != 0 && ((x < 0) != (y < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+/// Remainder as NumPy int32 (sign of the divisor): `x % 0 == 0`, `i32::MIN % -1 == 0`.
+pub fn int_mod(x: i32, y: i32) -> i32 {
+    if y == 0 {
+        return 0;
+    }
+    let r = x.wrapping_rem(y);
+    if r != 0 && ((r < 0) != (y < 0)) {
+        r + y
+    } else {
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn int_division_follows_floor_semantics_and_never_traps() {
+        assert_eq!(int_floordiv(-7, 2), -4);
+        assert_eq!(int_mod(-7, 2), 1);
+        assert_eq!(int_mod(7, -2), -1);
+        assert_eq!(int_floordiv(5, 0), 0);
+        assert_eq!(int_mod(5, 0), 0);
+        assert_eq!(int_floordiv(i32::MIN, -1), i32::MIN);
+        assert_eq!(int_mod(i32::MIN, -1), 0);
+    }
+
+    #[test]
+    fn float_divmod_matches_python_floor_semantics() {
+        assert_eq!(divmod(-7.5, 2.0), (-4.0, 0.5));
+        assert_eq!(divmod(7.5, -2.0), (-4.0, -0.5));
+        let (q, m) = divmod(1.0, 0.0);
+        assert!(q.is_infinite() && m.is_nan());
+        // -0.0 // 5 keeps the sign of the true quotient
+        assert!(divmod(-0.0, 5.0).0.is_sign_negative());
+    }
+}

@@ -1,0 +1,213 @@
+//! The traced graph: immutable, reference-counted nodes built by Python operator overloads.
+//!
+//! A [`Value`] is a cheap handle (`Arc`) to a [`Node`]. Nodes never change once built, so
+//! the graph is a DAG that many Python objects can share. Identity matters only for
+//! inputs (two `cp.value(1.0)` calls are two different variables); everything else is
+//! compared structurally when the optimiser numbers values (see [`crate::optimise`]).
+
+use std::sync::Arc;
+
+pub use copapy_program::ScalarType;
+
+/// Operations on scalars. The operand and result types of each are decided by [`crate::trace`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Op {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    FloorDiv,
+    Mod,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Eq,
+    Ne,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+    Neg,
+    Abs,
+    Sqrt,
+    Sin,
+    Cos,
+    /// int32 → float32, round to nearest.
+    IntToFloat,
+}
+
+impl Op {
+    /// Name used in stencil symbols (`st_<name>_...`).
+    pub const fn stencil_name(self) -> &'static str {
+        match self {
+            Op::Add => "add",
+            Op::Sub => "sub",
+            Op::Mul => "mul",
+            Op::Div => "div",
+            Op::FloorDiv => "floordiv",
+            Op::Mod => "mod",
+            Op::Lt => "lt",
+            Op::Le => "le",
+            Op::Gt => "gt",
+            Op::Ge => "ge",
+            Op::Eq => "eq",
+            Op::Ne => "ne",
+            Op::And => "and",
+            Op::Or => "or",
+            Op::Xor => "xor",
+            Op::Shl => "shl",
+            Op::Shr => "shr",
+            Op::Neg => "neg",
+            Op::Abs => "abs",
+            Op::Sqrt => "sqrt",
+            Op::Sin => "sin",
+            Op::Cos => "cos",
+            Op::IntToFloat => "itof",
+        }
+    }
+
+    /// `a op b == b op a` for every input, so operands may be swapped freely.
+    pub const fn is_commutative(self) -> bool {
+        matches!(
+            self,
+            Op::Add | Op::Mul | Op::Eq | Op::Ne | Op::And | Op::Or | Op::Xor
+        )
+    }
+
+    pub const fn is_comparison(self) -> bool {
+        matches!(self, Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne)
+    }
+
+    /// Every binary operation, in a fixed order (used to build stencil tables).
+    pub const BINARY: [Op; 17] = [
+        Op::Add,
+        Op::Sub,
+        Op::Mul,
+        Op::Div,
+        Op::FloorDiv,
+        Op::Mod,
+        Op::Lt,
+        Op::Le,
+        Op::Gt,
+        Op::Ge,
+        Op::Eq,
+        Op::Ne,
+        Op::And,
+        Op::Or,
+        Op::Xor,
+        Op::Shl,
+        Op::Shr,
+    ];
+
+    /// Every unary operation, in a fixed order.
+    pub const UNARY: [Op; 6] = [Op::Neg, Op::Abs, Op::Sqrt, Op::Sin, Op::Cos, Op::IntToFloat];
+}
+
+/// What a node computes.
+#[derive(Debug)]
+pub enum NodeKind {
+    /// A constant, stored as its 32-bit pattern (float bits or two's complement int).
+    Const(u32),
+    /// A variable: lives in data memory, starts at `init` (bit pattern), can be written between runs.
+    Input { init: u32 },
+    Unary(Op, Value),
+    Binary(Op, Value, Value),
+}
+
+/// A node of the traced graph: its result type and what it computes.
+#[derive(Debug)]
+pub struct Node {
+    pub ty: ScalarType,
+    pub kind: NodeKind,
+}
+
+/// Shared handle to a graph node. Cloning is a reference-count increment.
+#[derive(Clone, Debug)]
+pub struct Value(Arc<Node>);
+
+impl Value {
+    pub fn new(ty: ScalarType, kind: NodeKind) -> Value {
+        Value(Arc::new(Node { ty, kind }))
+    }
+
+    /// A new input variable with the given initial bit pattern.
+    pub fn input(ty: ScalarType, init: u32) -> Value {
+        Value::new(ty, NodeKind::Input { init })
+    }
+
+    pub fn constant(ty: ScalarType, bits: u32) -> Value {
+        Value::new(ty, NodeKind::Const(bits))
+    }
+
+    pub fn ty(&self) -> ScalarType {
+        self.0.ty
+    }
+
+    pub fn kind(&self) -> &NodeKind {
+        &self.0.kind
+    }
+
+    /// Node identity: the same for clones of one handle, different for distinct nodes
+    /// while both are alive.
+    pub fn id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
+
+    pub fn const_bits(&self) -> Option<u32> {
+        match self.0.kind {
+            NodeKind::Const(bits) => Some(bits),
+            _ => None,
+        }
+    }
+
+    pub fn is_input(&self) -> bool {
+        matches!(self.0.kind, NodeKind::Input { .. })
+    }
+
+    pub fn ptr_eq(&self, other: &Value) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Drop for Node {
+    /// Frees long chains iteratively: a graph traced in a Python loop can be millions of
+    /// nodes deep, and the default recursive drop would overflow the stack.
+    fn drop(&mut self) {
+        let mut pending: Vec<Value> = Vec::new();
+        take_children(&mut self.kind, &mut pending);
+        while let Some(value) = pending.pop() {
+            if let Ok(mut node) = Arc::try_unwrap(value.0) {
+                take_children(&mut node.kind, &mut pending);
+            }
+        }
+    }
+}
+
+fn take_children(kind: &mut NodeKind, pending: &mut Vec<Value>) {
+    let leaf = NodeKind::Const(0);
+    match std::mem::replace(kind, leaf) {
+        NodeKind::Unary(_, a) => pending.push(a),
+        NodeKind::Binary(_, a, b) => {
+            pending.push(a);
+            pending.push(b);
+        }
+        NodeKind::Const(_) | NodeKind::Input { .. } => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dropping_a_deep_chain_does_not_overflow_the_stack() {
+        let x = Value::input(ScalarType::Float, 0);
+        let mut acc = x.clone();
+        for _ in 0..1_000_000 {
+            acc = Value::new(ScalarType::Float, NodeKind::Binary(Op::Add, acc, x.clone()));
+        }
+        drop(acc);
+    }
+}

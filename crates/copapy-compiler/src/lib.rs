@@ -1,0 +1,25 @@
+//! The copapy compiler: from a traced graph to a linked program.
+//!
+//! The pipeline, one module per stage, data flowing one way:
+//!
+//! 1. [`trace`] builds [`graph`] nodes (type promotion, constant folding via [`fold`]);
+//! 2. [`optimise`] numbers the reachable graph, merging equal subexpressions;
+//! 3. [`schedule`] orders operations and allocates the two virtual registers per class,
+//!    choosing stencils through [`select`];
+//! 4. [`link`] copies stencil bytes from the [`stencil_db`] and turns holes into patches;
+//! 5. the result is a [`copapy_program::Program`], run by `copapy-runner`.
+//!
+//! [`compile`] drives stages 2 to 4.
+
+pub mod compile;
+pub mod fold;
+pub mod graph;
+pub mod link;
+pub mod optimise;
+pub mod schedule;
+pub mod select;
+pub mod stencil_db;
+pub mod trace;
+
+pub use compile::{compile, CompileError, Compiled};
+pub use graph::{Op, ScalarType, Value};

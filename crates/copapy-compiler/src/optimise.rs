@@ -1,0 +1,200 @@
+//! From the traced graph to a numbered, deduplicated arena of operations.
+//!
+//! The traced graph holds only what Python objects still reference; this pass walks it
+//! from the requested outputs (so unused nodes are dropped), numbers every node in
+//! post-order (a valid evaluation order that computes operands right before their user),
+//! and merges structurally equal nodes (hash-consing), so a common subexpression is
+//! computed once however many times it was traced. A few identities that only become
+//! visible after merging (`x - x`, `x ^ x`) are applied here.
+
+use rustc_hash::FxHashMap;
+
+use crate::graph::{NodeKind, Op, ScalarType, Value};
+
+/// Index of a node in an [`Arena`].
+pub type NodeId = u32;
+
+/// What an arena node computes; operands are indices of earlier nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Const(u32),
+    /// An input variable; `init` is its initial bit pattern.
+    Input {
+        init: u32,
+    },
+    Unary(Op, NodeId),
+    Binary(Op, NodeId, NodeId),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ArenaNode {
+    pub ty: ScalarType,
+    pub kind: Kind,
+}
+
+/// The optimised graph: nodes in evaluation order, each operand before its users.
+#[derive(Debug, Default)]
+pub struct Arena {
+    pub nodes: Vec<ArenaNode>,
+    /// Arena index of each requested output, in the order given.
+    pub outputs: Vec<NodeId>,
+    /// Every input variable reachable from the outputs, with its arena index.
+    pub inputs: Vec<(Value, NodeId)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Key {
+    Const(ScalarType, u32),
+    /// Inputs are identified by the address of their traced node.
+    Input(usize),
+    Op(ScalarType, Op, NodeId, NodeId),
+}
+
+struct Builder {
+    arena: Arena,
+    interned: FxHashMap<Key, NodeId>,
+}
+
+impl Builder {
+    fn intern(&mut self, key: Key, node: ArenaNode) -> NodeId {
+        if let Some(&id) = self.interned.get(&key) {
+            return id;
+        }
+        let id = self.arena.nodes.len() as NodeId;
+        self.arena.nodes.push(node);
+        self.interned.insert(key, id);
+        id
+    }
+
+    fn constant(&mut self, ty: ScalarType, bits: u32) -> NodeId {
+        self.intern(Key::Const(ty, bits), ArenaNode { ty, kind: Kind::Const(bits) })
+    }
+
+    fn unary(&mut self, ty: ScalarType, op: Op, a: NodeId) -> NodeId {
+        let key = Key::Op(ty, op, a, NodeId::MAX);
+        self.intern(key, ArenaNode { ty, kind: Kind::Unary(op, a) })
+    }
+
+    fn binary(&mut self, ty: ScalarType, op: Op, a: NodeId, b: NodeId) -> NodeId {
+        if a == b {
+            let operand_is_int = self.arena.nodes[a as usize].ty != ScalarType::Float;
+            match op {
+                // assumes finite values for floats, as documented for `x - x`
+                Op::Sub | Op::Xor => return self.constant(ty, 0),
+                Op::Eq | Op::Le | Op::Ge if operand_is_int => return self.constant(ty, 1),
+                Op::Ne | Op::Lt | Op::Gt if operand_is_int => return self.constant(ty, 0),
+                _ => {}
+            }
+        }
+        let (ka, kb) = if op.is_commutative() && b < a { (b, a) } else { (a, b) };
+        let key = Key::Op(ty, op, ka, kb);
+        self.intern(key, ArenaNode { ty, kind: Kind::Binary(op, a, b) })
+    }
+}
+
+/// Numbers, deduplicates and prunes the graph reachable from `outputs`.
+pub fn build_arena(outputs: &[Value]) -> Arena {
+    let mut b = Builder {
+        arena: Arena::default(),
+        interned: FxHashMap::default(),
+    };
+    // traced node address -> arena index
+    let mut seen: FxHashMap<usize, NodeId> = FxHashMap::default();
+    let mut stack: Vec<(&Value, bool)> = Vec::new();
+    for out in outputs {
+        stack.push((out, false));
+        while let Some((v, expanded)) = stack.pop() {
+            if seen.contains_key(&v.id()) {
+                continue;
+            }
+            let id = match v.kind() {
+                NodeKind::Const(bits) => b.constant(v.ty(), *bits),
+                NodeKind::Input { init } => {
+                    let id = b.intern(
+                        Key::Input(v.id()),
+                        ArenaNode { ty: v.ty(), kind: Kind::Input { init: *init } },
+                    );
+                    b.arena.inputs.push((v.clone(), id));
+                    id
+                }
+                NodeKind::Unary(op, a) => {
+                    if !expanded {
+                        stack.push((v, true));
+                        stack.push((a, false));
+                        continue;
+                    }
+                    let a = seen[&a.id()];
+                    b.unary(v.ty(), *op, a)
+                }
+                NodeKind::Binary(op, x, y) => {
+                    if !expanded {
+                        stack.push((v, true));
+                        stack.push((y, false));
+                        stack.push((x, false));
+                        continue;
+                    }
+                    let (x, y) = (seen[&x.id()], seen[&y.id()]);
+                    b.binary(v.ty(), *op, x, y)
+                }
+            };
+            seen.insert(v.id(), id);
+        }
+        let id = seen[&out.id()];
+        b.arena.outputs.push(id);
+    }
+    b.arena
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::binary;
+
+    #[test]
+    fn equal_subexpressions_are_computed_once() {
+        let x = Value::input(ScalarType::Float, 0);
+        let y = Value::input(ScalarType::Float, 0);
+        let s1 = binary(Op::Add, &x, &y).unwrap();
+        let s2 = binary(Op::Add, &y, &x).unwrap(); // commutative: same node
+        let p = binary(Op::Mul, &s1, &s2).unwrap();
+        let arena = build_arena(&[p]);
+        // x, y, x+y, (x+y)*(x+y)
+        assert_eq!(arena.nodes.len(), 4);
+        assert_eq!(arena.inputs.len(), 2);
+    }
+
+    #[test]
+    fn two_inputs_with_the_same_value_stay_distinct() {
+        let x = Value::input(ScalarType::Float, 7);
+        let y = Value::input(ScalarType::Float, 7);
+        let arena = build_arena(&[binary(Op::Sub, &x, &y).unwrap()]);
+        assert_eq!(arena.nodes.len(), 3);
+    }
+
+    #[test]
+    fn merged_operands_expose_x_minus_x() {
+        let x = Value::input(ScalarType::Int, 0);
+        let one = Value::constant(ScalarType::Int, 1);
+        let a = binary(Op::Add, &x, &one).unwrap();
+        let b = binary(Op::Add, &x, &one).unwrap();
+        let d = binary(Op::Sub, &a, &b).unwrap();
+        let arena = build_arena(&[d]);
+        let out = arena.nodes[arena.outputs[0] as usize];
+        assert_eq!(out.kind, Kind::Const(0));
+    }
+
+    #[test]
+    fn operands_come_before_users() {
+        let x = Value::input(ScalarType::Float, 0);
+        let mut acc = x.clone();
+        for _ in 0..100 {
+            acc = binary(Op::Mul, &acc, &x).unwrap();
+        }
+        let arena = build_arena(&[acc]);
+        for (i, n) in arena.nodes.iter().enumerate() {
+            if let Kind::Binary(_, a, b) = n.kind {
+                assert!((a as usize) < i && (b as usize) < i);
+            }
+        }
+    }
+}

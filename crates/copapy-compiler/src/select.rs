@@ -1,0 +1,171 @@
+//! Instruction selection: which stencil implements an operation for given operand places.
+//!
+//! Stencil symbols follow `st_<op>_<type>_<operand places>_<destination>` (see
+//! `stencils/README.md`). The table is built once per stencil database by looking up
+//! every name, so compiling only indexes arrays.
+
+use std::fmt;
+
+use crate::graph::{Op, ScalarType};
+use crate::stencil_db::{StencilDb, StencilId};
+
+/// Register class: floats live in the float pair, ints and bools in the integer pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    Float = 0,
+    Int = 1,
+}
+
+impl Class {
+    pub fn of(ty: ScalarType) -> Class {
+        match ty {
+            ScalarType::Float => Class::Float,
+            ScalarType::Int | ScalarType::Bool => Class::Int,
+        }
+    }
+
+    const fn code(self) -> &'static str {
+        match self {
+            Class::Float => "f",
+            Class::Int => "i",
+        }
+    }
+}
+
+/// Where an operand is: one of the two virtual registers of its class, or data memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Place {
+    R0 = 0,
+    R1 = 1,
+    Mem = 2,
+}
+
+impl Place {
+    pub const fn reg(r: usize) -> Place {
+        if r == 0 {
+            Place::R0
+        } else {
+            Place::R1
+        }
+    }
+
+    const fn code(self) -> &'static str {
+        match self {
+            Place::R0 => "r0",
+            Place::R1 => "r1",
+            Place::Mem => "m",
+        }
+    }
+
+    const ALL: [Place; 3] = [Place::R0, Place::R1, Place::Mem];
+}
+
+/// Unary stencil operations: the graph's unary ops plus `copy` (load or move).
+const UNARY_OPS: usize = Op::UNARY.len() + 1;
+const COPY: usize = Op::UNARY.len();
+
+/// A stencil the compiler needs but the object does not have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingStencil(pub String);
+
+impl fmt::Display for MissingStencil {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the stencil object has no stencil '{}' (operation not supported for this type on this target)",
+            self.0
+        )
+    }
+}
+
+/// Lookup table from (operation, class, places, destination) to stencil.
+pub struct StencilTable {
+    binary: Vec<Option<StencilId>>,
+    unary: Vec<Option<StencilId>>,
+    store: [[Option<StencilId>; 2]; 2],
+}
+
+fn binary_index(op_index: usize, class: Class, x: Place, y: Place, dst: usize) -> usize {
+    (((op_index * 2 + class as usize) * 3 + x as usize) * 3 + y as usize) * 2 + dst
+}
+
+fn unary_index(op_index: usize, class: Class, x: Place, dst: usize) -> usize {
+    ((op_index * 2 + class as usize) * 3 + x as usize) * 2 + dst
+}
+
+fn binary_name(op: Op, class: Class, x: Place, y: Place, dst: usize) -> String {
+    format!("st_{}_{}_{}{}_r{dst}", op.stencil_name(), class.code(), x.code(), y.code())
+}
+
+fn unary_name(op_name: &str, class: Class, x: Place, dst: usize) -> String {
+    format!("st_{op_name}_{}_{}_r{dst}", class.code(), x.code())
+}
+
+fn unary_op_name(op_index: usize) -> &'static str {
+    if op_index == COPY {
+        "copy"
+    } else {
+        Op::UNARY[op_index].stencil_name()
+    }
+}
+
+impl StencilTable {
+    pub fn new(db: &StencilDb) -> StencilTable {
+        let classes = [Class::Float, Class::Int];
+        let mut binary = vec![None; Op::BINARY.len() * 2 * 3 * 3 * 2];
+        for (oi, &op) in Op::BINARY.iter().enumerate() {
+            for class in classes {
+                for x in Place::ALL {
+                    for y in Place::ALL {
+                        for dst in 0..2 {
+                            let name = binary_name(op, class, x, y, dst);
+                            binary[binary_index(oi, class, x, y, dst)] = db.id(&name);
+                        }
+                    }
+                }
+            }
+        }
+        let mut unary = vec![None; UNARY_OPS * 2 * 3 * 2];
+        for oi in 0..UNARY_OPS {
+            for class in classes {
+                for x in Place::ALL {
+                    for dst in 0..2 {
+                        let name = unary_name(unary_op_name(oi), class, x, dst);
+                        unary[unary_index(oi, class, x, dst)] = db.id(&name);
+                    }
+                }
+            }
+        }
+        let mut store = [[None; 2]; 2];
+        for class in classes {
+            for (r, slot) in store[class as usize].iter_mut().enumerate() {
+                *slot = db.id(&format!("st_store_{}_r{r}", class.code()));
+            }
+        }
+        StencilTable { binary, unary, store }
+    }
+
+    /// `dst = x op y` where x and y are operands of `class`.
+    pub fn binary(&self, op: Op, class: Class, x: Place, y: Place, dst: usize) -> Result<StencilId, MissingStencil> {
+        let oi = Op::BINARY.iter().position(|&o| o == op).expect("binary op");
+        self.binary[binary_index(oi, class, x, y, dst)]
+            .ok_or_else(|| MissingStencil(binary_name(op, class, x, y, dst)))
+    }
+
+    /// `dst = op(x)` where x is an operand of `class`.
+    pub fn unary(&self, op: Op, class: Class, x: Place, dst: usize) -> Result<StencilId, MissingStencil> {
+        let oi = Op::UNARY.iter().position(|&o| o == op).expect("unary op");
+        self.unary[unary_index(oi, class, x, dst)]
+            .ok_or_else(|| MissingStencil(unary_name(op.stencil_name(), class, x, dst)))
+    }
+
+    /// Load from memory or move between the registers of a class.
+    pub fn copy(&self, class: Class, x: Place, dst: usize) -> Result<StencilId, MissingStencil> {
+        self.unary[unary_index(COPY, class, x, dst)].ok_or_else(|| MissingStencil(unary_name("copy", class, x, dst)))
+    }
+
+    /// Write register `r` of `class` to a data slot.
+    pub fn store(&self, class: Class, r: usize) -> Result<StencilId, MissingStencil> {
+        self.store[class as usize][r].ok_or_else(|| MissingStencil(format!("st_store_{}_r{r}", class.code())))
+    }
+}

@@ -1,0 +1,370 @@
+//! Building graph nodes: type promotion, constant folding and algebraic identities.
+//!
+//! Every Python operator on a `cp.value` ends up in [`unary`] or [`binary`]. Types follow
+//! Copapy: an int (or bool) meeting a float is converted to float first, `/` is always
+//! float, comparisons give bool, bitwise operations take ints and bools only. Constants
+//! are folded immediately with the same semantics as the stencils ([`crate::fold`]).
+//!
+//! Identities applied here are exact for every input except the two the design accepts:
+//! `x * 0 → 0` and `x - x → 0` assume finite values (they are what make sparse
+//! matrices cheap). `x + 0.0` is *not* rewritten for floats, because `-0.0 + 0.0` is `+0.0`.
+
+use std::fmt;
+
+use crate::fold;
+use crate::graph::{NodeKind, Op, ScalarType, Value};
+
+/// A user error found while tracing: the operation does not exist for these types.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceError {
+    pub message: String,
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+const ONE_F: u32 = 0x3f80_0000;
+
+fn is_float(v: &Value) -> bool {
+    v.ty() == ScalarType::Float
+}
+
+/// Converts an int or bool value to float (round to nearest); floats pass through.
+pub fn to_float(v: &Value) -> Value {
+    if is_float(v) {
+        return v.clone();
+    }
+    make_unary(Op::IntToFloat, ScalarType::Float, v)
+}
+
+fn make_unary(op: Op, result: ScalarType, a: &Value) -> Value {
+    if let Some(bits) = a.const_bits() {
+        if let Some(r) = fold::unary(op, a.ty(), bits) {
+            return Value::constant(result, r);
+        }
+    }
+    Value::new(result, NodeKind::Unary(op, a.clone()))
+}
+
+/// `op(a)` for a unary operation, with promotion and folding.
+pub fn unary(op: Op, a: &Value) -> Result<Value, TraceError> {
+    match op {
+        Op::Neg => {
+            if let NodeKind::Unary(Op::Neg, inner) = a.kind() {
+                return Ok(inner.clone());
+            }
+            Ok(make_unary(op, arith_type(a.ty()), a))
+        }
+        Op::Abs => Ok(make_unary(op, arith_type(a.ty()), a)),
+        Op::Sqrt | Op::Sin | Op::Cos => Ok(make_unary(op, ScalarType::Float, &to_float(a))),
+        Op::IntToFloat => Ok(to_float(a)),
+        _ => Err(TraceError {
+            message: format!("{op:?} is not a unary operation"),
+        }),
+    }
+}
+
+/// Result type of arithmetic on a single type: bool behaves as int, as in Python.
+fn arith_type(t: ScalarType) -> ScalarType {
+    match t {
+        ScalarType::Bool => ScalarType::Int,
+        t => t,
+    }
+}
+
+/// `op(a, b)` for a binary operation, with promotion, folding and identities.
+pub fn binary(op: Op, a: &Value, b: &Value) -> Result<Value, TraceError> {
+    let any_float = is_float(a) || is_float(b);
+    let (a, b, result) = match op {
+        Op::Add | Op::Sub | Op::Mul | Op::FloorDiv | Op::Mod => {
+            if any_float {
+                (to_float(a), to_float(b), ScalarType::Float)
+            } else {
+                (a.clone(), b.clone(), ScalarType::Int)
+            }
+        }
+        Op::Div => (to_float(a), to_float(b), ScalarType::Float),
+        Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne => {
+            if any_float {
+                (to_float(a), to_float(b), ScalarType::Bool)
+            } else {
+                (a.clone(), b.clone(), ScalarType::Bool)
+            }
+        }
+        Op::And | Op::Or | Op::Xor | Op::Shl | Op::Shr => {
+            if any_float {
+                return Err(TraceError {
+                    message: format!(
+                        "bitwise operation '{}' needs int or bool operands, got {} and {}; \
+                         convert floats explicitly or use comparisons",
+                        symbol(op),
+                        a.ty().name(),
+                        b.ty().name()
+                    ),
+                });
+            }
+            let both_bool = a.ty() == ScalarType::Bool && b.ty() == ScalarType::Bool;
+            let result = if both_bool && matches!(op, Op::And | Op::Or | Op::Xor) {
+                ScalarType::Bool
+            } else {
+                ScalarType::Int
+            };
+            (a.clone(), b.clone(), result)
+        }
+        _ => {
+            return Err(TraceError {
+                message: format!("{op:?} is not a binary operation"),
+            })
+        }
+    };
+    Ok(simplify_binary(op, result, &a, &b))
+}
+
+fn symbol(op: Op) -> &'static str {
+    match op {
+        Op::And => "&",
+        Op::Or => "|",
+        Op::Xor => "^",
+        Op::Shl => "<<",
+        Op::Shr => ">>",
+        _ => op.stencil_name(),
+    }
+}
+
+/// Constant folding and identities on operands that already have matching types.
+fn simplify_binary(op: Op, result: ScalarType, a: &Value, b: &Value) -> Value {
+    let operand_ty = a.ty();
+    if let (Some(x), Some(y)) = (a.const_bits(), b.const_bits()) {
+        if let Some(r) = fold::binary(op, operand_ty, x, y) {
+            return Value::constant(result, r);
+        }
+    }
+    if let Some(v) = identity(op, result, a, b) {
+        return v;
+    }
+    Value::new(result, NodeKind::Binary(op, a.clone(), b.clone()))
+}
+
+/// Rewrites that need no new arithmetic; `None` when none applies.
+fn identity(op: Op, result: ScalarType, a: &Value, b: &Value) -> Option<Value> {
+    let float = a.ty() == ScalarType::Float;
+    let zero_bits = 0u32;
+    let one_bits = if float { ONE_F } else { 1 };
+    let is = |v: &Value, bits: u32| v.const_bits() == Some(bits);
+    // Keeps the result type when an operand is returned as it is (bool & bool stays bool,
+    // but bool + 0 must become int).
+    let same = |v: &Value| -> Option<Value> {
+        if v.ty() == result {
+            Some(v.clone())
+        } else {
+            None
+        }
+    };
+    let zero = || Some(Value::constant(result, zero_bits));
+    match op {
+        Op::Add if !float => {
+            if is(b, 0) {
+                return same(a);
+            }
+            if is(a, 0) {
+                return same(b);
+            }
+            None
+        }
+        Op::Add => {
+            // x + (-0.0) == x for every x, including -0.0 and NaN.
+            if is(b, 0x8000_0000) {
+                return same(a);
+            }
+            if is(a, 0x8000_0000) {
+                return same(b);
+            }
+            None
+        }
+        Op::Sub => {
+            if is(b, zero_bits) {
+                return same(a);
+            }
+            if a.ptr_eq(b) {
+                return zero();
+            }
+            if !float && is(a, 0) {
+                return Some(Value::new(result, NodeKind::Unary(Op::Neg, b.clone())));
+            }
+            None
+        }
+        Op::Mul => {
+            if is(b, one_bits) {
+                return same(a);
+            }
+            if is(a, one_bits) {
+                return same(b);
+            }
+            if is(a, zero_bits) || is(b, zero_bits) {
+                return zero();
+            }
+            None
+        }
+        Op::Div | Op::FloorDiv if !float || op == Op::Div => {
+            if is(b, one_bits) {
+                return same(a);
+            }
+            None
+        }
+        Op::Mod if !float && is(b, 1) => zero(),
+        Op::And if is(a, 0) || is(b, 0) => zero(),
+        Op::Or | Op::Xor => {
+            if is(b, 0) {
+                return same(a);
+            }
+            if is(a, 0) {
+                return same(b);
+            }
+            if op == Op::Xor && a.ptr_eq(b) {
+                return zero();
+            }
+            None
+        }
+        Op::Shl | Op::Shr if is(b, 0) => same(a),
+        _ => None,
+    }
+}
+
+/// `x ** n` for an integer constant `n`, as multiplications.
+///
+/// `n` from 1 to 7 multiplies left to right (`((x*x)*x)…`), exactly as Copapy does, so
+/// float results match it bit for bit; larger `n` uses square-and-multiply (fewer
+/// operations). `x ** 0` is 1 of x's type; a negative `n` gives `1 / x ** -n` (float).
+pub fn powi(x: &Value, n: i64) -> Result<Value, TraceError> {
+    if n < 0 {
+        let denom = powi(x, n.checked_neg().ok_or_else(|| too_large(n))?)?;
+        let one = Value::constant(ScalarType::Float, ONE_F);
+        return binary(Op::Div, &one, &denom);
+    }
+    if n == 0 {
+        return Ok(if is_float(x) {
+            Value::constant(ScalarType::Float, ONE_F)
+        } else {
+            Value::constant(ScalarType::Int, 1)
+        });
+    }
+    if n > i64::from(u32::MAX) {
+        return Err(too_large(n));
+    }
+    if n < 8 {
+        let mut acc = x.clone();
+        for _ in 1..n {
+            acc = binary(Op::Mul, &acc, x)?;
+        }
+        return Ok(acc);
+    }
+    let mut result: Option<Value> = None;
+    let mut base = x.clone();
+    let mut e = n;
+    loop {
+        if e & 1 == 1 {
+            result = Some(match result {
+                None => base.clone(),
+                Some(r) => binary(Op::Mul, &r, &base)?,
+            });
+        }
+        e >>= 1;
+        if e == 0 {
+            break;
+        }
+        base = binary(Op::Mul, &base, &base)?;
+    }
+    Ok(result.expect("n >= 8 has a set bit"))
+}
+
+fn too_large(n: i64) -> TraceError {
+    TraceError {
+        message: format!("exponent {n} is too large; use an exponent below 2**32 in magnitude"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn f(x: f32) -> Value {
+        Value::constant(ScalarType::Float, x.to_bits())
+    }
+
+    #[test]
+    fn constants_fold() {
+        let v = binary(Op::Add, &f(1.5), &f(2.25)).unwrap();
+        assert_eq!(v.const_bits(), Some(3.75f32.to_bits()));
+    }
+
+    #[test]
+    fn int_meets_float_becomes_float() {
+        let i = Value::input(ScalarType::Int, 3);
+        let v = binary(Op::Add, &i, &f(0.5)).unwrap();
+        assert_eq!(v.ty(), ScalarType::Float);
+        assert!(matches!(v.kind(), NodeKind::Binary(Op::Add, a, _) if matches!(a.kind(), NodeKind::Unary(Op::IntToFloat, _))));
+    }
+
+    #[test]
+    fn multiply_by_one_and_zero() {
+        let x = Value::input(ScalarType::Float, 0);
+        assert!(binary(Op::Mul, &x, &f(1.0)).unwrap().ptr_eq(&x));
+        assert_eq!(binary(Op::Mul, &f(0.0), &x).unwrap().const_bits(), Some(0));
+    }
+
+    #[test]
+    fn float_plus_zero_is_kept_but_minus_zero_is_dropped() {
+        let x = Value::input(ScalarType::Float, 0);
+        assert!(!binary(Op::Add, &x, &f(0.0)).unwrap().ptr_eq(&x));
+        assert!(binary(Op::Add, &x, &f(-0.0)).unwrap().ptr_eq(&x));
+        assert!(binary(Op::Sub, &x, &f(0.0)).unwrap().ptr_eq(&x));
+    }
+
+    #[test]
+    fn double_negation_cancels() {
+        let x = Value::input(ScalarType::Float, 0);
+        let n = unary(Op::Neg, &unary(Op::Neg, &x).unwrap()).unwrap();
+        assert!(n.ptr_eq(&x));
+    }
+
+    #[test]
+    fn x_minus_x_and_xor_self_are_zero() {
+        let x = Value::input(ScalarType::Int, 0);
+        assert_eq!(binary(Op::Sub, &x, &x).unwrap().const_bits(), Some(0));
+        assert_eq!(binary(Op::Xor, &x, &x).unwrap().const_bits(), Some(0));
+    }
+
+    #[test]
+    fn bool_identities_keep_the_result_type() {
+        let b = Value::input(ScalarType::Bool, 1);
+        let zero = Value::constant(ScalarType::Int, 0);
+        let v = binary(Op::Add, &b, &zero).unwrap();
+        assert_eq!(v.ty(), ScalarType::Int);
+    }
+
+    #[test]
+    fn bitwise_on_floats_is_an_error() {
+        let x = Value::input(ScalarType::Float, 0);
+        let err = binary(Op::And, &x, &x).unwrap_err();
+        assert!(err.message.contains("int or bool"));
+    }
+
+    #[test]
+    fn small_powers_multiply_left_to_right() {
+        let x = Value::input(ScalarType::Float, 0);
+        let p = powi(&x, 3).unwrap();
+        match p.kind() {
+            NodeKind::Binary(Op::Mul, l, r) => {
+                assert!(r.ptr_eq(&x));
+                assert!(matches!(l.kind(), NodeKind::Binary(Op::Mul, _, _)));
+            }
+            _ => panic!("expected a multiplication"),
+        }
+        assert_eq!(powi(&x, 0).unwrap().const_bits(), Some(ONE_F));
+    }
+}

@@ -1,0 +1,128 @@
+//! Plain data types shared by the compiler (which produces them) and the runner (which consumes them).
+
+/// Instruction set a program was compiled for. A runner refuses a program for another one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Arch {
+    X86_64 = 1,
+    AArch64 = 2,
+    Arm = 3,
+    Thumb = 4,
+    RiscV64 = 5,
+    RiscV32 = 6,
+}
+
+impl Arch {
+    /// The architecture this crate was compiled for, if copapy supports it.
+    pub const fn host() -> Option<Arch> {
+        if cfg!(target_arch = "x86_64") {
+            Some(Arch::X86_64)
+        } else if cfg!(target_arch = "aarch64") {
+            Some(Arch::AArch64)
+        } else if cfg!(target_arch = "riscv64") {
+            Some(Arch::RiscV64)
+        } else {
+            None
+        }
+    }
+
+    pub const fn from_u8(v: u8) -> Option<Arch> {
+        match v {
+            1 => Some(Arch::X86_64),
+            2 => Some(Arch::AArch64),
+            3 => Some(Arch::Arm),
+            4 => Some(Arch::Thumb),
+            5 => Some(Arch::RiscV64),
+            6 => Some(Arch::RiscV32),
+            _ => None,
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64",
+            Arch::AArch64 => "aarch64",
+            Arch::Arm => "arm",
+            Arch::Thumb => "thumb",
+            Arch::RiscV64 => "riscv64",
+            Arch::RiscV32 => "riscv32",
+        }
+    }
+}
+
+/// Which buffer a patch target lies in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Base {
+    /// The code buffer (stencils, helper functions, read-only constants).
+    Code = 0,
+    /// The data buffer (variables, constants, intermediate values).
+    Data = 1,
+}
+
+/// How a patch value is written into the instruction bytes.
+///
+/// The set is kept small on purpose: each one is a few lines in the runner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Encoding {
+    /// x86_64 `R_X86_64_PC32` / `PLT32`: little-endian `i32` = target + addend - place.
+    /// Out of range (more than ±2 GiB) is an error.
+    Rel32 = 1,
+    /// 64-bit absolute address, little-endian: target + addend.
+    Abs64 = 2,
+}
+
+impl Encoding {
+    pub const fn from_u8(v: u8) -> Option<Encoding> {
+        match v {
+            1 => Some(Encoding::Rel32),
+            2 => Some(Encoding::Abs64),
+            _ => None,
+        }
+    }
+}
+
+/// One relocation, resolved by the host to "put the address of `base + target` into the code at `offset`".
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Patch {
+    /// Byte offset of the patched field in the code buffer.
+    pub offset: u32,
+    pub encoding: Encoding,
+    pub base: Base,
+    /// Byte offset of the target inside its base buffer.
+    pub target: u32,
+    /// Constant added to the target address (for PC-relative x86_64 fields usually -4).
+    pub addend: i32,
+}
+
+/// Scalar type of a variable in data memory. All types occupy 4 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ScalarType {
+    /// IEEE 754 binary32.
+    Float = 0,
+    /// Two's complement 32-bit integer.
+    Int = 1,
+    /// 32-bit integer holding 0 or 1.
+    Bool = 2,
+}
+
+impl ScalarType {
+    pub const fn from_u8(v: u8) -> Option<ScalarType> {
+        match v {
+            0 => Some(ScalarType::Float),
+            1 => Some(ScalarType::Int),
+            2 => Some(ScalarType::Bool),
+            _ => None,
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            ScalarType::Float => "float",
+            ScalarType::Int => "int",
+            ScalarType::Bool => "bool",
+        }
+    }
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Create .venv, install the tools, build copapy (Rust extension, release mode) into it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cargo not found: install Rust with rustup (https://rustup.rs) and run again" >&2
+  exit 1
+fi
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -r scripts/requirements-dev.txt
+.venv/bin/maturin develop --release -q
