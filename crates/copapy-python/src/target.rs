@@ -1,0 +1,280 @@
+//! `copapy.Target`: compiles values, owns the loaded program, runs it, reads and writes its data.
+
+use std::sync::OnceLock;
+
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use rustc_hash::FxHashMap;
+
+use copapy_compiler::compile::{read_bits, CompileError};
+use copapy_compiler::select::StencilTable;
+use copapy_compiler::stencil_db::StencilDb;
+use copapy_compiler::{compile, ScalarType, Value};
+use copapy_runner::LoadedProgram;
+
+use crate::convert::{bits_for, number_bits, to_python, type_name};
+use crate::value::PyValue;
+
+/// The stencils for the machine this module runs on, parsed once.
+struct Backend {
+    db: StencilDb,
+    table: StencilTable,
+}
+
+static STENCILS_X86_64: &[u8] = include_bytes!("../../../stencils/x86_64.o");
+
+fn backend() -> PyResult<&'static Backend> {
+    static BACKEND: OnceLock<Result<Backend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            if !cfg!(target_arch = "x86_64") {
+                return Err(format!(
+                    "copapy has no native stencils for this machine ({}) yet; x86_64 is supported",
+                    std::env::consts::ARCH
+                ));
+            }
+            let db = StencilDb::parse(STENCILS_X86_64).map_err(|e| format!("stencil object is invalid: {e}"))?;
+            let table = StencilTable::new(&db);
+            Ok(Backend { db, table })
+        })
+        .as_ref()
+        .map_err(|e| PyRuntimeError::new_err(e.clone()))
+}
+
+/// Where a compiled variable lives.
+#[derive(Clone, Copy)]
+struct Var {
+    offset: u32,
+    ty: ScalarType,
+    input: bool,
+}
+
+struct Loaded {
+    program: LoadedProgram,
+    vars: FxHashMap<usize, Var>,
+    /// Keeps every mapped node alive, so its address (the map key) is never reused.
+    _keep: Vec<Value>,
+    steps: usize,
+    code_size: usize,
+    data_size: usize,
+}
+
+/// A machine to compile for and run on (this process's CPU).
+#[pyclass(module = "copapy", name = "Target")]
+pub struct Target {
+    loaded: Option<Loaded>,
+    has_run: bool,
+}
+
+fn not_compiled() -> PyErr {
+    PyValueError::new_err(
+        "this value was not compiled for this target: pass it (or a value computed from it) \
+         to Target.compile(...) first",
+    )
+}
+
+fn no_program() -> PyErr {
+    PyRuntimeError::new_err("nothing compiled yet: call Target.compile(values) before run()")
+}
+
+/// Collects the values to compile from arguments: values, numbers (ignored), and
+/// (nested) lists, tuples or other iterables of them.
+fn collect(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>) -> PyResult<()> {
+    if let Ok(v) = obj.cast::<PyValue>() {
+        out.push(v.get().v.clone());
+        return Ok(());
+    }
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(format!(
+            "cannot compile a {}: pass copapy values or lists of them",
+            type_name(obj)
+        )));
+    }
+    if number_bits(obj)?.is_some() {
+        return Ok(()); // constants need no code, as in Copapy
+    }
+    if let Ok(values) = obj.getattr("values") {
+        if !obj.is_instance_of::<pyo3::types::PyDict>() && !values.is_callable() {
+            return collect(&values, out);
+        }
+    }
+    let iter = obj.try_iter().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "cannot compile a {}: pass copapy values or lists of them",
+            type_name(obj)
+        ))
+    })?;
+    for item in iter {
+        collect(&item?, out)?;
+    }
+    Ok(())
+}
+
+impl Target {
+    fn loaded(&self) -> PyResult<&Loaded> {
+        self.loaded.as_ref().ok_or_else(no_program)
+    }
+
+    fn var(&self, v: &PyValue) -> PyResult<(&Loaded, Var)> {
+        let loaded = self.loaded.as_ref().ok_or_else(not_compiled)?;
+        let var = *loaded.vars.get(&v.v.id()).ok_or_else(not_compiled)?;
+        Ok((loaded, var))
+    }
+
+    fn read_one(&self, py: Python<'_>, v: &PyValue) -> PyResult<Py<PyAny>> {
+        let (loaded, var) = self.var(v)?;
+        if !var.input && !self.has_run {
+            return Err(PyRuntimeError::new_err(
+                "this value is computed by the program, which has not run yet: call Target.run() first",
+            ));
+        }
+        Ok(to_python(py, var.ty, read_bits(loaded.program.data(), var.offset)))
+    }
+
+    fn write_one(&mut self, v: &PyValue, x: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (_, var) = self.var(v)?;
+        if !var.input {
+            return Err(PyValueError::new_err(
+                "only input variables created with cp.value(...) can be written; \
+                 this value is computed by the program and would be overwritten by run()",
+            ));
+        }
+        let bits = bits_for(var.ty, x)?;
+        let loaded = self.loaded.as_mut().expect("checked by var()");
+        let o = var.offset as usize;
+        loaded.program.data_mut()[o..o + 4].copy_from_slice(&bits.to_le_bytes());
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl Target {
+    #[new]
+    #[pyo3(signature = (arch = "native", optimization = "O3"))]
+    fn new(arch: &str, optimization: &str) -> PyResult<Self> {
+        let _ = optimization; // one optimisation level exists; accepted for Copapy compatibility
+        let host = std::env::consts::ARCH;
+        if arch != "native" && arch != host {
+            return Err(PyValueError::new_err(format!(
+                "cannot run code for '{arch}' on this {host} machine: use Target() or Target('{host}')"
+            )));
+        }
+        backend()?;
+        Ok(Target { loaded: None, has_run: false })
+    }
+
+    /// Compiles the code that computes `values` (values, or lists/tuples of values).
+    #[pyo3(signature = (*values))]
+    fn compile(&mut self, values: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let mut outputs = Vec::new();
+        for v in values.iter() {
+            collect(&v, &mut outputs)?;
+        }
+        let be = backend()?;
+        let compiled = compile(&be.db, &be.table, &outputs).map_err(|e| match e {
+            CompileError::NothingToCompile => PyValueError::new_err(e.to_string()),
+            e => PyRuntimeError::new_err(e.to_string()),
+        })?;
+        let program = LoadedProgram::load(&compiled.program)
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot load the compiled program: {e}")))?;
+        let mut vars = FxHashMap::default();
+        let mut keep = Vec::with_capacity(outputs.len() + compiled.inputs.len());
+        for (v, &offset) in outputs.iter().zip(&compiled.outputs) {
+            vars.insert(v.id(), Var { offset, ty: v.ty(), input: v.is_input() });
+            keep.push(v.clone());
+        }
+        for (v, offset) in compiled.inputs {
+            vars.insert(v.id(), Var { offset, ty: v.ty(), input: true });
+            keep.push(v);
+        }
+        self.loaded = Some(Loaded {
+            program,
+            vars,
+            _keep: keep,
+            steps: compiled.steps,
+            code_size: compiled.program.code.len(),
+            data_size: compiled.program.data.len(),
+        });
+        self.has_run = false;
+        Ok(())
+    }
+
+    /// Runs the compiled program once. Data memory keeps its state between runs.
+    fn run(&mut self) -> PyResult<()> {
+        let loaded = self.loaded.as_ref().ok_or_else(no_program)?;
+        loaded.program.run();
+        self.has_run = true;
+        Ok(())
+    }
+
+    /// Reads a compiled value (a Python number), or a list of them.
+    fn read_value(&self, py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if let Ok(pv) = v.cast::<PyValue>() {
+            return self.read_one(py, pv.get());
+        }
+        if number_bits(v)?.is_some() {
+            return Ok(v.clone().unbind());
+        }
+        if v.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err("read_value takes a copapy value or a list of them, not a str"));
+        }
+        let items = v.try_iter().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "read_value takes a copapy value or a list of them, not a {}",
+                type_name(v)
+            ))
+        })?;
+        let list = PyList::empty(py);
+        for item in items {
+            list.append(self.read_value(py, &item?)?)?;
+        }
+        Ok(list.into_any().unbind())
+    }
+
+    /// Writes a Python number into an input value, or numbers into a list of them.
+    fn write_value(&mut self, v: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Ok(pv) = v.cast::<PyValue>() {
+            return self.write_one(pv.get(), x);
+        }
+        let targets: Vec<Bound<'_, PyAny>> = v
+            .try_iter()
+            .map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "write_value takes a copapy value or a list of them, not a {}",
+                    type_name(v)
+                ))
+            })?
+            .collect::<PyResult<_>>()?;
+        if x.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err("cannot write a str: expected a list of numbers"));
+        }
+        let data: Vec<Bound<'_, PyAny>> = x
+            .try_iter()
+            .map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "writing to {} values needs as many numbers (a list, tuple or array), got a {}",
+                    targets.len(),
+                    type_name(x)
+                ))
+            })?
+            .collect::<PyResult<_>>()?;
+        if data.len() != targets.len() {
+            return Err(PyValueError::new_err(format!(
+                "write_value got {} numbers for {} values: the lengths must match",
+                data.len(),
+                targets.len()
+            )));
+        }
+        for (t, d) in targets.iter().zip(&data) {
+            self.write_value(t, d)?;
+        }
+        Ok(())
+    }
+
+    /// Size and shape of the compiled program: steps (stencils), code and data bytes.
+    fn stats(&self) -> PyResult<(usize, usize, usize)> {
+        let l = self.loaded()?;
+        Ok((l.steps, l.code_size, l.data_size))
+    }
+}

@@ -1,0 +1,297 @@
+//! `copapy.value`: a traced scalar. Every operator builds a graph node in Rust.
+
+use pyo3::basic::CompareOp;
+use pyo3::exceptions::{PyNotImplementedError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyFloat, PyInt, PyType};
+
+use copapy_compiler::graph::NodeKind;
+use copapy_compiler::trace::{self, TraceError};
+use copapy_compiler::{Op, ScalarType, Value};
+
+use crate::convert::{number_bits, parse_dtype, type_name};
+
+/// A scalar of type float, int or bool whose operations are traced for compilation.
+///
+/// `value(0.25)` creates an input variable; Python numbers mixed into expressions
+/// become constants. The result of an operation is a new `value`.
+#[pyclass(module = "copapy", name = "value", frozen)]
+pub struct PyValue {
+    pub v: Value,
+}
+
+fn trace_err(e: TraceError) -> PyErr {
+    PyTypeError::new_err(e.message)
+}
+
+/// The operand as a graph value: a `value`, or a Python number as a constant.
+/// `None` means "not a number" so Python can try the other operand (NotImplemented).
+fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Value>> {
+    if let Ok(v) = obj.cast::<PyValue>() {
+        return Ok(Some(v.get().v.clone()));
+    }
+    Ok(number_bits(obj)?.map(|(ty, bits)| Value::constant(ty, bits)))
+}
+
+fn wrap(py: Python<'_>, v: Value) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, PyValue { v })?.into_any())
+}
+
+impl PyValue {
+    fn binary(&self, op: Op, other: &Bound<'_, PyAny>, reflected: bool) -> PyResult<Py<PyAny>> {
+        let py = other.py();
+        let Some(o) = operand(other)? else {
+            return Ok(py.NotImplemented());
+        };
+        let r = if reflected {
+            trace::binary(op, &o, &self.v)
+        } else {
+            trace::binary(op, &self.v, &o)
+        };
+        wrap(py, r.map_err(trace_err)?)
+    }
+
+    fn unary(&self, py: Python<'_>, op: Op) -> PyResult<Py<PyAny>> {
+        wrap(py, trace::unary(op, &self.v).map_err(trace_err)?)
+    }
+}
+
+/// Integer exponent of `x ** e` when `e` is a Python int or an integral float.
+fn integer_exponent(e: &Bound<'_, PyAny>) -> PyResult<Option<(i64, bool)>> {
+    if e.is_instance_of::<PyInt>() {
+        return Ok(e.extract::<i64>().ok().map(|n| (n, false)));
+    }
+    if e.is_instance_of::<PyFloat>() {
+        let x: f64 = e.extract()?;
+        if x.fract() == 0.0 && x.abs() < 4294967296.0 {
+            return Ok(Some((x as i64, true)));
+        }
+    }
+    Ok(None)
+}
+
+fn pow_unsupported(what: &str) -> PyErr {
+    PyNotImplementedError::new_err(format!(
+        "{what} is not supported yet: only integer constant exponents (x ** 2, x ** -1, x ** 3.0) \
+         are compiled, as repeated multiplications"
+    ))
+}
+
+#[pymethods]
+impl PyValue {
+    #[new]
+    #[pyo3(signature = (source, dtype = None))]
+    fn new(source: &Bound<'_, PyAny>, dtype: Option<&str>) -> PyResult<Self> {
+        if source.cast::<PyValue>().is_ok() {
+            return Err(PyTypeError::new_err(
+                "value(...) takes a Python number; this is already a copapy value",
+            ));
+        }
+        let Some((given, bits)) = number_bits(source)? else {
+            return Err(PyTypeError::new_err(format!(
+                "value(...) takes a Python bool, int or float, got {}",
+                type_name(source)
+            )));
+        };
+        let ty = match dtype {
+            None => given,
+            Some(d) => parse_dtype(d)?,
+        };
+        let bits = match (ty, given) {
+            (ScalarType::Float, ScalarType::Float) => bits,
+            (ScalarType::Float, _) => (bits as i32 as f32).to_bits(),
+            (_, ScalarType::Float) => {
+                let x = f32::from_bits(bits);
+                let i = x as i32; // truncation, as int(x)
+                if ty == ScalarType::Bool {
+                    u32::from(x != 0.0)
+                } else {
+                    i as u32
+                }
+            }
+            (ScalarType::Bool, _) => u32::from(bits != 0),
+            (_, _) => bits,
+        };
+        Ok(PyValue { v: Value::input(ty, bits) })
+    }
+
+    /// Type name: 'float', 'int' or 'bool'.
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.v.ty().name()
+    }
+
+    /// Lets `value[int]` and `value[float]` be used at run time (the type hints are in the stubs).
+    #[classmethod]
+    fn __class_getitem__(cls: &Bound<'_, PyType>, _item: &Bound<'_, PyAny>) -> Py<PyAny> {
+        cls.clone().into_any().unbind()
+    }
+
+    fn __repr__(&self) -> String {
+        let what = match self.v.kind() {
+            NodeKind::Input { init } => format!("input, initially {}", show(self.v.ty(), *init)),
+            NodeKind::Const(bits) => format!("constant {}", show(self.v.ty(), *bits)),
+            _ => "computed".to_string(),
+        };
+        format!("value[{}]({what})", self.v.ty().name())
+    }
+
+    fn __hash__(&self) -> isize {
+        self.v.id() as isize
+    }
+
+    fn __bool__(&self) -> PyResult<bool> {
+        Err(PyTypeError::new_err(
+            "the truth value of a copapy value is unknown while tracing: Python `if`, `while`, \
+             `and`, `or` and `not` cannot branch on it. Use cp.iif(condition, a, b) to select \
+             between two values in the compiled program",
+        ))
+    }
+
+    fn __float__(&self) -> PyResult<f64> {
+        Err(PyTypeError::new_err(
+            "a copapy value has no number while tracing: compile it and read it with Target.read_value(v)",
+        ))
+    }
+
+    fn __int__(&self) -> PyResult<i64> {
+        Err(PyTypeError::new_err(
+            "a copapy value has no number while tracing: compile it and read it with Target.read_value(v)",
+        ))
+    }
+
+    fn __add__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Add, o, false)
+    }
+    fn __radd__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Add, o, true)
+    }
+    fn __sub__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Sub, o, false)
+    }
+    fn __rsub__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Sub, o, true)
+    }
+    fn __mul__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Mul, o, false)
+    }
+    fn __rmul__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Mul, o, true)
+    }
+    fn __truediv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Div, o, false)
+    }
+    fn __rtruediv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Div, o, true)
+    }
+    fn __floordiv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::FloorDiv, o, false)
+    }
+    fn __rfloordiv__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::FloorDiv, o, true)
+    }
+    fn __mod__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Mod, o, false)
+    }
+    fn __rmod__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Mod, o, true)
+    }
+    fn __and__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::And, o, false)
+    }
+    fn __rand__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::And, o, true)
+    }
+    fn __or__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Or, o, false)
+    }
+    fn __ror__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Or, o, true)
+    }
+    fn __xor__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Xor, o, false)
+    }
+    fn __rxor__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Xor, o, true)
+    }
+    fn __lshift__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Shl, o, false)
+    }
+    fn __rlshift__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Shl, o, true)
+    }
+    fn __rshift__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Shr, o, false)
+    }
+    fn __rrshift__(&self, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        self.binary(Op::Shr, o, true)
+    }
+
+    fn __richcmp__(&self, o: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
+        let op = match op {
+            CompareOp::Lt => Op::Lt,
+            CompareOp::Le => Op::Le,
+            CompareOp::Gt => Op::Gt,
+            CompareOp::Ge => Op::Ge,
+            CompareOp::Eq => Op::Eq,
+            CompareOp::Ne => Op::Ne,
+        };
+        self.binary(op, o, false)
+    }
+
+    fn __neg__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.unary(py, Op::Neg)
+    }
+
+    fn __pos__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __abs__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.unary(py, Op::Abs)
+    }
+
+    #[pyo3(signature = (exponent, modulo = None))]
+    fn __pow__(
+        &self,
+        exponent: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = exponent.py();
+        if modulo.is_some() {
+            return Err(PyTypeError::new_err("pow() with a modulo is not supported for copapy values"));
+        }
+        if exponent.cast::<PyValue>().is_ok() {
+            return Err(pow_unsupported("a traced exponent (x ** y with y a value)"));
+        }
+        match integer_exponent(exponent)? {
+            Some((n, float_exponent)) => {
+                let base = if float_exponent { trace::to_float(&self.v) } else { self.v.clone() };
+                wrap(py, trace::powi(&base, n).map_err(trace_err)?)
+            }
+            None if number_bits(exponent)?.is_some() => {
+                Err(pow_unsupported(&format!("a non-integer exponent ({exponent})")))
+            }
+            None => Ok(py.NotImplemented()),
+        }
+    }
+
+    #[pyo3(signature = (base, modulo = None))]
+    fn __rpow__(&self, base: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        let _ = (base, modulo);
+        Err(pow_unsupported("a traced exponent (number ** value)"))
+    }
+}
+
+fn show(ty: ScalarType, bits: u32) -> String {
+    match ty {
+        ScalarType::Float => format!("{:?}", f32::from_bits(bits)),
+        ScalarType::Int => format!("{}", bits as i32),
+        ScalarType::Bool => if bits != 0 { "True" } else { "False" }.to_string(),
+    }
+}
+
+/// Applies a unary math function to a value (the Python layer handles plain numbers).
+pub fn math_unary(py: Python<'_>, v: &Bound<'_, PyValue>, op: Op) -> PyResult<Py<PyAny>> {
+    v.get().unary(py, op)
+}

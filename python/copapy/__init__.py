@@ -1,0 +1,35 @@
+"""copapy: trace numeric Python, compile it to native machine code by copy-and-patch, run it.
+
+Example::
+
+    import copapy as cp
+    a = cp.value(0.25)
+    b = cp.value(0.87)
+    c = a + b * 2.0
+    tg = cp.Target()
+    tg.compile(c)
+    tg.run()
+    print(tg.read_value(c))  # 1.99...
+
+Operations on ``cp.value`` objects build a graph in Rust; ``Target.compile`` optimises
+it, schedules it onto stencils (precompiled machine-code fragments), links and loads
+them; ``Target.run`` executes the native code.
+"""
+
+from ._core import Target, value
+from ._math import cos, sin, sqrt
+
+NumLike = value | int | float
+"""Anything that can take part in an operation: a traced value or a Python number."""
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "NumLike",
+    "Target",
+    "cos",
+    "sin",
+    "sqrt",
+    "value",
+]
