@@ -251,7 +251,6 @@ impl PyValue {
         self.unary(py, Op::Abs)
     }
 
-    #[pyo3(signature = (exponent, modulo = None))]
     fn __pow__(
         &self,
         exponent: &Bound<'_, PyAny>,
@@ -276,7 +275,6 @@ impl PyValue {
         }
     }
 
-    #[pyo3(signature = (base, modulo = None))]
     fn __rpow__(&self, base: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let _ = (base, modulo);
         Err(pow_unsupported("a traced exponent (number ** value)"))
