@@ -5,12 +5,26 @@
 //! a symbol table of the user-visible variables. The host compiler does all ELF
 //! interpretation; a patch is a small, architecture-tagged instruction for the runner.
 //!
-//! This crate is `no_std`; with the `alloc` feature it also owns buffers and can
-//! encode and decode the binary file format.
+//! This crate is `no_std`. Without features it offers [`ProgramView`], a zero-copy,
+//! allocation-free parser and validator of program files (what a firmware runner
+//! needs). With the `alloc` feature it also has the owning [`Program`], which can
+//! [`encode`](Program::encode) and [`decode`](Program::decode) the file format.
+//!
+//! The file format is described in the [`format`] module.
 #![no_std]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
+mod error;
+pub mod format;
+#[cfg(feature = "alloc")]
+mod program;
 mod types;
+mod view;
+
+pub use error::FormatError;
+#[cfg(feature = "alloc")]
+pub use program::{Program, Symbol};
 pub use types::*;
+pub use view::{PatchIter, ProgramView, SymbolIter, SymbolView};

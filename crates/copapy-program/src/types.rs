@@ -3,6 +3,7 @@
 /// Instruction set a program was compiled for. A runner refuses a program for another one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
+#[allow(missing_docs)]
 pub enum Arch {
     X86_64 = 1,
     AArch64 = 2,
@@ -26,6 +27,7 @@ impl Arch {
         }
     }
 
+    /// Decodes the `arch` byte of a program header.
     pub const fn from_u8(v: u8) -> Option<Arch> {
         match v {
             1 => Some(Arch::X86_64),
@@ -38,6 +40,7 @@ impl Arch {
         }
     }
 
+    /// Lower-case name as in Rust's `target_arch` (used in error messages).
     pub const fn name(self) -> &'static str {
         match self {
             Arch::X86_64 => "x86_64",
@@ -60,6 +63,25 @@ pub enum Base {
     Data = 1,
 }
 
+impl Base {
+    /// Decodes the `base` byte of a patch record.
+    pub const fn from_u8(v: u8) -> Option<Base> {
+        match v {
+            0 => Some(Base::Code),
+            1 => Some(Base::Data),
+            _ => None,
+        }
+    }
+
+    /// `"code"` or `"data"` (used in error messages).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Base::Code => "code",
+            Base::Data => "data",
+        }
+    }
+}
+
 /// How a patch value is written into the instruction bytes.
 ///
 /// The set is kept small on purpose: each one is a few lines in the runner.
@@ -74,6 +96,15 @@ pub enum Encoding {
 }
 
 impl Encoding {
+    /// Number of code bytes the patched field occupies.
+    pub const fn width(self) -> usize {
+        match self {
+            Encoding::Rel32 => 4,
+            Encoding::Abs64 => 8,
+        }
+    }
+
+    /// Decodes the `encoding` byte of a patch record.
     pub const fn from_u8(v: u8) -> Option<Encoding> {
         match v {
             1 => Some(Encoding::Rel32),
@@ -88,7 +119,9 @@ impl Encoding {
 pub struct Patch {
     /// Byte offset of the patched field in the code buffer.
     pub offset: u32,
+    /// How the resolved address is written into the field.
     pub encoding: Encoding,
+    /// Buffer the target lies in.
     pub base: Base,
     /// Byte offset of the target inside its base buffer.
     pub target: u32,
@@ -109,6 +142,10 @@ pub enum ScalarType {
 }
 
 impl ScalarType {
+    /// Size of a variable of this type in data memory.
+    pub const BYTES: usize = 4;
+
+    /// Decodes the type byte of a symbol record.
     pub const fn from_u8(v: u8) -> Option<ScalarType> {
         match v {
             0 => Some(ScalarType::Float),
@@ -118,6 +155,7 @@ impl ScalarType {
         }
     }
 
+    /// Python-facing name of the type.
     pub const fn name(self) -> &'static str {
         match self {
             ScalarType::Float => "float",

@@ -1,0 +1,204 @@
+//! Why a program file or program was refused.
+
+use core::fmt;
+
+use crate::format::{Section, MAGIC, VERSION};
+use crate::{Arch, Base};
+
+/// Everything that can be wrong with a program file or an in-memory program.
+///
+/// Each variant carries enough to say *what* is wrong in its [`Display`](fmt::Display)
+/// message, e.g. `file truncated: header says 4096 code bytes, only 100 present`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatError {
+    /// The file ends before a section the header announces (or inside the header).
+    Truncated {
+        /// The section that is cut short.
+        section: Section,
+        /// Bytes the header says it has (for the header: its fixed size).
+        expected: u64,
+        /// Bytes actually present.
+        found: u64,
+    },
+    /// The file is longer than its header says.
+    TrailingBytes {
+        /// Number of extra bytes.
+        extra: u64,
+    },
+    /// The file does not start with `CPPY`.
+    BadMagic([u8; 4]),
+    /// The file uses a format version this reader does not know.
+    UnsupportedVersion {
+        /// Version in the file.
+        found: u16,
+    },
+    /// The architecture byte names no known architecture.
+    UnknownArch(u8),
+    /// The program is for another architecture than the runner.
+    ArchMismatch {
+        /// Architecture of the program.
+        program: Arch,
+        /// Architecture of the runner.
+        runner: Arch,
+    },
+    /// The stored checksum does not match the contents.
+    ChecksumMismatch {
+        /// Checksum in the header.
+        stored: u32,
+        /// Checksum of the contents.
+        computed: u32,
+    },
+    /// A patch record has an unknown encoding byte.
+    UnknownEncoding {
+        /// Index of the patch.
+        index: usize,
+        /// The byte found.
+        value: u8,
+    },
+    /// A patch record has an unknown base byte.
+    UnknownBase {
+        /// Index of the patch.
+        index: usize,
+        /// The byte found.
+        value: u8,
+    },
+    /// A symbol record has an unknown type byte.
+    UnknownScalarType {
+        /// Index of the symbol.
+        index: usize,
+        /// The byte found.
+        value: u8,
+    },
+    /// The symbol records do not fill the symbol section exactly.
+    BadSymbolTable {
+        /// Index of the first symbol that does not fit (or the count if bytes are left over).
+        index: usize,
+    },
+    /// A symbol name is not UTF-8.
+    SymbolNameNotUtf8 {
+        /// Index of the symbol.
+        index: usize,
+    },
+    /// A symbol name is longer than the format allows (65535 bytes).
+    SymbolNameTooLong {
+        /// Index of the symbol.
+        index: usize,
+    },
+    /// Code, data, patch or symbol counts exceed what 32-bit fields hold.
+    TooLarge {
+        /// The section that is too large.
+        section: Section,
+    },
+    /// The entry offset is not inside the code.
+    EntryOutOfRange {
+        /// Entry offset.
+        entry: u32,
+        /// Code size.
+        code_len: usize,
+    },
+    /// A patch field extends past the end of the code.
+    PatchFieldOutOfRange {
+        /// Index of the patch.
+        index: usize,
+        /// Code offset of the field.
+        offset: u32,
+        /// Field width in bytes.
+        width: usize,
+        /// Code size.
+        code_len: usize,
+    },
+    /// A patch target is outside its base buffer.
+    PatchTargetOutOfRange {
+        /// Index of the patch.
+        index: usize,
+        /// Buffer of the target.
+        base: Base,
+        /// Target offset.
+        target: u32,
+        /// Size of that buffer.
+        len: usize,
+    },
+    /// A symbol's 4-byte slot is not inside the data.
+    SymbolOutOfRange {
+        /// Index of the symbol.
+        index: usize,
+        /// Data offset of the symbol.
+        offset: u32,
+        /// Data size.
+        data_len: usize,
+    },
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use FormatError::*;
+        match *self {
+            Truncated { section: Section::Header, expected, found } => write!(
+                f,
+                "file truncated: a program header is {expected} bytes, only {found} present"
+            ),
+            Truncated { section: Section::Patches, expected, found } => write!(
+                f,
+                "file truncated: header says {} patches ({expected} bytes), only {found} bytes present",
+                expected / crate::format::PATCH_RECORD_BYTES as u64
+            ),
+            Truncated { section, expected, found } => write!(
+                f,
+                "file truncated: header says {expected} {} bytes, only {found} present",
+                section.name()
+            ),
+            TrailingBytes { extra } => {
+                write!(f, "file has {extra} bytes after the end announced by its header")
+            }
+            BadMagic(m) => write!(
+                f,
+                "not a copapy program: file starts with {m:02x?}, expected {MAGIC:02x?} (\"CPPY\")"
+            ),
+            UnsupportedVersion { found } => write!(
+                f,
+                "program file format version {found} is not supported (this runner reads version {VERSION}); \
+                 recompile the program with a matching copapy"
+            ),
+            UnknownArch(a) => write!(f, "program names unknown architecture number {a}"),
+            ArchMismatch { program, runner } => write!(
+                f,
+                "program is for {} but this runner is {}",
+                program.name(),
+                runner.name()
+            ),
+            ChecksumMismatch { stored, computed } => write!(
+                f,
+                "checksum mismatch: file corrupted (stored {stored:#010x}, contents give {computed:#010x})"
+            ),
+            UnknownEncoding { index, value } => write!(f, "patch {index} has unknown encoding {value}"),
+            UnknownBase { index, value } => write!(f, "patch {index} has unknown base buffer {value}"),
+            UnknownScalarType { index, value } => write!(f, "symbol {index} has unknown type {value}"),
+            BadSymbolTable { index } => write!(
+                f,
+                "symbol table is malformed at symbol {index}: records do not fill the symbol section exactly"
+            ),
+            SymbolNameNotUtf8 { index } => write!(f, "symbol {index} has a name that is not UTF-8"),
+            SymbolNameTooLong { index } => write!(f, "symbol {index} has a name longer than 65535 bytes"),
+            TooLarge { section } => write!(f, "{} section is too large for the program format (4 GiB limit)", section.name()),
+            EntryOutOfRange { entry, code_len } => {
+                write!(f, "entry point {entry} is outside the {code_len} code bytes")
+            }
+            PatchFieldOutOfRange { index, offset, width, code_len } => write!(
+                f,
+                "patch {index} out of range: its {width}-byte field at code offset {offset} extends past the end of the {code_len} code bytes"
+            ),
+            PatchTargetOutOfRange { index, base, target, len } => write!(
+                f,
+                "patch {index} out of range: target {} offset {target} is outside the {len}-byte {} buffer",
+                base.name(),
+                base.name()
+            ),
+            SymbolOutOfRange { index, offset, data_len } => write!(
+                f,
+                "symbol {index} out of range: its slot at data offset {offset} is outside the {data_len} data bytes"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for FormatError {}

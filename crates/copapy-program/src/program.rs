@@ -1,0 +1,486 @@
+//! The owning program type and its encoder/decoder (feature `alloc`).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::format::{
+    check_layout, Crc32, Section, CHECKSUM_AT, HEADER_BYTES, MAGIC, PATCH_RECORD_BYTES, VERSION,
+};
+use crate::{Arch, FormatError, Patch, ProgramView, ScalarType};
+
+/// A user-visible variable: its name and where it lives in data memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    /// Variable name (UTF-8, at most 65535 bytes).
+    pub name: String,
+    /// Byte offset of its slot in the data buffer.
+    pub offset: u32,
+    /// Type of the value in the slot.
+    pub ty: ScalarType,
+}
+
+/// A compiled program: what the compiler produces and a runner loads.
+///
+/// `code` is position-independent only after patching: the runner copies `code` and
+/// `data` into memory and applies `patches` with the actual addresses. `entry` is
+/// the code offset of the function to call. See [`crate::format`] for the file
+/// format.
+///
+/// ```
+/// use copapy_program::{Arch, Base, Encoding, Patch, Program};
+/// let p = Program {
+///     arch: Arch::X86_64,
+///     // movss xmm0, [rip + data]; ret
+///     code: vec![0xF3, 0x0F, 0x10, 0x05, 0, 0, 0, 0, 0xC3],
+///     data: 1.5f32.to_le_bytes().to_vec(),
+///     patches: vec![Patch { offset: 4, encoding: Encoding::Rel32, base: Base::Data, target: 0, addend: -4 }],
+///     entry: 0,
+///     symbols: vec![],
+/// };
+/// p.validate().unwrap();
+/// assert_eq!(Program::decode(&p.encode()).unwrap(), p);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    /// Architecture the code is for.
+    pub arch: Arch,
+    /// Machine code, unpatched.
+    pub code: Vec<u8>,
+    /// Initial data image (variables, constants, intermediate values).
+    pub data: Vec<u8>,
+    /// Address fix-ups to apply to `code` once the buffers are placed.
+    pub patches: Vec<Patch>,
+    /// Code offset of the function to call.
+    pub entry: u32,
+    /// User-visible variables.
+    pub symbols: Vec<Symbol>,
+}
+
+fn len_u32(len: usize, section: Section) -> Result<u32, FormatError> {
+    u32::try_from(len).map_err(|_| FormatError::TooLarge { section })
+}
+
+impl Program {
+    /// Checks that the program is well formed: sizes fit the file format, the entry
+    /// and every patch field lie inside code, every patch target inside its base
+    /// buffer, every symbol slot inside data.
+    pub fn validate(&self) -> Result<(), FormatError> {
+        len_u32(self.code.len(), Section::Code)?;
+        len_u32(self.data.len(), Section::Data)?;
+        len_u32(self.patches.len(), Section::Patches)?;
+        len_u32(self.symbols.len(), Section::Symbols)?;
+        for (index, s) in self.symbols.iter().enumerate() {
+            if s.name.len() > u16::MAX as usize {
+                return Err(FormatError::SymbolNameTooLong { index });
+            }
+        }
+        len_u32(self.symbols_bytes(), Section::Symbols)?;
+        check_layout(
+            self.code.len(),
+            self.data.len(),
+            self.entry,
+            self.patches.iter().copied(),
+            self.symbols.iter().map(|s| s.offset),
+        )
+    }
+
+    /// Refuses the program unless it is for `runner`.
+    pub fn check_arch(&self, runner: Arch) -> Result<(), FormatError> {
+        crate::format::check_arch(self.arch, runner)
+    }
+
+    fn symbols_bytes(&self) -> usize {
+        self.symbols
+            .iter()
+            .map(|s| crate::format::SYMBOL_RECORD_BYTES + s.name.len())
+            .sum()
+    }
+
+    /// Encodes the program in the file format.
+    ///
+    /// # Panics
+    ///
+    /// If [`Program::validate`] would report [`FormatError::TooLarge`] or
+    /// [`FormatError::SymbolNameTooLong`] (more than 4 GiB of code, a name longer
+    /// than 65535 bytes); the compiler never produces such programs.
+    pub fn encode(&self) -> Vec<u8> {
+        const MSG: &str = "program too large for the file format; see Program::validate";
+        let symbols_len = self.symbols_bytes();
+        let total = HEADER_BYTES
+            + self.code.len()
+            + self.data.len()
+            + self.patches.len() * PATCH_RECORD_BYTES
+            + symbols_len;
+        let mut out = Vec::with_capacity(total);
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.push(self.arch as u8);
+        out.push(0);
+        for n in [
+            self.code.len(),
+            self.data.len(),
+            self.patches.len(),
+            self.symbols.len(),
+            symbols_len,
+        ] {
+            out.extend_from_slice(&u32::try_from(n).expect(MSG).to_le_bytes());
+        }
+        out.extend_from_slice(&self.entry.to_le_bytes());
+        out.extend_from_slice(&[0; 4]); // checksum, filled in below
+        debug_assert_eq!(out.len(), HEADER_BYTES);
+        out.extend_from_slice(&self.code);
+        out.extend_from_slice(&self.data);
+        for p in &self.patches {
+            out.extend_from_slice(&p.offset.to_le_bytes());
+            out.push(p.encoding as u8);
+            out.push(p.base as u8);
+            out.extend_from_slice(&[0, 0]);
+            out.extend_from_slice(&p.target.to_le_bytes());
+            out.extend_from_slice(&p.addend.to_le_bytes());
+        }
+        for s in &self.symbols {
+            out.extend_from_slice(&s.offset.to_le_bytes());
+            out.push(s.ty as u8);
+            out.push(0);
+            out.extend_from_slice(&u16::try_from(s.name.len()).expect(MSG).to_le_bytes());
+            out.extend_from_slice(s.name.as_bytes());
+        }
+        let mut crc = Crc32::new();
+        crc.update(&out[..CHECKSUM_AT]);
+        crc.update(&out[HEADER_BYTES..]);
+        out[CHECKSUM_AT..HEADER_BYTES].copy_from_slice(&crc.finish().to_le_bytes());
+        out
+    }
+
+    /// Decodes and validates a program file (see [`ProgramView::parse`] for the checks).
+    pub fn decode(bytes: &[u8]) -> Result<Program, FormatError> {
+        Ok(Program::from_view(&ProgramView::parse(bytes)?))
+    }
+
+    /// Copies a parsed view into an owning program.
+    pub fn from_view(view: &ProgramView<'_>) -> Program {
+        Program {
+            arch: view.arch,
+            code: view.code.to_vec(),
+            data: view.data.to_vec(),
+            patches: view.patches().collect(),
+            entry: view.entry,
+            symbols: view
+                .symbols()
+                .map(|s| Symbol {
+                    name: s.name.into(),
+                    offset: s.offset,
+                    ty: s.ty,
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Base, Encoding};
+    use alloc::string::ToString;
+    use alloc::vec;
+
+    fn sample() -> Program {
+        Program {
+            arch: Arch::X86_64,
+            code: vec![0xF3, 0x0F, 0x10, 0x05, 0, 0, 0, 0, 0xC3, 0x90, 0x90, 0x90],
+            data: vec![0; 8],
+            patches: vec![
+                Patch {
+                    offset: 4,
+                    encoding: Encoding::Rel32,
+                    base: Base::Data,
+                    target: 4,
+                    addend: -4,
+                },
+                Patch {
+                    offset: 0,
+                    encoding: Encoding::Abs64,
+                    base: Base::Code,
+                    target: 8,
+                    addend: 0,
+                },
+            ],
+            entry: 0,
+            symbols: vec![
+                Symbol {
+                    name: "x".to_string(),
+                    offset: 0,
+                    ty: ScalarType::Float,
+                },
+                Symbol {
+                    name: "zähler".to_string(),
+                    offset: 4,
+                    ty: ScalarType::Int,
+                },
+            ],
+        }
+    }
+
+    fn err(bytes: &[u8]) -> FormatError {
+        Program::decode(bytes).expect_err("decode should fail")
+    }
+
+    /// Rewrites the checksum so that a deliberately edited header reaches the later checks.
+    fn reseal(bytes: &mut [u8]) {
+        let mut crc = Crc32::new();
+        crc.update(&bytes[..CHECKSUM_AT]);
+        crc.update(&bytes[HEADER_BYTES..]);
+        let c = crc.finish();
+        bytes[CHECKSUM_AT..HEADER_BYTES].copy_from_slice(&c.to_le_bytes());
+    }
+
+    #[test]
+    fn round_trip() {
+        let p = sample();
+        p.validate().unwrap();
+        let bytes = p.encode();
+        assert_eq!(&bytes[..4], b"CPPY");
+        assert_eq!(Program::decode(&bytes).unwrap(), p);
+        let v = ProgramView::parse(&bytes).unwrap();
+        assert_eq!(v.patch_count(), 2);
+        assert_eq!(v.symbol_count(), 2);
+        assert_eq!(v.symbols().nth(1).unwrap().name, "zähler");
+    }
+
+    #[test]
+    fn crc32_reference_value() {
+        let mut c = Crc32::new();
+        c.update(b"123456789");
+        assert_eq!(c.finish(), 0xCBF4_3926);
+    }
+
+    #[test]
+    fn truncated() {
+        let bytes = sample().encode();
+        let e = err(&bytes[..10]);
+        assert_eq!(
+            e,
+            FormatError::Truncated {
+                section: Section::Header,
+                expected: 36,
+                found: 10
+            }
+        );
+        assert_eq!(
+            e.to_string(),
+            "file truncated: a program header is 36 bytes, only 10 present"
+        );
+        let e = err(&bytes[..HEADER_BYTES + 5]);
+        assert_eq!(
+            e.to_string(),
+            "file truncated: header says 12 code bytes, only 5 present"
+        );
+        let e = err(&bytes[..bytes.len() - 1]);
+        assert!(
+            matches!(
+                e,
+                FormatError::Truncated {
+                    section: Section::Symbols,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = err(&bytes[..HEADER_BYTES + 12 + 8 + 20]);
+        assert_eq!(
+            e.to_string(),
+            "file truncated: header says 2 patches (32 bytes), only 20 bytes present"
+        );
+    }
+
+    #[test]
+    fn trailing_bytes() {
+        let mut bytes = sample().encode();
+        bytes.push(0);
+        assert_eq!(err(&bytes), FormatError::TrailingBytes { extra: 1 });
+    }
+
+    #[test]
+    fn bad_magic() {
+        let mut bytes = sample().encode();
+        bytes[0] = b'\x7f';
+        let e = err(&bytes);
+        assert!(matches!(e, FormatError::BadMagic(_)));
+        assert!(e.to_string().starts_with("not a copapy program"), "{e}");
+    }
+
+    #[test]
+    fn wrong_version() {
+        let mut bytes = sample().encode();
+        bytes[4] = 99;
+        reseal(&mut bytes);
+        let e = err(&bytes);
+        assert_eq!(e, FormatError::UnsupportedVersion { found: 99 });
+        assert!(e.to_string().contains("version 99 is not supported"), "{e}");
+    }
+
+    #[test]
+    fn unknown_and_wrong_arch() {
+        let mut bytes = sample().encode();
+        bytes[6] = 200;
+        assert_eq!(err(&bytes), FormatError::UnknownArch(200));
+        let mut p = sample();
+        p.arch = Arch::AArch64;
+        let e = ProgramView::parse(&p.encode())
+            .unwrap()
+            .check_arch(Arch::X86_64)
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "program is for aarch64 but this runner is x86_64"
+        );
+        assert!(sample().check_arch(Arch::X86_64).is_ok());
+    }
+
+    #[test]
+    fn every_corrupted_byte_is_detected() {
+        let bytes = sample().encode();
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x10;
+            assert!(
+                Program::decode(&b).is_err(),
+                "flipping byte {i} went unnoticed"
+            );
+        }
+        let mut b = bytes.clone();
+        b[HEADER_BYTES + 2] ^= 1; // a code byte
+        let e = err(&b);
+        assert!(matches!(e, FormatError::ChecksumMismatch { .. }));
+        assert!(
+            e.to_string()
+                .starts_with("checksum mismatch: file corrupted"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn patch_field_out_of_range() {
+        let mut p = sample();
+        p.patches[0].offset = 10; // 4-byte field at 10 in 12 bytes of code
+        let e = p.validate().unwrap_err();
+        assert_eq!(
+            e,
+            FormatError::PatchFieldOutOfRange {
+                index: 0,
+                offset: 10,
+                width: 4,
+                code_len: 12
+            }
+        );
+        assert!(
+            e.to_string()
+                .contains("extends past the end of the 12 code bytes"),
+            "{e}"
+        );
+        // The same check applies when decoding a file.
+        assert_eq!(err(&p.encode()), e);
+        p.patches[0].offset = u32::MAX;
+        assert!(p.validate().is_err());
+        let mut p = sample();
+        p.patches[1].offset = 5; // 8-byte field
+        assert!(matches!(
+            p.validate(),
+            Err(FormatError::PatchFieldOutOfRange { index: 1, .. })
+        ));
+    }
+
+    #[test]
+    fn patch_target_out_of_range() {
+        let mut p = sample();
+        p.patches[0].target = 8;
+        let e = p.validate().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "patch 0 out of range: target data offset 8 is outside the 8-byte data buffer"
+        );
+        assert_eq!(err(&p.encode()), e);
+        let mut p = sample();
+        p.patches[1].target = 12;
+        assert!(matches!(
+            p.validate(),
+            Err(FormatError::PatchTargetOutOfRange {
+                index: 1,
+                base: Base::Code,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn entry_and_symbols_out_of_range() {
+        let mut p = sample();
+        p.entry = 12;
+        assert_eq!(
+            p.validate(),
+            Err(FormatError::EntryOutOfRange {
+                entry: 12,
+                code_len: 12
+            })
+        );
+        let mut p = sample();
+        p.symbols[1].offset = 6;
+        assert_eq!(
+            p.validate(),
+            Err(FormatError::SymbolOutOfRange {
+                index: 1,
+                offset: 6,
+                data_len: 8
+            })
+        );
+        assert!(err(&p.encode())
+            .to_string()
+            .starts_with("symbol 1 out of range"));
+    }
+
+    #[test]
+    fn bad_records() {
+        let bytes = sample().encode();
+        let patches_at = HEADER_BYTES + 12 + 8;
+        let mut b = bytes.clone();
+        b[patches_at + 4] = 7;
+        reseal(&mut b);
+        assert_eq!(err(&b), FormatError::UnknownEncoding { index: 0, value: 7 });
+        let mut b = bytes.clone();
+        b[patches_at + PATCH_RECORD_BYTES + 5] = 9;
+        reseal(&mut b);
+        assert_eq!(err(&b), FormatError::UnknownBase { index: 1, value: 9 });
+        let symbols_at = patches_at + 2 * PATCH_RECORD_BYTES;
+        let mut b = bytes.clone();
+        b[symbols_at + 4] = 5;
+        reseal(&mut b);
+        assert_eq!(
+            err(&b),
+            FormatError::UnknownScalarType { index: 0, value: 5 }
+        );
+        let mut b = bytes.clone();
+        b[symbols_at + 6] = 200; // name length runs past the section
+        reseal(&mut b);
+        assert_eq!(err(&b), FormatError::BadSymbolTable { index: 0 });
+        let mut b = bytes.clone();
+        b[symbols_at + 8] = 0xFF; // invalid UTF-8
+        reseal(&mut b);
+        assert_eq!(err(&b), FormatError::SymbolNameNotUtf8 { index: 0 });
+    }
+
+    #[test]
+    fn huge_sizes_in_header_do_not_overflow() {
+        let mut b = sample().encode();
+        for at in [8, 12, 16, 24] {
+            b[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+        }
+        reseal(&mut b);
+        assert!(matches!(
+            err(&b),
+            FormatError::Truncated {
+                section: Section::Code,
+                ..
+            }
+        ));
+    }
+}
