@@ -1,0 +1,501 @@
+//! Host memory: loading a program into an `mmap`ed region with W^X protections.
+
+use core::fmt;
+use core::ptr::NonNull;
+use std::io;
+use std::vec::Vec;
+
+use copapy_program::{Arch, FormatError, Patch, Program, ProgramView};
+
+use crate::patch::{apply_patch_iter, PatchError};
+
+/// Why a program could not be loaded.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The program is malformed or for another architecture (message says which).
+    Format(FormatError),
+    /// A patch could not be applied at the addresses the memory got.
+    Patch(PatchError),
+    /// This machine is not one copapy generates code for.
+    UnsupportedHost(&'static str),
+    /// The operating system refused memory or a protection change.
+    Os {
+        /// The call that failed (`mmap`, `mprotect`).
+        call: &'static str,
+        /// The OS error.
+        error: io::Error,
+    },
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Format(e) => e.fmt(f),
+            LoadError::Patch(e) => e.fmt(f),
+            LoadError::UnsupportedHost(arch) => {
+                write!(f, "copapy cannot run programs on this machine ({arch})")
+            }
+            LoadError::Os { call, error } => write!(f, "{call} failed: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            LoadError::Format(e) => Some(e),
+            LoadError::Patch(e) => Some(e),
+            LoadError::Os { error, .. } => Some(error),
+            LoadError::UnsupportedHost(_) => None,
+        }
+    }
+}
+
+impl From<FormatError> for LoadError {
+    fn from(e: FormatError) -> Self {
+        LoadError::Format(e)
+    }
+}
+
+impl From<PatchError> for LoadError {
+    fn from(e: PatchError) -> Self {
+        LoadError::Patch(e)
+    }
+}
+
+/// The signature every copapy entry point has: the stencil ABI's four register
+/// arguments (two floats, two ints), all passed as zero.
+type EntryFn = unsafe extern "C" fn(f32, f32, i32, i32);
+
+/// A program placed in executable memory, ready to [`run`](LoadedProgram::run).
+///
+/// The memory is one anonymous mapping: `code.len()` rounded up to whole pages,
+/// mapped read+execute, followed by the data pages, mapped read+write. The code is
+/// written and patched while the mapping is still read+write and only then switched
+/// to read+execute, so no page is ever writable and executable at once. Data keeps
+/// its state between runs; [`reset_data`](LoadedProgram::reset_data) restores the
+/// initial image. Dropping the value unmaps the memory.
+///
+/// ```no_run
+/// # fn f(program: &copapy_program::Program) -> Result<(), copapy_runner::LoadError> {
+/// use copapy_runner::LoadedProgram;
+/// let mut loaded = LoadedProgram::load(program)?;
+/// loaded.data_mut()[0..4].copy_from_slice(&2.0f32.to_le_bytes()); // an input
+/// loaded.run();
+/// let out = f32::from_le_bytes(loaded.data()[4..8].try_into().unwrap());
+/// # Ok(()) }
+/// ```
+pub struct LoadedProgram {
+    region: NonNull<u8>,
+    region_len: usize,
+    code_len: usize,
+    /// Offset of the data pages in the region (= code length rounded up to pages).
+    data_offset: usize,
+    data_len: usize,
+    entry: usize,
+    initial_data: Vec<u8>,
+}
+
+// SAFETY: the mapping is owned exclusively by this value (nothing else holds its
+// address), so moving it to another thread is like moving a Box.
+unsafe impl Send for LoadedProgram {}
+// SAFETY: `&self` methods only read the data pages; running (which writes them)
+// needs `&mut self`.
+unsafe impl Sync for LoadedProgram {}
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
+}
+
+fn round_up(n: usize, to: usize) -> Option<usize> {
+    n.checked_add(to - 1).map(|v| v / to * to)
+}
+
+fn os_error(call: &'static str) -> LoadError {
+    LoadError::Os {
+        call,
+        error: io::Error::last_os_error(),
+    }
+}
+
+impl LoadedProgram {
+    /// Validates `program`, maps memory, copies code and data, applies the patches and
+    /// makes the code executable.
+    ///
+    /// Refuses a program for another architecture than the host's
+    /// ("program is for aarch64 but this runner is x86_64") or one that fails
+    /// [`Program::validate`].
+    pub fn load(program: &Program) -> Result<LoadedProgram, LoadError> {
+        let host = Arch::host().ok_or(LoadError::UnsupportedHost(std::env::consts::ARCH))?;
+        program.check_arch(host)?;
+        program.validate()?;
+        Self::load_parts(
+            program.arch,
+            &program.code,
+            &program.data,
+            program.entry,
+            program.patches.iter().copied(),
+        )
+    }
+
+    /// Like [`load`](LoadedProgram::load), from a program file parsed without copying.
+    pub fn load_view(view: &ProgramView<'_>) -> Result<LoadedProgram, LoadError> {
+        // `ProgramView::parse` already validated the layout.
+        Self::load_parts(view.arch, view.code, view.data, view.entry, view.patches())
+    }
+
+    /// Like [`load`](LoadedProgram::load), from the bytes of a program file.
+    pub fn load_file(bytes: &[u8]) -> Result<LoadedProgram, LoadError> {
+        Self::load_view(&ProgramView::parse(bytes)?)
+    }
+
+    fn load_parts(
+        arch: Arch,
+        code: &[u8],
+        data: &[u8],
+        entry: u32,
+        patches: impl IntoIterator<Item = Patch>,
+    ) -> Result<LoadedProgram, LoadError> {
+        let host = Arch::host().ok_or(LoadError::UnsupportedHost(std::env::consts::ARCH))?;
+        copapy_program::format::check_arch(arch, host)?;
+        if entry as usize >= code.len() {
+            return Err(FormatError::EntryOutOfRange {
+                entry,
+                code_len: code.len(),
+            }
+            .into());
+        }
+        let page = page_size();
+        let too_big = || LoadError::Os {
+            call: "mmap",
+            error: io::Error::new(io::ErrorKind::OutOfMemory, "program too large"),
+        };
+        let data_offset = round_up(code.len(), page).ok_or_else(too_big)?;
+        let region_len = round_up(data.len(), page)
+            .and_then(|d| d.checked_add(data_offset))
+            .ok_or_else(too_big)?;
+        // SAFETY: anonymous private mapping at an address of the kernel's choosing;
+        // no existing memory is affected.
+        let ptr = unsafe {
+            libc::mmap(
+                core::ptr::null_mut(),
+                region_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(os_error("mmap"));
+        }
+        let region = NonNull::new(ptr.cast::<u8>()).ok_or_else(|| os_error("mmap"))?;
+        // From here on, Drop unmaps the region on every error path.
+        let mut loaded = LoadedProgram {
+            region,
+            region_len,
+            code_len: code.len(),
+            data_offset,
+            data_len: data.len(),
+            entry: entry as usize,
+            initial_data: data.to_vec(),
+        };
+        // SAFETY: the region is `region_len >= data_offset + data.len()` bytes, readable
+        // and writable, and exclusively ours.
+        let code_mem = unsafe {
+            core::ptr::copy_nonoverlapping(code.as_ptr(), region.as_ptr(), code.len());
+            core::slice::from_raw_parts_mut(region.as_ptr(), code.len())
+        };
+        loaded.data_mut().copy_from_slice(data);
+        let code_addr = region.as_ptr() as u64;
+        let data_addr = loaded.data_addr() as u64;
+        apply_patch_iter(code_mem, code_addr, data_addr, data.len(), patches)?;
+        flush_icache(region.as_ptr(), code.len());
+        // SAFETY: the first `data_offset` bytes of our own mapping; page aligned.
+        let r = unsafe { libc::mprotect(ptr, data_offset, libc::PROT_READ | libc::PROT_EXEC) };
+        if r != 0 {
+            return Err(os_error("mprotect"));
+        }
+        Ok(loaded)
+    }
+
+    /// Calls the program's entry point once (the stencil ABI's register arguments are
+    /// all zero). Data memory keeps its state between runs.
+    ///
+    /// Takes `&mut self` because the code writes data memory: no slice from
+    /// [`data`](LoadedProgram::data) may be alive while it runs.
+    ///
+    /// Running executes the program's machine code: loading a program means trusting
+    /// whoever compiled it, as with loading a shared library. The runner checks the
+    /// file and every patch, but it cannot check the instructions.
+    pub fn run(&mut self) {
+        // SAFETY: `entry < code_len` (checked in load); the code pages are mapped
+        // read+execute for the lifetime of `self`, patched for the addresses they
+        // have, and generated for the `EntryFn` ABI by the copapy compiler. The code
+        // only touches its own data pages, which we borrow mutably here.
+        unsafe {
+            let f: EntryFn =
+                core::mem::transmute::<*const u8, EntryFn>(self.region.as_ptr().add(self.entry));
+            f(0.0, 0.0, 0, 0);
+        }
+    }
+
+    /// The data memory: variables, constants and intermediate values.
+    pub fn data(&self) -> &[u8] {
+        // SAFETY: the data pages are mapped read+write while `self` lives; writes
+        // happen only through `&mut self`.
+        unsafe { core::slice::from_raw_parts(self.data_addr(), self.data_len) }
+    }
+
+    /// The data memory, writable (e.g. to set inputs before [`run`](LoadedProgram::run)).
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as for `data`, and `&mut self` makes the borrow exclusive.
+        unsafe { core::slice::from_raw_parts_mut(self.data_addr() as *mut u8, self.data_len) }
+    }
+
+    /// Restores the initial data image (inputs, constants, zeroed intermediates).
+    pub fn reset_data(&mut self) {
+        let init = core::mem::take(&mut self.initial_data);
+        self.data_mut().copy_from_slice(&init);
+        self.initial_data = init;
+    }
+
+    /// Address of the first code byte (for debuggers and disassembly).
+    pub fn code_addr(&self) -> *const u8 {
+        self.region.as_ptr()
+    }
+
+    /// Number of code bytes.
+    pub fn code_len(&self) -> usize {
+        self.code_len
+    }
+
+    /// Address of the first data byte.
+    pub fn data_addr(&self) -> *const u8 {
+        // SAFETY: `data_offset <= region_len`, so this stays inside (or one past) the mapping.
+        unsafe { self.region.as_ptr().add(self.data_offset) }
+    }
+}
+
+impl Drop for LoadedProgram {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping created in `load`, which nothing else uses.
+        unsafe {
+            libc::munmap(self.region.as_ptr().cast(), self.region_len);
+        }
+    }
+}
+
+impl fmt::Debug for LoadedProgram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadedProgram")
+            .field("code_addr", &self.code_addr())
+            .field("code_len", &self.code_len)
+            .field("data_len", &self.data_len)
+            .field("entry", &self.entry)
+            .finish()
+    }
+}
+
+/// Makes freshly written code visible to instruction fetch. x86 keeps instruction and
+/// data caches coherent; other architectures need an explicit flush.
+#[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+fn flush_icache(_start: *mut u8, _len: usize) {}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
+fn flush_icache(start: *mut u8, len: usize) {
+    extern "C" {
+        fn __clear_cache(begin: *mut libc::c_char, end: *mut libc::c_char);
+    }
+    // SAFETY: flushes caches for our own, mapped range.
+    unsafe { __clear_cache(start.cast(), start.add(len).cast()) }
+}
+
+#[cfg(all(test, target_arch = "x86_64", target_os = "linux"))]
+mod tests {
+    use super::*;
+    use copapy_program::{Base, Encoding};
+    use std::string::{String, ToString};
+    use std::vec;
+
+    /// `x = [X]; x += x; [Y] = x; ret` with rip-relative Rel32 patches into data.
+    fn double_program() -> Program {
+        let code = vec![
+            0xF3, 0x0F, 0x10, 0x05, 0, 0, 0, 0, // movss xmm0, [rip + X]
+            0xF3, 0x0F, 0x58, 0xC0, // addss xmm0, xmm0
+            0xF3, 0x0F, 0x11, 0x05, 0, 0, 0, 0,    // movss [rip + Y], xmm0
+            0xC3, // ret
+        ];
+        let mut data = 1.25f32.to_le_bytes().to_vec();
+        data.extend_from_slice(&[0; 4]);
+        Program {
+            arch: Arch::X86_64,
+            code,
+            data,
+            patches: vec![
+                Patch {
+                    offset: 4,
+                    encoding: Encoding::Rel32,
+                    base: Base::Data,
+                    target: 0,
+                    addend: -4,
+                },
+                Patch {
+                    offset: 16,
+                    encoding: Encoding::Rel32,
+                    base: Base::Data,
+                    target: 4,
+                    addend: -4,
+                },
+            ],
+            entry: 0,
+            symbols: vec![],
+        }
+    }
+
+    fn f32_at(d: &[u8], o: usize) -> f32 {
+        f32::from_le_bytes(d[o..o + 4].try_into().unwrap())
+    }
+
+    #[test]
+    fn runs_a_hand_assembled_program() {
+        let mut p = LoadedProgram::load(&double_program()).unwrap();
+        assert_eq!(f32_at(p.data(), 4), 0.0);
+        p.run();
+        assert_eq!(f32_at(p.data(), 4), 2.5);
+        p.data_mut()[0..4].copy_from_slice(&(-3.0f32).to_le_bytes());
+        p.run();
+        assert_eq!(f32_at(p.data(), 4), -6.0);
+        p.reset_data();
+        assert_eq!(f32_at(p.data(), 0), 1.25);
+        assert_eq!(f32_at(p.data(), 4), 0.0);
+    }
+
+    #[test]
+    fn runs_with_abs64_patch_and_entry_offset() {
+        let code = vec![
+            0xCC, 0xCC, // int3 padding: entry is 2
+            0x48, 0xB8, 0, 0, 0, 0, 0, 0, 0, 0, // movabs rax, imm64 (data + 0)
+            0xF3, 0x0F, 0x10, 0x00, // movss xmm0, [rax]
+            0xF3, 0x0F, 0x59, 0xC0, // mulss xmm0, xmm0
+            0xF3, 0x0F, 0x11, 0x40, 0x04, // movss [rax + 4], xmm0
+            0xC3,
+        ];
+        let mut data = 3.0f32.to_le_bytes().to_vec();
+        data.extend_from_slice(&[0; 4]);
+        let program = Program {
+            arch: Arch::X86_64,
+            code,
+            data,
+            patches: vec![Patch {
+                offset: 4,
+                encoding: Encoding::Abs64,
+                base: Base::Data,
+                target: 0,
+                addend: 0,
+            }],
+            entry: 2,
+            symbols: vec![],
+        };
+        let mut p = LoadedProgram::load(&program).unwrap();
+        p.run();
+        assert_eq!(f32_at(p.data(), 4), 9.0);
+    }
+
+    #[test]
+    fn loads_from_a_file() {
+        let bytes = double_program().encode();
+        let mut p = LoadedProgram::load_file(&bytes).unwrap();
+        p.run();
+        assert_eq!(f32_at(p.data(), 4), 2.5);
+        let e = LoadedProgram::load_file(&bytes[..bytes.len() - 3]).unwrap_err();
+        assert!(e.to_string().starts_with("file truncated"), "{e}");
+    }
+
+    /// Permissions column of the /proc/self/maps line containing `addr`.
+    fn perms_at(addr: usize) -> String {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        for line in maps.lines() {
+            let mut cols = line.split_whitespace();
+            let range = cols.next().unwrap();
+            let perms = cols.next().unwrap();
+            let (lo, hi) = range.split_once('-').unwrap();
+            let lo = usize::from_str_radix(lo, 16).unwrap();
+            let hi = usize::from_str_radix(hi, 16).unwrap();
+            if (lo..hi).contains(&addr) {
+                return perms.to_string();
+            }
+        }
+        panic!("address {addr:#x} is not mapped");
+    }
+
+    #[test]
+    fn code_is_executable_not_writable_and_data_is_writable_not_executable() {
+        let p = LoadedProgram::load(&double_program()).unwrap();
+        assert_eq!(perms_at(p.code_addr() as usize), "r-xp");
+        assert_eq!(perms_at(p.data_addr() as usize), "rw-p");
+        // Code and data are in one region, within reach of 32-bit displacements.
+        assert_eq!(p.data_addr() as usize - p.code_addr() as usize, page_size());
+    }
+
+    #[test]
+    fn refuses_other_architectures() {
+        let mut program = double_program();
+        program.arch = Arch::AArch64;
+        let e = LoadedProgram::load(&program).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "program is for aarch64 but this runner is x86_64"
+        );
+    }
+
+    #[test]
+    fn refuses_invalid_programs() {
+        let mut program = double_program();
+        program.patches[1].target = 8;
+        let e = LoadedProgram::load(&program).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                LoadError::Format(FormatError::PatchTargetOutOfRange { .. })
+            ),
+            "{e}"
+        );
+        let mut program = double_program();
+        program.entry = 100;
+        assert!(LoadedProgram::load(&program).is_err());
+    }
+
+    #[test]
+    fn empty_data_is_fine() {
+        let program = Program {
+            arch: Arch::X86_64,
+            code: vec![0xC3],
+            data: vec![],
+            patches: vec![],
+            entry: 0,
+            symbols: vec![],
+        };
+        let mut p = LoadedProgram::load(&program).unwrap();
+        p.run();
+        assert!(p.data().is_empty());
+    }
+
+    #[test]
+    fn is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<LoadedProgram>();
+        let mut p = LoadedProgram::load(&double_program()).unwrap();
+        let t = std::thread::spawn(move || {
+            p.run();
+            f32_at(p.data(), 4)
+        });
+        assert_eq!(t.join().unwrap(), 2.5);
+    }
+}

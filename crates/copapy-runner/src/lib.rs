@@ -1,0 +1,26 @@
+//! The copapy runner: copy, patch, protect, call.
+//!
+//! The core ([`apply_patches`]) is `no_std` and allocation-free, so the same code
+//! serves the Python module, a standalone runner binary and firmware: it writes the
+//! final addresses into a program's code once the code and data buffers are placed.
+//!
+//! With the `std` feature (default) [`LoadedProgram`] places a [`Program`] in host
+//! memory: one `mmap`ed region, code pages followed by data pages (relative
+//! addressing needs them within ±2 GiB of each other), with the code made read+execute
+//! only after it is patched — never writable and executable at once.
+//!
+//! [`Program`]: copapy_program::Program
+#![no_std]
+
+#[cfg(feature = "std")]
+extern crate std;
+
+mod patch;
+pub use patch::{apply_patch_iter, apply_patches, PatchError};
+
+#[cfg(all(feature = "std", unix))]
+mod host;
+#[cfg(all(feature = "std", unix))]
+pub use host::{LoadError, LoadedProgram};
+
+pub use copapy_program::{Arch, Base, Encoding, Patch};
