@@ -211,10 +211,225 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
     for n in 0..count as NodeId {
         s.schedule_node(n, is_output[n as usize])?;
     }
-    Ok(Schedule { steps: s.steps, data: s.data, slot: s.slot })
+    Ok(Schedule {
+        steps: s.steps,
+        data: s.data,
+        slot: s.slot,
+    })
 }
 
 /// Size in bytes of one data slot of `ty` (all scalar types are 32-bit).
 pub const fn slot_size(_ty: ScalarType) -> u32 {
     4
+}
+
+#[cfg(test)]
+mod tests {
+    //! Checks the register allocation by executing the schedule on an abstract machine
+    //! that interprets stencil names, and comparing with evaluating the arena directly.
+
+    use super::*;
+    use crate::fold;
+    use crate::graph::{Op, Value};
+    use crate::optimise::build_arena;
+    use crate::stencil_db::StencilId;
+    use crate::trace;
+
+    struct Machine {
+        names: Vec<String>,
+    }
+
+    impl Machine {
+        fn table(&self) -> StencilTable {
+            StencilTable::from_lookup(|name| {
+                self.names
+                    .iter()
+                    .position(|n| n == name)
+                    .map(|i| StencilId(i as u32))
+            })
+        }
+
+        /// Every name the scheduler may ask for.
+        fn new() -> Machine {
+            let mut names = Vec::new();
+            let places = ["r0", "r1", "m"];
+            for cls in ["f", "i"] {
+                for op in Op::BINARY {
+                    for x in places {
+                        for y in places {
+                            for d in ["r0", "r1"] {
+                                names.push(format!("st_{}_{cls}_{x}{y}_{d}", op.stencil_name()));
+                            }
+                        }
+                    }
+                }
+                for op in Op::UNARY.iter().map(|o| o.stencil_name()).chain(["copy"]) {
+                    for x in places {
+                        for d in ["r0", "r1"] {
+                            names.push(format!("st_{op}_{cls}_{x}_{d}"));
+                        }
+                    }
+                }
+                for r in ["r0", "r1"] {
+                    names.push(format!("st_store_{cls}_{r}"));
+                }
+            }
+            Machine { names }
+        }
+
+        fn run(&self, steps: &[Step], data: &mut [u8]) {
+            let mut regs = [[0u32; 2]; 2];
+            let op_of = |name: &str| {
+                Op::BINARY
+                    .iter()
+                    .chain(Op::UNARY.iter())
+                    .copied()
+                    .find(|o| o.stencil_name() == name)
+            };
+            for step in steps {
+                let name = &self.names[step.stencil.0 as usize];
+                let parts: Vec<&str> = name.split('_').collect();
+                let cls = usize::from(parts[2] == "i");
+                let ty = if cls == 0 {
+                    ScalarType::Float
+                } else {
+                    ScalarType::Int
+                };
+                let mem = |data: &[u8]| step.slot.map(|s| crate::compile::read_bits(data, s));
+                let fetch = |p: &str, regs: &[[u32; 2]; 2], data: &[u8]| match p {
+                    "r0" => regs[cls][0],
+                    "r1" => regs[cls][1],
+                    _ => mem(data).expect("memory operand needs a slot"),
+                };
+                if parts[1] == "store" {
+                    let r = usize::from(parts[3] == "r1");
+                    let o = step.slot.unwrap() as usize;
+                    data[o..o + 4].copy_from_slice(&regs[cls][r].to_le_bytes());
+                    continue;
+                }
+                let dst = usize::from(parts[4] == "r1");
+                let srcs = parts[3];
+                let split = |s: &str| -> Vec<String> {
+                    let mut out = Vec::new();
+                    let mut rest = s;
+                    while !rest.is_empty() {
+                        let n = if rest.starts_with('m') { 1 } else { 2 };
+                        out.push(rest[..n].to_string());
+                        rest = &rest[n..];
+                    }
+                    out
+                };
+                let srcs = split(srcs);
+                let (result, result_cls) = if parts[1] == "copy" {
+                    (fetch(&srcs[0], &regs, data), cls)
+                } else {
+                    let op = op_of(parts[1]).unwrap();
+                    if srcs.len() == 1 {
+                        let r = fold::unary(op, ty, fetch(&srcs[0], &regs, data)).unwrap();
+                        (r, if op == Op::IntToFloat { 0 } else { cls })
+                    } else {
+                        let (x, y) = (fetch(&srcs[0], &regs, data), fetch(&srcs[1], &regs, data));
+                        let r = fold::binary(op, ty, x, y).unwrap();
+                        (r, if op.is_comparison() { 1 } else { cls })
+                    }
+                };
+                regs[result_cls][dst] = result;
+            }
+        }
+    }
+
+    fn evaluate(arena: &Arena) -> Vec<u32> {
+        let mut v = vec![0u32; arena.nodes.len()];
+        for (i, n) in arena.nodes.iter().enumerate() {
+            v[i] = match n.kind {
+                Kind::Const(b) | Kind::Input { init: b } => b,
+                Kind::Unary(op, a) => {
+                    fold::unary(op, arena.nodes[a as usize].ty, v[a as usize]).unwrap()
+                }
+                Kind::Binary(op, a, b) => {
+                    fold::binary(op, arena.nodes[a as usize].ty, v[a as usize], v[b as usize])
+                        .unwrap()
+                }
+            };
+        }
+        v
+    }
+
+    /// Deterministic xorshift, so failures reproduce.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn pick(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    #[test]
+    fn random_programs_compute_what_the_graph_says() {
+        let machine = Machine::new();
+        let table = machine.table();
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let float_ops = [Op::Add, Op::Sub, Op::Mul, Op::Div, Op::Lt, Op::Eq];
+        let int_ops = [
+            Op::Add,
+            Op::Sub,
+            Op::Mul,
+            Op::FloorDiv,
+            Op::Mod,
+            Op::Xor,
+            Op::Shr,
+            Op::Ge,
+        ];
+        for round in 0..300 {
+            let mut pool: Vec<Value> = (0..4)
+                .map(|k| Value::input(ScalarType::Float, (1.5f32 + k as f32).to_bits()))
+                .chain((0..3).map(|k| Value::input(ScalarType::Int, (k * 7 - 5) as u32)))
+                .collect();
+            for _ in 0..(5 + rng.pick(40)) {
+                let a = pool[rng.pick(pool.len())].clone();
+                let b = pool[rng.pick(pool.len())].clone();
+                let v = match rng.pick(6) {
+                    0 => trace::unary(Op::Neg, &a),
+                    1 => trace::unary(Op::Sqrt, &trace::unary(Op::Abs, &a).unwrap()),
+                    2 | 3 if a.ty() == ScalarType::Float || b.ty() == ScalarType::Float => {
+                        trace::binary(float_ops[rng.pick(float_ops.len())], &a, &b)
+                    }
+                    _ => {
+                        let op = int_ops[rng.pick(int_ops.len())];
+                        if a.ty() == ScalarType::Float || b.ty() == ScalarType::Float {
+                            trace::binary(Op::Mul, &a, &b)
+                        } else {
+                            trace::binary(op, &a, &b)
+                        }
+                    }
+                };
+                pool.push(v.unwrap());
+            }
+            let outputs: Vec<Value> = (0..1 + rng.pick(4))
+                .map(|_| pool[7 + rng.pick(pool.len() - 7)].clone())
+                .collect();
+            let arena = build_arena(&outputs);
+            let expected = evaluate(&arena);
+            let sched = schedule(&arena, &table).unwrap();
+            let mut data = sched.data.clone();
+            machine.run(&sched.steps, &mut data);
+            for &o in &arena.outputs {
+                let got = crate::compile::read_bits(&data, sched.slot[o as usize]);
+                let want = expected[o as usize];
+                let same = got == want
+                    || (arena.nodes[o as usize].ty == ScalarType::Float
+                        && f32::from_bits(got).is_nan()
+                        && f32::from_bits(want).is_nan());
+                assert!(
+                    same,
+                    "round {round}: output {o} got {got:#x}, want {want:#x}"
+                );
+            }
+        }
+    }
 }

@@ -78,6 +78,14 @@ impl fmt::Display for MissingStencil {
     }
 }
 
+struct Lookup<F>(F);
+
+impl<F: Fn(&str) -> Option<StencilId>> Lookup<F> {
+    fn id(&self, name: &str) -> Option<StencilId> {
+        (self.0)(name)
+    }
+}
+
 /// Lookup table from (operation, class, places, destination) to stencil.
 pub struct StencilTable {
     binary: Vec<Option<StencilId>>,
@@ -94,7 +102,13 @@ fn unary_index(op_index: usize, class: Class, x: Place, dst: usize) -> usize {
 }
 
 fn binary_name(op: Op, class: Class, x: Place, y: Place, dst: usize) -> String {
-    format!("st_{}_{}_{}{}_r{dst}", op.stencil_name(), class.code(), x.code(), y.code())
+    format!(
+        "st_{}_{}_{}{}_r{dst}",
+        op.stencil_name(),
+        class.code(),
+        x.code(),
+        y.code()
+    )
 }
 
 fn unary_name(op_name: &str, class: Class, x: Place, dst: usize) -> String {
@@ -111,6 +125,12 @@ fn unary_op_name(op_index: usize) -> &'static str {
 
 impl StencilTable {
     pub fn new(db: &StencilDb) -> StencilTable {
+        StencilTable::from_lookup(|name| db.id(name))
+    }
+
+    /// Builds the table from any name lookup (tests use a synthetic one).
+    pub fn from_lookup(lookup: impl Fn(&str) -> Option<StencilId>) -> StencilTable {
+        let db = Lookup(lookup);
         let classes = [Class::Float, Class::Int];
         let mut binary = vec![None; Op::BINARY.len() * 2 * 3 * 3 * 2];
         for (oi, &op) in Op::BINARY.iter().enumerate() {
@@ -142,18 +162,35 @@ impl StencilTable {
                 *slot = db.id(&format!("st_store_{}_r{r}", class.code()));
             }
         }
-        StencilTable { binary, unary, store }
+        StencilTable {
+            binary,
+            unary,
+            store,
+        }
     }
 
     /// `dst = x op y` where x and y are operands of `class`.
-    pub fn binary(&self, op: Op, class: Class, x: Place, y: Place, dst: usize) -> Result<StencilId, MissingStencil> {
+    pub fn binary(
+        &self,
+        op: Op,
+        class: Class,
+        x: Place,
+        y: Place,
+        dst: usize,
+    ) -> Result<StencilId, MissingStencil> {
         let oi = Op::BINARY.iter().position(|&o| o == op).expect("binary op");
         self.binary[binary_index(oi, class, x, y, dst)]
             .ok_or_else(|| MissingStencil(binary_name(op, class, x, y, dst)))
     }
 
     /// `dst = op(x)` where x is an operand of `class`.
-    pub fn unary(&self, op: Op, class: Class, x: Place, dst: usize) -> Result<StencilId, MissingStencil> {
+    pub fn unary(
+        &self,
+        op: Op,
+        class: Class,
+        x: Place,
+        dst: usize,
+    ) -> Result<StencilId, MissingStencil> {
         let oi = Op::UNARY.iter().position(|&o| o == op).expect("unary op");
         self.unary[unary_index(oi, class, x, dst)]
             .ok_or_else(|| MissingStencil(unary_name(op.stencil_name(), class, x, dst)))
@@ -161,11 +198,13 @@ impl StencilTable {
 
     /// Load from memory or move between the registers of a class.
     pub fn copy(&self, class: Class, x: Place, dst: usize) -> Result<StencilId, MissingStencil> {
-        self.unary[unary_index(COPY, class, x, dst)].ok_or_else(|| MissingStencil(unary_name("copy", class, x, dst)))
+        self.unary[unary_index(COPY, class, x, dst)]
+            .ok_or_else(|| MissingStencil(unary_name("copy", class, x, dst)))
     }
 
     /// Write register `r` of `class` to a data slot.
     pub fn store(&self, class: Class, r: usize) -> Result<StencilId, MissingStencil> {
-        self.store[class as usize][r].ok_or_else(|| MissingStencil(format!("st_store_{}_r{r}", class.code())))
+        self.store[class as usize][r]
+            .ok_or_else(|| MissingStencil(format!("st_store_{}_r{r}", class.code())))
     }
 }

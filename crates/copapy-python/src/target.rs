@@ -34,7 +34,8 @@ fn backend() -> PyResult<&'static Backend> {
                     std::env::consts::ARCH
                 ));
             }
-            let db = StencilDb::parse(STENCILS_X86_64).map_err(|e| format!("stencil object is invalid: {e}"))?;
+            let db = StencilDb::parse(STENCILS_X86_64)
+                .map_err(|e| format!("stencil object is invalid: {e}"))?;
             let table = StencilTable::new(&db);
             Ok(Backend { db, table })
         })
@@ -129,7 +130,11 @@ impl Target {
                 "this value is computed by the program, which has not run yet: call Target.run() first",
             ));
         }
-        Ok(to_python(py, var.ty, read_bits(loaded.program.data(), var.offset)))
+        Ok(to_python(
+            py,
+            var.ty,
+            read_bits(loaded.program.data(), var.offset),
+        ))
     }
 
     fn write_one(&mut self, v: &PyValue, x: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -161,7 +166,10 @@ impl Target {
             )));
         }
         backend()?;
-        Ok(Target { loaded: None, has_run: false })
+        Ok(Target {
+            loaded: None,
+            has_run: false,
+        })
     }
 
     /// Compiles the code that computes `values` (values, or lists/tuples of values).
@@ -176,16 +184,31 @@ impl Target {
             CompileError::NothingToCompile => PyValueError::new_err(e.to_string()),
             e => PyRuntimeError::new_err(e.to_string()),
         })?;
-        let program = LoadedProgram::load(&compiled.program)
-            .map_err(|e| PyRuntimeError::new_err(format!("cannot load the compiled program: {e}")))?;
+        let program = LoadedProgram::load(&compiled.program).map_err(|e| {
+            PyRuntimeError::new_err(format!("cannot load the compiled program: {e}"))
+        })?;
         let mut vars = FxHashMap::default();
         let mut keep = Vec::with_capacity(outputs.len() + compiled.inputs.len());
         for (v, &offset) in outputs.iter().zip(&compiled.outputs) {
-            vars.insert(v.id(), Var { offset, ty: v.ty(), input: v.is_input() });
+            vars.insert(
+                v.id(),
+                Var {
+                    offset,
+                    ty: v.ty(),
+                    input: v.is_input(),
+                },
+            );
             keep.push(v.clone());
         }
         for (v, offset) in compiled.inputs {
-            vars.insert(v.id(), Var { offset, ty: v.ty(), input: true });
+            vars.insert(
+                v.id(),
+                Var {
+                    offset,
+                    ty: v.ty(),
+                    input: true,
+                },
+            );
             keep.push(v);
         }
         self.loaded = Some(Loaded {
@@ -202,7 +225,7 @@ impl Target {
 
     /// Runs the compiled program once. Data memory keeps its state between runs.
     fn run(&mut self) -> PyResult<()> {
-        let loaded = self.loaded.as_ref().ok_or_else(no_program)?;
+        let loaded = self.loaded.as_mut().ok_or_else(no_program)?;
         loaded.program.run();
         self.has_run = true;
         Ok(())
@@ -217,7 +240,9 @@ impl Target {
             return Ok(v.clone().unbind());
         }
         if v.is_instance_of::<PyString>() {
-            return Err(PyTypeError::new_err("read_value takes a copapy value or a list of them, not a str"));
+            return Err(PyTypeError::new_err(
+                "read_value takes a copapy value or a list of them, not a str",
+            ));
         }
         let items = v.try_iter().map_err(|_| {
             PyTypeError::new_err(format!(
@@ -247,7 +272,9 @@ impl Target {
             })?
             .collect::<PyResult<_>>()?;
         if x.is_instance_of::<PyString>() {
-            return Err(PyTypeError::new_err("cannot write a str: expected a list of numbers"));
+            return Err(PyTypeError::new_err(
+                "cannot write a str: expected a list of numbers",
+            ));
         }
         let data: Vec<Bound<'_, PyAny>> = x
             .try_iter()
