@@ -57,7 +57,11 @@ impl From<LinkError> for CompileError {
 }
 
 /// Compiles the computation of `outputs`: optimise → schedule → link.
-pub fn compile(db: &StencilDb, table: &StencilTable, outputs: &[Value]) -> Result<Compiled, CompileError> {
+pub fn compile(
+    db: &StencilDb,
+    table: &StencilTable,
+    outputs: &[Value],
+) -> Result<Compiled, CompileError> {
     if outputs.is_empty() {
         return Err(CompileError::NothingToCompile);
     }
@@ -65,13 +69,22 @@ pub fn compile(db: &StencilDb, table: &StencilTable, outputs: &[Value]) -> Resul
     let sched = schedule(&arena, table)?;
     let steps = sched.steps.len();
     let program = link(db, &sched.steps, sched.data)?;
-    let outputs = arena.outputs.iter().map(|&o| sched.slot[o as usize]).collect();
+    let outputs = arena
+        .outputs
+        .iter()
+        .map(|&o| sched.slot[o as usize])
+        .collect();
     let inputs = arena
         .inputs
         .into_iter()
         .map(|(v, id)| (v, sched.slot[id as usize]))
         .collect();
-    Ok(Compiled { program, outputs, inputs, steps })
+    Ok(Compiled {
+        program,
+        outputs,
+        inputs,
+        steps,
+    })
 }
 
 /// Reads a scalar of `ty` from a 4-byte little-endian slot as its bit pattern.

@@ -111,7 +111,9 @@ pub enum NodeKind {
     /// A constant, stored as its 32-bit pattern (float bits or two's complement int).
     Const(u32),
     /// A variable: lives in data memory, starts at `init` (bit pattern), can be written between runs.
-    Input { init: u32 },
+    Input {
+        init: u32,
+    },
     Unary(Op, Value),
     Binary(Op, Value, Value),
 }

@@ -67,12 +67,24 @@ impl Builder {
     }
 
     fn constant(&mut self, ty: ScalarType, bits: u32) -> NodeId {
-        self.intern(Key::Const(ty, bits), ArenaNode { ty, kind: Kind::Const(bits) })
+        self.intern(
+            Key::Const(ty, bits),
+            ArenaNode {
+                ty,
+                kind: Kind::Const(bits),
+            },
+        )
     }
 
     fn unary(&mut self, ty: ScalarType, op: Op, a: NodeId) -> NodeId {
         let key = Key::Op(ty, op, a, NodeId::MAX);
-        self.intern(key, ArenaNode { ty, kind: Kind::Unary(op, a) })
+        self.intern(
+            key,
+            ArenaNode {
+                ty,
+                kind: Kind::Unary(op, a),
+            },
+        )
     }
 
     fn binary(&mut self, ty: ScalarType, op: Op, a: NodeId, b: NodeId) -> NodeId {
@@ -86,9 +98,19 @@ impl Builder {
                 _ => {}
             }
         }
-        let (ka, kb) = if op.is_commutative() && b < a { (b, a) } else { (a, b) };
+        let (ka, kb) = if op.is_commutative() && b < a {
+            (b, a)
+        } else {
+            (a, b)
+        };
         let key = Key::Op(ty, op, ka, kb);
-        self.intern(key, ArenaNode { ty, kind: Kind::Binary(op, a, b) })
+        self.intern(
+            key,
+            ArenaNode {
+                ty,
+                kind: Kind::Binary(op, a, b),
+            },
+        )
     }
 }
 
@@ -112,7 +134,10 @@ pub fn build_arena(outputs: &[Value]) -> Arena {
                 NodeKind::Input { init } => {
                     let id = b.intern(
                         Key::Input(v.id()),
-                        ArenaNode { ty: v.ty(), kind: Kind::Input { init: *init } },
+                        ArenaNode {
+                            ty: v.ty(),
+                            kind: Kind::Input { init: *init },
+                        },
                     );
                     b.arena.inputs.push((v.clone(), id));
                     id

@@ -307,7 +307,9 @@ mod tests {
         let i = Value::input(ScalarType::Int, 3);
         let v = binary(Op::Add, &i, &f(0.5)).unwrap();
         assert_eq!(v.ty(), ScalarType::Float);
-        assert!(matches!(v.kind(), NodeKind::Binary(Op::Add, a, _) if matches!(a.kind(), NodeKind::Unary(Op::IntToFloat, _))));
+        assert!(
+            matches!(v.kind(), NodeKind::Binary(Op::Add, a, _) if matches!(a.kind(), NodeKind::Unary(Op::IntToFloat, _)))
+        );
     }
 
     #[test]

@@ -77,8 +77,14 @@ pub fn bits_for(ty: ScalarType, obj: &Bound<'_, PyAny>) -> PyResult<u32> {
 /// Python object for the bits of a scalar of type `ty`.
 pub fn to_python(py: Python<'_>, ty: ScalarType, bits: u32) -> Py<PyAny> {
     match ty {
-        ScalarType::Float => PyFloat::new(py, f64::from(f32::from_bits(bits))).into_any().unbind(),
-        ScalarType::Int => (bits as i32).into_pyobject(py).expect("int").into_any().unbind(),
+        ScalarType::Float => PyFloat::new(py, f64::from(f32::from_bits(bits)))
+            .into_any()
+            .unbind(),
+        ScalarType::Int => (bits as i32)
+            .into_pyobject(py)
+            .expect("int")
+            .into_any()
+            .unbind(),
         ScalarType::Bool => PyBool::new(py, bits != 0).to_owned().into_any().unbind(),
     }
 }

@@ -112,7 +112,9 @@ impl PyValue {
             (ScalarType::Bool, _) => u32::from(bits != 0),
             (_, _) => bits,
         };
-        Ok(PyValue { v: Value::input(ty, bits) })
+        Ok(PyValue {
+            v: Value::input(ty, bits),
+        })
     }
 
     /// Type name: 'float', 'int' or 'bool'.
@@ -258,24 +260,34 @@ impl PyValue {
     ) -> PyResult<Py<PyAny>> {
         let py = exponent.py();
         if modulo.is_some() {
-            return Err(PyTypeError::new_err("pow() with a modulo is not supported for copapy values"));
+            return Err(PyTypeError::new_err(
+                "pow() with a modulo is not supported for copapy values",
+            ));
         }
         if exponent.cast::<PyValue>().is_ok() {
             return Err(pow_unsupported("a traced exponent (x ** y with y a value)"));
         }
         match integer_exponent(exponent)? {
             Some((n, float_exponent)) => {
-                let base = if float_exponent { trace::to_float(&self.v) } else { self.v.clone() };
+                let base = if float_exponent {
+                    trace::to_float(&self.v)
+                } else {
+                    self.v.clone()
+                };
                 wrap(py, trace::powi(&base, n).map_err(trace_err)?)
             }
-            None if number_bits(exponent)?.is_some() => {
-                Err(pow_unsupported(&format!("a non-integer exponent ({exponent})")))
-            }
+            None if number_bits(exponent)?.is_some() => Err(pow_unsupported(&format!(
+                "a non-integer exponent ({exponent})"
+            ))),
             None => Ok(py.NotImplemented()),
         }
     }
 
-    fn __rpow__(&self, base: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn __rpow__(
+        &self,
+        base: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         let _ = (base, modulo);
         Err(pow_unsupported("a traced exponent (number ** value)"))
     }
