@@ -16,7 +16,7 @@
 extern crate std;
 
 mod patch;
-pub use patch::{apply_patch_iter, apply_patches, PatchError};
+pub use patch::{apply_patch_iter, apply_patches, install, PatchError};
 
 #[cfg(all(feature = "std", unix))]
 mod host;
