@@ -380,26 +380,15 @@ impl StencilDb {
                     .map_err(|e| StencilError::Elf(e.to_string()))
             };
             let sec_name = section.name().unwrap_or("").to_string();
+            if sec_name == ".eh_frame" {
+                // Unwind tables describe the stencils' original placement; programs have
+                // no unwinder. (Build with -fno-asynchronous-unwind-tables to omit them.)
+                continue;
+            }
             let role = match section.kind() {
-                SectionKind::Text => {
-                    let Some(func) = functions.get(&section.index()) else {
-                        if section.size() == 0 {
-                            continue;
-                        }
-                        // Code without a function symbol: keep it callable as an object.
-                        objects.push(CodeObject {
-                            name: sec_name,
-                            role: ObjectRole::Helper,
-                            bytes: data()?,
-                            align: section.align().max(1) as u32,
-                            holes: Vec::new(),
-                        });
-                        let id = Role::Object(ObjectId(objects.len() as u32 - 1));
-                        roles.insert(section.index(), id);
-                        sections.push((id, section.index()));
-                        continue;
-                    };
-                    if func.starts_with("st_") {
+                SectionKind::Text if section.size() == 0 => continue,
+                SectionKind::Text => match functions.get(&section.index()) {
+                    Some(func) if func.starts_with("st_") => {
                         stencils.push(Stencil {
                             name: func.clone(),
                             bytes: data()?,
@@ -409,9 +398,12 @@ impl StencilDb {
                             objects: Vec::new(),
                         });
                         Role::Stencil(stencils.len() - 1)
-                    } else {
+                    }
+                    // A helper function; code without a function symbol is kept as an
+                    // object too, named after its section, in case something calls it.
+                    func => {
                         objects.push(CodeObject {
-                            name: func.clone(),
+                            name: func.cloned().unwrap_or(sec_name),
                             role: ObjectRole::Helper,
                             bytes: data()?,
                             align: section.align().max(1) as u32,
@@ -419,7 +411,7 @@ impl StencilDb {
                         });
                         Role::Object(ObjectId(objects.len() as u32 - 1))
                     }
-                }
+                },
                 SectionKind::ReadOnlyData
                 | SectionKind::ReadOnlyString
                 | SectionKind::ReadOnlyDataWithRel => {

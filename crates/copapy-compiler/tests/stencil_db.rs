@@ -277,3 +277,12 @@ fn project_stencil_object_parses_if_present() {
         }
     }
 }
+
+/// Unwind tables (`.eh_frame`) refer to every function but are not code objects:
+/// an object built without `-fno-asynchronous-unwind-tables` still parses.
+#[test]
+fn unwind_tables_are_ignored() {
+    let db = StencilDb::parse(include_bytes!("fixtures/x86_64_unwind.o")).unwrap();
+    assert_eq!(db.stencils().len(), 12);
+    assert!(db.objects().iter().all(|o| o.name != ".eh_frame"));
+}
