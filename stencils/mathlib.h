@@ -1,0 +1,22 @@
+/* copapy math library: float32 functions shared by every target.
+ *
+ * Rules (see docs/math.md): IEEE basic float32 operations and integer operations
+ * only (no double, no libc, no FMA contraction), no data-dependent loops, the same
+ * bits on every architecture. NaN and infinity inputs give the canonical quiet NaN
+ * 0x7fc00000 (positive), never a hardware-dependent NaN pattern.
+ *
+ * Every function is a global, non-inlined `cpm_*` symbol so the copapy linker copies
+ * each one once, next to the stencils that call it. */
+#ifndef COPAPY_MATHLIB_H
+#define COPAPY_MATHLIB_H
+
+#define CPM_NOINLINE __attribute__((noinline))
+
+CPM_NOINLINE float cpm_floorf(float x);
+CPM_NOINLINE float cpm_fmodf(float x, float y);      /* exact, C fmodf semantics */
+CPM_NOINLINE float cpm_sinf(float x);                /* <= 1 ulp, all finite inputs */
+CPM_NOINLINE float cpm_cosf(float x);                /* <= 1 ulp, all finite inputs */
+CPM_NOINLINE float cpm_floordivf(float a, float b);  /* NumPy float32 floor_divide */
+CPM_NOINLINE float cpm_remainderf(float a, float b); /* NumPy float32 remainder (%) */
+
+#endif
