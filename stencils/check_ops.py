@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Check every op_* in ops.h against NumPy int32 / float32, bit for bit.
+
+ops.h is compiled natively (zig cc, -O2 -ffp-contract=off) with a harness generated
+from gen_stencils' table, so every operation the stencils use is covered; inputs are
+edge values (0, +-1, INT_MIN, INT_MAX, shift counts around 32, +-0, +-inf, NaN,
+subnormals, ...) crossed with each other, plus random values. sin/cos are measured
+by ulp_error.py instead (they are not exact).
+
+Usage: python3 stencils/check_ops.py     (needs numpy; exit 1 on any mismatch)
+"""
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import gen_stencils  # noqa: E402
+
+SKIP = {"sin", "cos"}
+
+NP_BIN = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+    "floordiv": np.floor_divide, "mod": np.remainder, "and": np.bitwise_and,
+    "or": np.bitwise_or, "xor": np.bitwise_xor, "shl": np.left_shift, "shr": np.right_shift,
+    "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    "eq": np.equal, "ne": np.not_equal,
+}
+NP_UN = {"neg": np.negative, "abs": np.abs, "sqrt": np.sqrt, "copy": lambda x: x.copy(),
+         "itof": lambda x: x.astype(np.float32)}
+CT = {"f": "float", "i": "int32_t"}
+NPT = {"f": np.float32, "i": np.int32}
+
+
+def harness():
+    lines = ['#include "%s"' % os.path.join(HERE, "ops.h")]
+    for (ty, rty), ops in gen_stencils.BINARY.items():
+        for op in ops.split():
+            lines.append(f"void t_{op}_{ty}(const {CT[ty]} *x, const {CT[ty]} *y, {CT[rty]} *o, int n)"
+                         f" {{ for (int k = 0; k < n; k++) o[k] = op_{op}_{ty}(x[k], y[k]); }}")
+    for (ty, rty), ops in gen_stencils.UNARY.items():
+        for op in ops.split():
+            if op in SKIP:
+                continue
+            lines.append(f"void t_{op}_{ty}(const {CT[ty]} *x, {CT[rty]} *o, int n)"
+                         f" {{ for (int k = 0; k < n; k++) o[k] = op_{op}_{ty}(x[k]); }}")
+    lines.append('#include "%s"' % os.path.join(HERE, "mathlib.c"))
+    return "\n".join(lines) + "\n"
+
+
+def inputs(ty, rng):
+    if ty == "i":
+        edge = [0, 1, -1, 2, -2, 3, -3, 7, -7, 31, 32, 33, -32, 64, 100, -100,
+                2**31 - 1, -2**31, -2**31 + 1, 2**30, 12345, -98765]
+        edge = np.array(edge, dtype=np.int64).astype(np.int32)
+        rand = rng.integers(-2**31, 2**31, 4000, dtype=np.int64).astype(np.int32)
+        small = rng.integers(-40, 40, 4000).astype(np.int32)
+        x, y = np.meshgrid(edge, edge)
+        return (np.concatenate([x.ravel(), rand, small, rand]),
+                np.concatenate([y.ravel(), small, rand, np.roll(rand, 1)]))
+    edge = np.array([0.0, -0.0, 1.0, -1.0, 0.5, -1.5, 2.0, 3.0, -7.0, 1e-45, -1e-45, 1.1754942e-38,
+                     3.4028235e38, -3.4028235e38, np.inf, -np.inf, np.nan, 0.1, 1e7, 16777217.0],
+                    dtype=np.float32)
+    rand = rng.integers(0, 2**32, 4000, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    nice = (rng.standard_normal(4000) * 10).astype(np.float32)
+    x, y = np.meshgrid(edge, edge)
+    return (np.concatenate([x.ravel(), rand, nice, nice]),
+            np.concatenate([y.ravel(), nice, rand, np.roll(nice, 1)]))
+
+
+def same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype == np.float32:
+        return (a.view(np.uint32) == b.view(np.uint32)) | (np.isnan(a) & np.isnan(b))
+    return a == b
+
+
+def main():
+    rng = np.random.default_rng(7)
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        src, so = os.path.join(tmp, "ops.c"), os.path.join(tmp, "ops.so")
+        open(src, "w").write(harness())
+        subprocess.run([sys.executable, "-m", "ziglang", "cc", "-O2", "-ffp-contract=off",
+                        "-fno-builtin", "-shared", "-fPIC", "-o", so, src], check=True)
+        lib = ctypes.CDLL(so)
+        ptr = lambda a: a.ctypes.data_as(ctypes.c_void_p)  # noqa: E731
+        np.seterr(all="ignore")
+        for (ty, rty), ops in gen_stencils.BINARY.items():
+            x, y = inputs(ty, rng)
+            for op in ops.split():
+                out = np.empty(x.size, dtype=NPT[rty])
+                getattr(lib, f"t_{op}_{ty}")(ptr(x), ptr(y), ptr(out), ctypes.c_int(x.size))
+                ref = NP_BIN[op](x, y).astype(NPT[rty])
+                ok = same(out, ref)
+                n = int((~ok).sum())
+                if n:
+                    k = int(np.flatnonzero(~ok)[0])
+                    print(f"op_{op}_{ty}: {n} mismatches, e.g. ({x[k]!r}, {y[k]!r}) -> {out[k]!r},"
+                          f" numpy {ref[k]!r}")
+                bad += n
+        for (ty, rty), ops in gen_stencils.UNARY.items():
+            x, _ = inputs(ty, rng)
+            for op in ops.split():
+                if op in SKIP:
+                    continue
+                out = np.empty(x.size, dtype=NPT[rty])
+                getattr(lib, f"t_{op}_{ty}")(ptr(x), ptr(out), ctypes.c_int(x.size))
+                ref = NP_UN[op](x).astype(NPT[rty])
+                ok = same(out, ref)
+                n = int((~ok).sum())
+                if n:
+                    k = int(np.flatnonzero(~ok)[0])
+                    print(f"op_{op}_{ty}: {n} mismatches, e.g. {x[k]!r} -> {out[k]!r}, numpy {ref[k]!r}")
+                bad += n
+    print("all ops match NumPy bit for bit" if not bad else f"{bad} mismatches")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
