@@ -299,10 +299,11 @@ def main(argv):
             print(f"wrote {os.path.relpath(obj_path)} ({len(new_bytes)} bytes)")
         if TARGETS[target].committed or not check:
             old_dis = open(dis_path).read() if os.path.exists(dis_path) else ""
-            if bless and not check:
+            if (bless or not TARGETS[target].committed) and not check:
                 with open(dis_path, "w", newline="\n") as f:
                     f.write(dis)
-                print(f"wrote {os.path.relpath(dis_path)} (blessed)")
+                print(f"wrote {os.path.relpath(dis_path)}"
+                      + (" (blessed)" if TARGETS[target].committed else ""))
             elif old_dis != dis:
                 print(diff_summary(old_dis, dis, os.path.basename(dis_path)), file=sys.stderr)
                 failures.append(f"{os.path.relpath(dis_path)} differs from the disassembly of the "
