@@ -63,7 +63,8 @@ def wrap32(x: int) -> int:
 
 def f32(x: float | int | bool) -> np.float32:
     """float32 of a Python number, rounded to nearest (ints are exact in float64 first)."""
-    return F32(float(x))
+    with np.errstate(over="ignore"):
+        return F32(float(x))
 
 
 def f32_bits(x: float | np.floating[Any]) -> int:
@@ -173,20 +174,32 @@ def absolute(a: Any, ta: str) -> tuple[Any, str]:
 
 
 def power(a: Any, ta: str, n: int) -> tuple[Any, str]:
-    """x ** n for an integer constant n: a left-to-right multiplication chain, as Copapy does;
-    a negative n gives 1 / (x ** -n); x ** 0 == 1."""
+    """x ** n for an integer constant n, as multiplications: for |n| < 8 a left-to-right chain
+    ((x*x)*x)..., as Copapy does; for larger |n| square-and-multiply, consuming the exponent's
+    bits from the lowest (result = result * x^(2^k) for each set bit k, in increasing k).
+    A negative n gives 1 / (x ** -n) (float); x ** 0 == 1."""
     if n == 0:
         return 1, "int" if ta != "float" else "float"
     m = abs(n)
+    x: Any = f32(a) if ta == "float" else int(a)
+
+    def mul(p: Any, q: Any) -> Any:
+        return p * q if ta == "float" else wrap32(p * q)
+
     with np.errstate(all="ignore"):
-        if ta == "float":
-            acc: Any = f32(a)
+        if m < 8:
+            acc = x
             for _ in range(m - 1):
-                acc = acc * f32(a)
+                acc = mul(acc, x)
         else:
-            acc = int(a)
-            for _ in range(m - 1):
-                acc = wrap32(acc * int(a))
+            acc, base, e = None, x, m
+            while True:
+                if e & 1:
+                    acc = base if acc is None else mul(acc, base)
+                e >>= 1
+                if e == 0:
+                    break
+                base = mul(base, base)
         if n > 0:
             return acc, "int" if ta != "float" else "float"
         return F32(1.0) / f32(acc), "float"

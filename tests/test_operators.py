@@ -174,7 +174,7 @@ def test_power_zero_is_one(x: Any) -> None:
 def test_non_integer_exponent_needs_math_pow() -> None:
     x = cp.value(2.0)
     for make in (lambda: x**0.5, lambda: x**2.5, lambda: x ** cp.value(2), lambda: 2.0**x):
-        with pytest.raises(NotImplementedError, match="pow"):
+        with pytest.raises(NotImplementedError, match="(?i)exponent"):
             make()
 
 
@@ -215,8 +215,9 @@ def test_documented_identities_on_finite_values() -> None:
     problems = []
     exprs = []
     for x, v in zip(xs, vals, strict=True):
+        minus_minus = -(-v)  # noqa: B002
         exprs += [(x, "x*0", v * 0, 0.0), (x, "0*x", 0 * v, 0.0), (x, "x+0", v + 0, x),
-                  (x, "x*1", v * 1, x), (x, "x-x", v - v, 0.0), (x, "-(-x)", -(-v), x)  # noqa: B002,
+                  (x, "x*1", v * 1, x), (x, "x-x", v - v, 0.0), (x, "-(-x)", minus_minus, x),
                   (x, "x*1.0", v * 1.0, x), (x, "x-0.0", v - 0.0, x)]
     tg = cp.Target()
     tg.compile([e[2] for e in exprs])

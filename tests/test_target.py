@@ -194,6 +194,7 @@ def test_read_value_not_compiled() -> None:
     other = cp.value(5.0) * 2.0
     tg = cp.Target()
     tg.compile(b)
+    tg.run()
     with pytest.raises(ValueError, match="(?i)compile"):
         tg.read_value(other)
     with pytest.raises(ValueError, match="(?i)compile"):
