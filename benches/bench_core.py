@@ -255,10 +255,11 @@ def table(ref: dict[str, Any] | None, ours: dict[str, Any] | None) -> str:
     for label, key, kind, bar, ok in specs:
         r, o = get(ref, key), get(ours, key)
         f = fmt_ns if kind == "time" else fmt_rate
-        if r is not None and o is not None and o > 0 and r > 0:
-            ratio = f"{(r / o if kind == 'time' else o / r):,.1f}× faster"
+        if ok is not None and r is not None and o is not None and o > 0 and r > 0:
+            speedup = r / o if kind == "time" else o / r
+            ratio = f"{speedup:,.1f}× faster" if speedup >= 1 else f"{1 / speedup:,.1f}× slower"
         else:
-            ratio = "—"
+            ratio = ""
         met = "" if ok is None else ("pending" if o is None else ("yes" if ok(o, r) else "**no**"))
         ours_cell = f(o) if o is not None else "pending"
         rows.append(f"| {label} | {f(r)} | {ours_cell} | {ratio} | {bar} | {met} |")
