@@ -278,3 +278,57 @@ def test_math_results_are_float_values() -> None:
     for v in (cp.value(2.0), cp.value(2), cp.value(True)):
         for fn in (cp.sqrt, cp.sin, cp.cos):
             assert fn(v).dtype == "float"
+
+
+def test_write_special_floats_and_int_limits() -> None:
+    f, i, flag = cp.value(0.0), cp.value(0), cp.value(False)
+    g = f * 2.0  # the written bits also pass through an operation
+    tg = cp.Target()
+    tg.compile(g, f, i + 0, i, flag | flag, flag)
+    for x in (math.inf, -math.inf, math.nan, -0.0, 1.401298464324817e-45, 1e40, 0.1, -3.4e38):
+        tg.write_value(f, x)
+        tg.run()
+        want = R.f32(x)
+        assert R.same_float(tg.read_value(f), want), x
+        assert R.same_float(tg.read_value(g), R.binop("mul", float(want), "float", 2.0, "float")[0]), x
+    for n in (R.INT_MAX, R.INT_MIN, -1, True):
+        tg.write_value(i, n)
+        tg.run()
+        assert tg.read_value(i) == int(n) and type(tg.read_value(i)) is int
+    for bv in (True, False, 1, 0):
+        tg.write_value(flag, bv)
+        tg.run()
+        assert tg.read_value(flag) is bool(bv)
+
+
+def test_inputs_with_equal_initial_values_are_distinct() -> None:
+    xs = [cp.value(0.0) for _ in range(4)]
+    ks = [cp.value(7) for _ in range(4)]
+    s = xs[0] - xs[1] + xs[2] * xs[3]
+    t = ks[0] * 1000 + ks[1] * 100 + ks[2] * 10 + ks[3]
+    tg = cp.Target()
+    tg.compile(s, t)
+    tg.write_value(xs, [1.0, 2.0, 3.0, 4.0])
+    tg.write_value(ks, [1, 2, 3, 4])
+    tg.run()
+    assert tg.read_value([s, t]) == [11.0, 1234]
+
+
+def test_compile_duplicates_and_inputs_as_outputs() -> None:
+    x = cp.value(2.0)
+    y = x + 1.0
+    tg = cp.Target()
+    tg.compile(y, y, [y, x])
+    tg.run()
+    assert tg.read_value([y, y, x]) == [3.0, 3.0, 2.0]
+
+
+def test_recompile_many_times() -> None:
+    a = cp.value(1)
+    tg = cp.Target()
+    for k in range(300):
+        e = a * 2 + k
+        tg.compile(e)
+        tg.write_value(a, k)
+        tg.run()
+        assert tg.read_value(e) == 3 * k
