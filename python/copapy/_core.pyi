@@ -6,7 +6,7 @@ from typing import Any, Generic, Literal, TypeVar, overload
 TNum = TypeVar("TNum", int, float)
 
 _Num = int | float
-_AnyValue = value[int] | value[float]
+_AnyValue = "value[int] | value[float]"
 
 class value(Generic[TNum]):
     """A traced scalar: float32, int32 or bool (bool values are ``value[int]``)."""
