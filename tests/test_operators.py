@@ -241,3 +241,22 @@ def test_int_division_by_zero_and_int_min_over_minus_one() -> None:
     tg.compile(exprs)
     tg.run()
     assert tg.read_value(exprs) == want
+
+
+def test_python_int_beyond_int32_next_to_a_float_value_is_promoted() -> None:
+    """Promotion converts the int to float32 first, so its int32 range does not matter."""
+    x = cp.value(1.5)
+    big = 10**10
+    exprs = [x * big, big + x, x - 2**40, (-(2**35)) / x]
+    tg = cp.Target()
+    tg.compile(*exprs)
+    tg.run()
+    f = np.float32
+    want = [f(1.5) * f(big), f(big) + f(1.5), f(1.5) - f(2**40), f(-(2**35)) / f(1.5)]
+    got = [tg.read_value(e) for e in exprs]
+    assert [np.float32(g).view(np.int32) for g in got] == [w.view(np.int32) for w in want]
+
+
+def test_python_int_beyond_int32_next_to_an_int_value_is_an_error() -> None:
+    with pytest.raises(OverflowError, match="int32"):
+        cp.value(3) + 2**31

@@ -26,9 +26,19 @@ fn trace_err(e: TraceError) -> PyErr {
 
 /// The operand as a graph value: a `value`, or a Python number as a constant.
 /// `None` means "not a number" so Python can try the other operand (NotImplemented).
-fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Value>> {
+///
+/// Next to a float value a Python int becomes a float constant directly, so ints beyond
+/// the int32 range (`x * 10**10`) work as they would after promotion.
+fn operand(obj: &Bound<'_, PyAny>, beside: ScalarType) -> PyResult<Option<Value>> {
     if let Ok(v) = obj.cast::<PyValue>() {
         return Ok(Some(v.get().v.clone()));
+    }
+    if beside == ScalarType::Float && obj.is_exact_instance_of::<PyInt>() {
+        let x: f64 = obj.extract()?;
+        return Ok(Some(Value::constant(
+            ScalarType::Float,
+            (x as f32).to_bits(),
+        )));
     }
     Ok(number_bits(obj)?.map(|(ty, bits)| Value::constant(ty, bits)))
 }
@@ -40,7 +50,7 @@ fn wrap(py: Python<'_>, v: Value) -> PyResult<Py<PyAny>> {
 impl PyValue {
     fn binary(&self, op: Op, other: &Bound<'_, PyAny>, reflected: bool) -> PyResult<Py<PyAny>> {
         let py = other.py();
-        let Some(o) = operand(other)? else {
+        let Some(o) = operand(other, self.v.ty())? else {
             return Ok(py.NotImplemented());
         };
         let r = if reflected {
