@@ -7,6 +7,8 @@ echo "== cargo fmt";     cargo fmt --all -- --check
 echo "== cargo clippy";  cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== cargo test";    cargo test --workspace -q
 echo "== stencils";      .venv/bin/python stencils/build.py --check
+echo "== stencil ops";   .venv/bin/python stencils/check_ops.py
+echo "== math ulp";      .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
 echo "== ruff";          .venv/bin/ruff check python tests benches examples stencils
 echo "== mypy";          .venv/bin/mypy --strict examples
 echo "== pytest";        .venv/bin/python -m pytest -q tests

@@ -101,7 +101,7 @@ def disassemble(target, obj):
     cmd = [*TARGETS[target].objdump, "-d", "-r", "--no-show-raw-insn", obj]
     text = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     lines = text.splitlines()
-    start = next(i for i, l in enumerate(lines) if l.startswith("Disassembly of section"))
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("Disassembly of section"))
     out = []
     for line in lines[start:]:
         line = re.sub(r"\s+# [0-9a-f]+ <[^>]*>$", "", line)
@@ -164,7 +164,7 @@ def verify(target, obj, dis):
     funcs = parse_functions(dis)
     for name, insns in sorted(funcs.items()):
         relocs = [(ty, sym, off, text) for _, text, rs in insns for ty, sym, off in rs]
-        for ty, sym, off, text in relocs:
+        for ty, sym, _off, text in relocs:
             if t.relocs and ty not in t.relocs:
                 errors.append(f"{name}: relocation {ty} against {sym} (allowed: {sorted(t.relocs)})")
             if name.startswith("cpm_") and sym in HOLES:

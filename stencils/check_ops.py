@@ -37,7 +37,7 @@ NPT = {"f": np.float32, "i": np.int32}
 
 
 def harness():
-    lines = ['#include "%s"' % os.path.join(HERE, "ops.h")]
+    lines = [f'#include "{os.path.join(HERE, "ops.h")}"']
     for (ty, rty), ops in gen_stencils.BINARY.items():
         for op in ops.split():
             lines.append(f"void t_{op}_{ty}(const {CT[ty]} *x, const {CT[ty]} *y, {CT[rty]} *o, int n)"
@@ -48,7 +48,7 @@ def harness():
                 continue
             lines.append(f"void t_{op}_{ty}(const {CT[ty]} *x, {CT[rty]} *o, int n)"
                          f" {{ for (int k = 0; k < n; k++) o[k] = op_{op}_{ty}(x[k]); }}")
-    lines.append('#include "%s"' % os.path.join(HERE, "mathlib.c"))
+    lines.append(f'#include "{os.path.join(HERE, "mathlib.c")}"')
     return "\n".join(lines) + "\n"
 
 
