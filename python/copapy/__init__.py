@@ -17,7 +17,27 @@ them; ``Target.run`` executes the native code.
 """
 
 from ._core import Target, value
-from ._math import cos, sin, sqrt
+from ._math import (
+    abs,
+    acos,
+    asin,
+    atan,
+    atan2,
+    clamp,
+    cos,
+    exp,
+    iif,
+    log,
+    max,
+    maximum,
+    min,
+    minimum,
+    pow,
+    sign,
+    sin,
+    sqrt,
+    tan,
+)
 
 NumLike = value | int | float
 """Anything that can take part in an operation: a traced value or a Python number."""
@@ -28,8 +48,24 @@ __all__ = [
     "__version__",
     "NumLike",
     "Target",
+    "abs",
+    "acos",
+    "asin",
+    "atan",
+    "atan2",
+    "clamp",
     "cos",
+    "exp",
+    "iif",
+    "log",
+    "max",
+    "maximum",
+    "min",
+    "minimum",
+    "pow",
+    "sign",
     "sin",
     "sqrt",
+    "tan",
     "value",
 ]

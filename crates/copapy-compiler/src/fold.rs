@@ -32,6 +32,15 @@ pub fn unary(op: Op, ty: ScalarType, a: u32) -> Option<u32> {
     }
 }
 
+/// `cond ? a : b` on bit patterns.
+pub fn select(cond: u32, a: u32, b: u32) -> u32 {
+    if cond != 0 {
+        a
+    } else {
+        b
+    }
+}
+
 /// Folds `op(a, b)` where both operands have type `ty` (the operand type, not the result type).
 pub fn binary(op: Op, ty: ScalarType, a: u32, b: u32) -> Option<u32> {
     match ty {
@@ -55,6 +64,20 @@ fn float_binary(op: Op, x: f32, y: f32) -> Option<u32> {
         Op::Ge => return bool_bits(x >= y),
         Op::Eq => return bool_bits(x == y),
         Op::Ne => return bool_bits(x != y),
+        Op::Min => {
+            if x < y || x.is_nan() {
+                x
+            } else {
+                y
+            }
+        }
+        Op::Max => {
+            if x > y || x.is_nan() {
+                x
+            } else {
+                y
+            }
+        }
         _ => return None,
     };
     Some(r.to_bits())
@@ -119,6 +142,8 @@ fn int_binary(op: Op, x: i32, y: i32) -> Option<i32> {
         Op::Ge => (x >= y) as i32,
         Op::Eq => (x == y) as i32,
         Op::Ne => (x != y) as i32,
+        Op::Min => x.min(y),
+        Op::Max => x.max(y),
         _ => return None,
     })
 }

@@ -36,6 +36,19 @@ pub enum Op {
     Cos,
     /// int32 → float32, round to nearest.
     IntToFloat,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Exp,
+    Log,
+    /// `atan2(left, right)`, C argument order.
+    Atan2,
+    Pow,
+    /// NumPy `minimum`: NaN in either operand propagates.
+    Min,
+    /// NumPy `maximum`: NaN in either operand propagates.
+    Max,
 }
 
 impl Op {
@@ -65,6 +78,16 @@ impl Op {
             Op::Sin => "sin",
             Op::Cos => "cos",
             Op::IntToFloat => "itof",
+            Op::Tan => "tan",
+            Op::Asin => "asin",
+            Op::Acos => "acos",
+            Op::Atan => "atan",
+            Op::Exp => "exp",
+            Op::Log => "log",
+            Op::Atan2 => "atan2",
+            Op::Pow => "pow",
+            Op::Min => "min",
+            Op::Max => "max",
         }
     }
 
@@ -81,7 +104,7 @@ impl Op {
     }
 
     /// Every binary operation, in a fixed order (used to build stencil tables).
-    pub const BINARY: [Op; 17] = [
+    pub const BINARY: [Op; 21] = [
         Op::Add,
         Op::Sub,
         Op::Mul,
@@ -99,10 +122,27 @@ impl Op {
         Op::Xor,
         Op::Shl,
         Op::Shr,
+        Op::Atan2,
+        Op::Pow,
+        Op::Min,
+        Op::Max,
     ];
 
     /// Every unary operation, in a fixed order.
-    pub const UNARY: [Op; 6] = [Op::Neg, Op::Abs, Op::Sqrt, Op::Sin, Op::Cos, Op::IntToFloat];
+    pub const UNARY: [Op; 12] = [
+        Op::Neg,
+        Op::Abs,
+        Op::Sqrt,
+        Op::Sin,
+        Op::Cos,
+        Op::IntToFloat,
+        Op::Tan,
+        Op::Asin,
+        Op::Acos,
+        Op::Atan,
+        Op::Exp,
+        Op::Log,
+    ];
 }
 
 /// What a node computes.
@@ -116,6 +156,9 @@ pub enum NodeKind {
     },
     Unary(Op, Value),
     Binary(Op, Value, Value),
+    /// `cond ? a : b` for floats, by bit selection: the value not taken never matters,
+    /// so a NaN or inf in it cannot leak. `cond` is a bool.
+    Select(Value, Value, Value),
 }
 
 /// A node of the traced graph: its result type and what it computes.
@@ -192,6 +235,11 @@ fn take_children(kind: &mut NodeKind, pending: &mut Vec<Value>) {
     match std::mem::replace(kind, leaf) {
         NodeKind::Unary(_, a) => pending.push(a),
         NodeKind::Binary(_, a, b) => {
+            pending.push(a);
+            pending.push(b);
+        }
+        NodeKind::Select(c, a, b) => {
+            pending.push(c);
             pending.push(a);
             pending.push(b);
         }

@@ -24,6 +24,8 @@ pub enum Kind {
     },
     Unary(Op, NodeId),
     Binary(Op, NodeId, NodeId),
+    /// `cond ? a : b` (floats, bit selection).
+    Select(NodeId, NodeId, NodeId),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -48,6 +50,7 @@ enum Key {
     /// Inputs are identified by the address of their traced node.
     Input(usize),
     Op(ScalarType, Op, NodeId, NodeId),
+    Select(NodeId, NodeId, NodeId),
 }
 
 struct Builder {
@@ -114,6 +117,21 @@ impl Builder {
     }
 }
 
+impl Builder {
+    fn select(&mut self, ty: ScalarType, c: NodeId, a: NodeId, b: NodeId) -> NodeId {
+        if a == b {
+            return a;
+        }
+        self.intern(
+            Key::Select(c, a, b),
+            ArenaNode {
+                ty,
+                kind: Kind::Select(c, a, b),
+            },
+        )
+    }
+}
+
 /// Numbers, deduplicates and prunes the graph reachable from `outputs`.
 pub fn build_arena(outputs: &[Value]) -> Arena {
     let mut b = Builder {
@@ -160,6 +178,17 @@ pub fn build_arena(outputs: &[Value]) -> Arena {
                     }
                     let (x, y) = (seen[&x.id()], seen[&y.id()]);
                     b.binary(v.ty(), *op, x, y)
+                }
+                NodeKind::Select(c, x, y) => {
+                    if !expanded {
+                        stack.push((v, true));
+                        stack.push((y, false));
+                        stack.push((x, false));
+                        stack.push((c, false));
+                        continue;
+                    }
+                    let (c, x, y) = (seen[&c.id()], seen[&x.id()], seen[&y.id()]);
+                    b.select(v.ty(), c, x, y)
                 }
             };
             seen.insert(v.id(), id);

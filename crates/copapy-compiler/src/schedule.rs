@@ -107,6 +107,20 @@ impl Scheduler<'_> {
         Ok(r)
     }
 
+    /// Loads `n` (which is in memory) into a register of `class`.
+    fn load(&mut self, class: Class, n: NodeId) -> Result<Place, MissingStencil> {
+        let r = self.claim(class)?;
+        let slot = self.slot[n as usize];
+        debug_assert!(
+            slot != NO_SLOT,
+            "value {n} is neither in a register nor in memory"
+        );
+        let load = self.table.copy(class, Place::Mem, r)?;
+        self.emit(load, Some(slot));
+        self.set_reg(class, r, n);
+        Ok(Place::reg(r))
+    }
+
     fn set_reg(&mut self, class: Class, r: usize, n: NodeId) {
         // a value lives in at most one register of its class
         let other = &mut self.regs[class as usize][1 - r];
@@ -149,12 +163,7 @@ impl Scheduler<'_> {
                 let mut py = self.place(class, y);
                 if px == Place::Mem && py == Place::Mem {
                     // one operand must come from a register: load the left one
-                    let r = self.claim(class)?;
-                    let slot = self.slot[x as usize];
-                    let load = self.table.copy(class, Place::Mem, r)?;
-                    self.emit(load, Some(slot));
-                    self.set_reg(class, r, x);
-                    px = Place::reg(r);
+                    px = self.load(class, x)?;
                     if x == y {
                         py = px;
                     }
@@ -166,6 +175,28 @@ impl Scheduler<'_> {
                 let stencil = self.table.binary(op, class, px, py, dst)?;
                 self.emit(stencil, slot);
                 self.set_reg(result_class, dst, n);
+            }
+            Kind::Select(c, x, y) => {
+                let pc = match self.place(Class::Int, c) {
+                    Place::Mem => self.load(Class::Int, c)?,
+                    p => p,
+                };
+                let mut px = self.place(Class::Float, x);
+                let mut py = self.place(Class::Float, y);
+                if px == Place::Mem && py == Place::Mem {
+                    px = self.load(Class::Float, x)?;
+                }
+                if x == y {
+                    py = px;
+                }
+                for operand in [c, x, y] {
+                    self.uses[operand as usize] -= 1;
+                }
+                let slot = self.mem_slot(&[(px, x), (py, y)]);
+                let dst = self.claim(Class::Float)?;
+                let stencil = self.table.select(pc as usize, px, py, dst)?;
+                self.emit(stencil, slot);
+                self.set_reg(Class::Float, dst, n);
             }
         }
         if is_output && !self.in_memory(n) {
@@ -191,6 +222,11 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
             Kind::Binary(_, a, b) => {
                 uses[a as usize] += 1;
                 uses[b as usize] += 1;
+            }
+            Kind::Select(c, a, b) => {
+                for operand in [c, a, b] {
+                    uses[operand as usize] += 1;
+                }
             }
             _ => {}
         }
@@ -274,6 +310,15 @@ mod tests {
                     names.push(format!("st_store_{cls}_{r}"));
                 }
             }
+            for c in ["r0", "r1"] {
+                for x in places {
+                    for y in places {
+                        for d in ["r0", "r1"] {
+                            names.push(format!("st_select_f_{c}{x}{y}_{d}"));
+                        }
+                    }
+                }
+            }
             Machine { names }
         }
 
@@ -320,7 +365,11 @@ mod tests {
                     out
                 };
                 let srcs = split(srcs);
-                let (result, result_cls) = if parts[1] == "copy" {
+                let (result, result_cls) = if parts[1] == "select" {
+                    let cond = regs[1][usize::from(srcs[0] == "r1")];
+                    let (x, y) = (fetch(&srcs[1], &regs, data), fetch(&srcs[2], &regs, data));
+                    (fold::select(cond, x, y), 0)
+                } else if parts[1] == "copy" {
                     (fetch(&srcs[0], &regs, data), cls)
                 } else {
                     let op = op_of(parts[1]).unwrap();
@@ -350,6 +399,7 @@ mod tests {
                     fold::binary(op, arena.nodes[a as usize].ty, v[a as usize], v[b as usize])
                         .unwrap()
                 }
+                Kind::Select(c, a, b) => fold::select(v[c as usize], v[a as usize], v[b as usize]),
             };
         }
         v
@@ -393,8 +443,12 @@ mod tests {
             for _ in 0..(5 + rng.pick(40)) {
                 let a = pool[rng.pick(pool.len())].clone();
                 let b = pool[rng.pick(pool.len())].clone();
-                let v = match rng.pick(6) {
+                let v = match rng.pick(7) {
                     0 => trace::unary(Op::Neg, &a),
+                    6 => {
+                        let c = pool[rng.pick(pool.len())].clone();
+                        trace::select(&c, &a, &b)
+                    }
                     1 => trace::unary(Op::Sqrt, &trace::unary(Op::Abs, &a).unwrap()),
                     2 | 3 if a.ty() == ScalarType::Float || b.ty() == ScalarType::Float => {
                         trace::binary(float_ops[rng.pick(float_ops.len())], &a, &b)

@@ -91,6 +91,16 @@ pub struct StencilTable {
     binary: Vec<Option<StencilId>>,
     unary: Vec<Option<StencilId>>,
     store: [[Option<StencilId>; 2]; 2],
+    /// [condition register][x][y][dst] for `st_select_f_...`
+    select: Vec<Option<StencilId>>,
+}
+
+fn select_index(c: usize, x: Place, y: Place, dst: usize) -> usize {
+    ((c * 3 + x as usize) * 3 + y as usize) * 2 + dst
+}
+
+fn select_name(c: usize, x: Place, y: Place, dst: usize) -> String {
+    format!("st_select_f_r{c}{}{}_r{dst}", x.code(), y.code())
 }
 
 fn binary_index(op_index: usize, class: Class, x: Place, y: Place, dst: usize) -> usize {
@@ -162,11 +172,34 @@ impl StencilTable {
                 *slot = db.id(&format!("st_store_{}_r{r}", class.code()));
             }
         }
+        let mut select = vec![None; 2 * 3 * 3 * 2];
+        for c in 0..2 {
+            for x in Place::ALL {
+                for y in Place::ALL {
+                    for dst in 0..2 {
+                        select[select_index(c, x, y, dst)] = db.id(&select_name(c, x, y, dst));
+                    }
+                }
+            }
+        }
         StencilTable {
             binary,
             unary,
             store,
+            select,
         }
+    }
+
+    /// Float `dst = cond ? x : y` with the condition in int register `c`.
+    pub fn select(
+        &self,
+        c: usize,
+        x: Place,
+        y: Place,
+        dst: usize,
+    ) -> Result<StencilId, MissingStencil> {
+        self.select[select_index(c, x, y, dst)]
+            .ok_or_else(|| MissingStencil(select_name(c, x, y, dst)))
     }
 
     /// `dst = x op y` where x and y are operands of `class`.

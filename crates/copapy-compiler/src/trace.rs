@@ -61,7 +61,15 @@ pub fn unary(op: Op, a: &Value) -> Result<Value, TraceError> {
             Ok(make_unary(op, arith_type(a.ty()), a))
         }
         Op::Abs => Ok(make_unary(op, arith_type(a.ty()), a)),
-        Op::Sqrt | Op::Sin | Op::Cos => Ok(make_unary(op, ScalarType::Float, &to_float(a))),
+        Op::Sqrt
+        | Op::Sin
+        | Op::Cos
+        | Op::Tan
+        | Op::Asin
+        | Op::Acos
+        | Op::Atan
+        | Op::Exp
+        | Op::Log => Ok(make_unary(op, ScalarType::Float, &to_float(a))),
         Op::IntToFloat => Ok(to_float(a)),
         _ => Err(TraceError {
             message: format!("{op:?} is not a unary operation"),
@@ -88,7 +96,16 @@ pub fn binary(op: Op, a: &Value, b: &Value) -> Result<Value, TraceError> {
                 (a.clone(), b.clone(), ScalarType::Int)
             }
         }
-        Op::Div => (to_float(a), to_float(b), ScalarType::Float),
+        Op::Div | Op::Atan2 | Op::Pow => (to_float(a), to_float(b), ScalarType::Float),
+        Op::Min | Op::Max => {
+            if any_float {
+                (to_float(a), to_float(b), ScalarType::Float)
+            } else if a.ty() == ScalarType::Bool && b.ty() == ScalarType::Bool {
+                (a.clone(), b.clone(), ScalarType::Bool)
+            } else {
+                (a.clone(), b.clone(), ScalarType::Int)
+            }
+        }
         Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne => {
             if any_float {
                 (to_float(a), to_float(b), ScalarType::Bool)
@@ -231,8 +248,67 @@ fn identity(op: Op, result: ScalarType, a: &Value, b: &Value) -> Option<Value> {
             None
         }
         Op::Shl | Op::Shr if is(b, 0) => same(a),
+        // pow(x, 1) == x and pow(x, 0) == 1 for every x, NaN included (C99 F.10.4.4)
+        Op::Pow if is(b, ONE_F) => same(a),
+        Op::Pow if is(b, 0) || is(b, 0x8000_0000) => Some(Value::constant(result, ONE_F)),
+        Op::Min | Op::Max if a.ptr_eq(b) => same(a),
         _ => None,
     }
+}
+
+/// `cond ? a : b` without branching (Copapy's `iif`): `cond` is any value, true when
+/// non-zero. Operands are promoted as in arithmetic. For floats the result is a bit
+/// selection, so a NaN or inf in the operand not taken never reaches the result; ints
+/// use `b ^ ((a ^ b) & -cond)`, which is exact.
+pub fn select(cond: &Value, a: &Value, b: &Value) -> Result<Value, TraceError> {
+    let cond = if cond.ty() == ScalarType::Bool {
+        cond.clone()
+    } else {
+        let zero = Value::constant(cond.ty(), 0);
+        binary(Op::Ne, cond, &zero)?
+    };
+    let any_float = is_float(a) || is_float(b);
+    let both_bool = a.ty() == ScalarType::Bool && b.ty() == ScalarType::Bool;
+    let (a, b) = if any_float {
+        (to_float(a), to_float(b))
+    } else {
+        (a.clone(), b.clone())
+    };
+    if let Some(c) = cond.const_bits() {
+        let picked = if c != 0 { a } else { b };
+        return Ok(
+            if any_float || both_bool || picked.ty() == ScalarType::Int {
+                picked
+            } else {
+                // a bool picked where the other side is an int: the result is an int
+                binary(Op::Add, &picked, &Value::constant(ScalarType::Int, 0))?
+            },
+        );
+    }
+    if a.ptr_eq(&b) {
+        return Ok(a);
+    }
+    if any_float {
+        return Ok(Value::new(ScalarType::Float, NodeKind::Select(cond, a, b)));
+    }
+    if both_bool {
+        let not_cond = binary(Op::Xor, &cond, &Value::constant(ScalarType::Bool, 1))?;
+        let take_a = binary(Op::And, &a, &cond)?;
+        let take_b = binary(Op::And, &b, &not_cond)?;
+        return binary(Op::Or, &take_a, &take_b);
+    }
+    let mask = unary(Op::Neg, &cond)?; // 0 or -1
+    let diff = binary(Op::Xor, &a, &b)?;
+    let picked = binary(Op::And, &diff, &mask)?;
+    binary(Op::Xor, &b, &picked)
+}
+
+/// Sign of `x` as an int: 1, 0 or -1 (0 for NaN), as Copapy's `sign`.
+pub fn sign(x: &Value) -> Result<Value, TraceError> {
+    let zero = Value::constant(x.ty(), 0);
+    let pos = binary(Op::Gt, x, &zero)?;
+    let neg = binary(Op::Lt, x, &zero)?;
+    binary(Op::Sub, &pos, &neg)
 }
 
 /// `x ** n` for an integer constant `n`, as multiplications.

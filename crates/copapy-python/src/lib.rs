@@ -14,22 +14,72 @@ mod value;
 
 use value::PyValue;
 
-/// `sqrt(x)` for a value (IEEE square root, exact).
-#[pyfunction]
-fn sqrt(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
-    value::math_unary(py, x, Op::Sqrt)
+macro_rules! unary_functions {
+    ($($name:ident => $op:expr, $doc:literal;)*) => {
+        $(
+            #[doc = $doc]
+            #[pyfunction]
+            fn $name(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
+                value::math_unary(py, x, $op)
+            }
+        )*
+    };
 }
 
-/// `sin(x)` for a value (copapy's own float32 sine, see docs/math.md).
-#[pyfunction]
-fn sin(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
-    value::math_unary(py, x, Op::Sin)
+unary_functions! {
+    sqrt => Op::Sqrt, "`sqrt(x)` for a value (IEEE square root, exact).";
+    sin => Op::Sin, "`sin(x)` for a value (copapy's own float32 sine, see docs/math.md).";
+    cos => Op::Cos, "`cos(x)` for a value (copapy's own float32 cosine).";
+    tan => Op::Tan, "`tan(x)` for a value.";
+    asin => Op::Asin, "`asin(x)` for a value.";
+    acos => Op::Acos, "`acos(x)` for a value.";
+    atan => Op::Atan, "`atan(x)` for a value.";
+    exp => Op::Exp, "`exp(x)` for a value.";
+    log => Op::Log, "`log(x)` (natural logarithm) for a value.";
 }
 
-/// `cos(x)` for a value (copapy's own float32 cosine, see docs/math.md).
+macro_rules! binary_functions {
+    ($($name:ident => $op:expr, $doc:literal;)*) => {
+        $(
+            #[doc = $doc]
+            #[pyfunction]
+            fn $name(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                value::math_binary(py, a, b, $op, stringify!($name))
+            }
+        )*
+    };
+}
+
+binary_functions! {
+    atan2 => Op::Atan2, "`atan2(y, x)`: angle of the point (x, y), as C's atan2f.";
+    minimum => Op::Min, "Smaller of two values (NumPy `minimum`: NaN propagates).";
+    maximum => Op::Max, "Larger of two values (NumPy `maximum`: NaN propagates).";
+}
+
+/// `pow(x, y)`: integer constant exponents become multiplications, others `powf`.
 #[pyfunction]
-fn cos(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
-    value::math_unary(py, x, Op::Cos)
+fn pow(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    if let Ok(v) = x.cast::<PyValue>() {
+        return value::power(py, &v.get().v, y);
+    }
+    value::math_binary(py, x, y, Op::Pow, "pow")
+}
+
+/// `iif(cond, a, b)`: `a` where `cond` is non-zero, else `b`, without branching.
+#[pyfunction]
+fn iif(
+    py: Python<'_>,
+    cond: &Bound<'_, PyAny>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    value::iif(py, cond, a, b)
+}
+
+/// `sign(x)`: 1, 0 or -1 as an int value (0 for NaN).
+#[pyfunction]
+fn sign(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
+    value::sign(py, x)
 }
 
 #[pymodule]
@@ -39,5 +89,17 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sqrt, m)?)?;
     m.add_function(wrap_pyfunction!(sin, m)?)?;
     m.add_function(wrap_pyfunction!(cos, m)?)?;
+    m.add_function(wrap_pyfunction!(tan, m)?)?;
+    m.add_function(wrap_pyfunction!(asin, m)?)?;
+    m.add_function(wrap_pyfunction!(acos, m)?)?;
+    m.add_function(wrap_pyfunction!(atan, m)?)?;
+    m.add_function(wrap_pyfunction!(exp, m)?)?;
+    m.add_function(wrap_pyfunction!(log, m)?)?;
+    m.add_function(wrap_pyfunction!(atan2, m)?)?;
+    m.add_function(wrap_pyfunction!(minimum, m)?)?;
+    m.add_function(wrap_pyfunction!(maximum, m)?)?;
+    m.add_function(wrap_pyfunction!(pow, m)?)?;
+    m.add_function(wrap_pyfunction!(iif, m)?)?;
+    m.add_function(wrap_pyfunction!(sign, m)?)?;
     Ok(())
 }

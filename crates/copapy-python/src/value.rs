@@ -1,7 +1,7 @@
 //! `copapy.value`: a traced scalar. Every operator builds a graph node in Rust.
 
 use pyo3::basic::CompareOp;
-use pyo3::exceptions::{PyNotImplementedError, PyTypeError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyInt, PyType};
 
@@ -78,13 +78,6 @@ fn integer_exponent(e: &Bound<'_, PyAny>) -> PyResult<Option<(i64, bool)>> {
         }
     }
     Ok(None)
-}
-
-fn pow_unsupported(what: &str) -> PyErr {
-    PyNotImplementedError::new_err(format!(
-        "{what} is not supported yet: only integer constant exponents (x ** 2, x ** -1, x ** 3.0) \
-         are compiled, as repeated multiplications"
-    ))
 }
 
 #[pymethods]
@@ -268,29 +261,12 @@ impl PyValue {
         exponent: &Bound<'_, PyAny>,
         modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let py = exponent.py();
         if modulo.is_some() {
             return Err(PyTypeError::new_err(
                 "pow() with a modulo is not supported for copapy values",
             ));
         }
-        if exponent.cast::<PyValue>().is_ok() {
-            return Err(pow_unsupported("a traced exponent (x ** y with y a value)"));
-        }
-        match integer_exponent(exponent)? {
-            Some((n, float_exponent)) => {
-                let base = if float_exponent {
-                    trace::to_float(&self.v)
-                } else {
-                    self.v.clone()
-                };
-                wrap(py, trace::powi(&base, n).map_err(trace_err)?)
-            }
-            None if number_bits(exponent)?.is_some() => Err(pow_unsupported(&format!(
-                "a non-integer exponent ({exponent})"
-            ))),
-            None => Ok(py.NotImplemented()),
-        }
+        power(exponent.py(), &self.v, exponent)
     }
 
     fn __rpow__(
@@ -298,9 +274,36 @@ impl PyValue {
         base: &Bound<'_, PyAny>,
         modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyAny>> {
-        let _ = (base, modulo);
-        Err(pow_unsupported("a traced exponent (number ** value)"))
+        let py = base.py();
+        if modulo.is_some() {
+            return Err(PyTypeError::new_err(
+                "pow() with a modulo is not supported for copapy values",
+            ));
+        }
+        let Some(b) = operand(base, self.v.ty())? else {
+            return Ok(py.NotImplemented());
+        };
+        wrap(py, trace::binary(Op::Pow, &b, &self.v).map_err(trace_err)?)
     }
+}
+
+/// `base ** exponent`: an integer constant exponent becomes multiplications (as in
+/// Copapy), anything else the `pow` function of the math library (float result).
+pub fn power(py: Python<'_>, base: &Value, exponent: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    if exponent.cast::<PyValue>().is_err() {
+        if let Some((n, float_exponent)) = integer_exponent(exponent)? {
+            let base = if float_exponent {
+                trace::to_float(base)
+            } else {
+                base.clone()
+            };
+            return wrap(py, trace::powi(&base, n).map_err(trace_err)?);
+        }
+    }
+    let Some(e) = operand(exponent, ScalarType::Float)? else {
+        return Ok(py.NotImplemented());
+    };
+    wrap(py, trace::binary(Op::Pow, base, &e).map_err(trace_err)?)
 }
 
 fn show(ty: ScalarType, bits: u32) -> String {
@@ -314,4 +317,62 @@ fn show(ty: ScalarType, bits: u32) -> String {
 /// Applies a unary math function to a value (the Python layer handles plain numbers).
 pub fn math_unary(py: Python<'_>, v: &Bound<'_, PyValue>, op: Op) -> PyResult<Py<PyAny>> {
     v.get().unary(py, op)
+}
+
+/// Both operands of a two-argument function as graph values; at least one must be a value.
+pub fn two_operands(
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    what: &str,
+) -> PyResult<(Value, Value)> {
+    let beside = |o: &Bound<'_, PyAny>| {
+        o.cast::<PyValue>()
+            .map(|v| v.get().v.ty())
+            .unwrap_or(ScalarType::Int)
+    };
+    let (ta, tb) = (beside(a), beside(b));
+    let x = operand(a, tb)?;
+    let y = operand(b, ta)?;
+    match (x, y) {
+        (Some(x), Some(y)) => Ok((x, y)),
+        _ => Err(PyTypeError::new_err(format!(
+            "{what} takes copapy values or numbers, got {} and {}",
+            type_name(a),
+            type_name(b)
+        ))),
+    }
+}
+
+/// A binary graph operation on two operands (values or numbers).
+pub fn math_binary(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    op: Op,
+    what: &str,
+) -> PyResult<Py<PyAny>> {
+    let (x, y) = two_operands(a, b, what)?;
+    wrap(py, trace::binary(op, &x, &y).map_err(trace_err)?)
+}
+
+/// `iif(cond, a, b)`: branch-free select.
+pub fn iif(
+    py: Python<'_>,
+    c: &Bound<'_, PyAny>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let cond = operand(c, ScalarType::Int)?.ok_or_else(|| {
+        PyTypeError::new_err(format!(
+            "iif condition must be a copapy value or a number, got {}",
+            type_name(c)
+        ))
+    })?;
+    let (x, y) = two_operands(a, b, "iif")?;
+    wrap(py, trace::select(&cond, &x, &y).map_err(trace_err)?)
+}
+
+/// `sign(x)`: 1, 0 or -1 as an int value.
+pub fn sign(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
+    wrap(py, trace::sign(&x.get().v).map_err(trace_err)?)
 }
