@@ -17,6 +17,7 @@ them; ``Target.run`` executes the native code.
 """
 
 from ._core import Target, value
+from ._jit import jit
 from ._math import (
     abs,
     acos,
@@ -57,6 +58,7 @@ __all__ = [
     "cos",
     "exp",
     "iif",
+    "jit",
     "log",
     "max",
     "maximum",

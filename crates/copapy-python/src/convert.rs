@@ -24,11 +24,14 @@ pub fn number_bits(obj: &Bound<'_, PyAny>) -> PyResult<Option<(ScalarType, u32)>
     if obj.is_instance_of::<PyString>() {
         return Ok(None);
     }
-    // NumPy and other numeric scalars
+    // NumPy and other numeric scalars (arrays and other containers have a length)
+    if obj.hasattr("__len__")? {
+        return Ok(None);
+    }
     if obj.hasattr("__index__")? {
         return Ok(Some((ScalarType::Int, int32_bits(obj)?)));
     }
-    if obj.hasattr("__float__")? && !obj.hasattr("__len__")? {
+    if obj.hasattr("__float__")? {
         let x: f64 = obj.extract()?;
         return Ok(Some((ScalarType::Float, (x as f32).to_bits())));
     }

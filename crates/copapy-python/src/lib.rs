@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 use copapy_compiler::Op;
 
 mod convert;
+mod jit;
 mod target;
 mod value;
 
@@ -86,6 +87,7 @@ fn sign(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyValue>()?;
     m.add_class::<target::Target>()?;
+    m.add_class::<jit::JitFunction>()?;
     m.add_function(wrap_pyfunction!(sqrt, m)?)?;
     m.add_function(wrap_pyfunction!(sin, m)?)?;
     m.add_function(wrap_pyfunction!(cos, m)?)?;

@@ -43,6 +43,18 @@ fn backend() -> PyResult<&'static Backend> {
         .map_err(|e| PyRuntimeError::new_err(e.clone()))
 }
 
+/// Compiles `outputs` with the native stencils and loads the program.
+pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled, LoadedProgram)> {
+    let be = backend()?;
+    let compiled = compile(&be.db, &be.table, outputs).map_err(|e| match e {
+        CompileError::NothingToCompile => PyValueError::new_err(e.to_string()),
+        e => PyRuntimeError::new_err(e.to_string()),
+    })?;
+    let program = LoadedProgram::load(&compiled.program)
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot load the compiled program: {e}")))?;
+    Ok((compiled, program))
+}
+
 /// Where a compiled variable lives.
 #[derive(Clone, Copy)]
 struct Var {
@@ -179,14 +191,7 @@ impl Target {
         for v in values.iter() {
             collect(&v, &mut outputs)?;
         }
-        let be = backend()?;
-        let compiled = compile(&be.db, &be.table, &outputs).map_err(|e| match e {
-            CompileError::NothingToCompile => PyValueError::new_err(e.to_string()),
-            e => PyRuntimeError::new_err(e.to_string()),
-        })?;
-        let program = LoadedProgram::load(&compiled.program).map_err(|e| {
-            PyRuntimeError::new_err(format!("cannot load the compiled program: {e}"))
-        })?;
+        let (compiled, program) = compile_values(&outputs)?;
         let mut vars = FxHashMap::default();
         let mut keep = Vec::with_capacity(outputs.len() + compiled.inputs.len());
         for (v, &offset) in outputs.iter().zip(&compiled.outputs) {
