@@ -16,6 +16,7 @@ it, schedules it onto stencils (precompiled machine-code fragments), links and l
 them; ``Target.run`` executes the native code.
 """
 
+from . import filters
 from ._core import Target, value
 from ._jit import jit
 from ._math import (
@@ -39,6 +40,8 @@ from ._math import (
     sqrt,
     tan,
 )
+from ._neural import relu, sigmoid
+from ._quaternion import quaternion
 
 NumLike = value | int | float
 """Anything that can take part in an operation: a traced value or a Python number."""
@@ -57,6 +60,7 @@ __all__ = [
     "clamp",
     "cos",
     "exp",
+    "filters",
     "iif",
     "jit",
     "log",
@@ -65,6 +69,9 @@ __all__ = [
     "min",
     "minimum",
     "pow",
+    "quaternion",
+    "relu",
+    "sigmoid",
     "sign",
     "sin",
     "sqrt",

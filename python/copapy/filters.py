@@ -1,0 +1,154 @@
+"""Filters over a window of samples: ``mean``, ``median``, ``argsort``.
+
+Compiled code has no data-dependent branches, so ``median`` and ``argsort`` on traced values
+run a fixed *sorting network* (Batcher's odd-even merge sort, O(n log² n) compare-exchange
+steps for any n) built from ``cp.minimum``/``cp.maximum`` (median) or ``cp.iif`` (argsort).
+The network is chosen from the window length while tracing; the optimiser then drops every
+compare-exchange whose result is not used (the median needs only part of the network).
+With only plain numbers as input the result is computed in Python right away.
+
+Semantics (tested against NumPy):
+
+* ``mean(v)`` is ``v.sum() / len(v)`` (the vector's summation order; an int vector's sum
+  wraps at 32 bits before the division, unlike ``numpy.mean``).
+* ``median(v)`` is ``numpy.median``: the middle element for odd ``n``; for even ``n`` the
+  mean of the two middle ones, ``(a + b) / 2`` in float32 (``a * 0.5 + b * 0.5`` for ints,
+  which cannot wrap). A NaN anywhere gives NaN. (Copapy returns one of the two middle
+  elements for even ``n``, depending on the input order; for odd ``n`` both agree.)
+* ``argsort(v)`` is ``numpy.argsort(v, kind='stable')``: indices that sort ``v`` ascending,
+  equal elements keep their input order, NaNs go last (in their input order). The result is
+  a ``cp.vector`` of ints. (Copapy gives wrong indices when elements are equal.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, overload
+
+from . import _math
+from ._core import value
+
+if TYPE_CHECKING:
+    from ._vectors import vector
+
+__all__ = ["argsort", "homogenize_vector", "mean", "median", "sorting_network"]
+
+
+def sorting_network(n: int) -> list[tuple[int, int]]:
+    """Compare-exchange pairs ``(i, j)``, ``i < j``, of Batcher's odd-even merge sort for ``n``
+    inputs: applying ``a[i], a[j] = min(a[i], a[j]), max(a[i], a[j])`` in order sorts ``a``."""
+    pairs: list[tuple[int, int]] = []
+    p = 1
+    while p < n:
+        k = p
+        while k >= 1:
+            for j in range(k % p, n - k, 2 * k):
+                for i in range(min(k, n - j - k)):
+                    if (i + j) // (2 * p) == (i + j + k) // (2 * p):
+                        pairs.append((i + j, i + j + k))
+            k //= 2
+        p *= 2
+    return pairs
+
+
+def _as_list(samples: Iterable[Any], what: str) -> list[Any]:
+    items = list(samples)
+    if not items:
+        raise ValueError(f"{what} of an empty vector")
+    for s in items:
+        if not isinstance(s, value | int | float):
+            raise TypeError(f"{what} expects a vector of numbers or cp.value, got an element of type "
+                            f"{type(s).__name__}")
+    return items
+
+
+def _is_nan(x: Any) -> bool:
+    return bool(x != x)
+
+
+def _is_traced(items: list[Any]) -> bool:
+    return any(isinstance(s, value) for s in items)
+
+
+def homogenize_vector(input_values: Iterable[Any]) -> list[Any]:
+    """All elements as ``cp.value`` if any of them is one, else all plain numbers (as Copapy)."""
+    items = list(input_values)
+    if _is_traced(items):
+        return [s if isinstance(s, value) else value(s) for s in items]
+    return items
+
+
+@overload
+def mean(input_vector: vector[float] | Iterable[value[float] | float]) -> value[float] | float: ...
+@overload
+def mean(input_vector: vector[Any] | Iterable[Any]) -> value[float] | float: ...
+def mean(input_vector: Any) -> Any:
+    """Arithmetic mean: ``sum / len``."""
+    from ._vectors import vector
+
+    vec = input_vector if isinstance(input_vector, vector) else vector(_as_list(input_vector, "mean"))
+    if len(vec) == 0:
+        raise ValueError("mean of an empty vector")
+    return vec.sum() / len(vec)
+
+
+def _plain_median(items: list[Any]) -> Any:
+    if any(_is_nan(s) for s in items):
+        return float("nan")
+    ordered = sorted(items)
+    n = len(ordered)
+    if n % 2:
+        return ordered[n // 2]
+    return (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+
+
+@overload
+def median(input_vector: vector[float] | Iterable[value[float] | float]) -> value[float] | float: ...
+@overload
+def median(input_vector: vector[Any] | Iterable[Any]) -> value[Any] | float: ...
+def median(input_vector: Any) -> Any:
+    """Median as ``numpy.median`` (see the module documentation), branch-free when traced."""
+    items = _as_list(input_vector, "median")
+    if not _is_traced(items):
+        return _plain_median(items)
+    n = len(items)
+    wires = list(items)
+    for i, j in sorting_network(n):
+        lo, hi = wires[i], wires[j]
+        wires[i], wires[j] = _math.minimum(lo, hi), _math.maximum(lo, hi)
+    if n % 2:
+        return wires[n // 2]
+    a, b = wires[n // 2 - 1], wires[n // 2]
+    if all(isinstance(s, int) or (isinstance(s, value) and s.dtype != "float") for s in items):
+        return a * 0.5 + b * 0.5
+    return (a + b) / 2
+
+
+def _plain_argsort(items: list[Any]) -> list[int]:
+    return sorted(range(len(items)), key=lambda i: (_is_nan(items[i]), 0 if _is_nan(items[i]) else items[i]))
+
+
+def _goes_after(ka: Any, ia: Any, kb: Any, ib: Any) -> Any:
+    """Whether (ka, ia) sorts after (kb, ib): by key with NaN last, then by index."""
+    index_after = ib < ia
+    key_after = kb < ka
+    same_key = kb == ka
+    a_nan = ka != ka
+    b_not_nan = kb == kb
+    return key_after | (same_key & index_after) | (a_nan & (b_not_nan | index_after))
+
+
+def argsort(input_vector: vector[Any] | Iterable[Any]) -> vector[int]:
+    """Indices that sort the input, as ``numpy.argsort(kind='stable')`` (NaNs last)."""
+    from ._vectors import vector
+
+    items = _as_list(input_vector, "argsort")
+    if not _is_traced(items):
+        return vector(_plain_argsort(items))
+    keys: list[Any] = list(items)
+    index: list[Any] = list(range(len(items)))
+    for i, j in sorting_network(len(items)):
+        swap = _goes_after(keys[i], index[i], keys[j], index[j])
+        keys[i], keys[j] = _math.iif(swap, keys[j], keys[i]), _math.iif(swap, keys[i], keys[j])
+        index[i], index[j] = _math.iif(swap, index[j], index[i]), _math.iif(swap, index[i], index[j])
+    return vector(index)
