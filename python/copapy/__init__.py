@@ -17,6 +17,7 @@ them; ``Target.run`` executes the native code.
 """
 
 from . import filters
+from ._autograd import grad
 from ._core import Target, value
 from ._jit import jit
 from ._math import (
@@ -61,6 +62,7 @@ __all__ = [
     "cos",
     "exp",
     "filters",
+    "grad",
     "iif",
     "jit",
     "log",

@@ -11,6 +11,7 @@
 //!
 //! [`compile`] drives stages 2 to 4.
 
+pub mod autodiff;
 pub mod compile;
 pub mod fold;
 pub mod graph;

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 use copapy_compiler::Op;
 
+mod autograd;
 mod convert;
 mod jit;
 mod target;
@@ -103,5 +104,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pow, m)?)?;
     m.add_function(wrap_pyfunction!(iif, m)?)?;
     m.add_function(wrap_pyfunction!(sign, m)?)?;
+    m.add_function(wrap_pyfunction!(autograd::grad, m)?)?;
     Ok(())
 }

@@ -1,0 +1,45 @@
+//! `copapy._core.grad`: reverse-mode differentiation of a traced value (see
+//! `copapy_compiler::autodiff`). The Python layer (`copapy/_autograd.py`) flattens
+//! containers into the list of values this takes and rebuilds the result's structure.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+use copapy_compiler::autodiff;
+use copapy_compiler::Value;
+
+use crate::convert::type_name;
+use crate::value::PyValue;
+
+/// `grad(y, xs)`: the derivative of the float value `y` with respect to each value in
+/// `xs`, as a list of values (a constant 0.0 value where `y` does not depend on it).
+#[pyfunction]
+pub fn grad(
+    py: Python<'_>,
+    y: &Bound<'_, PyAny>,
+    xs: &Bound<'_, PyAny>,
+) -> PyResult<Vec<Py<PyAny>>> {
+    let y = y.cast::<PyValue>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "cp.grad needs a copapy value to differentiate, got {}",
+            type_name(y)
+        ))
+    })?;
+    let mut wrt: Vec<Value> = Vec::new();
+    for item in xs.try_iter()? {
+        let item = item?;
+        let v = item.cast::<PyValue>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "cp.grad differentiates with respect to copapy values, got {}",
+                type_name(&item)
+            ))
+        })?;
+        wrt.push(v.get().v.clone());
+    }
+    let y = y.get().v.clone();
+    let grads = autodiff::grad(&y, &wrt).map_err(|e| PyTypeError::new_err(e.message))?;
+    grads
+        .into_iter()
+        .map(|v| Ok(Py::new(py, PyValue { v })?.into_any()))
+        .collect()
+}
