@@ -207,11 +207,13 @@ def measure(quick: bool) -> dict[str, Any]:
     return res
 
 
-def measure_reference(quick: bool, ref_python: Path) -> dict[str, Any] | None:
+def measure_reference(quick: bool, ref_python: Path, script: Path | None = None) -> dict[str, Any] | None:
+    """Runs ``script --measure`` (this file by default) under the Copapy 0.0.7 interpreter."""
     if not ref_python.exists():
         print(f"note: {ref_python} not found; run benches/setup_reference.sh first", file=sys.stderr)
         return None
-    cmd = [str(ref_python), str(Path(__file__).resolve()), "--measure"] + (["--quick"] if quick else [])
+    script = script or Path(__file__).resolve()
+    cmd = [str(ref_python), str(script), "--measure"] + (["--quick"] if quick else [])
     # Run outside the repository so the reference interpreter cannot import our python/ tree.
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd="/", check=False)
     if proc.returncode != 0:
