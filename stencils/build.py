@@ -179,6 +179,11 @@ def verify(target, obj, dis):
             if relocs:
                 errors.append("st_return must not have relocations")
             continue
+        exits = sum(1 for ty, sym, _, _ in relocs if sym == "cp_next")
+        if exits != 1:
+            # e.g. a select compiled into a branch with a tail call on each side: the
+            # linker drops only the final jump, so there must be exactly one
+            errors.append(f"{name}: {exits} jumps to cp_next (exactly one, the last, allowed)")
         if target == "x86_64":
             last_off, last_text, last_relocs = insns[-1]
             size = gfuncs.get(name, 0)
@@ -206,11 +211,17 @@ void st_bad_call(float a, float b, int32_t i, int32_t j) {
     __attribute__((musttail)) return cp_next(a, b, i, j);
 }
 void st_bad_tail(float a, float b, int32_t i, int32_t j) { cp_mf = a + (float)table[idx & 3]; }
+void st_bad_two(float a, float b, int32_t i, int32_t j) {
+    if (i)
+        __attribute__((musttail)) return cp_next(b, a, i, j);
+    __attribute__((musttail)) return cp_next(a, b, i, j);
+}
 """
 
 
 def selftest(target):
-    """The checker must catch a libc call, an absolute relocation and a missing tail."""
+    """The checker must catch a libc call, an absolute relocation, a missing tail and
+    a second exit."""
     if target != "x86_64":
         return []
     with tempfile.TemporaryDirectory() as tmp:
@@ -223,7 +234,8 @@ def selftest(target):
         errors = "\n".join(verify(target, obj, disassemble(target, obj)))
     wanted = ["undefined symbols must be exactly", "st_bad_call: calls floorf",
               "relocation R_X86_64_32", "st_bad_tail: does not end with `jmp cp_next`",
-              "missing stencil st_add_f_r0r0_r0", "unexpected stencil st_bad_call"]
+              "missing stencil st_add_f_r0r0_r0", "unexpected stencil st_bad_call",
+              "st_bad_two: 2 jumps to cp_next"]
     return [f"checker self-test: expected an error containing {w!r}" for w in wanted
             if w not in errors]
 

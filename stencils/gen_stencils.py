@@ -7,6 +7,8 @@ ops.h as op_<op>_<type>(); this script only enumerates the combinations:
 
     binary:  st_<op>_<ty>_<x><y>_<dst>   x, y in {r0, r1, m}, not both m; dst in {r0, r1}
     unary:   st_<op>_<ty>_<x>_<dst>      x in {r0, r1, m}; dst in {r0, r1}
+    select:  st_select_f_<c><x><y>_<dst> c in {r0, r1} (int register), x, y float places
+                                         as for binary; dst in {r0, r1}
     store:   st_store_<ty>_<x>           x in {r0, r1}
     return:  st_return
 
@@ -25,12 +27,12 @@ OUT = os.path.join(HERE, "generated", "stencils.c")
 # ---------------------------------------------------------------- the table
 # (operand type, result type): operations
 BINARY = {
-    ("f", "f"): "add sub mul div floordiv mod",
+    ("f", "f"): "add sub mul div floordiv mod atan2 pow min max",
     ("f", "i"): "lt le gt ge eq ne",
-    ("i", "i"): "add sub mul floordiv mod and or xor shl shr lt le gt ge eq ne",
+    ("i", "i"): "add sub mul floordiv mod and or xor shl shr lt le gt ge eq ne min max",
 }
 UNARY = {
-    ("f", "f"): "neg abs sqrt sin cos copy",
+    ("f", "f"): "neg abs sqrt sin cos tan asin acos atan exp log copy",
     ("i", "i"): "neg abs copy",
     ("i", "f"): "itof",
 }
@@ -71,6 +73,13 @@ def generate():
                     name = f"st_{op}_{ty}_{x}_{dst}"
                     expr = f"op_{op}_{ty}({PLACE[ty][x]})"
                     yield name, stencil(name, f"    {PLACE[rty][dst]} = {expr};\n")
+    # select (cp.iif): the condition is an int register, the operands floats
+    for c in DSTS:
+        for x, y in BIN_PLACES:
+            for dst in DSTS:
+                name = f"st_select_f_{c}{x}{y}_{dst}"
+                expr = f"op_select_f({PLACE['i'][c]}, {PLACE['f'][x]}, {PLACE['f'][y]})"
+                yield name, stencil(name, f"    {PLACE['f'][dst]} = {expr};\n")
     for ty in STORE_TYPES.split():
         for x in DSTS:
             name = f"st_store_{ty}_{x}"

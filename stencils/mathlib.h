@@ -18,5 +18,13 @@ CPM_NOINLINE float cpm_sinf(float x);                /* <= 1 ulp, all finite inp
 CPM_NOINLINE float cpm_cosf(float x);                /* <= 1 ulp, all finite inputs */
 CPM_NOINLINE float cpm_floordivf(float a, float b);  /* NumPy float32 floor_divide */
 CPM_NOINLINE float cpm_remainderf(float a, float b); /* NumPy float32 remainder (%) */
+CPM_NOINLINE float cpm_tanf(float x);
+CPM_NOINLINE float cpm_asinf(float x);
+CPM_NOINLINE float cpm_acosf(float x);
+CPM_NOINLINE float cpm_atanf(float x);
+CPM_NOINLINE float cpm_atan2f(float y, float x);     /* C argument order: atan2f(y, x) */
+CPM_NOINLINE float cpm_expf(float x);
+CPM_NOINLINE float cpm_logf(float x);
+CPM_NOINLINE float cpm_powf(float x, float y);       /* C99 powf special cases */
 
 #endif

@@ -22,6 +22,18 @@ extern i32 cp_mi;
 #define NEXT(a, b, i, j) __attribute__((musttail)) return cp_next(a, b, i, j)
 #define OP static inline __attribute__((always_inline))
 
+typedef union {
+    f32 f;
+    u32 u;
+} op_fu;
+OP u32 op_bits(f32 x) { op_fu v; v.f = x; return v.u; }
+OP f32 op_from_bits(u32 u) { op_fu v; v.u = u; return v.f; }
+/* bits of x where mask is all ones, of y where it is zero: no branch, and the value of
+ * the operand not chosen never matters (NaN/inf do not leak) */
+OP f32 op_blend_f(u32 mask, f32 x, f32 y) {
+    return op_from_bits((op_bits(x) & mask) | (op_bits(y) & ~mask));
+}
+
 /* ---- float -> float */
 OP f32 op_add_f(f32 x, f32 y) { return x + y; }
 OP f32 op_sub_f(f32 x, f32 y) { return x - y; }
@@ -29,6 +41,13 @@ OP f32 op_mul_f(f32 x, f32 y) { return x * y; }
 OP f32 op_div_f(f32 x, f32 y) { return x / y; }
 OP f32 op_floordiv_f(f32 x, f32 y) { return cpm_floordivf(x, y); }
 OP f32 op_mod_f(f32 x, f32 y) { return cpm_remainderf(x, y); }
+/* atan2(x, y) is C's atan2f(x, y): the left operand is the first C argument */
+OP f32 op_atan2_f(f32 x, f32 y) { return cpm_atan2f(x, y); }
+OP f32 op_pow_f(f32 x, f32 y) { return cpm_powf(x, y); }
+/* np.minimum / np.maximum: a NaN on either side propagates (that NaN's bits); else
+ * the second operand on ties, so minimum(0.0, -0.0) = -0.0 and minimum(-0.0, 0.0) = 0.0 */
+OP f32 op_min_f(f32 x, f32 y) { return op_blend_f(0u - (u32)((x < y) | (x != x)), x, y); }
+OP f32 op_max_f(f32 x, f32 y) { return op_blend_f(0u - (u32)((x > y) | (x != x)), x, y); }
 /* ---- float -> bool (int register); NaN compares false except in ne */
 OP i32 op_lt_f(f32 x, f32 y) { return x < y; }
 OP i32 op_le_f(f32 x, f32 y) { return x <= y; }
@@ -70,6 +89,17 @@ OP i32 op_gt_i(i32 x, i32 y) { return x > y; }
 OP i32 op_ge_i(i32 x, i32 y) { return x >= y; }
 OP i32 op_eq_i(i32 x, i32 y) { return x == y; }
 OP i32 op_ne_i(i32 x, i32 y) { return x != y; }
+OP i32 op_min_i(i32 x, i32 y) { return x < y ? x : y; }
+OP i32 op_max_i(i32 x, i32 y) { return x > y ? x : y; }
+
+/* ---- select (cp.iif): c ? x : y on the float bit patterns, c an int register */
+OP f32 op_select_f(i32 c, f32 x, f32 y) {
+    u32 mask = 0u - (u32)(c != 0);
+    /* empty asm (no instruction, every target): hides the mask from the optimiser,
+     * which would otherwise turn the blend back into a branch with two tail calls */
+    __asm__("" : "+r"(mask));
+    return op_blend_f(mask, x, y);
+}
 
 /* ---- unary */
 OP f32 op_neg_f(f32 x) { return -x; }                 /* sign flip: -(0.0) = -0.0 */
@@ -77,6 +107,12 @@ OP f32 op_abs_f(f32 x) { return __builtin_fabsf(x); } /* clears the sign bit */
 OP f32 op_sqrt_f(f32 x) { return __builtin_sqrtf(x); } /* the instruction (sqrtss) */
 OP f32 op_sin_f(f32 x) { return cpm_sinf(x); }
 OP f32 op_cos_f(f32 x) { return cpm_cosf(x); }
+OP f32 op_tan_f(f32 x) { return cpm_tanf(x); }
+OP f32 op_asin_f(f32 x) { return cpm_asinf(x); }
+OP f32 op_acos_f(f32 x) { return cpm_acosf(x); }
+OP f32 op_atan_f(f32 x) { return cpm_atanf(x); }
+OP f32 op_exp_f(f32 x) { return cpm_expf(x); }
+OP f32 op_log_f(f32 x) { return cpm_logf(x); }
 OP f32 op_copy_f(f32 x) { return x; }
 OP i32 op_neg_i(i32 x) { return (i32)(0u - (u32)x); } /* -INT_MIN = INT_MIN */
 OP i32 op_abs_i(i32 x) { return x < 0 ? (i32)(0u - (u32)x) : x; }
