@@ -43,6 +43,9 @@ from ._math import (
 )
 from ._neural import relu, sigmoid
 from ._quaternion import quaternion
+from ._tensors import arange, concat, diagonal, eye, identity, ones, tensor, zeros
+from ._tensors import tensor as matrix
+from ._vectors import angle_between, distance, rotate_vector, scalar_projection, vector, vector_projection
 
 NumLike = value | int | float
 """Anything that can take part in an operation: a traced value or a Python number."""
@@ -55,28 +58,43 @@ __all__ = [
     "Target",
     "abs",
     "acos",
+    "angle_between",
+    "arange",
     "asin",
     "atan",
     "atan2",
     "clamp",
+    "concat",
     "cos",
+    "diagonal",
+    "distance",
     "exp",
+    "eye",
     "filters",
     "grad",
+    "identity",
     "iif",
     "jit",
     "log",
+    "matrix",
     "max",
     "maximum",
     "min",
     "minimum",
+    "ones",
     "pow",
     "quaternion",
     "relu",
+    "rotate_vector",
+    "scalar_projection",
     "sigmoid",
     "sign",
     "sin",
     "sqrt",
     "tan",
+    "tensor",
     "value",
+    "vector",
+    "vector_projection",
+    "zeros",
 ]

@@ -1,0 +1,323 @@
+"""Shared machinery of ``cp.vector`` and ``cp.tensor``: element checks, index arithmetic,
+the pairwise summation, and the hooks ``Target.read_value`` / ``write_value`` call.
+
+Containers hold a flat, row-major ``tuple`` of elements, each a ``cp.value`` or a plain
+Python number. Plain numbers are constants: arithmetic between two of them is ordinary
+Python arithmetic (as in Copapy) and creates no graph node, so ``zeros``, ``ones``,
+``identity`` and sparse constant matrices cost nothing but their non-zero entries.
+
+Summation order (``.sum()``, ``@``, ``magnitude`` …): the traced terms are added pairwise,
+level by level — ``(x0+x1), (x2+x3), …`` with an odd last term carried to the next level —
+which is a balanced tree of depth ``ceil(log2 n)``: fewer rounding errors than a left-to-right
+chain and a short dependency chain. Plain-number terms are first added together in Python
+(as Copapy does) and that constant is added once, last, to the tree's result.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable, Iterable, Sequence
+from itertools import repeat
+from typing import Any, Generic, TypeVar
+
+from ._core import value
+
+TNum = TypeVar("TNum", int, float)
+"""Element type of a vector or tensor: ``int`` (int32 or bool values) or ``float``."""
+
+_V = value
+_add = operator.add
+_mul = operator.mul
+_SCALAR_TYPES = (value, int, float)
+
+OP_VERBS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+    "floordiv": "floor-divide", "mod": "take the remainder of", "pow": "raise",
+    "lt": "compare", "le": "compare", "gt": "compare", "ge": "compare", "eq": "compare",
+    "ne": "compare", "matmul": "matrix-multiply", "dot": "take the dot product of",
+    "cross": "take the cross product of",
+}
+
+
+def shape_error(op: str, kind: str, a: tuple[int, ...], b: tuple[int, ...]) -> ValueError:
+    return ValueError(f"cannot {OP_VERBS.get(op, op)} {kind} of shapes {a} and {b}")
+
+
+def type_name(x: object) -> str:
+    return type(x).__name__
+
+
+def scalar_or_none(x: Any) -> Any:
+    """``x`` as an element (value or Python number), or None if it is not a scalar.
+    NumPy scalars and 0-d arrays become Python numbers."""
+    if isinstance(x, _SCALAR_TYPES):
+        return x
+    if getattr(x, "shape", None) == () and hasattr(x, "item"):
+        try:
+            item = x.item()
+        except (TypeError, ValueError):
+            return None
+        if isinstance(item, _SCALAR_TYPES):
+            return item
+    return None
+
+
+def check_elements(vals: tuple[Any, ...], what: str) -> tuple[Any, ...]:
+    """Every element must be a value or a Python number (NumPy scalars are converted)."""
+    for x in vals:
+        if not isinstance(x, _SCALAR_TYPES):
+            break
+    else:
+        return vals
+    out = []
+    for i, x in enumerate(vals):
+        s = scalar_or_none(x)
+        if s is None:
+            raise TypeError(
+                f"{what} elements must be copapy values or numbers; element {i} is a {type_name(x)}"
+            )
+        out.append(s)
+    return tuple(out)
+
+
+def prod(shape: Iterable[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def strides_of(shape: tuple[int, ...]) -> list[int]:
+    st = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        st[i] = st[i + 1] * shape[i + 1]
+    return st
+
+
+def gather_indices(dims: Sequence[Sequence[int]], strides: Sequence[int], base: int = 0) -> list[int]:
+    """Flat indices of the row-major product of per-dimension index lists."""
+    idx = [base]
+    for d, s in zip(dims, strides, strict=False):
+        if len(d) == 1:
+            off = d[0] * s
+            if off:
+                idx = [i + off for i in idx]
+        else:
+            offs = [k * s for k in d]
+            idx = [i + o for i in idx for o in offs]
+    return idx
+
+
+def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...], op: str, kind: str) -> tuple[int, ...]:
+    n = max(len(a), len(b))
+    pa = (1,) * (n - len(a)) + a
+    pb = (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(pa, pb, strict=False):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise shape_error(op, kind, a, b)
+    return tuple(out)
+
+
+def broadcast_values(vals: tuple[Any, ...], shape: tuple[int, ...], target: tuple[int, ...]) -> list[Any]:
+    """The elements of an array of ``shape`` repeated to the broadcast shape ``target``."""
+    pad = len(target) - len(shape)
+    src_strides = strides_of(shape)
+    dims: list[range] = []
+    strides: list[int] = []
+    for i, t in enumerate(target):
+        if i < pad or shape[i - pad] == 1:
+            dims.append(range(t))
+            strides.append(0)
+        else:
+            dims.append(range(t))
+            strides.append(src_strides[i - pad])
+    return [vals[i] for i in gather_indices(dims, strides)]
+
+
+# --- pairwise summation -------------------------------------------------------------------
+
+
+def tree_sum(terms: list[Any]) -> Any:
+    """Pairwise sum of a non-empty list: adjacent pairs level by level, an odd last term is
+    carried to the next level."""
+    while (n := len(terms)) > 1:
+        nxt = list(map(_add, terms[0::2], terms[1::2]))  # map stops at the shorter: n // 2 pairs
+        if n & 1:
+            nxt.append(terms[-1])
+        terms = nxt
+    return terms[0]
+
+
+def _combine(traced: list[Any], consts: list[Any]) -> Any:
+    """Tree sum of the traced terms plus the Python sum of the constant terms."""
+    if not consts:
+        return tree_sum(traced) if traced else 0
+    c = sum(consts)
+    if not traced:
+        return c
+    s = tree_sum(traced)
+    if c == 0 and (type(c) is not float or s.dtype == "float"):
+        return s  # x + 0 is x (the optimiser would remove it anyway)
+    return s + c
+
+
+def sum_elements(xs: Sequence[Any]) -> Any:
+    """Sum of values and numbers in the documented order (see the module docstring)."""
+    traced = [x for x in xs if type(x) is _V]
+    if len(traced) == len(xs):
+        return tree_sum(traced) if traced else 0
+    return _combine(traced, [x for x in xs if type(x) is not _V])
+
+
+def all_traced(xs: Iterable[Any]) -> bool:
+    for x in xs:
+        if type(x) is not _V:
+            return False
+    return True
+
+
+def dot_elements(a: Sequence[Any], b: Sequence[Any], fast: bool | None = None) -> Any:
+    """Sum of the products ``a[i] * b[i]`` (same lengths), pairwise. A constant factor 0
+    drops its term (x*0 -> 0, as the optimiser does) and a constant factor 1 keeps the other
+    factor (when that does not change its type), so sparse constant matrices cost only their
+    non-zero entries."""
+    if fast is None:
+        fast = all_traced(a) and all_traced(b)
+    if fast:
+        return tree_sum(list(map(_mul, a, b))) if a else 0
+    traced: list[Any] = []
+    consts: list[Any] = []
+    for x, y in zip(a, b, strict=False):
+        if type(x) is _V:
+            if type(y) is _V:
+                traced.append(x * y)
+                continue
+            x, y = y, x
+        elif type(y) is not _V:
+            consts.append(x * y)
+            continue
+        # x is a number, y a traced value
+        if x == 0:
+            consts.append(x * (0.0 if y.dtype == "float" else 0))
+        elif x == 1 and (type(x) is not float or y.dtype == "float"):
+            traced.append(y if y.dtype != "bool" else y * 1)
+        else:
+            traced.append(y * x)
+    return _combine(traced, consts)
+
+
+# --- elementwise helpers ------------------------------------------------------------------
+
+
+def map2(op: Callable[[Any, Any], Any], a: Sequence[Any], b: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(map(op, a, b))
+
+
+def map_scalar(op: Callable[[Any, Any], Any], a: Sequence[Any], s: Any) -> tuple[Any, ...]:
+    return tuple(map(op, a, repeat(s)))
+
+
+def map_scalar_r(op: Callable[[Any, Any], Any], s: Any, a: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(map(op, repeat(s), a))
+
+
+# --- Target integration -------------------------------------------------------------------
+
+
+def flatten_data(data: Any, shape: tuple[int, ...], what: str) -> list[Any]:
+    """Numbers of ``data`` (nested lists/tuples, a NumPy array, a vector or tensor of
+    numbers) in row-major order, checked against ``shape``."""
+    if hasattr(data, "values") and hasattr(data, "shape") and isinstance(data.values, tuple):
+        dshape = tuple(data.shape)
+        flat = list(data.values)
+    elif hasattr(data, "tolist") and hasattr(data, "shape"):  # NumPy array
+        dshape = tuple(data.shape)
+        flat = list(data.reshape(-1).tolist()) if dshape else [data.item()]
+    elif isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
+        raise TypeError(f"writing to {what} of shape {shape} needs a list or array of numbers, "
+                        f"got a {type_name(data)}")
+    else:
+        flat = []
+        dshape = _nested_shape(data, flat)
+    if dshape != shape:
+        raise ValueError(f"cannot write data of shape {dshape} to {what} of shape {shape}")
+    return flat
+
+
+def _nested_shape(data: Any, out: list[Any]) -> tuple[int, ...]:
+    if isinstance(data, (int, float)):
+        out.append(data)
+        return ()
+    s = scalar_or_none(data)
+    if s is not None:
+        out.append(s)
+        return ()
+    if isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
+        raise TypeError(f"expected numbers or lists of numbers, got a {type_name(data)}")
+    items = list(data)
+    subs = [_nested_shape(x, out) for x in items]
+    if any(s != subs[0] for s in subs[1:]):
+        raise ValueError("the data is ragged: its rows have different shapes")
+    return (len(items),) + (subs[0] if subs else ())
+
+
+def read_container(target: Any, arr: Any) -> Any:
+    """``Target.read_value`` of a vector or tensor: the same kind of container, same shape,
+    holding the numbers read back (constant entries are returned as they are)."""
+    vals = arr.values
+    got = target.read_value(list(vals))
+    return arr._with_values(tuple(got))
+
+
+def write_container(target: Any, arr: Any, data: Any) -> None:
+    """``Target.write_value`` of a vector or tensor: ``data`` must have the same shape."""
+    what = type(arr).__name__
+    flat = flatten_data(data, tuple(arr.shape), f"a {what}")
+    vals = arr.values
+    for i, x in enumerate(vals):
+        if type(x) is not _V:
+            raise TypeError(
+                f"element {i} of this {what} is the constant {x!r}, not a copapy value: "
+                "only input values created with cp.value(...) can be written"
+            )
+    target.write_value(list(vals), flat)
+
+
+class ArrayBase(Generic[TNum]):
+    """What ``cp.vector`` and ``cp.tensor`` share: a flat row-major ``values`` tuple and a
+    ``shape``; NumPy conversion of constant contents; the Target read/write hooks."""
+
+    __slots__ = ("values", "shape")
+    values: tuple[value[TNum] | TNum, ...]
+    shape: tuple[int, ...]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def _with_values(self, vals: tuple[Any, ...]) -> ArrayBase[Any]:
+        raise NotImplementedError
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        import numpy as np
+
+        for x in self.values:
+            if type(x) is _V:
+                raise TypeError(
+                    f"this {type(self).__name__} holds traced values, not numbers: compile it and "
+                    "convert the result of Target.read_value(...) instead"
+                )
+        return np.array(self.values, dtype=dtype).reshape(self.shape)
+
+    def _cp_read(self, target: Any) -> Any:
+        """Called by ``Target.read_value(self)``."""
+        return read_container(target, self)
+
+    def _cp_write(self, target: Any, data: Any) -> None:
+        """Called by ``Target.write_value(self, data)``."""
+        write_container(target, self, data)

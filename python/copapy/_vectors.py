@@ -1,0 +1,444 @@
+"""``cp.vector``: a 1-D container of traced values and/or plain numbers, and vector helpers."""
+
+from __future__ import annotations
+
+import operator as _op
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, SupportsIndex, TypeAlias, TypeVar, cast, overload
+
+from . import _arrays as A
+from ._arrays import TNum
+from ._core import value
+
+if TYPE_CHECKING:
+    from ._tensors import tensor
+
+U = TypeVar("U", int, float)
+
+_VIntLike: TypeAlias = "vector[int] | value[int] | int | Sequence[int | value[int]]"
+_VAnyLike: TypeAlias = "vector[Any] | value[Any] | float | Sequence[float | value[Any]]"
+
+epsilon = 1e-20
+"""Added to magnitudes before dividing by them (as Copapy does), so a zero vector gives 0, not NaN."""
+
+_new = object.__new__
+_V = value
+_SCALARS = (value, int, float)
+
+
+def _vec(vals: tuple[Any, ...]) -> vector[Any]:
+    v: vector[Any] = _new(vector)
+    v.values = vals
+    v.shape = (len(vals),)
+    return v
+
+
+class vector(A.ArrayBase[TNum]):
+    """A 1-D vector of ``cp.value``s and/or plain Python numbers (the elements may be mixed).
+
+    Arithmetic (``+ - * / // % **``, unary ``-``, ``abs``) and comparisons work elementwise
+    with another vector of the same length or with a scalar (a value or a number), which is
+    broadcast. Plain-number elements stay plain numbers: ``number op number`` is evaluated by
+    Python and creates no graph node, so constants are folded while tracing.
+
+    ``a @ b`` (or ``a.dot(b)``) is the dot product; ``.sum()``, ``@`` and ``.magnitude()`` add
+    their terms **pairwise** (adjacent pairs, level by level; an odd last term is carried up),
+    not left to right: fewer rounding errors and a dependency chain of depth ``ceil(log2 n)``.
+    Plain-number terms are summed in Python first and added once at the end.
+
+    Attributes:
+        values: the elements, a tuple.
+        shape: ``(len(values),)``.
+        ndim: always 1.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, values: Iterable[TNum | value[TNum]]) -> None:
+        """A vector of the given elements (values and/or numbers; NumPy arrays work too)."""
+        if isinstance(values, A.ArrayBase):
+            if values.ndim != 1:
+                raise ValueError(f"a vector is 1-D; got a {type(values).__name__} of shape {values.shape}")
+            vals = values.values
+        elif isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise TypeError(f"vector() takes an iterable of values or numbers, not a {A.type_name(values)}")
+        else:
+            if hasattr(values, "tolist") and hasattr(values, "shape"):  # NumPy array
+                if len(values.shape) != 1:
+                    raise ValueError(f"a vector is 1-D; got an array of shape {tuple(values.shape)}")
+                values = values.tolist()
+            vals = A.check_elements(tuple(values), "vector")
+        self.values = vals
+        self.shape = (len(vals),)
+
+    @property
+    def ndim(self) -> int:
+        return 1
+
+    def __repr__(self) -> str:
+        return f"vector({self.values!r})"
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __iter__(self) -> Iterator[value[TNum] | TNum]:
+        return iter(self.values)
+
+    @overload
+    def __getitem__(self, index: SupportsIndex) -> value[TNum] | TNum: ...
+    @overload
+    def __getitem__(self, index: slice) -> vector[TNum]: ...
+    def __getitem__(self, index: SupportsIndex | slice) -> vector[TNum] | value[TNum] | TNum:
+        if isinstance(index, slice):
+            return _vec(self.values[index])
+        try:
+            return self.values[index]
+        except IndexError:
+            raise IndexError(
+                f"index {index} is out of range for a vector of length {len(self.values)}"
+            ) from None
+        except TypeError:
+            raise TypeError(
+                f"vector indices must be integers or slices, not {A.type_name(index)}"
+            ) from None
+
+    def get_scalar(self, index: int) -> value[TNum] | TNum:
+        """The element at ``index``."""
+        return self[index]
+
+    def _with_values(self, vals: tuple[Any, ...]) -> vector[Any]:
+        return _vec(vals)
+
+    # --- elementwise ----------------------------------------------------------------------
+
+    def _binop(self, other: Any, op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Any:
+        if isinstance(other, _SCALARS):
+            if rev:
+                return _vec(A.map_scalar_r(op, other, self.values))
+            return _vec(A.map_scalar(op, self.values, other))
+        if type(other) is vector:
+            ov = other.values
+            if len(ov) != len(self.values):
+                if rev:
+                    raise A.shape_error(name, "vectors", other.shape, self.shape)
+                raise A.shape_error(name, "vectors", self.shape, other.shape)
+            if rev:
+                return _vec(A.map2(op, ov, self.values))
+            return _vec(A.map2(op, self.values, ov))
+        if isinstance(other, A.ArrayBase):
+            return NotImplemented  # a tensor: its reflected method broadcasts
+        s = A.scalar_or_none(other)
+        if s is not None:
+            return self._binop(s, op, name, rev)
+        if isinstance(other, (str, bytes)) or not isinstance(other, Iterable):
+            return NotImplemented
+        from ._tensors import tensor
+
+        t: tensor[Any] = tensor(other)
+        if t.ndim == 1:
+            return self._binop(_vec(t.values), op, name, rev)
+        return tensor(self)._binop(t, op, name, rev)
+
+    @overload
+    def __add__(self, other: tensor[Any]) -> tensor[Any]: ...
+    @overload
+    def __add__(self: vector[int], other: _VIntLike) -> vector[int]: ...
+    @overload
+    def __add__(self, other: _VAnyLike) -> vector[float]: ...
+    def __add__(self, other: Any) -> Any:
+        return self._binop(other, _op.add, "add")
+
+    @overload
+    def __radd__(self: vector[int], other: value[int] | int) -> vector[int]: ...  # type: ignore[misc]
+    @overload
+    def __radd__(self, other: value[Any] | float) -> vector[float]: ...  # type: ignore[misc]
+    def __radd__(self, other: Any) -> Any:
+        return self._binop(other, _op.add, "add", True)
+
+    @overload
+    def __sub__(self, other: tensor[Any]) -> tensor[Any]: ...
+    @overload
+    def __sub__(self: vector[int], other: _VIntLike) -> vector[int]: ...
+    @overload
+    def __sub__(self, other: _VAnyLike) -> vector[float]: ...
+    def __sub__(self, other: Any) -> Any:
+        return self._binop(other, _op.sub, "sub")
+
+    @overload
+    def __rsub__(self: vector[int], other: value[int] | int) -> vector[int]: ...  # type: ignore[misc]
+    @overload
+    def __rsub__(self, other: value[Any] | float) -> vector[float]: ...  # type: ignore[misc]
+    def __rsub__(self, other: Any) -> Any:
+        return self._binop(other, _op.sub, "sub", True)
+
+    @overload
+    def __mul__(self, other: tensor[Any]) -> tensor[Any]: ...
+    @overload
+    def __mul__(self: vector[int], other: _VIntLike) -> vector[int]: ...
+    @overload
+    def __mul__(self, other: _VAnyLike) -> vector[float]: ...
+    def __mul__(self, other: Any) -> Any:
+        return self._binop(other, _op.mul, "mul")
+
+    @overload
+    def __rmul__(self: vector[int], other: value[int] | int) -> vector[int]: ...  # type: ignore[misc]
+    @overload
+    def __rmul__(self, other: value[Any] | float) -> vector[float]: ...  # type: ignore[misc]
+    def __rmul__(self, other: Any) -> Any:
+        return self._binop(other, _op.mul, "mul", True)
+
+    @overload
+    def __truediv__(self, other: tensor[Any]) -> tensor[float]: ...
+    @overload
+    def __truediv__(self, other: _VAnyLike) -> vector[float]: ...
+    def __truediv__(self, other: Any) -> Any:
+        return self._binop(other, _op.truediv, "truediv")
+
+    def __rtruediv__(self, other: value[Any] | float) -> vector[float]:  # type: ignore[misc]
+        return self._binop(other, _op.truediv, "truediv", True)  # type: ignore[no-any-return]
+
+    @overload
+    def __floordiv__(self, other: tensor[Any]) -> tensor[Any]: ...
+    @overload
+    def __floordiv__(self: vector[int], other: _VIntLike) -> vector[int]: ...
+    @overload
+    def __floordiv__(self, other: _VAnyLike) -> vector[float]: ...
+    def __floordiv__(self, other: Any) -> Any:
+        return self._binop(other, _op.floordiv, "floordiv")
+
+    @overload
+    def __rfloordiv__(self: vector[int], other: value[int] | int) -> vector[int]: ...  # type: ignore[misc]
+    @overload
+    def __rfloordiv__(self, other: value[Any] | float) -> vector[float]: ...  # type: ignore[misc]
+    def __rfloordiv__(self, other: Any) -> Any:
+        return self._binop(other, _op.floordiv, "floordiv", True)
+
+    @overload
+    def __mod__(self, other: tensor[Any]) -> tensor[Any]: ...
+    @overload
+    def __mod__(self: vector[int], other: _VIntLike) -> vector[int]: ...
+    @overload
+    def __mod__(self, other: _VAnyLike) -> vector[float]: ...
+    def __mod__(self, other: Any) -> Any:
+        return self._binop(other, _op.mod, "mod")
+
+    @overload
+    def __rmod__(self: vector[int], other: value[int] | int) -> vector[int]: ...  # type: ignore[misc]
+    @overload
+    def __rmod__(self, other: value[Any] | float) -> vector[float]: ...  # type: ignore[misc]
+    def __rmod__(self, other: Any) -> Any:
+        return self._binop(other, _op.mod, "mod", True)
+
+    @overload
+    def __pow__(self, other: tensor[Any]) -> tensor[Any]: ...
+    @overload
+    def __pow__(self: vector[int], other: _VIntLike) -> vector[int]: ...
+    @overload
+    def __pow__(self, other: _VAnyLike) -> vector[float]: ...
+    def __pow__(self, other: Any) -> Any:
+        return self._binop(other, _op.pow, "pow")
+
+    @overload
+    def __rpow__(self: vector[int], other: value[int] | int) -> vector[int]: ...  # type: ignore[misc]
+    @overload
+    def __rpow__(self, other: value[Any] | float) -> vector[float]: ...  # type: ignore[misc]
+    def __rpow__(self, other: Any) -> Any:
+        return self._binop(other, _op.pow, "pow", True)
+
+    def __neg__(self) -> vector[TNum]:
+        return _vec(tuple(map(_op.neg, self.values)))
+
+    def __pos__(self) -> vector[TNum]:
+        return self
+
+    def __abs__(self) -> vector[TNum]:
+        return _vec(tuple(map(abs, self.values)))
+
+    @overload
+    def __lt__(self, other: tensor[Any]) -> tensor[int]: ...
+    @overload
+    def __lt__(self, other: _VAnyLike) -> vector[int]: ...
+    def __lt__(self, other: Any) -> Any:
+        return self._binop(other, _op.lt, "lt")
+
+    @overload
+    def __le__(self, other: tensor[Any]) -> tensor[int]: ...
+    @overload
+    def __le__(self, other: _VAnyLike) -> vector[int]: ...
+    def __le__(self, other: Any) -> Any:
+        return self._binop(other, _op.le, "le")
+
+    @overload
+    def __gt__(self, other: tensor[Any]) -> tensor[int]: ...
+    @overload
+    def __gt__(self, other: _VAnyLike) -> vector[int]: ...
+    def __gt__(self, other: Any) -> Any:
+        return self._binop(other, _op.gt, "gt")
+
+    @overload
+    def __ge__(self, other: tensor[Any]) -> tensor[int]: ...
+    @overload
+    def __ge__(self, other: _VAnyLike) -> vector[int]: ...
+    def __ge__(self, other: Any) -> Any:
+        return self._binop(other, _op.ge, "ge")
+
+    @overload  # type: ignore[override]
+    def __eq__(self, other: tensor[Any]) -> tensor[int]: ...
+    @overload
+    def __eq__(self, other: _VAnyLike) -> vector[int]: ...
+    def __eq__(self, other: Any) -> Any:
+        return self._binop(other, _op.eq, "eq")
+
+    @overload  # type: ignore[override]
+    def __ne__(self, other: tensor[Any]) -> tensor[int]: ...
+    @overload
+    def __ne__(self, other: _VAnyLike) -> vector[int]: ...
+    def __ne__(self, other: Any) -> Any:
+        return self._binop(other, _op.ne, "ne")
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # --- reductions and products ----------------------------------------------------------
+
+    def _other_1d(self, other: Any, op: str) -> tuple[Any, ...]:
+        if type(other) is vector:
+            ov = other.values
+        elif isinstance(other, A.ArrayBase):
+            if other.ndim != 1:
+                raise A.shape_error(op, "vectors", self.shape, other.shape)
+            ov = other.values
+        else:
+            ov = vector(other).values
+        if len(ov) != len(self.values):
+            raise A.shape_error(op, "vectors", self.shape, (len(ov),))
+        return ov
+
+    @overload
+    def dot(self: vector[int], other: vector[int]) -> int | value[int]: ...
+    @overload
+    def dot(self, other: vector[Any] | Sequence[Any]) -> float | value[float]: ...
+    def dot(self, other: Any) -> Any:
+        """Dot product (pairwise summation of the products)."""
+        return A.dot_elements(self.values, self._other_1d(other, "dot"))
+
+    @overload
+    def __matmul__(self: vector[int], other: vector[int]) -> int | value[int]: ...
+    @overload
+    def __matmul__(self, other: vector[Any] | Sequence[float]) -> float | value[float]: ...
+    @overload
+    def __matmul__(self, other: tensor[Any]) -> tensor[Any]: ...
+    def __matmul__(self, other: Any) -> Any:
+        if type(other) is vector:
+            return self.dot(other)
+        if isinstance(other, A.ArrayBase) and other.ndim != 1:
+            return NotImplemented  # the tensor's __rmatmul__ handles vector @ matrix
+        if isinstance(other, A.ArrayBase) or (
+            isinstance(other, Iterable) and not isinstance(other, (str, bytes))
+        ):
+            from ._tensors import tensor
+
+            t: tensor[Any] = tensor(other)
+            if t.ndim == 1:
+                return self.dot(_vec(t.values))
+            return tensor(self) @ t
+        if isinstance(other, _SCALARS):
+            raise ValueError("matmul: the operand (a scalar) must be a vector or matrix; use * to scale")
+        return NotImplemented
+
+    def __rmatmul__(self, other: Any) -> Any:
+        if isinstance(other, A.ArrayBase) or isinstance(other, _SCALARS):
+            return NotImplemented
+        if isinstance(other, Iterable) and not isinstance(other, (str, bytes)):
+            from ._tensors import tensor
+
+            return tensor(other) @ self
+        return NotImplemented
+
+    def cross(self: vector[TNum], other: vector[Any]) -> vector[TNum]:
+        """3-D cross product."""
+        if len(self.values) != 3 or len(other.values) != 3:
+            raise A.shape_error("cross", "vectors", self.shape, tuple(other.shape))
+        a1, a2, a3 = self.values
+        b1, b2, b3 = other.values
+        return _vec((a2 * b3 - a3 * b2, a3 * b1 - a1 * b3, a1 * b2 - a2 * b1))
+
+    @overload
+    def sum(self: vector[int]) -> int | value[int]: ...
+    @overload
+    def sum(self: vector[float]) -> float | value[float]: ...
+    def sum(self) -> Any:
+        """Sum of the elements, added pairwise (see the class docstring)."""
+        return A.sum_elements(self.values)
+
+    def magnitude(self) -> float | value[float]:
+        """Euclidean length: ``sqrt`` of the pairwise sum of the squares."""
+        from ._math import sqrt
+
+        s: Any = A.dot_elements(self.values, self.values)
+        return sqrt(s)  # type: ignore[no-any-return]
+
+    def norm(self) -> float | value[float]:
+        """Euclidean length, the same as ``magnitude()``."""
+        return self.magnitude()
+
+    def normalize(self) -> vector[float]:
+        """This vector divided by ``magnitude() + 1e-20`` (a zero vector stays zero), as Copapy."""
+        return self / (self.magnitude() + epsilon)
+
+    def homogenize(self) -> vector[TNum]:
+        """If any element is a value, the plain numbers become ``cp.value`` inputs too."""
+        if any(type(x) is _V for x in self.values):
+            return _vec(tuple(x if type(x) is _V else value(cast(Any, x)) for x in self.values))
+        return self
+
+    def map(self, func: Callable[[Any], value[U] | U]) -> vector[U]:
+        """A vector of ``func(x)`` for each element ``x``."""
+        return _vec(tuple(map(func, self.values)))
+
+    def tolist(self) -> list[TNum | value[TNum]]:
+        """The elements as a list."""
+        return list(self.values)
+
+
+def cross_product(v1: vector[float], v2: vector[float]) -> vector[float]:
+    """Cross product of two 3-D vectors."""
+    return v1.cross(v2)
+
+
+def dot_product(v1: vector[float], v2: vector[float]) -> float | value[float]:
+    """Dot product of two vectors."""
+    return v1.dot(v2)
+
+
+def distance(v1: vector[float], v2: vector[float]) -> float | value[float]:
+    """Euclidean distance ``(v1 - v2).magnitude()``."""
+    return (v1 - v2).magnitude()
+
+
+def scalar_projection(v1: vector[float], v2: vector[float]) -> float | value[float]:
+    """Length of the projection of v1 onto v2: ``v1 @ v2 / (|v2| + 1e-20)``."""
+    return v1.dot(v2) / (v2.magnitude() + epsilon)
+
+
+def vector_projection(v1: vector[float], v2: vector[float]) -> vector[float]:
+    """Projection of v1 onto v2: ``v2 * (v1 @ v2 / (|v2|**2 + 1e-20))``."""
+    scale = v1.dot(v2) / (v2.magnitude() ** 2 + epsilon)
+    return v2 * scale
+
+
+def angle_between(v1: vector[float], v2: vector[float]) -> float | value[float]:
+    """Angle in radians between two vectors: ``acos(v1 @ v2 / (|v1| |v2| + 1e-20))``."""
+    from ._math import acos
+
+    cos_angle = v1.dot(v2) / (v1.magnitude() * v2.magnitude() + epsilon)
+    return acos(cos_angle)
+
+
+def rotate_vector(v: vector[float], axis: vector[float], angle: float | value[float]) -> vector[float]:
+    """Rotate the 3-D vector ``v`` about ``axis`` by ``angle`` radians (Rodrigues' formula)."""
+    from ._math import cos, sin
+
+    k = axis.normalize()
+    c = cos(angle)
+    s = sin(angle)
+    return v * c + k.cross(v) * s + k * k.dot(v) * (1 - c)
