@@ -392,10 +392,11 @@ CPM_INLINE float cpm_scale2(float v, int n) {
 #define CPM_LOG2E 0x1.715476p+0f
 #define CPM_INF_BITS 0x7f800000u
 
-/* exp(rh + rl) for |rh| <= 0.36, |rl| <= 2^-20: 1 + rh + rh^2/2 are summed exactly
- * (Dekker square, Fast2Sum, TwoSum) so only the last addition rounds at full weight;
- * the tail rh^3 Q(rh) (< 0.008) is a minimax fit, |error| < 2^-31.7 (fit_poly.py). */
-CPM_INLINE float cpm_exp_kernel(float rh, float rl) {
+/* exp(rh + rl) for |rh| <= 0.36, |rl| <= 2^-20, as an unrounded sum hi + lo in
+ * [0.7, 1.42]: 1 + rh + rh^2/2 are summed exactly (Dekker square, Fast2Sum, TwoSum)
+ * so only the final addition rounds at full weight; the tail rh^3 Q(rh) (< 0.008) is a
+ * minimax fit, |error| < 2^-31.7 (fit_poly.py). */
+CPM_INLINE cpm_df cpm_exp_kernel(float rh, float rl) {
     const float Q0 = 0x1.555556p-3f, Q1 = 0x1.5554dcp-5f, Q2 = 0x1.11108ap-7f,
                 Q3 = 0x1.6d5b88p-10f, Q4 = 0x1.a1abc2p-13f;
     float z, ez, s2, e2;
@@ -405,12 +406,12 @@ CPM_INLINE float cpm_exp_kernel(float rh, float rl) {
     cpm_two_sum(s, 0.5f * z, &s2, &e2);
     float tail = (rh * z) * (Q0 + rh * (Q1 + rh * (Q2 + rh * (Q3 + rh * Q4))));
     float lo = ((e1 + e2) + 0.5f * ez) + ((rl + rl * rh) + tail);
-    return s2 + lo;
+    return (cpm_df){s2, lo};
 }
 
 /* exp(wh + wl) for -104 <= wh <= 89, |wl| <= ulp(wh): Cody-Waite reduction by n ln 2
- * (wh - n C1 is exact: |result| <= 0.35 is below both operands), then the kernel and
- * the scaling by 2^n (n in [-150, 128]). */
+ * (wh - n C1 is exact: |result| <= 0.35 is below both operands), the kernel, and the
+ * scaling by 2^n (n in [-150, 128]) with one rounding, also for subnormal results. */
 CPM_INLINE float cpm_exp_df(float wh, float wl) {
     /* round to nearest: +-0.5 with the sign of wh (by bits: a ternary on two float
      * constants becomes a 2-entry table with an absolute address on x86_64) */
@@ -420,7 +421,17 @@ CPM_INLINE float cpm_exp_df(float wh, float wl) {
     float t = wh - fn * CPM_LN2_C1;
     cpm_df r = cpm_df_sum(t, -(fn * CPM_LN2_C2));
     cpm_df rr = cpm_df_sum(r.h, r.l + (wl - fn * CPM_LN2_C3));
-    return cpm_scale2(cpm_exp_kernel(rr.h, rr.l), n);
+    cpm_df k = cpm_exp_kernel(rr.h, rr.l);
+    if (n > -126 || (n == -126 && k.h >= 1.0f)) /* normal result: scaling is exact */
+        return cpm_scale2(k.h + k.l, n);
+    /* subnormal result: scaled by 2^64 (exactly) it lies below B = 2^-62, whose binade
+     * has the spacing 2^-85 of the subnormal grid times 2^64; adding B makes the one
+     * rounding happen on that grid, subtracting B and scaling back are exact. */
+    float sc = cpm_from_bits((uint32_t)(n + 64 + 127) << 23);
+    float hs, es;
+    cpm_two_sum(0x1p-62f, k.h * sc, &hs, &es);
+    float v = hs + (es + k.l * sc);
+    return (v - 0x1p-62f) * 0x1p-64f;
 }
 
 CPM_NOINLINE float cpm_expf(float x) {
@@ -737,7 +748,9 @@ CPM_NOINLINE float cpm_atan2f(float y, float x) {
         fs = cpm_ldexp2(fs, k);
         float th = fs / fb, p, pe;
         cpm_two_prod(th, fb, &p, &pe);
-        float tl = ((fs - p) - pe) / fb;
+        /* below 2^-100 the residual underflows; atan t = t there and t = fs/fb is
+         * correctly rounded on its own */
+        float tl = th >= 0x1p-100f ? ((fs - p) - pe) / fb : 0.0f;
         cpm_df a = cpm_atan01(th, tl);
         /* x > 0: a or pi/2 - a; x < 0: pi - a or pi/2 + a */
         if (swap)
