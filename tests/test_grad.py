@@ -272,7 +272,7 @@ def test_quaternion_gives_quaternion() -> None:
 
 def test_jacobian_of_a_vector() -> None:
     x, y = cp.value(0.5), cp.value(2.0)
-    out = cp.vector([x * y, cp.sin(x), 3.0])
+    out: Any = cp.vector([x * y, cp.sin(x), 3.0])
     jac = cp.grad(out, cp.vector([x, y]))
     assert jac.shape == (3, 2)
     rows = cp.grad(out, [x, y])
