@@ -251,3 +251,23 @@ def test_inverse_kinematics() -> None:
     assert effector == pytest.approx([0.7, 0.7], abs=2e-3)
     assert error == pytest.approx(float(np.sum((0.7 - effector) ** 2)), rel=1e-3)
     assert error < 1e-5
+
+
+# ---------------------------------------------------------------------------------------------
+# The typed API tour: it must run, and mypy --strict must accept it (and the examples)
+
+TYPED_CHECK = Path(__file__).resolve().parent / "typed_api_check.py"
+
+
+def test_typed_api_check_runs() -> None:
+    proc = subprocess.run([sys.executable, str(TYPED_CHECK)], capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "all checks ran" in proc.stdout
+
+
+def test_typed_api_check_and_examples_pass_mypy_strict() -> None:
+    pytest.importorskip("mypy")
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", str(TYPED_CHECK), str(EXAMPLES)],
+                          capture_output=True, text=True, timeout=600, check=False, cwd=EXAMPLES.parent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr

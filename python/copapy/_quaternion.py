@@ -63,7 +63,7 @@ class quaternion:
 
     __slots__ = ("values", "shape")
 
-    values: tuple[_F, _F, _F, _F]
+    values: tuple[_F, ...]
     shape: tuple[int]
 
     def __init__(self, w: _Scalar | Iterable[_Scalar] = 1.0, x: _Scalar = 0.0, y: _Scalar = 0.0,
@@ -79,7 +79,7 @@ class quaternion:
         for c in comps:
             if not _is_scalar(c):
                 raise TypeError(f"quaternion components must be numbers or cp.value, got {type(c).__name__}")
-        self.values = cast("tuple[_F, _F, _F, _F]", comps)
+        self.values = cast("tuple[_F, ...]", comps)
         self.shape = (4,)
 
     # -- construction ---------------------------------------------------------------------
