@@ -107,7 +107,7 @@ def test_examples_are_deterministic(name: str) -> None:
 def floats_after(line: str, label: str) -> list[float]:
     """The numbers on ``line`` after ``label``."""
     assert label in line, (label, line)
-    return [float(t) for t in NUMBER.findall(line.split(label, 1)[1])]
+    return [float(t) for t in NUMBER.findall(line.split(label, 1)[1] if label else line)]
 
 
 def f32_list(xs: list[float]) -> list[float]:
@@ -213,13 +213,13 @@ def test_neural_layer() -> None:
     for line in out:
         head, rest = line.split(": hidden ")
         x = np.array(floats_after(head, "input"), dtype=np.float32).astype(np.float64)
-        got_hidden = floats_after(rest.split(" scores ")[0], "")
-        got_scores = floats_after(rest.split(" scores ")[1], "")
+        got_hidden = [float(t) for t in NUMBER.findall(rest.split(" scores ")[0])]
+        got_scores = [float(t) for t in NUMBER.findall(rest.split(" scores ")[1])]
         hidden = np.maximum(w1.astype(np.float64) @ x + b1, 0.0)
         scores = 1.0 / (1.0 + np.exp(-(w2.astype(np.float64) @ hidden + b2)))
         np.testing.assert_allclose(got_hidden, hidden, rtol=0, atol=2e-6)
         np.testing.assert_allclose(got_scores, scores, rtol=0, atol=2e-6)
-    first_hidden = floats_after(out[0].split(" scores ")[0].split(": hidden ")[1], "")
+    first_hidden = [float(t) for t in NUMBER.findall(out[0].split(" scores ")[0].split(": hidden ")[1])]
     assert first_hidden == [0.10000000149011612, 0.0, 0.05000000074505806, 0.0]  # relu(b1): exact
 
 

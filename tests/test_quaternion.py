@@ -193,6 +193,26 @@ def test_errors() -> None:
         q[4]
 
 
+def test_read_and_write_a_quaternion_through_target() -> None:
+    q = cp.quaternion(cp.value(1.0), cp.value(0.0), cp.value(0.0), 0.25)
+    doubled = q * 2
+    tg = cp.Target()
+    tg.compile(doubled, q.w, q.x, q.y)
+    tg.write_value([q.w, q.x, q.y], [0.5, -1.0, 2.0])
+    tg.run()
+    got = tg.read_value(doubled)
+    assert isinstance(got, cp.quaternion)  # as Copapy: the same kind of container
+    assert list(got) == [1.0, -2.0, 4.0, 0.5]
+    with pytest.raises(TypeError, match="constant"):
+        tg.write_value(q, [1.0, 2.0, 3.0, 4.0])
+    with pytest.raises(ValueError, match="4 numbers"):
+        tg.write_value(q, [1.0, 2.0])
+    inputs_only = cp.quaternion(q.w, q.x, q.y, q.w)
+    tg.write_value(inputs_only, [3.0, 0.0, 0.0, 3.0])
+    tg.run()
+    assert list(tg.read_value(doubled)) == [6.0, 0.0, 0.0, 0.5]
+
+
 # ---------------------------------------------------------------------------------------------
 # Plain Python numbers: computed at once in float64, as Copapy does
 
