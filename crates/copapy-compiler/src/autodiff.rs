@@ -106,6 +106,9 @@ pub fn grad(y: &Value, wrt: &[Value]) -> Result<Vec<Value>, TraceError> {
         }
     }
     let targets: FxHashSet<usize> = wrt.iter().map(Value::id).collect();
+    // Nodes older than every wrt value cannot depend on any of them: the walk stops
+    // there, so a gradient inside a traced loop costs its own step, not all before it.
+    let oldest = wrt.iter().map(Value::seq).min().unwrap_or(u64::MAX);
 
     // Post-order of the float nodes below y: every operand before its users. References
     // suffice (y keeps every node below it alive), which saves two atomic operations per
@@ -121,7 +124,7 @@ pub fn grad(y: &Value, wrt: &[Value]) -> Result<Vec<Value>, TraceError> {
             }
             stack.push((v, true));
             for o in differentiable_operands(v) {
-                if !index.contains_key(&o.id()) {
+                if o.seq() >= oldest && !index.contains_key(&o.id()) {
                     stack.push((o, false));
                 }
             }
@@ -131,7 +134,7 @@ pub fn grad(y: &Value, wrt: &[Value]) -> Result<Vec<Value>, TraceError> {
             continue;
         }
         let reaches = targets.contains(&v.id())
-            || differentiable_operands(v).any(|o| relevant[index[&o.id()]]);
+            || differentiable_operands(v).any(|o| index.get(&o.id()).is_some_and(|&k| relevant[k]));
         index.insert(v.id(), order.len());
         order.push(v);
         relevant.push(reaches);

@@ -5,6 +5,7 @@
 //! inputs (two `cp.value(1.0)` calls are two different variables); everything else is
 //! compared structurally when the optimiser numbers values (see [`crate::optimise`]).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub use copapy_program::ScalarType;
@@ -166,7 +167,12 @@ pub enum NodeKind {
 pub struct Node {
     pub ty: ScalarType,
     pub kind: NodeKind,
+    /// Creation order. A node can only depend on nodes created before it, so a graph
+    /// walk looking for a given node can skip everything older (see `autodiff`).
+    pub seq: u64,
 }
+
+static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// Shared handle to a graph node. Cloning is a reference-count increment.
 #[derive(Clone, Debug)]
@@ -174,7 +180,13 @@ pub struct Value(Arc<Node>);
 
 impl Value {
     pub fn new(ty: ScalarType, kind: NodeKind) -> Value {
-        Value(Arc::new(Node { ty, kind }))
+        let seq = NEXT_SEQ.fetch_add(1, Ordering::Relaxed);
+        Value(Arc::new(Node { ty, kind, seq }))
+    }
+
+    /// Creation order of this node (older nodes have smaller numbers).
+    pub fn seq(&self) -> u64 {
+        self.0.seq
     }
 
     /// A new input variable with the given initial bit pattern.
