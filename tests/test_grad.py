@@ -5,6 +5,7 @@ the inverse-kinematics example against an independent float64 gradient descent."
 from __future__ import annotations
 
 import math
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -417,7 +418,8 @@ def test_inverse_kinematics_example_script() -> None:
                           capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, proc.stderr
     lines = {line.split(":")[0].split("=")[0].strip(): line for line in proc.stdout.splitlines()}
-    angles = [float(t) for t in lines["Joint angles"].split(":")[1].strip(" []").split(",")]
+    number = re.compile(r"-?\d+\.\d+(?:e[-+]?\d+)?")
+    angles = [float(t) for t in number.findall(lines["Joint angles"].split(":")[1])]
     error = float(lines["quadratic error"].split("=")[1])
     assert angles == pytest.approx([-0.72295, 2.62469], abs=2e-3)
     assert error < 1e-5

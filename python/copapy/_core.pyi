@@ -3,6 +3,9 @@
 from collections.abc import Iterable
 from typing import Any, Generic, Literal, TypeVar, overload
 
+from ._tensors import tensor
+from ._vectors import vector
+
 TNum = TypeVar("TNum", int, float)
 
 _Num = int | float
@@ -99,8 +102,16 @@ class Target:
     @overload
     def read_value(self, v: _Num) -> _Num: ...
     @overload
+    def read_value(self, v: vector[TNum]) -> vector[TNum]: ...
+    @overload
+    def read_value(self, v: tensor[TNum]) -> tensor[TNum]: ...
+    @overload
     def read_value(self, v: Iterable[value[TNum] | TNum]) -> list[TNum]: ...
-    def write_value(self, v: value[Any] | Iterable[value[Any]], x: _Num | Iterable[_Num]) -> None: ...
+    def write_value(
+        self,
+        v: value[Any] | vector[Any] | tensor[Any] | Iterable[value[Any]],
+        x: _Num | Iterable[Any],
+    ) -> None: ...
     def stats(self) -> tuple[int, int, int]: ...
 
 def sqrt(x: value[Any]) -> value[float]: ...

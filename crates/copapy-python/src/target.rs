@@ -3,6 +3,7 @@
 use std::sync::OnceLock;
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use rustc_hash::FxHashMap;
@@ -236,13 +237,18 @@ impl Target {
         Ok(())
     }
 
-    /// Reads a compiled value (a Python number), or a list of them.
-    fn read_value(&self, py: Python<'_>, v: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    /// Reads a compiled value (a Python number), or a list of them. Containers (vectors,
+    /// matrices) come back as the same kind of container through their `_cp_read` hook.
+    fn read_value(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
         if let Ok(pv) = v.cast::<PyValue>() {
-            return self.read_one(py, pv.get());
+            return slf.borrow().read_one(py, pv.get());
         }
         if number_bits(v)?.is_some() {
             return Ok(v.clone().unbind());
+        }
+        if let Ok(hook) = v.getattr(intern!(py, "_cp_read")) {
+            return Ok(hook.call1((slf,))?.unbind());
         }
         if v.is_instance_of::<PyString>() {
             return Err(PyTypeError::new_err(
@@ -257,15 +263,25 @@ impl Target {
         })?;
         let list = PyList::empty(py);
         for item in items {
-            list.append(self.read_value(py, &item?)?)?;
+            list.append(Self::read_value(slf, &item?)?)?;
         }
         Ok(list.into_any().unbind())
     }
 
     /// Writes a Python number into an input value, or numbers into a list of them.
-    fn write_value(&mut self, v: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Containers check their shape in their `_cp_write` hook.
+    fn write_value(
+        slf: &Bound<'_, Self>,
+        v: &Bound<'_, PyAny>,
+        x: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = slf.py();
         if let Ok(pv) = v.cast::<PyValue>() {
-            return self.write_one(pv.get(), x);
+            return slf.borrow_mut().write_one(pv.get(), x);
+        }
+        if let Ok(hook) = v.getattr(intern!(py, "_cp_write")) {
+            hook.call1((slf, x))?;
+            return Ok(());
         }
         let targets: Vec<Bound<'_, PyAny>> = v
             .try_iter()
@@ -299,7 +315,7 @@ impl Target {
             )));
         }
         for (t, d) in targets.iter().zip(&data) {
-            self.write_value(t, d)?;
+            Self::write_value(slf, t, d)?;
         }
         Ok(())
     }
