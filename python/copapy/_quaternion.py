@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, SupportsIndex, cast, overload
 
 from . import _math
+from ._arrays import ArrayBase
 from ._core import value
 
 if TYPE_CHECKING:
@@ -54,17 +55,17 @@ def _ordered_sum(terms: Iterable[_Scalar]) -> _F:
     return cast(_F, traced if isinstance(plain, int) and plain == 0 else plain + traced)
 
 
-class quaternion:
+class quaternion(ArrayBase[float]):
     """A quaternion ``w + x i + y j + z k``; see the module documentation for conventions.
 
     ``quaternion()`` is the identity; ``quaternion(w, x, y, z)`` or ``quaternion(iterable_of_4)``
     build one from components (``cp.value`` or plain numbers).
+
+    Like Copapy's, it is an array type of floats (``ArrayBase[float]``, shape ``(4,)``) but not
+    itself generic, so a bare ``cp.quaternion`` annotation is complete under ``mypy --strict``.
     """
 
-    __slots__ = ("values", "shape")
-
-    values: tuple[_F, ...]
-    shape: tuple[int]
+    __slots__ = ()
 
     def __init__(self, w: _Scalar | Iterable[_Scalar] = 1.0, x: _Scalar = 0.0, y: _Scalar = 0.0,
                  z: _Scalar = 0.0) -> None:
@@ -144,6 +145,9 @@ class quaternion:
     def map(self, func: Callable[[Any], _Scalar]) -> quaternion:
         """A quaternion of ``func`` applied to each component."""
         return quaternion(func(c) for c in self.values)
+
+    def _with_values(self, vals: tuple[Any, ...]) -> quaternion:
+        return quaternion(vals)
 
     def _cp_read(self, target: Any) -> quaternion:
         """``Target.read_value(q)``: a quaternion of the numbers read (constants as they are),
