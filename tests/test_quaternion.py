@@ -166,6 +166,9 @@ def test_components_order_and_container_protocol() -> None:
     assert list(cp.quaternion([5, 6, 7, 8])) == [5, 6, 7, 8]
     assert list(cp.quaternion(x for x in (1, 0, 0, 0))) == [1, 0, 0, 0]
     assert list(cp.quaternion()) == [1.0, 0.0, 0.0, 0.0]
+    from_numpy = cp.quaternion(np.array([0.5, 1.0, -1.0, 2.0], dtype=np.float32))
+    assert list(from_numpy) == [0.5, 1.0, -1.0, 2.0] and all(type(c) is float for c in from_numpy)
+    assert list(cp.quaternion(np.float32(0.5), np.int32(1), 0, 0)) == [0.5, 1, 0, 0]
     assert list(cp.quaternion.identity()) == [1.0, 0.0, 0.0, 0.0]
     assert list(q.map(lambda c: c * 2)) == [2.0, 4.0, 6.0, 8.0]
     assert repr(cp.quaternion(1.0, 0.5, 0.0, -1.0)) == "quaternion(w=1.0, x=0.5, y=0.0, z=-1.0)"

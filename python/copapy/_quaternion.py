@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, SupportsIndex, cast, overload
 
 from . import _math
-from ._arrays import ArrayBase
+from ._arrays import ArrayBase, check_elements, scalar_or_none
 from ._core import value
 
 if TYPE_CHECKING:
@@ -69,18 +69,15 @@ class quaternion(ArrayBase[float]):
 
     def __init__(self, w: _Scalar | Iterable[_Scalar] = 1.0, x: _Scalar = 0.0, y: _Scalar = 0.0,
                  z: _Scalar = 0.0) -> None:
-        if _is_scalar(w):
+        if _is_scalar(w) or scalar_or_none(w) is not None:
             comps: tuple[Any, ...] = (w, x, y, z)
-        elif isinstance(w, Iterable):
+        elif isinstance(w, Iterable) and not isinstance(w, str | bytes):
             comps = tuple(w)
             if len(comps) != 4:
                 raise ValueError(f"a quaternion needs exactly 4 components (w, x, y, z), got {len(comps)}")
         else:
             raise TypeError(f"quaternion components must be numbers or cp.value, got {type(w).__name__}")
-        for c in comps:
-            if not _is_scalar(c):
-                raise TypeError(f"quaternion components must be numbers or cp.value, got {type(c).__name__}")
-        self.values = cast("tuple[_F, ...]", comps)
+        self.values = cast("tuple[_F, ...]", check_elements(comps, "quaternion"))
         self.shape = (4,)
 
     # -- construction ---------------------------------------------------------------------
