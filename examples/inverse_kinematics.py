@@ -38,7 +38,7 @@ def main() -> None:
         theta -= alpha * cp.grad(error, theta)
 
     tg = cp.Target()
-    tg.compile(error, theta, joint, effector)  # Copapy's README leaves effector out of compile
+    tg.compile(error, theta, joint)
     tg.run()
 
     print(f"Joint angles: {tg.read_value(theta)}")

@@ -332,3 +332,22 @@ def test_recompile_many_times() -> None:
         tg.write_value(a, k)
         tg.run()
         assert tg.read_value(e) == 3 * k
+
+
+def test_intermediate_values_still_held_are_readable_after_compile() -> None:
+    """Copapy's README reads an intermediate (the end effector) that was not passed to
+    compile; every value the program computes and Python still holds stays readable."""
+    a = cp.value(0.5)
+    b = cp.sin(a) * 2.0
+    c = b * b + 1.0
+    tg = cp.Target()
+    tg.compile(c)
+    tg.run()
+    sb = np.float32(2.0) * np.float32(np.sin(np.float32(0.5)))
+    assert abs(tg.read_value(b) - float(sb)) <= float(np.spacing(sb))
+    tg.write_value(a, 1.5)
+    tg.run()
+    sb = np.float32(2.0) * np.float32(np.sin(np.float32(1.5)))
+    assert abs(tg.read_value(b) - float(sb)) <= float(np.spacing(sb))
+    with pytest.raises(ValueError, match="only input variables"):
+        tg.write_value(b, 1.0)

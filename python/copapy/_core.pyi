@@ -1,7 +1,7 @@
 """Type stubs for the Rust extension ``copapy._core``."""
 
 from collections.abc import Iterable
-from typing import Any, Generic, Literal, TypeVar, overload
+from typing import Any, Generic, Literal, TypeAlias, TypeVar, overload
 
 from ._tensors import tensor
 from ._vectors import vector
@@ -9,7 +9,7 @@ from ._vectors import vector
 TNum = TypeVar("TNum", int, float)
 
 _Num = int | float
-_AnyValue = "value[int] | value[float]"
+_AnyValue: TypeAlias = "value[int] | value[float]"
 
 class value(Generic[TNum]):
     """A traced scalar: float32, int32 or bool (bool values are ``value[int]``)."""

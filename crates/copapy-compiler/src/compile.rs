@@ -18,6 +18,8 @@ pub struct Compiled {
     pub outputs: Vec<u32>,
     /// Every input variable the program reads, with its data offset.
     pub inputs: Vec<(Value, u32)>,
+    /// Every other value the user still held at compile time, with its data offset.
+    pub exposed: Vec<(Value, u32)>,
     /// Number of operations (stencil steps) in the program.
     pub steps: usize,
 }
@@ -79,10 +81,16 @@ pub fn compile(
         .into_iter()
         .map(|(v, id)| (v, sched.slot[id as usize]))
         .collect();
+    let exposed = arena
+        .exposed
+        .into_iter()
+        .map(|(v, id)| (v, sched.slot[id as usize]))
+        .collect();
     Ok(Compiled {
         program,
         outputs,
         inputs,
+        exposed,
         steps,
     })
 }

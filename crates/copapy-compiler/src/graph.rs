@@ -5,7 +5,7 @@
 //! inputs (two `cp.value(1.0)` calls are two different variables); everything else is
 //! compared structurally when the optimiser numbers values (see [`crate::optimise`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 pub use copapy_program::ScalarType;
@@ -170,6 +170,9 @@ pub struct Node {
     /// Creation order. A node can only depend on nodes created before it, so a graph
     /// walk looking for a given node can skip everything older (see `autodiff`).
     pub seq: u64,
+    /// How many handles the user holds (Python `value` objects). A compiled program stores
+    /// every value the user can still name, so `read_value` works on intermediates too.
+    exposed: AtomicU32,
 }
 
 static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
@@ -181,7 +184,27 @@ pub struct Value(Arc<Node>);
 impl Value {
     pub fn new(ty: ScalarType, kind: NodeKind) -> Value {
         let seq = NEXT_SEQ.fetch_add(1, Ordering::Relaxed);
-        Value(Arc::new(Node { ty, kind, seq }))
+        Value(Arc::new(Node {
+            ty,
+            kind,
+            seq,
+            exposed: AtomicU32::new(0),
+        }))
+    }
+
+    /// Marks one more user-visible handle (a Python object) on this node.
+    pub fn expose(&self) {
+        self.0.exposed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Releases a handle counted by [`Value::expose`].
+    pub fn unexpose(&self) {
+        self.0.exposed.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Whether the user still holds a handle to this node.
+    pub fn is_exposed(&self) -> bool {
+        self.0.exposed.load(Ordering::Relaxed) > 0
     }
 
     /// Creation order of this node (older nodes have smaller numbers).

@@ -42,6 +42,9 @@ pub struct Arena {
     pub outputs: Vec<NodeId>,
     /// Every input variable reachable from the outputs, with its arena index.
     pub inputs: Vec<(Value, NodeId)>,
+    /// Every other reachable node the user still holds (see [`Value::is_exposed`]): the
+    /// program stores these too, so they can be read after a run.
+    pub exposed: Vec<(Value, NodeId)>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -191,6 +194,9 @@ pub fn build_arena(outputs: &[Value]) -> Arena {
                     b.select(v.ty(), c, x, y)
                 }
             };
+            if v.is_exposed() && !v.is_input() {
+                b.arena.exposed.push((v.clone(), id));
+            }
             seen.insert(v.id(), id);
         }
         let id = seen[&out.id()];

@@ -235,6 +235,9 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
     for &o in &arena.outputs {
         is_output[o as usize] = true;
     }
+    for &(_, o) in &arena.exposed {
+        is_output[o as usize] = true;
+    }
     let mut s = Scheduler {
         arena,
         table,

@@ -34,12 +34,12 @@ pub fn grad(
                 type_name(&item)
             ))
         })?;
-        wrt.push(v.get().v.clone());
+        wrt.push(v.get().value().clone());
     }
-    let y = y.get().v.clone();
+    let y = y.get().value().clone();
     let grads = autodiff::grad(&y, &wrt).map_err(|e| PyTypeError::new_err(e.message))?;
     grads
         .into_iter()
-        .map(|v| Ok(Py::new(py, PyValue { v })?.into_any()))
+        .map(|v| Ok(Py::new(py, PyValue::from_graph(v))?.into_any()))
         .collect()
 }

@@ -275,7 +275,7 @@ fn new_input(
 ) -> PyResult<Py<PyAny>> {
     let v = Value::input(ty, bits);
     values.push(v.clone());
-    Ok(Py::new(py, PyValue { v })?.into_any())
+    Ok(Py::new(py, PyValue::from_graph(v))?.into_any())
 }
 
 /// Builds the traced stand-in for one argument: numbers become input values,
@@ -353,7 +353,7 @@ fn container_for(py: Python<'_>, shape: &[usize], flat: Vec<Py<PyAny>>) -> PyRes
 /// Describes the function's result; collects the values that need code.
 fn describe_output(obj: &Bound<'_, PyAny>, outputs: &mut Vec<Value>) -> PyResult<Output> {
     if let Ok(v) = obj.cast::<PyValue>() {
-        let v = v.get().v.clone();
+        let v = v.get().value().clone();
         let ty = v.ty();
         outputs.push(v);
         // offset filled in after compilation, in the same order

@@ -96,7 +96,7 @@ fn no_program() -> PyErr {
 /// (nested) lists, tuples or other iterables of them.
 fn collect(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>) -> PyResult<()> {
     if let Ok(v) = obj.cast::<PyValue>() {
-        out.push(v.get().v.clone());
+        out.push(v.get().value().clone());
         return Ok(());
     }
     if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
@@ -132,7 +132,7 @@ impl Target {
 
     fn var(&self, v: &PyValue) -> PyResult<(&Loaded, Var)> {
         let loaded = self.loaded.as_ref().ok_or_else(not_compiled)?;
-        let var = *loaded.vars.get(&v.v.id()).ok_or_else(not_compiled)?;
+        let var = *loaded.vars.get(&v.value().id()).ok_or_else(not_compiled)?;
         Ok((loaded, var))
     }
 
@@ -216,6 +216,14 @@ impl Target {
                 },
             );
             keep.push(v);
+        }
+        // intermediates the user still holds: readable, as Copapy's README relies on
+        for (v, offset) in compiled.exposed {
+            vars.entry(v.id()).or_insert(Var {
+                offset,
+                ty: v.ty(),
+                input: false,
+            });
         }
         self.loaded = Some(Loaded {
             program,

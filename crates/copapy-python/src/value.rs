@@ -17,7 +17,26 @@ use crate::convert::{number_bits, parse_dtype, type_name};
 /// become constants. The result of an operation is a new `value`.
 #[pyclass(module = "copapy", name = "value", frozen)]
 pub struct PyValue {
-    pub v: Value,
+    v: Value,
+}
+
+impl PyValue {
+    /// Wraps a graph value for Python. The node counts as user-visible while the Python
+    /// object lives, so a program compiled meanwhile keeps it readable.
+    pub fn from_graph(v: Value) -> PyValue {
+        v.expose();
+        PyValue { v }
+    }
+
+    pub fn value(&self) -> &Value {
+        &self.v
+    }
+}
+
+impl Drop for PyValue {
+    fn drop(&mut self) {
+        self.v.unexpose();
+    }
 }
 
 fn trace_err(e: TraceError) -> PyErr {
@@ -31,7 +50,7 @@ fn trace_err(e: TraceError) -> PyErr {
 /// the int32 range (`x * 10**10`) work as they would after promotion.
 fn operand(obj: &Bound<'_, PyAny>, beside: ScalarType) -> PyResult<Option<Value>> {
     if let Ok(v) = obj.cast::<PyValue>() {
-        return Ok(Some(v.get().v.clone()));
+        return Ok(Some(v.get().value().clone()));
     }
     if beside == ScalarType::Float && obj.is_exact_instance_of::<PyInt>() {
         let x: f64 = obj.extract()?;
@@ -44,7 +63,7 @@ fn operand(obj: &Bound<'_, PyAny>, beside: ScalarType) -> PyResult<Option<Value>
 }
 
 fn wrap(py: Python<'_>, v: Value) -> PyResult<Py<PyAny>> {
-    Ok(Py::new(py, PyValue { v })?.into_any())
+    Ok(Py::new(py, PyValue::from_graph(v))?.into_any())
 }
 
 impl PyValue {
@@ -115,9 +134,7 @@ impl PyValue {
             (ScalarType::Bool, _) => u32::from(bits != 0),
             (_, _) => bits,
         };
-        Ok(PyValue {
-            v: Value::input(ty, bits),
-        })
+        Ok(PyValue::from_graph(Value::input(ty, bits)))
     }
 
     /// Type name: 'float', 'int' or 'bool'.
@@ -327,7 +344,7 @@ pub fn two_operands(
 ) -> PyResult<(Value, Value)> {
     let beside = |o: &Bound<'_, PyAny>| {
         o.cast::<PyValue>()
-            .map(|v| v.get().v.ty())
+            .map(|v| v.get().value().ty())
             .unwrap_or(ScalarType::Int)
     };
     let (ta, tb) = (beside(a), beside(b));
@@ -374,5 +391,5 @@ pub fn iif(
 
 /// `sign(x)`: 1, 0 or -1 as an int value.
 pub fn sign(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
-    wrap(py, trace::sign(&x.get().v).map_err(trace_err)?)
+    wrap(py, trace::sign(&x.get().value()).map_err(trace_err)?)
 }
