@@ -62,7 +62,7 @@ binary_functions! {
 #[pyfunction]
 fn pow(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     if let Ok(v) = x.cast::<PyValue>() {
-        return value::power(py, &v.get().value(), y);
+        return value::power(py, v.get().value(), y);
     }
     value::math_binary(py, x, y, Op::Pow, "pow")
 }

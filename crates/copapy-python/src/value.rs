@@ -391,5 +391,5 @@ pub fn iif(
 
 /// `sign(x)`: 1, 0 or -1 as an int value.
 pub fn sign(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
-    wrap(py, trace::sign(&x.get().value()).map_err(trace_err)?)
+    wrap(py, trace::sign(x.get().value()).map_err(trace_err)?)
 }
