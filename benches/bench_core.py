@@ -30,14 +30,12 @@ import os
 import platform
 import random
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-REF_PYTHON = ROOT / ".venv-copapy-ref" / "bin" / "python"
+from _reference import REF_PYTHON, run_reference
 
 N_INPUTS = 100
 N_OPS = 30_000
@@ -207,22 +205,6 @@ def measure(quick: bool) -> dict[str, Any]:
     return res
 
 
-def measure_reference(quick: bool, ref_python: Path, script: Path | None = None) -> dict[str, Any] | None:
-    """Runs ``script --measure`` (this file by default) under the Copapy 0.0.7 interpreter."""
-    if not ref_python.exists():
-        print(f"note: {ref_python} not found; run benches/setup_reference.sh first", file=sys.stderr)
-        return None
-    script = script or Path(__file__).resolve()
-    cmd = [str(ref_python), str(script), "--measure"] + (["--quick"] if quick else [])
-    # Run outside the repository so the reference interpreter cannot import our python/ tree.
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd="/", check=False)
-    if proc.returncode != 0:
-        print(f"note: the reference run failed:\n{proc.stderr}", file=sys.stderr)
-        return None
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
-
-
 def fmt_ns(x: float | None) -> str:
     return "—" if x is None else f"{x:,.0f} ns"
 
@@ -296,7 +278,7 @@ def main() -> None:
     except ImportError as e:
         print(f"note: our copapy is not importable here ({e}); its column is pending", file=sys.stderr)
         ours = None
-    ref = measure_reference(args.quick, args.ref_python)
+    ref = run_reference(__file__, args.ref_python, ["--quick"] if args.quick else [])
     print(f"CPU: {cpu_name()}; Python {platform.python_version()}; "
           f"{os.cpu_count()} logical CPUs; median of repeats")
     print()

@@ -25,14 +25,12 @@ import json
 import os
 import platform
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-REF_PYTHON = ROOT / ".venv-copapy-ref" / "bin" / "python"
+from _reference import REF_PYTHON, run_reference
+
 STEPS = 48
 
 
@@ -89,20 +87,6 @@ def measure(quick: bool) -> dict[str, Any]:
     }
 
 
-def measure_reference(quick: bool, ref_python: Path) -> dict[str, Any] | None:
-    if not ref_python.exists():
-        print(f"note: {ref_python} not found; run benches/setup_reference.sh first", file=sys.stderr)
-        return None
-    cmd = [str(ref_python), str(Path(__file__).resolve()), "--measure"] + (["--quick"] if quick else [])
-    # Run outside the repository so the reference interpreter cannot import our python/ tree.
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd="/", check=False)
-    if proc.returncode != 0:
-        print(f"note: the reference run failed:\n{proc.stderr}", file=sys.stderr)
-        return None
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
-
-
 def table(ref: dict[str, Any] | None, ours: dict[str, Any]) -> str:
     rows = [
         f"| inverse kinematics, {STEPS} steps | Copapy 0.0.7 measured here | ours | ours vs Copapy |",
@@ -133,7 +117,7 @@ def main() -> None:
         print(json.dumps(measure(args.quick)))
         return
     ours = measure(args.quick)
-    ref = measure_reference(args.quick, args.ref_python)
+    ref = run_reference(__file__, args.ref_python, ["--quick"] if args.quick else [])
     print(f"Python {platform.python_version()}; {os.cpu_count()} logical CPUs; median of repeats")
     print(f"joint angles: ours {[round(a, 5) for a in ours['angles']]}"
           + ("" if ref is None else f", Copapy 0.0.7 {[round(a, 5) for a in ref['angles']]}"))

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_core import REF_PYTHON, cpu_name, fmt_ns, measure_reference, per_call_ns  # noqa: E402
+from _reference import REF_PYTHON, run_reference  # noqa: E402
+from bench_core import cpu_name, fmt_ns, per_call_ns  # noqa: E402
 
 N = 100
 
@@ -111,7 +112,7 @@ def main() -> None:
         print(json.dumps(measure(args.quick)))
         return
     ours = measure(args.quick)
-    ref = measure_reference(args.quick, args.ref_python, Path(__file__).resolve())
+    ref = run_reference(__file__, args.ref_python, ["--quick"] if args.quick else [])
     print(f"CPU: {cpu_name()}; median of repeats; ns per call after the first (compiling) call")
     print()
     print(table(ref, ours))

@@ -17,14 +17,13 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-REF_PYTHON = ROOT / ".venv-copapy-ref" / "bin" / "python"
+from _reference import REF_PYTHON, run_reference
+
 SIZES = (10, 50, 100, 200, 400, 600)
 RUNS = 30_000
 
@@ -73,22 +72,6 @@ def measure_numpy(sizes: tuple[int, ...], runs: int) -> dict[str, Any]:
         t1 = time.perf_counter()
         res[str(n)] = {"run_s": t1 - t0, "result": float(r)}
     return res
-
-
-def measure_reference(args: argparse.Namespace) -> dict[str, Any] | None:
-    ref_python: Path = args.ref_python
-    if not ref_python.exists():
-        print(f"note: {ref_python} not found; run benches/setup_reference.sh first", file=sys.stderr)
-        return None
-    cmd = [str(ref_python), str(Path(__file__).resolve()), "--measure", "--runs", str(args.runs),
-           "--repeats", str(args.repeats), "--sizes", ",".join(map(str, args.sizes))]
-    # Run outside the repository so the reference interpreter cannot import our python/ tree.
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd="/", check=False)
-    if proc.returncode != 0:
-        print(f"note: the reference run failed:\n{proc.stderr}", file=sys.stderr)
-        return None
-    result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
-    return result
 
 
 def ms(x: float | None) -> str:
@@ -147,7 +130,8 @@ def main() -> None:
         return
 
     ours = measure(args.sizes, args.runs, args.repeats)
-    ref = measure_reference(args)
+    ref = run_reference(__file__, args.ref_python, ["--runs", str(args.runs), "--repeats", str(args.repeats),
+                                                   "--sizes", ",".join(map(str, args.sizes))])
     npy = measure_numpy(args.sizes, args.runs)
     for n in ours:
         if ref and n in ref:
