@@ -33,6 +33,9 @@ pub struct Step {
     /// Byte offset in the data buffer of the slot the stencil's `cp_mf`/`cp_mi` hole
     /// refers to; required if the stencil has a data hole, ignored otherwise.
     pub slot: Option<u32>,
+    /// Byte offset of the slot the stencil's second data hole (`cp_mf2`/`cp_mi2`) refers
+    /// to, for stencils whose two operands both come from memory.
+    pub slot2: Option<u32>,
 }
 
 /// Why linking failed. These are compiler bugs or a stencil object that does not
@@ -109,13 +112,14 @@ fn emit_holes(
     holes: &[Hole],
     pos: u32,
     end: u32,
-    slot: u32,
+    slots: (u32, u32),
     object_pos: &[u32],
 ) {
     for h in holes {
         let (base, target) = match h.target {
             HoleTarget::Next => (Base::Code, end),
-            HoleTarget::Data => (Base::Data, slot),
+            HoleTarget::Data => (Base::Data, slots.0),
+            HoleTarget::Data2 => (Base::Data, slots.1),
             HoleTarget::Object { object, offset } => {
                 (Base::Code, object_pos[object.0 as usize] + offset)
             }
@@ -141,7 +145,10 @@ fn emit_holes(
 /// let mut data = 2.5f32.to_le_bytes().to_vec();
 /// data.extend([0; 4]);
 /// // r0 = data[0]; data[4] = r0
-/// let steps = [Step { stencil: load, slot: Some(0) }, Step { stencil: store, slot: Some(4) }];
+/// let steps = [
+///     Step { stencil: load, slot: Some(0), slot2: None },
+///     Step { stencil: store, slot: Some(4), slot2: None },
+/// ];
 /// let program = link(&db, &steps, data).unwrap();
 /// ```
 pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, LinkError> {
@@ -157,8 +164,14 @@ pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, Li
             step: index,
             id: step.stencil,
         })?;
-        if st.has_data_hole {
-            let slot = step.slot.ok_or_else(|| LinkError::MissingSlot {
+        for (needed, slot) in [
+            (st.has_data_hole, step.slot),
+            (st.has_data2_hole, step.slot2),
+        ] {
+            if !needed {
+                continue;
+            }
+            let slot = slot.ok_or_else(|| LinkError::MissingSlot {
                 step: index,
                 stencil: st.name.clone(),
             })?;
@@ -176,6 +189,7 @@ pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, Li
     let ret_step = Step {
         stencil: ret,
         slot: None,
+        slot2: None,
     };
     for (index, step) in steps.iter().chain(std::iter::once(&ret_step)).enumerate() {
         check(index, step)?;
@@ -218,7 +232,7 @@ pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, Li
             &st.holes,
             pos,
             end,
-            step.slot.unwrap_or(0),
+            (step.slot.unwrap_or(0), step.slot2.unwrap_or(0)),
             &object_pos,
         );
     }
@@ -229,7 +243,7 @@ pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, Li
             let pos = object_pos[i];
             code.resize(pos as usize, pad);
             code.extend_from_slice(&obj.bytes);
-            emit_holes(&mut patches, &obj.holes, pos, pos, 0, &object_pos);
+            emit_holes(&mut patches, &obj.holes, pos, pos, (0, 0), &object_pos);
         }
     }
     debug_assert_eq!(code.len(), code_len as usize);

@@ -74,7 +74,11 @@ impl Scheduler<'_> {
     }
 
     fn emit(&mut self, stencil: crate::stencil_db::StencilId, slot: Option<u32>) {
-        self.steps.push(crate::link::Step { stencil, slot });
+        self.steps.push(Step {
+            stencil,
+            slot,
+            slot2: None,
+        });
     }
 
     /// Cost of overwriting register `r`: 0 free, 1 drops a cached copy, 2 needs a store.
@@ -162,6 +166,19 @@ impl Scheduler<'_> {
                 let mut px = self.place(class, x);
                 let mut py = self.place(class, y);
                 if px == Place::Mem && py == Place::Mem {
+                    if let Some(both) = self.table.binary_from_memory(op, class) {
+                        // both operands straight from memory: one stencil, two slots
+                        self.uses[x as usize] -= 1;
+                        self.uses[y as usize] -= 1;
+                        let dst = self.claim(result_class)?;
+                        self.steps.push(Step {
+                            stencil: both[dst],
+                            slot: Some(self.slot[x as usize]),
+                            slot2: Some(self.slot[y as usize]),
+                        });
+                        self.set_reg(result_class, dst, n);
+                        return self.finish(n, result_class, is_output);
+                    }
                     // one operand must come from a register: load the left one
                     px = self.load(class, x)?;
                     if x == y {
@@ -199,6 +216,16 @@ impl Scheduler<'_> {
                 self.set_reg(Class::Float, dst, n);
             }
         }
+        self.finish(n, result_class, is_output)
+    }
+
+    /// Stores a freshly computed output (or held intermediate) right away.
+    fn finish(
+        &mut self,
+        n: NodeId,
+        result_class: Class,
+        is_output: bool,
+    ) -> Result<(), MissingStencil> {
         if is_output && !self.in_memory(n) {
             let r = match self.place(result_class, n) {
                 Place::R0 => 0,
@@ -347,6 +374,7 @@ mod tests {
                 let fetch = |p: &str, regs: &[[u32; 2]; 2], data: &[u8]| match p {
                     "r0" => regs[cls][0],
                     "r1" => regs[cls][1],
+                    "m2" => crate::compile::read_bits(data, step.slot2.expect("second slot")),
                     _ => mem(data).expect("memory operand needs a slot"),
                 };
                 if parts[1] == "store" {
@@ -367,7 +395,10 @@ mod tests {
                     }
                     out
                 };
-                let srcs = split(srcs);
+                let mut srcs = split(srcs);
+                if srcs.len() == 2 && srcs[0] == "m" && srcs[1] == "m" {
+                    srcs[1] = "m2".to_string();
+                }
                 let (result, result_cls) = if parts[1] == "select" {
                     let cond = regs[1][usize::from(srcs[0] == "r1")];
                     let (x, y) = (fetch(&srcs[1], &regs, data), fetch(&srcs[2], &regs, data));

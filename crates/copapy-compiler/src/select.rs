@@ -229,6 +229,13 @@ impl StencilTable {
             .ok_or_else(|| MissingStencil(unary_name(op.stencil_name(), class, x, dst)))
     }
 
+    /// The `dst = mem op mem2` stencils (for dst r0 and r1), if the object has them.
+    pub fn binary_from_memory(&self, op: Op, class: Class) -> Option<[StencilId; 2]> {
+        let oi = Op::BINARY.iter().position(|&o| o == op).expect("binary op");
+        let at = |dst| self.binary[binary_index(oi, class, Place::Mem, Place::Mem, dst)];
+        Some([at(0)?, at(1)?])
+    }
+
     /// Load from memory or move between the registers of a class.
     pub fn copy(&self, class: Class, x: Place, dst: usize) -> Result<StencilId, MissingStencil> {
         self.unary[unary_index(COPY, class, x, dst)]

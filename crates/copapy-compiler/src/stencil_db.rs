@@ -15,6 +15,7 @@
 //! | --- | --- | --- |
 //! | `cp_next` | the next stencil | [`HoleTarget::Next`] (end of this stencil) |
 //! | `cp_mf`, `cp_mi` | the step's data slot (float / int32) | [`HoleTarget::Data`] |
+//! | `cp_mf2`, `cp_mi2` | the step's second data slot (both operands in memory) | [`HoleTarget::Data2`] |
 //! | a `cpm_*` helper or a `.rodata*` symbol | a code object copied once | [`HoleTarget::Object`] |
 //!
 //! Other functions (named `cpm_*`) are helpers that stencils call; `.rodata*`
@@ -67,6 +68,9 @@ pub enum HoleTarget {
     Next,
     /// The data slot given with the step (`cp_mf` / `cp_mi`).
     Data,
+    /// The second data slot given with the step (`cp_mf2` / `cp_mi2`), for stencils
+    /// whose two operands both come from memory.
+    Data2,
     /// Byte `offset` of a code object (a helper function or read-only data).
     Object {
         /// The object.
@@ -103,6 +107,8 @@ pub struct Stencil {
     pub tail_dropped: bool,
     /// Whether a hole refers to the step's data slot, so the step needs one.
     pub has_data_hole: bool,
+    /// Whether a hole refers to the step's second data slot.
+    pub has_data2_hole: bool,
     /// Every code object this stencil needs, directly or through other objects, sorted.
     pub objects: Vec<ObjectId>,
 }
@@ -204,7 +210,7 @@ impl fmt::Display for StencilError {
             ),
             StencilError::UnknownSymbol { symbol, owner } => write!(
                 f,
-                "{owner} refers to undefined symbol '{symbol}': only cp_next, cp_mf and cp_mi may be \
+                "{owner} refers to undefined symbol '{symbol}': only cp_next, cp_mf, cp_mi, cp_mf2 and cp_mi2 may be \
                  undefined; helpers must be compiled into the stencil object"
             ),
             StencilError::BadTarget { symbol, owner, reason } => {
@@ -304,6 +310,7 @@ enum Role {
 enum Resolved {
     Next,
     Data,
+    Data2,
     Section(SectionIndex, u64),
 }
 
@@ -395,6 +402,7 @@ impl StencilDb {
                             holes: Vec::new(),
                             tail_dropped: false,
                             has_data_hole: false,
+                            has_data2_hole: false,
                             objects: Vec::new(),
                         });
                         Role::Stencil(stencils.len() - 1)
@@ -457,6 +465,7 @@ impl StencilDb {
                             let r = match name.as_str() {
                                 NAME_NEXT => Resolved::Next,
                                 "cp_mf" | "cp_mi" => Resolved::Data,
+                                "cp_mf2" | "cp_mi2" => Resolved::Data2,
                                 _ => {
                                     return Err(StencilError::UnknownSymbol {
                                         symbol: name,
@@ -522,7 +531,9 @@ impl StencilDb {
                 let addend = i32::try_from(reloc.addend()).map_err(|_| out_of_range())?;
                 let target =
                     match resolved {
-                        Resolved::Next | Resolved::Data if matches!(role, Role::Object(_)) => {
+                        Resolved::Next | Resolved::Data | Resolved::Data2
+                            if matches!(role, Role::Object(_)) =>
+                        {
                             return Err(StencilError::BadTarget {
                                 symbol,
                                 owner: owner(),
@@ -531,6 +542,7 @@ impl StencilDb {
                         }
                         Resolved::Next => HoleTarget::Next,
                         Resolved::Data => HoleTarget::Data,
+                        Resolved::Data2 => HoleTarget::Data2,
                         Resolved::Section(sec, value) => match roles.get(&sec) {
                             Some(Role::Object(object)) => HoleTarget::Object {
                                 object: *object,
@@ -584,6 +596,7 @@ impl StencilDb {
                         st.tail_dropped = true;
                     }
                     st.has_data_hole = holes.iter().any(|h| h.target == HoleTarget::Data);
+                    st.has_data2_hole = holes.iter().any(|h| h.target == HoleTarget::Data2);
                     st.holes = holes;
                 }
                 Role::Object(ObjectId(o)) => objects[o as usize].holes = holes,

@@ -20,6 +20,7 @@ fn step(db: &StencilDb, name: &str, slot: Option<u32>) -> Step {
     Step {
         stencil: id(db, name),
         slot,
+        slot2: None,
     }
 }
 
@@ -182,6 +183,7 @@ fn unknown_stencil_id_is_an_error() {
         &[Step {
             stencil: StencilId(10_000),
             slot: None,
+            slot2: None,
         }],
         vec![],
     )
