@@ -5,7 +5,9 @@ A stencil is one operation applied to operands in fixed places, with the result 
 fixed register (see README.md for the ABI). The semantics of each operation live in
 ops.h as op_<op>_<type>(); this script only enumerates the combinations:
 
-    binary:  st_<op>_<ty>_<x><y>_<dst>   x, y in {r0, r1, m}, not both m; dst in {r0, r1}
+    binary:  st_<op>_<ty>_<x><y>_<dst>   x, y in {r0, r1, m}; dst in {r0, r1}; in the
+                                         "mm" form x is the data slot and y the second
+                                         data slot (cp_mf2 / cp_mi2)
     unary:   st_<op>_<ty>_<x>_<dst>      x in {r0, r1, m}; dst in {r0, r1}
     select:  st_select_f_<c><x><y>_<dst> c in {r0, r1} (int register), x, y float places
                                          as for binary; dst in {r0, r1}
@@ -41,12 +43,15 @@ STORE_TYPES = "f i"
 # Where each location code lives, per type: registers are the stencil's parameters,
 # m is the data slot hole.
 PLACE = {
-    "f": {"r0": "a", "r1": "b", "m": "cp_mf"},
-    "i": {"r0": "i", "r1": "j", "m": "cp_mi"},
+    "f": {"r0": "a", "r1": "b", "m": "cp_mf", "m2": "cp_mf2"},
+    "i": {"r0": "i", "r1": "j", "m": "cp_mi", "m2": "cp_mi2"},
 }
 LOCS = ("r0", "r1", "m")
 DSTS = ("r0", "r1")
+# select keeps one operand in a register; binary ops also read both from memory ("mm"),
+# which saves the load a scheduler would otherwise need
 BIN_PLACES = [(x, y) for x in LOCS for y in LOCS if not (x == "m" and y == "m")]
+BIN_PLACES_MM = BIN_PLACES + [("m", "m")]
 
 # ---------------------------------------------------------------- generation
 SIG = "(f32 a, f32 b, i32 i, i32 j)"
@@ -61,10 +66,11 @@ def generate():
     """Yield (name, C source) for every stencil, in a fixed order."""
     for (ty, rty), ops in BINARY.items():
         for op in ops.split():
-            for x, y in BIN_PLACES:
+            for x, y in BIN_PLACES_MM:
                 for dst in DSTS:
                     name = f"st_{op}_{ty}_{x}{y}_{dst}"
-                    expr = f"op_{op}_{ty}({PLACE[ty][x]}, {PLACE[ty][y]})"
+                    second = "m2" if (x, y) == ("m", "m") else y
+                    expr = f"op_{op}_{ty}({PLACE[ty][x]}, {PLACE[ty][second]})"
                     yield name, stencil(name, f"    {PLACE[rty][dst]} = {expr};\n")
     for (ty, rty), ops in UNARY.items():
         for op in ops.split():

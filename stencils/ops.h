@@ -13,11 +13,14 @@ typedef float f32;
 typedef int32_t i32;
 typedef uint32_t u32;
 
-/* The three holes: the next stencil (tail call, dropped or patched by the linker) and
- * the data slot of the step, as a float or as an int. */
+/* The holes: the next stencil (tail call, dropped or patched by the linker), the data
+ * slot of the step as a float or as an int, and a second data slot for the binary
+ * stencils whose two operands both come from memory. */
 extern void cp_next(f32 a, f32 b, i32 i, i32 j);
 extern f32 cp_mf;
 extern i32 cp_mi;
+extern f32 cp_mf2;
+extern i32 cp_mi2;
 
 #define NEXT(a, b, i, j) __attribute__((musttail)) return cp_next(a, b, i, j)
 #define OP static inline __attribute__((always_inline))

@@ -37,9 +37,10 @@ fn listing(db: &StencilDb, outputs: &[Value]) -> String {
     let mut out = String::new();
     for step in &sched.steps {
         let name = &db.stencil(step.stencil).name;
-        match step.slot {
-            Some(s) => writeln!(out, "{name:<24} [{s}]").unwrap(),
-            None => writeln!(out, "{name}").unwrap(),
+        match (step.slot, step.slot2) {
+            (Some(s), Some(s2)) => writeln!(out, "{name:<24} [{s}] [{s2}]").unwrap(),
+            (Some(s), None) => writeln!(out, "{name:<24} [{s}]").unwrap(),
+            _ => writeln!(out, "{name}").unwrap(),
         }
     }
     let code: usize = sched
