@@ -281,6 +281,17 @@ CPM_INLINE uint32_t cpm_rem_pio2(uint32_t ax, float *rh, float *rl) {
     return q;
 }
 
+/* |x| (bits ax, finite) as rh + rl in [-pi/4, pi/4] and its quadrant; arguments already
+ * that small pass through unreduced. Shared by sin/cos and tan. */
+CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl) {
+    if (ax <= 0x3f490fdbu) { /* |x| <= pi/4 */
+        *rh = cpm_from_bits(ax);
+        *rl = 0.0f;
+        return 0;
+    }
+    return cpm_rem_pio2(ax, rh, rl);
+}
+
 /* sin(rh + rl) for |rh| <= pi/4, |rl| <= ulp(rh). Minimax coefficients for sin(x)/x
  * on [-pi/4, pi/4] (from FreeBSD/musl __sindf, |error| < 2^-37.5). */
 CPM_INLINE float cpm_sin_kernel(float rh, float rl) {
@@ -315,14 +326,7 @@ CPM_INLINE float cpm_sincos(float x, uint32_t cosine) {
     if (ax < 0x39800000u) /* |x| < 2^-12: x (sin) and 1 (cos) are correctly rounded */
         return cosine ? 1.0f : x;
     float rh, rl;
-    uint32_t q;
-    if (ax <= 0x3f490fdbu) { /* |x| <= pi/4 */
-        rh = cpm_from_bits(ax);
-        rl = 0.0f;
-        q = 0;
-    } else {
-        q = cpm_rem_pio2(ax, &rh, &rl);
-    }
+    uint32_t q = cpm_reduce(ax, &rh, &rl);
     q += cosine;
     float v = (q & 1u) ? cpm_cos_kernel(rh, rl) : cpm_sin_kernel(rh, rl);
     /* sign: quadrants 2 and 3 negate; sin is odd, cos even */
@@ -557,14 +561,7 @@ CPM_NOINLINE float cpm_tanf(float x) {
     if (ax < 0x39800000u) /* |x| < 2^-12: x is correctly rounded */
         return x;
     float rh, rl;
-    uint32_t q;
-    if (ax <= 0x3f490fdbu) { /* |x| <= pi/4 */
-        rh = cpm_from_bits(ax);
-        rl = 0.0f;
-        q = 0;
-    } else {
-        q = cpm_rem_pio2(ax, &rh, &rl);
-    }
+    uint32_t q = cpm_reduce(ax, &rh, &rl);
     float z = rh * rh;
     float p = (rh * z) *
               (T0 + z * (T1 + z * (T2 + z * (T3 + z * (T4 + z * (T5 + z * (T6 + z * (T7 + z * T8))))))));

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 import refsem as R
 from copapy import filters
+from readback import nested
 
 F32 = np.float32
 SPECIAL = [0.0, -0.0, math.inf, -math.inf, 1e-45, -3e38, 3e38, 1.0, -1.0]
@@ -63,16 +64,6 @@ def windows(n: int, seed: int, count: int = 40, ties: bool = True, nan: bool = F
             w[rng.integers(0, n)] = math.nan
         out.append([float(F32(x)) for x in w])
     return out
-
-
-def nested(x: Any) -> Any:
-    """What Target.read_value gave for a container (list, cp.vector or cp.tensor of numbers) as
-    nested Python lists; numbers unchanged."""
-    if isinstance(x, int | float):
-        return x
-    if hasattr(x, "tolist"):
-        x = x.tolist()
-    return [nested(e) for e in x]
 
 
 class Compiled:

@@ -10,6 +10,7 @@ import copapy as cp
 import numpy as np
 import pytest
 import refsem as R
+from readback import nested
 
 F32 = np.float32
 EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, math.inf, -math.inf, math.nan, 1e-45, -1e-45, 1.17549435e-38,
@@ -19,16 +20,6 @@ EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, math.inf, -math.inf, math.nan, 1e-45, 
 def random_floats(n: int, seed: int, scale: float) -> list[float]:
     rng = np.random.default_rng(seed)
     return [float(x) for x in (rng.standard_normal(n) * scale).astype(np.float32)]
-
-
-def nested(x: Any) -> Any:
-    """What Target.read_value gave for a container (list, cp.vector or cp.tensor of numbers) as
-    nested Python lists; numbers unchanged."""
-    if isinstance(x, int | float):
-        return x
-    if hasattr(x, "tolist"):
-        x = x.tolist()
-    return [nested(e) for e in x]
 
 
 def run(fn: Any, xs: list[Any], dtype: str = "float") -> list[Any]:

@@ -17,6 +17,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
+from readback import nested
 
 Arr = np.ndarray[Any, np.dtype[np.float64]]
 F32 = np.float32
@@ -100,16 +101,6 @@ def random_quaternions(n: int, seed: int, unit: bool = False) -> list[list[float
 
 # ---------------------------------------------------------------------------------------------
 # Compiling: one program per test, run for many inputs through write_value.
-
-
-def nested(x: Any) -> Any:
-    """What Target.read_value gave for a container (list, cp.vector or cp.tensor of numbers) as
-    nested Python lists; numbers unchanged."""
-    if isinstance(x, int | float):
-        return x
-    if hasattr(x, "tolist"):
-        x = x.tolist()
-    return [nested(e) for e in x]
 
 
 class Program:
