@@ -10,5 +10,5 @@ echo "== stencils";      .venv/bin/python stencils/build.py --check
 echo "== stencil ops";   .venv/bin/python stencils/check_ops.py
 echo "== math ulp";      .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
 echo "== ruff";          .venv/bin/ruff check python tests benches examples stencils
-echo "== mypy";          .venv/bin/mypy --strict examples
+echo "== mypy";          .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
 echo "== pytest";        .venv/bin/python -m pytest -q tests

@@ -16,6 +16,8 @@ it, schedules it onto stencils (precompiled machine-code fragments), links and l
 them; ``Target.run`` executes the native code.
 """
 
+from typing import Any
+
 from . import filters
 from ._autograd import grad
 from ._core import Target, value
@@ -47,7 +49,7 @@ from ._tensors import arange, concat, diagonal, eye, identity, ones, tensor, zer
 from ._tensors import tensor as matrix
 from ._vectors import angle_between, distance, rotate_vector, scalar_projection, vector, vector_projection
 
-NumLike = value | int | float
+NumLike = value[Any] | int | float
 """Anything that can take part in an operation: a traced value or a Python number."""
 
 __version__ = "0.1.0"

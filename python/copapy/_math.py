@@ -156,7 +156,7 @@ def _plain_pow(x: Any, y: Any) -> Any:
 
 
 @overload
-def pow(x: value[int], y: int) -> value[int]: ...  # type: ignore[overload-overlap]
+def pow(x: value[int], y: int) -> value[int]: ...
 @overload
 def pow(x: value[Any], y: value[Any] | float) -> value[float]: ...
 @overload

@@ -232,9 +232,9 @@ class tensor(A.ArrayBase[TNum]):
         return self._binop(other, _op.add, "add")
 
     @overload
-    def __radd__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...  # type: ignore[misc]
+    def __radd__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
     @overload
-    def __radd__(self, other: value[Any] | float) -> tensor[float]: ...  # type: ignore[misc]
+    def __radd__(self, other: value[Any] | float) -> tensor[float]: ...
     def __radd__(self, other: Any) -> Any:
         return self._binop(other, _op.add, "add", True)
 
@@ -246,9 +246,9 @@ class tensor(A.ArrayBase[TNum]):
         return self._binop(other, _op.sub, "sub")
 
     @overload
-    def __rsub__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...  # type: ignore[misc]
+    def __rsub__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
     @overload
-    def __rsub__(self, other: value[Any] | float) -> tensor[float]: ...  # type: ignore[misc]
+    def __rsub__(self, other: value[Any] | float) -> tensor[float]: ...
     def __rsub__(self, other: Any) -> Any:
         return self._binop(other, _op.sub, "sub", True)
 
@@ -260,16 +260,16 @@ class tensor(A.ArrayBase[TNum]):
         return self._binop(other, _op.mul, "mul")
 
     @overload
-    def __rmul__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...  # type: ignore[misc]
+    def __rmul__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
     @overload
-    def __rmul__(self, other: value[Any] | float) -> tensor[float]: ...  # type: ignore[misc]
+    def __rmul__(self, other: value[Any] | float) -> tensor[float]: ...
     def __rmul__(self, other: Any) -> Any:
         return self._binop(other, _op.mul, "mul", True)
 
     def __truediv__(self, other: _TAnyLike) -> tensor[float]:
         return self._binop(other, _op.truediv, "truediv")  # type: ignore[no-any-return]
 
-    def __rtruediv__(self, other: value[Any] | float) -> tensor[float]:  # type: ignore[misc]
+    def __rtruediv__(self, other: value[Any] | float) -> tensor[float]:
         return self._binop(other, _op.truediv, "truediv", True)  # type: ignore[no-any-return]
 
     @overload
@@ -280,9 +280,9 @@ class tensor(A.ArrayBase[TNum]):
         return self._binop(other, _op.floordiv, "floordiv")
 
     @overload
-    def __rfloordiv__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...  # type: ignore[misc]
+    def __rfloordiv__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
     @overload
-    def __rfloordiv__(self, other: value[Any] | float) -> tensor[float]: ...  # type: ignore[misc]
+    def __rfloordiv__(self, other: value[Any] | float) -> tensor[float]: ...
     def __rfloordiv__(self, other: Any) -> Any:
         return self._binop(other, _op.floordiv, "floordiv", True)
 
@@ -294,9 +294,9 @@ class tensor(A.ArrayBase[TNum]):
         return self._binop(other, _op.mod, "mod")
 
     @overload
-    def __rmod__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...  # type: ignore[misc]
+    def __rmod__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
     @overload
-    def __rmod__(self, other: value[Any] | float) -> tensor[float]: ...  # type: ignore[misc]
+    def __rmod__(self, other: value[Any] | float) -> tensor[float]: ...
     def __rmod__(self, other: Any) -> Any:
         return self._binop(other, _op.mod, "mod", True)
 
@@ -308,9 +308,9 @@ class tensor(A.ArrayBase[TNum]):
         return self._binop(other, _op.pow, "pow")
 
     @overload
-    def __rpow__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...  # type: ignore[misc]
+    def __rpow__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
     @overload
-    def __rpow__(self, other: value[Any] | float) -> tensor[float]: ...  # type: ignore[misc]
+    def __rpow__(self, other: value[Any] | float) -> tensor[float]: ...
     def __rpow__(self, other: Any) -> Any:
         return self._binop(other, _op.pow, "pow", True)
 

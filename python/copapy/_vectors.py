@@ -149,9 +149,9 @@ class vector(A.ArrayBase[TNum]):
         return self._binop(other, _op.add, "add")
 
     @overload
-    def __radd__(self: vector[int], other: value[int] | int) -> vector[int]: ...  # type: ignore[misc]
+    def __radd__(self: vector[int], other: value[int] | int) -> vector[int]: ...
     @overload
-    def __radd__(self, other: value[Any] | float) -> vector[float]: ...  # type: ignore[misc]
+    def __radd__(self, other: value[Any] | float) -> vector[float]: ...
     def __radd__(self, other: Any) -> Any:
         return self._binop(other, _op.add, "add", True)
 
@@ -165,9 +165,9 @@ class vector(A.ArrayBase[TNum]):
         return self._binop(other, _op.sub, "sub")
 
     @overload
-    def __rsub__(self: vector[int], other: value[int] | int) -> vector[int]: ...  # type: ignore[misc]
+    def __rsub__(self: vector[int], other: value[int] | int) -> vector[int]: ...
     @overload
-    def __rsub__(self, other: value[Any] | float) -> vector[float]: ...  # type: ignore[misc]
+    def __rsub__(self, other: value[Any] | float) -> vector[float]: ...
     def __rsub__(self, other: Any) -> Any:
         return self._binop(other, _op.sub, "sub", True)
 
@@ -181,9 +181,9 @@ class vector(A.ArrayBase[TNum]):
         return self._binop(other, _op.mul, "mul")
 
     @overload
-    def __rmul__(self: vector[int], other: value[int] | int) -> vector[int]: ...  # type: ignore[misc]
+    def __rmul__(self: vector[int], other: value[int] | int) -> vector[int]: ...
     @overload
-    def __rmul__(self, other: value[Any] | float) -> vector[float]: ...  # type: ignore[misc]
+    def __rmul__(self, other: value[Any] | float) -> vector[float]: ...
     def __rmul__(self, other: Any) -> Any:
         return self._binop(other, _op.mul, "mul", True)
 
@@ -194,7 +194,7 @@ class vector(A.ArrayBase[TNum]):
     def __truediv__(self, other: Any) -> Any:
         return self._binop(other, _op.truediv, "truediv")
 
-    def __rtruediv__(self, other: value[Any] | float) -> vector[float]:  # type: ignore[misc]
+    def __rtruediv__(self, other: value[Any] | float) -> vector[float]:
         return self._binop(other, _op.truediv, "truediv", True)  # type: ignore[no-any-return]
 
     @overload
@@ -207,9 +207,9 @@ class vector(A.ArrayBase[TNum]):
         return self._binop(other, _op.floordiv, "floordiv")
 
     @overload
-    def __rfloordiv__(self: vector[int], other: value[int] | int) -> vector[int]: ...  # type: ignore[misc]
+    def __rfloordiv__(self: vector[int], other: value[int] | int) -> vector[int]: ...
     @overload
-    def __rfloordiv__(self, other: value[Any] | float) -> vector[float]: ...  # type: ignore[misc]
+    def __rfloordiv__(self, other: value[Any] | float) -> vector[float]: ...
     def __rfloordiv__(self, other: Any) -> Any:
         return self._binop(other, _op.floordiv, "floordiv", True)
 
@@ -223,9 +223,9 @@ class vector(A.ArrayBase[TNum]):
         return self._binop(other, _op.mod, "mod")
 
     @overload
-    def __rmod__(self: vector[int], other: value[int] | int) -> vector[int]: ...  # type: ignore[misc]
+    def __rmod__(self: vector[int], other: value[int] | int) -> vector[int]: ...
     @overload
-    def __rmod__(self, other: value[Any] | float) -> vector[float]: ...  # type: ignore[misc]
+    def __rmod__(self, other: value[Any] | float) -> vector[float]: ...
     def __rmod__(self, other: Any) -> Any:
         return self._binop(other, _op.mod, "mod", True)
 
@@ -239,9 +239,9 @@ class vector(A.ArrayBase[TNum]):
         return self._binop(other, _op.pow, "pow")
 
     @overload
-    def __rpow__(self: vector[int], other: value[int] | int) -> vector[int]: ...  # type: ignore[misc]
+    def __rpow__(self: vector[int], other: value[int] | int) -> vector[int]: ...
     @overload
-    def __rpow__(self, other: value[Any] | float) -> vector[float]: ...  # type: ignore[misc]
+    def __rpow__(self, other: value[Any] | float) -> vector[float]: ...
     def __rpow__(self, other: Any) -> Any:
         return self._binop(other, _op.pow, "pow", True)
 
