@@ -128,3 +128,18 @@ def test_bad_arguments_are_clear_errors() -> None:
         f(a=1.0)
     with pytest.raises(OverflowError, match="int32"):
         f(2**40)
+
+
+def test_dict_results_and_unsupported_results() -> None:
+    @cp.jit
+    def named(a: Any, b: Any) -> Any:
+        return {"sum": a + b, "diff": a - b, "label": "pair"}
+
+    assert named(1.5, 0.25) == {"sum": 1.75, "diff": 1.25, "label": "pair"}
+
+    @cp.jit
+    def odd(a: Any) -> Any:
+        return {a}  # a set of traced values: no structure to read back into
+
+    with pytest.raises(TypeError, match="must return"):
+        odd(1.0)

@@ -351,3 +351,8 @@ def test_intermediate_values_still_held_are_readable_after_compile() -> None:
     assert abs(tg.read_value(b) - float(sb)) <= float(np.spacing(sb))
     with pytest.raises(ValueError, match="only input variables"):
         tg.write_value(b, 1.0)
+
+
+def test_compiling_a_dict_is_a_clear_error() -> None:
+    with pytest.raises(TypeError, match="cannot compile a dict"):
+        cp.Target().compile({"x": cp.value(1.0)})

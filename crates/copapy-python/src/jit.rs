@@ -12,7 +12,7 @@
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyList, PyTuple};
+use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
 use copapy_compiler::compile::read_bits;
@@ -62,6 +62,11 @@ enum Output {
     Constant(Py<PyAny>),
     Seq {
         tuple: bool,
+        items: Vec<Output>,
+    },
+    /// A dict: its keys (kept as given) and the result for each.
+    Dict {
+        keys: Vec<Py<PyAny>>,
         items: Vec<Output>,
     },
 }
@@ -256,6 +261,13 @@ fn read(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
                 PyList::new(py, objs)?.into_any().unbind()
             }
         }
+        Output::Dict { keys, items } => {
+            let dict = PyDict::new(py);
+            for (k, i) in keys.iter().zip(items) {
+                dict.set_item(k, read(py, i, data)?)?;
+            }
+            dict.into_any().unbind()
+        }
     })
 }
 
@@ -367,6 +379,15 @@ fn describe_output(obj: &Bound<'_, PyAny>, outputs: &mut Vec<Value>) -> PyResult
             .collect::<PyResult<Vec<_>>>()?;
         return Ok(Output::Seq { tuple, items });
     }
+    if let Ok(dict) = obj.cast::<PyDict>() {
+        let mut keys = Vec::with_capacity(dict.len());
+        let mut items = Vec::with_capacity(dict.len());
+        for (k, v) in dict.iter() {
+            keys.push(k.unbind());
+            items.push(describe_output(&v, outputs)?);
+        }
+        return Ok(Output::Dict { keys, items });
+    }
     // vectors and matrices come back as (nested) lists
     if let (Ok(values), Ok(shape)) = (obj.getattr("values"), obj.getattr("shape")) {
         let shape: Vec<usize> = shape.extract()?;
@@ -376,7 +397,14 @@ fn describe_output(obj: &Bound<'_, PyAny>, outputs: &mut Vec<Value>) -> PyResult
             .collect::<PyResult<Vec<_>>>()?;
         return Ok(nest(flat, &shape));
     }
-    Ok(Output::Constant(obj.clone().unbind()))
+    if obj.is_none() || number_bits(obj)?.is_some() || obj.is_instance_of::<PyString>() {
+        return Ok(Output::Constant(obj.clone().unbind()));
+    }
+    Err(PyTypeError::new_err(format!(
+        "a jit function must return values, numbers, None, strings, or lists, tuples, dicts, \
+         vectors and matrices of them; got a {}",
+        type_name(obj)
+    )))
 }
 
 fn nest(flat: Vec<Output>, shape: &[usize]) -> Output {
@@ -408,7 +436,9 @@ fn place_inputs(input: &mut Input, next: &mut impl Iterator<Item = Option<u32>>)
 fn place_outputs(output: &mut Output, next: &mut impl Iterator<Item = u32>) {
     match output {
         Output::Scalar(_, offset) => *offset = next.next().expect("one offset per output"),
-        Output::Seq { items, .. } => items.iter_mut().for_each(|i| place_outputs(i, next)),
+        Output::Seq { items, .. } | Output::Dict { items, .. } => {
+            items.iter_mut().for_each(|i| place_outputs(i, next))
+        }
         Output::Constant(_) => {}
     }
 }

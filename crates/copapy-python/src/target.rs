@@ -99,7 +99,10 @@ fn collect(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>) -> PyResult<()> {
         out.push(v.get().value().clone());
         return Ok(());
     }
-    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
+    if obj.is_instance_of::<PyString>()
+        || obj.is_instance_of::<PyBytes>()
+        || obj.is_instance_of::<pyo3::types::PyDict>()
+    {
         return Err(PyTypeError::new_err(format!(
             "cannot compile a {}: pass copapy values or lists of them",
             type_name(obj)
