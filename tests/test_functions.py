@@ -146,3 +146,11 @@ def test_functions_on_plain_numbers_return_plain_numbers() -> None:
 def test_wrong_types_are_clear_errors() -> None:
     with pytest.raises(TypeError, match="values or numbers"):
         cp.atan2(cp.value(1.0), "x")
+
+
+def test_huge_integer_exponents_use_powf() -> None:
+    x = cp.value(1.0000001)
+    got = run([x ** (2**40), x ** -(2**63), cp.value(-1.0) ** (2**64)])
+    with np.errstate(over="ignore"):
+        assert got[0] == float(np.power(np.float32(1.0000001), np.float32(2**40)))
+    assert got[1] == 0.0 and got[2] == 1.0

@@ -356,3 +356,25 @@ def test_intermediate_values_still_held_are_readable_after_compile() -> None:
 def test_compiling_a_dict_is_a_clear_error() -> None:
     with pytest.raises(TypeError, match="cannot compile a dict"):
         cp.Target().compile({"x": cp.value(1.0)})
+
+
+def test_numpy_scalars_and_big_ints_are_written_with_their_meaning() -> None:
+    i, f, b = cp.value(3), cp.value(1.5), cp.value(True)
+    tg = cp.Target()
+    tg.compile(i, f, b)
+    tg.write_value(i, np.int64(-7))
+    tg.write_value(f, 10**40)  # an int rounds into a float variable like any other
+    tg.write_value(b, np.bool_(False))
+    assert tg.read_value([i, f, b]) == [-7, math.inf, False]  # 1e40 rounds to inf in float32
+    with pytest.raises(TypeError, match="to an int value"):
+        tg.write_value(i, float("nan"))
+
+
+def test_float_source_for_an_int_value_follows_int() -> None:
+    tg = cp.Target()
+    v = cp.value(-2.75, "int")
+    tg.compile(v)
+    assert tg.read_value(v) == -2
+    for bad in (float("nan"), float("inf"), 3e9):
+        with pytest.raises(ValueError, match="int32 range"):
+            cp.value(bad, "int")

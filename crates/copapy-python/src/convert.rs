@@ -28,6 +28,11 @@ pub fn number_bits(obj: &Bound<'_, PyAny>) -> PyResult<Option<(ScalarType, u32)>
     if obj.hasattr("__len__")? {
         return Ok(None);
     }
+    if let Ok(kind) = obj.getattr("dtype").and_then(|d| d.getattr("kind")) {
+        if kind.extract::<String>().is_ok_and(|k| k == "b") {
+            return Ok(Some((ScalarType::Bool, obj.is_truthy()? as u32)));
+        }
+    }
     if obj.hasattr("__index__")? {
         return Ok(Some((ScalarType::Int, int32_bits(obj)?)));
     }
@@ -52,6 +57,11 @@ fn int32_bits(obj: &Bound<'_, PyAny>) -> PyResult<u32> {
 
 /// Bits for writing `obj` into a variable of type `ty`, with a clear error for a wrong type.
 pub fn bits_for(ty: ScalarType, obj: &Bound<'_, PyAny>) -> PyResult<u32> {
+    // any Python int fits a float variable once rounded, also beyond the int32 range
+    if ty == ScalarType::Float && obj.is_exact_instance_of::<PyInt>() {
+        let x: f64 = obj.extract()?;
+        return Ok((x as f32).to_bits());
+    }
     let Some((given, bits)) = number_bits(obj)? else {
         return Err(PyTypeError::new_err(format!(
             "cannot write {} to a {} value: expected a number",
@@ -70,9 +80,13 @@ pub fn bits_for(ty: ScalarType, obj: &Bound<'_, PyAny>) -> PyResult<u32> {
             bits as i32
         ))),
         (_, ScalarType::Float) => Err(PyTypeError::new_err(format!(
-            "cannot write float {} to an {} value: convert it explicitly, e.g. int(x)",
+            "cannot write float {} to {} value: convert it explicitly, e.g. int(x)",
             f32::from_bits(bits),
-            ty.name()
+            if ty == ScalarType::Int {
+                "an int"
+            } else {
+                "a bool"
+            }
         ))),
     }
 }

@@ -1,7 +1,7 @@
 //! `copapy.value`: a traced scalar. Every operator builds a graph node in Rust.
 
 use pyo3::basic::CompareOp;
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyFloat, PyInt, PyType};
 
@@ -122,14 +122,17 @@ impl PyValue {
         let bits = match (ty, given) {
             (ScalarType::Float, ScalarType::Float) => bits,
             (ScalarType::Float, _) => (bits as i32 as f32).to_bits(),
+            (ScalarType::Bool, ScalarType::Float) => u32::from(f32::from_bits(bits) != 0.0),
             (_, ScalarType::Float) => {
-                let x = f32::from_bits(bits);
-                let i = x as i32; // truncation, as int(x)
-                if ty == ScalarType::Bool {
-                    u32::from(x != 0.0)
-                } else {
-                    i as u32
+                // as Python's int(x): truncation; NaN, inf and out-of-range values are errors
+                let x = f64::from(f32::from_bits(bits)).trunc();
+                if !(x >= f64::from(i32::MIN) && x <= f64::from(i32::MAX)) {
+                    return Err(PyValueError::new_err(format!(
+                        "cannot make an int value from {}: it is not a number in the int32 range",
+                        f32::from_bits(bits)
+                    )));
                 }
+                x as i32 as u32
             }
             (ScalarType::Bool, _) => u32::from(bits != 0),
             (_, _) => bits,
@@ -308,7 +311,9 @@ impl PyValue {
 /// Copapy), anything else the `pow` function of the math library (float result).
 pub fn power(py: Python<'_>, base: &Value, exponent: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     if exponent.cast::<PyValue>().is_err() {
-        if let Some((n, float_exponent)) = integer_exponent(exponent)? {
+        if let Some((n, float_exponent)) =
+            integer_exponent(exponent)?.filter(|(n, _)| n.unsigned_abs() < 1 << 31)
+        {
             let base = if float_exponent {
                 trace::to_float(base)
             } else {
