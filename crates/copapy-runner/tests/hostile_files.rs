@@ -1,0 +1,118 @@
+//! A runner must refuse damaged or hostile program files with an error, never panic or
+//! touch memory outside its buffers. These tests throw truncations, bit flips and random
+//! (but correctly checksummed) files at the parser and the loader.
+
+use copapy_program::format::{Crc32, HEADER_BYTES};
+use copapy_program::{Arch, Base, Encoding, Patch, Program, ProgramView, ScalarType, Symbol};
+use copapy_runner::LoadedProgram;
+
+/// A small valid x86_64 program: `movss xmm0,[rip+d0]; addss xmm0,xmm0; movss [rip+d4],xmm0; ret`.
+fn valid_program() -> Program {
+    let code = vec![
+        0xF3, 0x0F, 0x10, 0x05, 0, 0, 0, 0, // movss xmm0, [rip+rel32]
+        0xF3, 0x0F, 0x58, 0xC0, // addss xmm0, xmm0
+        0xF3, 0x0F, 0x11, 0x05, 0, 0, 0, 0,    // movss [rip+rel32], xmm0
+        0xC3, // ret
+    ];
+    let mut data = 1.25f32.to_le_bytes().to_vec();
+    data.extend([0; 4]);
+    let patch = |offset, target| Patch {
+        offset,
+        encoding: Encoding::Rel32,
+        base: Base::Data,
+        target,
+        addend: -4,
+    };
+    Program {
+        arch: Arch::X86_64,
+        code,
+        data,
+        patches: vec![patch(4, 0), patch(16, 4)],
+        entry: 0,
+        symbols: vec![Symbol {
+            name: "y".into(),
+            offset: 4,
+            ty: ScalarType::Float,
+        }],
+    }
+}
+
+/// Deterministic xorshift so a failure reproduces.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+fn reseal(file: &mut [u8]) {
+    let mut crc = Crc32::new();
+    crc.update(&file[..HEADER_BYTES - 4]);
+    crc.update(&file[HEADER_BYTES..]);
+    let sum = crc.finish().to_le_bytes();
+    file[HEADER_BYTES - 4..HEADER_BYTES].copy_from_slice(&sum);
+}
+
+#[test]
+fn the_valid_program_runs() {
+    let file = valid_program().encode();
+    let mut loaded = LoadedProgram::load_file(&file).expect("valid file loads");
+    loaded.run();
+    assert_eq!(&loaded.data()[4..8], &2.5f32.to_le_bytes());
+}
+
+#[test]
+fn every_truncation_is_refused() {
+    let file = valid_program().encode();
+    for len in 0..file.len() {
+        assert!(
+            ProgramView::parse(&file[..len]).is_err(),
+            "accepted a file cut to {len} bytes"
+        );
+        assert!(LoadedProgram::load_file(&file[..len]).is_err());
+    }
+}
+
+#[test]
+fn every_single_byte_corruption_is_refused() {
+    let file = valid_program().encode();
+    for at in 0..file.len() {
+        for flip in [0x01u8, 0x80, 0xFF] {
+            let mut bad = file.clone();
+            bad[at] ^= flip;
+            assert!(
+                ProgramView::parse(&bad).is_err(),
+                "accepted a file with byte {at} xor {flip:#x}"
+            );
+        }
+    }
+}
+
+#[test]
+fn random_files_with_a_correct_checksum_never_panic() {
+    // Fields are garbage but the checksum matches, so every later check is exercised.
+    let base = valid_program().encode();
+    let mut rng = Rng(0x5eed_1234_abcd_ef01);
+    let mut accepted = 0;
+    for _ in 0..20_000 {
+        let mut file = base.clone();
+        let flips = 1 + (rng.next() % 6) as usize;
+        for _ in 0..flips {
+            let at = (rng.next() % file.len() as u64) as usize;
+            file[at] = rng.next() as u8;
+        }
+        reseal(&mut file);
+        if let Ok(view) = ProgramView::parse(&file) {
+            accepted += 1;
+            // whatever passed parsing must load (or be refused) without panicking; only
+            // programs whose bytes are unchanged code may be run
+            if let Ok(loaded) = LoadedProgram::load_view(&view) {
+                drop(loaded);
+            }
+        }
+    }
+    assert!(accepted < 20_000, "the parser accepted every mutation");
+}
