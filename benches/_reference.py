@@ -8,9 +8,11 @@ results as one line of JSON.
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,3 +34,21 @@ def run_reference(script: str | Path, ref_python: Path, extra_args: list[str]) -
         return None
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return result
+
+
+def measure_both(
+    description: str, script: str | Path, measure: Callable[[bool], dict[str, Any]]
+) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+    """The command line every simple benchmark shares: ``--quick``, ``--ref-python`` and
+    ``--measure`` (print this interpreter's results as JSON and return None). Otherwise
+    returns (our results, Copapy 0.0.7's or None)."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--measure", action="store_true", help="measure this interpreter, print JSON")
+    ap.add_argument("--quick", action="store_true", help="fewer repeats")
+    ap.add_argument("--ref-python", type=Path, default=REF_PYTHON, help="interpreter with Copapy 0.0.7")
+    args = ap.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.quick)))
+        return None
+    ours = measure(args.quick)
+    return ours, run_reference(script, args.ref_python, ["--quick"] if args.quick else [])

@@ -20,16 +20,13 @@ Both runs also report the joint angles they computed, as a check that they did t
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import platform
 import statistics
 import time
-from pathlib import Path
 from typing import Any
 
-from _reference import REF_PYTHON, run_reference
+from _reference import measure_both
 
 STEPS = 48
 
@@ -107,17 +104,10 @@ def table(ref: dict[str, Any] | None, ours: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--measure", action="store_true", help="measure this interpreter, print JSON")
-    ap.add_argument("--quick", action="store_true", help="fewer repeats")
-    ap.add_argument("--ref-python", type=Path, default=REF_PYTHON, help="interpreter with Copapy 0.0.7")
-    args = ap.parse_args()
-
-    if args.measure:
-        print(json.dumps(measure(args.quick)))
+    results = measure_both(__doc__.splitlines()[0], __file__, measure)
+    if results is None:
         return
-    ours = measure(args.quick)
-    ref = run_reference(__file__, args.ref_python, ["--quick"] if args.quick else [])
+    ours, ref = results
     print(f"Python {platform.python_version()}; {os.cpu_count()} logical CPUs; median of repeats")
     print(f"joint angles: ours {[round(a, 5) for a in ours['angles']]}"
           + ("" if ref is None else f", Copapy 0.0.7 {[round(a, 5) for a in ref['angles']]}"))

@@ -14,14 +14,12 @@ Figures (median of repeats, ns per call, after the first (compiling) call):
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _reference import REF_PYTHON, run_reference  # noqa: E402
+from _reference import measure_both  # noqa: E402
 from bench_core import cpu_name, fmt_ns, per_call_ns  # noqa: E402
 
 N = 100
@@ -103,16 +101,10 @@ def table(ref: dict[str, Any] | None, ours: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--measure", action="store_true", help="measure this interpreter, print JSON")
-    ap.add_argument("--quick", action="store_true", help="fewer loops")
-    ap.add_argument("--ref-python", type=Path, default=REF_PYTHON, help="interpreter with Copapy 0.0.7")
-    args = ap.parse_args()
-    if args.measure:
-        print(json.dumps(measure(args.quick)))
+    results = measure_both(__doc__.splitlines()[0], __file__, measure)
+    if results is None:
         return
-    ours = measure(args.quick)
-    ref = run_reference(__file__, args.ref_python, ["--quick"] if args.quick else [])
+    ours, ref = results
     print(f"CPU: {cpu_name()}; median of repeats; ns per call after the first (compiling) call")
     print()
     print(table(ref, ours))
