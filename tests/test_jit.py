@@ -143,3 +143,24 @@ def test_dict_results_and_unsupported_results() -> None:
 
     with pytest.raises(TypeError, match="must return"):
         odd(1.0)
+
+
+def test_a_jit_function_in_a_reference_cycle_is_collected() -> None:
+    import gc
+    import weakref
+
+    class Holder:
+        pass
+
+    holder = Holder()
+
+    def f(a: Any) -> Any:
+        return a * 2.0 + (0 if holder is None else 0)
+
+    holder.jf = cp.jit(f)  # type: ignore[attr-defined]
+    f.holder = holder  # type: ignore[attr-defined]  # f -> holder -> jit function -> f
+    assert holder.jf(1.5) == 3.0  # type: ignore[attr-defined]
+    ref = weakref.ref(holder)
+    del holder, f
+    gc.collect()
+    assert ref() is None

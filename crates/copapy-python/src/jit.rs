@@ -11,8 +11,10 @@
 
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
+use pyo3::gc::PyVisit;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
+use pyo3::PyTraverseError;
 use rustc_hash::FxHashMap;
 
 use copapy_compiler::compile::read_bits;
@@ -81,7 +83,8 @@ struct Specialisation {
 /// A function compiled on first call for each argument signature (`@cp.jit`).
 #[pyclass(module = "copapy", name = "jit_function", dict)]
 pub struct JitFunction {
-    func: Py<PyAny>,
+    /// The Python function; `None` only after the garbage collector cleared a cycle.
+    func: Option<Py<PyAny>>,
     specs: Vec<Specialisation>,
     /// The specialisation that matched last (tried first).
     last: usize,
@@ -433,6 +436,18 @@ fn place_inputs(input: &mut Input, next: &mut impl Iterator<Item = Option<u32>>)
     }
 }
 
+fn visit_output(output: &Output, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+    match output {
+        Output::Scalar(..) => Ok(()),
+        Output::Constant(obj) => visit.call(obj),
+        Output::Seq { items, .. } => items.iter().try_for_each(|i| visit_output(i, visit)),
+        Output::Dict { keys, items } => {
+            keys.iter().try_for_each(|k| visit.call(k))?;
+            items.iter().try_for_each(|i| visit_output(i, visit))
+        }
+    }
+}
+
 fn place_outputs(output: &mut Output, next: &mut impl Iterator<Item = u32>) {
     match output {
         Output::Scalar(_, offset) => *offset = next.next().expect("one offset per output"),
@@ -455,7 +470,10 @@ impl JitFunction {
             traced.args.push(obj);
             traced.inputs.push(input);
         }
-        let result = self.func.bind(py).call1(PyTuple::new(py, &traced.args)?)?;
+        let func = self.func.as_ref().ok_or_else(|| {
+            PyTypeError::new_err("this jit function was cleared by the garbage collector")
+        })?;
+        let result = func.bind(py).call1(PyTuple::new(py, &traced.args)?)?;
         let mut outputs = Vec::new();
         let mut output = describe_output(&result, &mut outputs)?;
         let program = if outputs.is_empty() {
@@ -516,7 +534,7 @@ impl JitFunction {
     #[new]
     fn new(func: Py<PyAny>) -> Self {
         JitFunction {
-            func,
+            func: Some(func),
             specs: Vec::new(),
             last: 0,
         }
@@ -554,6 +572,23 @@ impl JitFunction {
                 "internal error: a new specialisation did not match its own arguments",
             )
         })
+    }
+
+    /// The function (and constants in results) may refer back to this object, e.g. a
+    /// module-level function calling itself through its decorated name: let the garbage
+    /// collector see those references so such cycles are freed.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.func)?;
+        for spec in &self.specs {
+            visit_output(&spec.output, &visit)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.func = None;
+        self.specs.clear();
+        self.last = 0;
     }
 
     /// Number of compiled specialisations (one per argument signature seen).
