@@ -150,17 +150,18 @@ def test_a_jit_function_in_a_reference_cycle_is_collected() -> None:
     import weakref
 
     class Holder:
-        pass
+        jf: Any = None
 
-    holder = Holder()
+    def make_cycle() -> weakref.ref[Holder]:
+        holder = Holder()
 
-    def f(a: Any) -> Any:
-        return a * 2.0 + (0 if holder is None else 0)
+        def f(a: Any) -> Any:
+            return a * 2.0 + (0 if holder.jf is None else 0)  # f -> holder
 
-    holder.jf = cp.jit(f)  # type: ignore[attr-defined]
-    f.holder = holder  # type: ignore[attr-defined]  # f -> holder -> jit function -> f
-    assert holder.jf(1.5) == 3.0  # type: ignore[attr-defined]
-    ref = weakref.ref(holder)
-    del holder, f
+        holder.jf = cp.jit(f)  # holder -> jit function -> f
+        assert holder.jf(1.5) == 3.0
+        return weakref.ref(holder)
+
+    ref = make_cycle()
     gc.collect()
     assert ref() is None
