@@ -6,6 +6,7 @@ scripts/setup.sh
 echo "== cargo fmt";     cargo fmt --all -- --check
 echo "== cargo clippy";  cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== cargo test";    cargo test --workspace -q
+echo "== cargo doc";     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace -q
 echo "== no_std core";   cargo build -q -p copapy-program -p copapy-runner --no-default-features
 echo "== stencils";      .venv/bin/python stencils/build.py --check
 echo "== stencil ops";   .venv/bin/python stencils/check_ops.py

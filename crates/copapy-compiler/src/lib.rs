@@ -9,7 +9,7 @@
 //! 4. [`link`] copies stencil bytes from the [`stencil_db`] and turns holes into patches;
 //! 5. the result is a [`copapy_program::Program`], run by `copapy-runner`.
 //!
-//! [`compile`] drives stages 2 to 4.
+//! [`compile()`] drives stages 2 to 4; [`autodiff`] transforms traced graphs (reverse mode).
 
 pub mod autodiff;
 pub mod compile;

@@ -1,8 +1,9 @@
 //! `copapy._core`: the Rust side of the Python package.
 //!
-//! [`value::PyValue`] traces operations into the compiler's graph; [`target::Target`]
-//! compiles, loads and runs programs. The Python package (`python/copapy`) re-exports
-//! these and adds the functions that also accept plain numbers.
+//! `value` (module `value.rs`) traces operations into the compiler's graph; `Target`
+//! (`target.rs`) compiles, loads and runs programs; `jit_function` (`jit.rs`) is
+//! `@cp.jit`; `autograd.rs` is `cp.grad`. The Python package (`python/copapy`)
+//! re-exports these and adds the functions that also accept plain numbers.
 
 use pyo3::prelude::*;
 
