@@ -4,7 +4,7 @@ use std::fmt;
 
 use copapy_program::Program;
 
-use crate::graph::{ScalarType, Value};
+use crate::graph::Value;
 use crate::link::{link, LinkError};
 use crate::optimise::build_arena;
 use crate::schedule::schedule;
@@ -99,9 +99,4 @@ pub fn compile(
 pub fn read_bits(data: &[u8], offset: u32) -> u32 {
     let o = offset as usize;
     u32::from_le_bytes([data[o], data[o + 1], data[o + 2], data[o + 3]])
-}
-
-/// Size of the slot for `ty`.
-pub fn slot_bytes(_ty: ScalarType) -> usize {
-    4
 }

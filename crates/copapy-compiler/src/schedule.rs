@@ -14,7 +14,6 @@
 //! Every data slot is 4 bytes; the data image holds the initial value of inputs and
 //! constants and zero for computed values.
 
-use crate::graph::ScalarType;
 use crate::link::Step;
 use crate::optimise::{Arena, Kind, NodeId};
 use crate::select::{Class, MissingStencil, Place, StencilTable};
@@ -284,11 +283,6 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
     })
 }
 
-/// Size in bytes of one data slot of `ty` (all scalar types are 32-bit).
-pub const fn slot_size(_ty: ScalarType) -> u32 {
-    4
-}
-
 #[cfg(test)]
 mod tests {
     //! Checks the register allocation by executing the schedule on an abstract machine
@@ -296,7 +290,7 @@ mod tests {
 
     use super::*;
     use crate::fold;
-    use crate::graph::{Op, Value};
+    use crate::graph::{Op, ScalarType, Value};
     use crate::optimise::build_arena;
     use crate::stencil_db::StencilId;
     use crate::trace;
