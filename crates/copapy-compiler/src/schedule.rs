@@ -1,15 +1,17 @@
 //! Scheduling and register allocation: from the arena to a list of stencil steps.
 //!
 //! Stencils pass values in four physical registers: two for floats and two for ints,
-//! called r0 and r1 in each class. Operands can also be read straight from data memory,
-//! so most operations need no separate load. The scheduler walks the arena in order
+//! called r0 and r1 in each class. Operands can also be read straight from data memory
+//! (one operand, or both through the `mm` stencils), so operations need no separate load
+//! unless a target's object lacks a form. The scheduler walks the arena in order
 //! (operands right before their users) and tracks which value each register holds:
 //!
 //! * an operand already in a register is used from there, never loaded again;
 //! * a result goes to the register whose value is dead, or else already in memory, or
 //!   else (after storing it) the one loaded longest ago;
-//! * values live in memory only when they must: inputs, constants, outputs, and values
-//!   spilled because a register was needed while they still had users.
+//! * values live in memory only when they must: inputs, constants, outputs, values the
+//!   user still holds (so `read_value` can read them), and values spilled because a
+//!   register was needed while they still had users.
 //!
 //! Every data slot is 4 bytes; the data image holds the initial value of inputs and
 //! constants and zero for computed values.
@@ -35,7 +37,7 @@ struct Scheduler<'a> {
     steps: Vec<Step>,
     data: Vec<u8>,
     slot: Vec<u32>,
-    /// Remaining reads of each node (outputs hold one extra, released at the end).
+    /// Remaining reads of each node by later operations.
     uses: Vec<u32>,
     /// regs[class][r] = (node, step index when it arrived)
     regs: [[Option<(NodeId, usize)>; 2]; 2],
