@@ -21,11 +21,24 @@ def _is_container(x: Any) -> bool:
     return not isinstance(x, value) and hasattr(x, "map")
 
 
+def _check_numbers(func: Any, *args: Any) -> None:
+    """Plain arguments must be real numbers (Python or NumPy); anything else is a TypeError
+    that names the function, rather than an error from deep inside ``math``."""
+    for a in args:
+        if isinstance(a, value | int | float) or (hasattr(a, "__float__") and not hasattr(a, "__len__")):
+            continue
+        raise TypeError(
+            f"{func.__name__}() takes copapy values, numbers, vectors or matrices, "
+            f"got {type(a).__name__}"
+        )
+
+
 def _unary(x: Any, traced: Callable[[Any], Any], plain: Callable[[Any], Any], func: Any) -> Any:
     if isinstance(x, value):
         return traced(x)
     if _is_container(x):
         return x.map(func)
+    _check_numbers(func, x)
     return plain(x)
 
 
@@ -34,6 +47,7 @@ def _binary(
 ) -> Any:
     if _is_container(a) or _is_container(b):
         return _elementwise(func, a, b)
+    _check_numbers(func, a, b)
     if isinstance(a, value) or isinstance(b, value):
         return traced(a, b)
     return plain(a, b)
