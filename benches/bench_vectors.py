@@ -8,7 +8,10 @@ For each vector size n in 10, 50, 100, 200, 400, 600, with v1 and v2 vectors of 
 ``cp.value``s, the program ``sum((v1 + i) @ v2 for i in range(10))`` is traced, compiled and
 run 30000 times. The same code runs in this interpreter (our copapy) and, as a subprocess
 with ``--measure``, under ``.venv-copapy-ref/bin/python`` (Copapy 0.0.7), which prints JSON.
-NumPy runs ``np.sum((v1 + i) @ v2)`` with ``i = np.arange(10)[:, None]`` 30000 times.
+NumPy runs ``np.sum((v1 + i) @ v2)`` with ``i = np.arange(10)[:, None]`` 30000 times. The C
+reference is the same float32 computation written in C and compiled by ``zig cc -O2
+-ffp-contract=off`` (what an optimising compiler makes of it), looping 30000 times in C; it
+shows how far copy-and-patch code is from compiled code, without any Python in the loop.
 Trace and compile times are the best of a few repeats; run time is one loop of 30000 runs.
 """
 
@@ -74,17 +77,102 @@ def measure_numpy(sizes: tuple[int, ...], runs: int) -> dict[str, Any]:
     return res
 
 
+C_REFERENCE = r"""
+#include <stdint.h>
+/* sum over i of (v1 + i) . v2, float32, once per run; the barrier makes every run reload
+   its inputs, as a compiled program reads its data memory each time. */
+float bench(const float *v1, const float *v2, int n, int runs) {
+    float total = 0.0f;
+    for (int r = 0; r < runs; r++) {
+        __asm__ volatile("" ::: "memory");
+        float s = 0.0f;
+        for (int i = 0; i < 10; i++) {
+            float d = 0.0f;
+            for (int k = 0; k < n; k++) d += (v1[k] + (float)i) * v2[k];
+            s += d;
+        }
+        total = s;
+    }
+    return total;
+}
+
+/* The same with copapy's summation order: products first, then adjacent pairs level by
+   level (an odd last term carried up). The result has the same bits as copapy's. */
+static float pairwise(float *t, int m) {
+    while (m > 1) {
+        int h = 0;
+        for (int k = 0; k + 1 < m; k += 2) t[h++] = t[k] + t[k + 1];
+        if (m & 1) t[h++] = t[m - 1];
+        m = h;
+    }
+    return t[0];
+}
+
+float bench_pairwise(const float *v1, const float *v2, int n, int runs, float *scratch) {
+    float total = 0.0f;
+    for (int r = 0; r < runs; r++) {
+        __asm__ volatile("" ::: "memory");
+        float s = 0.0f;
+        for (int i = 0; i < 10; i++) {
+            for (int k = 0; k < n; k++) scratch[k] = (v1[k] + (float)i) * v2[k];
+            s += pairwise(scratch, n);
+        }
+        total = s;
+    }
+    return total;
+}
+"""
+
+
+def measure_c(sizes: tuple[int, ...], runs: int) -> dict[str, Any] | None:
+    """Run time of the C reference, or None when zig cc is not available."""
+    import ctypes
+    import subprocess
+    import tempfile
+
+    import numpy as np
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, lib = Path(tmp) / "ref.c", Path(tmp) / "ref.so"
+        src.write_text(C_REFERENCE)
+        cmd = [sys.executable, "-m", "ziglang", "cc", "-O2", "-ffp-contract=off", "-shared", "-fPIC",
+               str(src), "-o", str(lib)]
+        if subprocess.run(cmd, capture_output=True, check=False).returncode != 0:
+            print("note: zig cc is not available; no C reference", file=sys.stderr)
+            return None
+        so = ctypes.CDLL(str(lib))
+        ptr = ctypes.POINTER(ctypes.c_float)
+        so.bench.restype = so.bench_pairwise.restype = ctypes.c_float
+        so.bench.argtypes = [ptr, ptr, ctypes.c_int, ctypes.c_int]
+        so.bench_pairwise.argtypes = [ptr, ptr, ctypes.c_int, ctypes.c_int, ptr]
+        res: dict[str, Any] = {}
+        for n in sizes:
+            v1 = (np.arange(n) / n).astype(np.float32)
+            v2 = (1.0 - np.arange(n) / n).astype(np.float32)
+            scratch = np.zeros(n, dtype=np.float32)
+            args = (v1.ctypes.data_as(ptr), v2.ctypes.data_as(ptr), n, runs)
+            t0 = time.perf_counter()
+            r = so.bench(*args)
+            t1 = time.perf_counter()
+            rp = so.bench_pairwise(*args, scratch.ctypes.data_as(ptr))
+            t2 = time.perf_counter()
+            res[str(n)] = {"run_s": t1 - t0, "result": float(r), "pairwise_run_s": t2 - t1,
+                           "pairwise_result": float(rp)}
+        return res
+
+
 def ms(x: float | None) -> str:
     if x is None:
         return "—"
     return f"{x * 1e3:,.1f} ms" if x < 10 else f"{x:,.1f} s"
 
 
-def table(ours: dict[str, Any], ref: dict[str, Any] | None, npy: dict[str, Any], runs: int) -> str:
+def table(ours: dict[str, Any], ref: dict[str, Any] | None, npy: dict[str, Any],
+          c: dict[str, Any] | None, runs: int) -> str:
     rows = [
         "| n | trace ours | trace Copapy | compile ours | compile Copapy | (trace+compile) Copapy / ours"
-        f" | run ×{runs:,} ours | run Copapy | run NumPy |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        f" | run ×{runs:,} ours | run Copapy | run NumPy | run C -O2, loop | run C -O2, our order |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for n, o in ours.items():
         r = ref.get(n) if ref else None
@@ -93,7 +181,8 @@ def table(ours: dict[str, Any], ref: dict[str, Any] | None, npy: dict[str, Any],
         rows.append(
             f"| {n} | {ms(o['trace_s'])} | {ms(r['trace_s'] if r else None)} | {ms(o['compile_s'])}"
             f" | {ms(r['compile_s'] if r else None)} | {ratio} | {ms(o['run_s'])}"
-            f" | {ms(r['run_s'] if r else None)} | {ms(npy[n]['run_s'])} |"
+            f" | {ms(r['run_s'] if r else None)} | {ms(npy[n]['run_s'])}"
+            f" | {ms(c[n]['run_s'] if c else None)} | {ms(c[n]['pairwise_run_s'] if c else None)} |"
         )
     return "\n".join(rows)
 
@@ -133,6 +222,11 @@ def main() -> None:
     ref = run_reference(__file__, args.ref_python, ["--runs", str(args.runs), "--repeats", str(args.repeats),
                                                    "--sizes", ",".join(map(str, args.sizes))])
     npy = measure_numpy(args.sizes, args.runs)
+    c = measure_c(args.sizes, args.runs)
+    for n in ours:
+        if c and ours[n]["result"] != c[n]["pairwise_result"]:
+            print(f"warning: n = {n}: ours gives {ours[n]['result']}, C in the same order "
+                  f"{c[n]['pairwise_result']}", file=sys.stderr)
     for n in ours:
         if ref and n in ref:
             a, b = ours[n]["result"], ref[n]["result"]
@@ -141,11 +235,11 @@ def main() -> None:
     print(f"Python {platform.python_version()}; {platform.machine()}; "
           f"trace/compile: best of {args.repeats}; run: one loop of {args.runs:,} runs")
     print()
-    print(table(ours, ref, npy, args.runs))
+    print(table(ours, ref, npy, c, args.runs))
     print()
     print("\n".join(bars(ours, ref)))
     if args.json:
-        args.json.write_text(json.dumps({"ours": ours, "copapy_0_0_7": ref, "numpy": npy}, indent=2))
+        args.json.write_text(json.dumps({"ours": ours, "copapy_0_0_7": ref, "numpy": npy, "c": c}, indent=2))
 
 
 if __name__ == "__main__":
