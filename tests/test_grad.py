@@ -423,16 +423,3 @@ def test_inverse_kinematics_example_script() -> None:
     error = float(lines["quadratic error"].split("=")[1])
     assert angles == pytest.approx([-0.72295, 2.62469], abs=2e-3)
     assert error < 1e-5
-
-
-def test_gradient_with_respect_to_an_intermediate_traced_twice() -> None:
-    """Tracing the same computation twice gives the same node, so an expression written out
-    again is recognised as depending on the intermediate."""
-    x, y = cp.value(2.0), cp.value(3.0)
-    p = x * y
-    f = (y * x) ** 2  # the same product, traced again with the operands swapped
-    g = cp.grad(f, p)
-    tg = cp.Target()
-    tg.compile(g)
-    tg.run()
-    assert tg.read_value(g) == 12.0  # d(p**2)/dp = 2p

@@ -6,9 +6,7 @@
 //! compared structurally when the optimiser numbers values (see [`crate::optimise`]).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
-
-use rustc_hash::FxHashMap;
+use std::sync::Arc;
 
 pub use copapy_program::ScalarType;
 
@@ -183,73 +181,8 @@ static NEXT_SEQ: AtomicU64 = AtomicU64::new(0);
 #[derive(Clone, Debug)]
 pub struct Value(Arc<Node>);
 
-/// What makes two nodes the same computation: operation, type and operand identities
-/// (sorted for commutative operations), or a constant's type and bits. Inputs have none.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Shape {
-    Const(ScalarType, u32),
-    Unary(Op, ScalarType, usize),
-    Binary(Op, ScalarType, usize, usize),
-    Select(usize, usize, usize),
-}
-
-impl Shape {
-    fn of(ty: ScalarType, kind: &NodeKind) -> Option<Shape> {
-        Some(match kind {
-            NodeKind::Input { .. } => return None,
-            NodeKind::Const(bits) => Shape::Const(ty, *bits),
-            NodeKind::Unary(op, a) => Shape::Unary(*op, ty, a.id()),
-            NodeKind::Binary(op, a, b) => {
-                let (x, y) = (a.id(), b.id());
-                let (x, y) = if op.is_commutative() && y < x {
-                    (y, x)
-                } else {
-                    (x, y)
-                };
-                Shape::Binary(*op, ty, x, y)
-            }
-            NodeKind::Select(c, a, b) => Shape::Select(c.id(), a.id(), b.id()),
-        })
-    }
-}
-
-/// Every live node by shape, so tracing the same computation twice gives the same node
-/// (hash-consing). Entries are weak: the table never keeps a node alive. An entry whose
-/// node died is replaced on the next hit and swept when the table has doubled. A live
-/// entry's operands are alive (its node holds them), so an operand address in a key
-/// cannot have been reused by another node.
-struct Interner {
-    nodes: FxHashMap<Shape, Weak<Node>>,
-    sweep_at: usize,
-}
-
-static INTERNER: Mutex<Option<Interner>> = Mutex::new(None);
-
 impl Value {
-    /// A node computing `kind`, or the existing live node that computes the same thing.
     pub fn new(ty: ScalarType, kind: NodeKind) -> Value {
-        let Some(shape) = Shape::of(ty, &kind) else {
-            return Value::fresh(ty, kind);
-        };
-        let mut guard = INTERNER.lock().unwrap_or_else(|e| e.into_inner());
-        let table = guard.get_or_insert_with(|| Interner {
-            nodes: FxHashMap::default(),
-            sweep_at: 1024,
-        });
-        if let Some(node) = table.nodes.get(&shape).and_then(Weak::upgrade) {
-            drop(guard); // `kind` (operand handles) is dropped after the lock is released
-            return Value(node);
-        }
-        let v = Value::fresh(ty, kind);
-        table.nodes.insert(shape, Arc::downgrade(&v.0));
-        if table.nodes.len() >= table.sweep_at {
-            table.nodes.retain(|_, w| w.strong_count() > 0);
-            table.sweep_at = (table.nodes.len() * 2).max(1024);
-        }
-        v
-    }
-
-    fn fresh(ty: ScalarType, kind: NodeKind) -> Value {
         let seq = NEXT_SEQ.fetch_add(1, Ordering::Relaxed);
         Value(Arc::new(Node {
             ty,
@@ -352,44 +285,6 @@ fn take_children(kind: &mut NodeKind, pending: &mut Vec<Value>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn equal_computations_are_one_node() {
-        let x = Value::input(ScalarType::Float, 0);
-        let y = Value::input(ScalarType::Float, 0);
-        let add = |a: &Value, b: &Value| {
-            Value::new(
-                ScalarType::Float,
-                NodeKind::Binary(Op::Add, a.clone(), b.clone()),
-            )
-        };
-        let sub = |a: &Value, b: &Value| {
-            Value::new(
-                ScalarType::Float,
-                NodeKind::Binary(Op::Sub, a.clone(), b.clone()),
-            )
-        };
-        assert!(add(&x, &y).ptr_eq(&add(&x, &y)));
-        assert!(
-            add(&x, &y).ptr_eq(&add(&y, &x)),
-            "commutative operands are one node"
-        );
-        assert!(!sub(&x, &y).ptr_eq(&sub(&y, &x)));
-        assert!(!x.ptr_eq(&y), "inputs are never merged");
-        let c = Value::constant(ScalarType::Float, 7);
-        assert!(c.ptr_eq(&Value::constant(ScalarType::Float, 7)));
-        assert!(!c.ptr_eq(&Value::constant(ScalarType::Int, 7)));
-    }
-
-    #[test]
-    fn a_dead_node_is_not_returned_again() {
-        let x = Value::input(ScalarType::Float, 0);
-        let first = Value::new(ScalarType::Float, NodeKind::Unary(Op::Sin, x.clone()));
-        let seq = first.seq();
-        drop(first);
-        let again = Value::new(ScalarType::Float, NodeKind::Unary(Op::Sin, x.clone()));
-        assert_ne!(again.seq(), seq, "a new node replaces the dead entry");
-    }
 
     #[test]
     fn dropping_a_deep_chain_does_not_overflow_the_stack() {
