@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import copapy as cp
 import numpy as np
 import refsem as R
@@ -10,7 +12,8 @@ import refsem as R
 COPAPY_OUTPUT = (1.9900000095367432, 4.207503795623779, 0.9327378869056702)
 
 
-def test_basic_example() -> None:
+def basic_example() -> tuple[Any, ...]:
+    """The README program, compiled: (a, b, c, d, e, target)."""
     a = cp.value(0.25)
     b = cp.value(0.87)
     c = a + b * 2.0
@@ -18,6 +21,11 @@ def test_basic_example() -> None:
     e = cp.sqrt(b)
     tg = cp.Target()
     tg.compile(c, d, e)
+    return a, b, c, d, e, tg
+
+
+def test_basic_example() -> None:
+    _, _, c, d, e, tg = basic_example()
     tg.run()
     got_c, got_d, got_e = tg.read_value(c), tg.read_value(d), tg.read_value(e)
 
@@ -36,13 +44,7 @@ def test_basic_example() -> None:
 
 
 def test_basic_example_after_writes() -> None:
-    a = cp.value(0.25)
-    b = cp.value(0.87)
-    c = a + b * 2.0
-    d = c**2 + cp.sin(a)
-    e = cp.sqrt(b)
-    tg = cp.Target()
-    tg.compile(c, d, e)
+    a, b, c, d, e, tg = basic_example()
     for xa, xb in [(1.0, 2.0), (-3.5, 0.0), (100.0, 9.0)]:
         tg.write_value([a, b], [xa, xb])
         tg.run()
