@@ -200,7 +200,7 @@ class Emulator:
 
     def _disassemble_around(self, uc: Any, pc: int) -> str:
         try:
-            import capstone
+            import capstone  # type: ignore[import-untyped]
         except ImportError:
             return "(install capstone to see the instructions around it)"
         m = self._machine
