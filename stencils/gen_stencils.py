@@ -13,6 +13,7 @@ ops.h as op_<op>_<type>(); this script only enumerates the combinations:
                                          as for binary; dst in {r0, r1}
     store:   st_store_<ty>_<x>           x in {r0, r1}
     return:  st_return
+    arrays:  st_arr_... (gen_arrays.py: one stencil per array operation and its loop kernel)
 
 Usage: gen_stencils.py [--check] [--list]
   (no option)  write generated/stencils.c
@@ -22,6 +23,9 @@ Plain Python 3.11, no dependencies.
 """
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gen_arrays  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "generated", "stencils.c")
@@ -90,6 +94,8 @@ def generate():
         for x in DSTS:
             name = f"st_store_{ty}_{x}"
             yield name, stencil(name, f"    {PLACE[ty]['m']} = {PLACE[ty][x]};\n")
+    # array operations: one stencil per operation calling its loop kernel
+    yield from gen_arrays.generate()
     # the end of every chain: a plain return to the caller
     yield "st_return", f"void st_return{SIG} {{\n}}\n"
 
@@ -99,6 +105,7 @@ HEADER = """\
  * {count} stencils; semantics in ops.h, ABI in README.md. */
 #include "../ops.h"
 #include "../mathlib.c"
+#include "../arrays.h"
 
 """
 

@@ -20,9 +20,10 @@ fn check(path: &str) -> Result<String, String> {
             stencil: copapy_compiler::stencil_db::StencilId(i),
             slot: Some(0),
             slot2: Some(4),
+            args: [0, 4, 8, 12, 16],
         })
         .collect();
-    let program = link(&db, &steps, vec![0; 8]).map_err(|e| e.to_string())?;
+    let program = link(&db, &steps, vec![0; 20]).map_err(|e| e.to_string())?;
     let dropped = db.stencils().iter().filter(|s| s.tail_dropped).count();
     Ok(format!(
         "{} stencils ({} with the tail jump dropped), {} helpers and constants; \

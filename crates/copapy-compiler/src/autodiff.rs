@@ -65,6 +65,12 @@ fn differentiable_operands(v: &Value) -> impl Iterator<Item = &Value> {
         NodeKind::Binary(Op::FloorDiv, _, _) => (None, None),
         NodeKind::Binary(_, a, b) => (Some(a), Some(b)),
         NodeKind::Select(_, a, b) => (Some(a), Some(b)),
+        // the first and last float operands: enough to find every path into an array
+        // operation, which propagate() then reports as not differentiable
+        NodeKind::Array(n) => (
+            n.args.iter().find(|a| a.ty() == ScalarType::Float),
+            n.args.iter().rev().find(|a| a.ty() == ScalarType::Float),
+        ),
     };
     first
         .into_iter()
@@ -242,6 +248,11 @@ fn split(cond: &Value, g: &Value) -> Result<(Value, Value), TraceError> {
 fn propagate(r: &Value, g: &Value, acc: &mut Accumulator<'_>) -> Result<(), TraceError> {
     match r.kind() {
         NodeKind::Const(_) | NodeKind::Input { .. } => Ok(()),
+        NodeKind::Array(_) => Err(TraceError {
+            message: "cp.grad does not differentiate through array operations yet: \
+                      use vectors (packed=False) for values you differentiate"
+                .into(),
+        }),
         NodeKind::Unary(op, a) => {
             let a = a.clone();
             match op {
@@ -356,6 +367,7 @@ mod tests {
                 NodeKind::Unary(_, a) => vec![a.clone()],
                 NodeKind::Binary(_, a, b) => vec![a.clone(), b.clone()],
                 NodeKind::Select(c, a, b) => vec![c.clone(), a.clone(), b.clone()],
+                NodeKind::Array(n) => n.args.clone(),
             };
             if !expanded {
                 stack.push((n.clone(), true));
@@ -396,6 +408,7 @@ mod tests {
                 NodeKind::Select(c, a, b) => {
                     fold::select(memo[&c.id()], memo[&a.id()], memo[&b.id()])
                 }
+                NodeKind::Array(_) => panic!("no host evaluation of array operations"),
             };
             memo.insert(n.id(), bits);
         }

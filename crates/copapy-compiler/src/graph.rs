@@ -160,6 +160,8 @@ pub enum NodeKind {
     /// `cond ? a : b` for floats, by bit selection: the value not taken never matters,
     /// so a NaN or inf in it cannot leak. `cond` is a bool.
     Select(Value, Value, Value),
+    /// An array, or a scalar computed from arrays (see [`crate::array`]).
+    Array(Box<crate::array::ArrayNode>),
 }
 
 /// A node of the traced graph: its result type and what it computes.
@@ -278,6 +280,7 @@ fn take_children(kind: &mut NodeKind, pending: &mut Vec<Value>) {
             pending.push(a);
             pending.push(b);
         }
+        NodeKind::Array(a) => pending.extend(a.args),
         NodeKind::Const(_) | NodeKind::Input { .. } => {}
     }
 }

@@ -11,6 +11,7 @@
 //!
 //! [`compile()`] drives stages 2 to 4; [`autodiff`] transforms traced graphs (reverse mode).
 
+pub mod array;
 pub mod autodiff;
 pub mod compile;
 pub mod fold;

@@ -23,7 +23,7 @@ use std::fmt;
 
 use copapy_program::{Arch, Base, Patch, Program, ScalarType};
 
-use crate::stencil_db::{Hole, HoleTarget, StencilDb, StencilId, RETURN_STENCIL};
+use crate::stencil_db::{Hole, HoleTarget, StencilDb, StencilId, ARG_HOLES, RETURN_STENCIL};
 
 /// One operation of a program: a stencil and the data slot its data hole refers to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -36,6 +36,22 @@ pub struct Step {
     /// Byte offset of the slot the stencil's second data hole (`cp_mf2`/`cp_mi2`) refers
     /// to, for stencils whose two operands both come from memory.
     pub slot2: Option<u32>,
+    /// Data offsets for the holes of array stencils (`cp_a0` … `cp_a3`, then `cp_n`):
+    /// the result, up to three operands and the slot holding the element count. More
+    /// than two operands do not fit `slot`/`slot2`; scalar stencils leave these at 0.
+    pub args: [u32; ARG_HOLES],
+}
+
+impl Step {
+    /// A scalar step: a stencil and the data slot of its memory operand, if any.
+    pub const fn new(stencil: StencilId, slot: Option<u32>) -> Step {
+        Step {
+            stencil,
+            slot,
+            slot2: None,
+            args: [0; ARG_HOLES],
+        }
+    }
 }
 
 /// Why linking failed. These are compiler bugs or a stencil object that does not
@@ -113,6 +129,7 @@ fn emit_holes(
     pos: u32,
     end: u32,
     slots: (u32, u32),
+    args: &[u32; ARG_HOLES],
     object_pos: &[u32],
 ) {
     for h in holes {
@@ -120,6 +137,7 @@ fn emit_holes(
             HoleTarget::Next => (Base::Code, end),
             HoleTarget::Data => (Base::Data, slots.0),
             HoleTarget::Data2 => (Base::Data, slots.1),
+            HoleTarget::Arg(k) => (Base::Data, args[k as usize]),
             HoleTarget::Object { object, offset } => {
                 (Base::Code, object_pos[object.0 as usize] + offset)
             }
@@ -146,8 +164,8 @@ fn emit_holes(
 /// data.extend([0; 4]);
 /// // r0 = data[0]; data[4] = r0
 /// let steps = [
-///     Step { stencil: load, slot: Some(0), slot2: None },
-///     Step { stencil: store, slot: Some(4), slot2: None },
+///     Step::new(load, Some(0)),
+///     Step::new(store, Some(4)),
 /// ];
 /// let program = link(&db, &steps, data).unwrap();
 /// ```
@@ -164,10 +182,14 @@ pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, Li
             step: index,
             id: step.stencil,
         })?;
+        let args = (0..ARG_HOLES).map(|k| (st.arg_holes >> k & 1 == 1, Some(step.args[k])));
         for (needed, slot) in [
             (st.has_data_hole, step.slot),
             (st.has_data2_hole, step.slot2),
-        ] {
+        ]
+        .into_iter()
+        .chain(args)
+        {
             if !needed {
                 continue;
             }
@@ -186,11 +208,7 @@ pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, Li
         }
         Ok(())
     };
-    let ret_step = Step {
-        stencil: ret,
-        slot: None,
-        slot2: None,
-    };
+    let ret_step = Step::new(ret, None);
     for (index, step) in steps.iter().chain(std::iter::once(&ret_step)).enumerate() {
         check(index, step)?;
         let st = db.stencil(step.stencil);
@@ -233,6 +251,7 @@ pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, Li
             pos,
             end,
             (step.slot.unwrap_or(0), step.slot2.unwrap_or(0)),
+            &step.args,
             &object_pos,
         );
     }
@@ -243,7 +262,15 @@ pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, Li
             let pos = object_pos[i];
             code.resize(pos as usize, pad);
             code.extend_from_slice(&obj.bytes);
-            emit_holes(&mut patches, &obj.holes, pos, pos, (0, 0), &object_pos);
+            emit_holes(
+                &mut patches,
+                &obj.holes,
+                pos,
+                pos,
+                (0, 0),
+                &[0; ARG_HOLES],
+                &object_pos,
+            );
         }
     }
     debug_assert_eq!(code.len(), code_len as usize);

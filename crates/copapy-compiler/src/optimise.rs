@@ -26,6 +26,16 @@ pub enum Kind {
     Binary(Op, NodeId, NodeId),
     /// `cond ? a : b` (floats, bit selection).
     Select(NodeId, NodeId, NodeId),
+    /// An array node or a scalar computed from arrays: index into [`Arena::arrays`].
+    Array(u32),
+}
+
+/// An array node of the arena: the traced node (operation, length, initial data) and
+/// the arena indices of its operands.
+#[derive(Debug)]
+pub struct ArenaArray {
+    pub node: Value,
+    pub args: Vec<NodeId>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -45,6 +55,8 @@ pub struct Arena {
     /// Every other reachable node the user still holds (see [`Value::is_exposed`]): the
     /// program stores these too, so they can be read after a run.
     pub exposed: Vec<(Value, NodeId)>,
+    /// The array nodes, referred to by [`Kind::Array`].
+    pub arrays: Vec<ArenaArray>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -181,6 +193,34 @@ pub fn build_arena(outputs: &[Value]) -> Arena {
                     }
                     let (x, y) = (seen[&x.id()], seen[&y.id()]);
                     b.binary(v.ty(), *op, x, y)
+                }
+                NodeKind::Array(n) => {
+                    if !expanded {
+                        stack.push((v, true));
+                        for a in n.args.iter().rev() {
+                            stack.push((a, false));
+                        }
+                        continue;
+                    }
+                    let args = n.args.iter().map(|a| seen[&a.id()]).collect();
+                    // arrays are identified by their node: no merging (inputs must stay
+                    // distinct, and equal array expressions are rare)
+                    let index = b.arena.arrays.len() as u32;
+                    let id = b.intern(
+                        Key::Input(v.id()),
+                        ArenaNode {
+                            ty: v.ty(),
+                            kind: Kind::Array(index),
+                        },
+                    );
+                    b.arena.arrays.push(ArenaArray {
+                        node: v.clone(),
+                        args,
+                    });
+                    if matches!(n.op, crate::array::ArrayOp::Data(_)) {
+                        b.arena.inputs.push((v.clone(), id));
+                    }
+                    id
                 }
                 NodeKind::Select(c, x, y) => {
                     if !expanded {

@@ -14,8 +14,15 @@
 //!   register was needed while they still had users.
 //!
 //! Every data slot is 4 bytes; the data image holds the initial value of inputs and
-//! constants and zero for computed values.
+//! constants and zero for computed values. An array is a range of slots starting at a
+//! 16-byte boundary (SIMD loads); its operation is one step whose `args` are the
+//! result, the operands (scalar operands are stored to memory first) and a slot holding
+//! the element count. Array steps keep the registers (their stencils save them).
 
+use rustc_hash::FxHashMap;
+
+use crate::array::ArrayOp;
+use crate::graph::NodeKind;
 use crate::link::Step;
 use crate::optimise::{Arena, Kind, NodeId};
 use crate::select::{Class, MissingStencil, Place, StencilTable};
@@ -41,6 +48,8 @@ struct Scheduler<'a> {
     uses: Vec<u32>,
     /// regs[class][r] = (node, step index when it arrived)
     regs: [[Option<(NodeId, usize)>; 2]; 2],
+    /// Slot holding each element count used by an array step, shared.
+    counts: FxHashMap<u32, u32>,
 }
 
 impl Scheduler<'_> {
@@ -75,11 +84,7 @@ impl Scheduler<'_> {
     }
 
     fn emit(&mut self, stencil: crate::stencil_db::StencilId, slot: Option<u32>) {
-        self.steps.push(Step {
-            stencil,
-            slot,
-            slot2: None,
-        });
+        self.steps.push(Step::new(stencil, slot));
     }
 
     /// Cost of overwriting register `r`: 0 free, 1 drops a cached copy, 2 needs a store.
@@ -173,9 +178,8 @@ impl Scheduler<'_> {
                         self.uses[y as usize] -= 1;
                         let dst = self.claim(result_class)?;
                         self.steps.push(Step {
-                            stencil: both[dst],
-                            slot: Some(self.slot[x as usize]),
                             slot2: Some(self.slot[y as usize]),
+                            ..Step::new(both[dst], Some(self.slot[x as usize]))
                         });
                         self.set_reg(result_class, dst, n);
                         return self.finish(n, result_class, is_output);
@@ -193,6 +197,10 @@ impl Scheduler<'_> {
                 let stencil = self.table.binary(op, class, px, py, dst)?;
                 self.emit(stencil, slot);
                 self.set_reg(result_class, dst, n);
+            }
+            Kind::Array(index) => {
+                self.schedule_array(n, index)?;
+                return Ok(());
             }
             Kind::Select(c, x, y) => {
                 let pc = match self.place(Class::Int, c) {
@@ -218,6 +226,128 @@ impl Scheduler<'_> {
             }
         }
         self.finish(n, result_class, is_output)
+    }
+
+    /// A 16-byte aligned range of `len` slots holding `init` (zeros if empty).
+    fn array_range(&mut self, len: u32, init: &[u32]) -> u32 {
+        let start = self.data.len().next_multiple_of(16);
+        self.data.resize(start, 0);
+        if init.is_empty() {
+            self.data.resize(start + len as usize * 4, 0);
+        } else {
+            self.data.extend(init.iter().flat_map(|b| b.to_le_bytes()));
+        }
+        start as u32
+    }
+
+    /// The slot of the int constant `n`, one per distinct count.
+    fn count_slot(&mut self, n: u32) -> u32 {
+        if let Some(&s) = self.counts.get(&n) {
+            return s;
+        }
+        let s = self.data.len() as u32;
+        self.data.extend_from_slice(&n.to_le_bytes());
+        self.counts.insert(n, s);
+        s
+    }
+
+    /// Makes sure scalar `x` has its slot written: a value only in a register is stored.
+    fn store_if_needed(&mut self, x: NodeId) -> Result<u32, MissingStencil> {
+        if !self.in_memory(x) {
+            let class = Class::of(self.arena.nodes[x as usize].ty);
+            let r = match self.place(class, x) {
+                Place::R0 => 0,
+                Place::R1 => 1,
+                Place::Mem => unreachable!("value {x} is neither in a register nor in memory"),
+            };
+            let slot = self.slot_of(x);
+            let store = self.table.store(class, r)?;
+            self.emit(store, Some(slot));
+        }
+        Ok(self.slot[x as usize])
+    }
+
+    fn schedule_array(&mut self, n: NodeId, index: u32) -> Result<(), MissingStencil> {
+        let arena = self.arena;
+        let entry = &arena.arrays[index as usize];
+        let NodeKind::Array(node) = entry.node.kind() else {
+            unreachable!("arena arrays hold array nodes")
+        };
+        for &a in &entry.args {
+            self.uses[a as usize] -= 1;
+        }
+        match &node.op {
+            ArrayOp::Data(init) => {
+                self.slot[n as usize] = self.array_range(node.len, init);
+            }
+            ArrayOp::Element(k) => {
+                self.slot[n as usize] = self.slot[entry.args[0] as usize] + 4 * k;
+            }
+            ArrayOp::Pack => {
+                let start = self.array_range(node.len, &[]);
+                self.slot[n as usize] = start;
+                for (k, &e) in entry.args.iter().enumerate() {
+                    let at = start + 4 * k as u32;
+                    let class = Class::of(arena.nodes[e as usize].ty);
+                    if let Kind::Const(bits) = arena.nodes[e as usize].kind {
+                        self.data[at as usize..at as usize + 4]
+                            .copy_from_slice(&bits.to_le_bytes());
+                        continue;
+                    }
+                    let r = match self.place(class, e) {
+                        Place::R0 => 0,
+                        Place::R1 => 1,
+                        Place::Mem => match self.load(class, e)? {
+                            Place::R0 => 0,
+                            _ => 1,
+                        },
+                    };
+                    let store = self.table.store(class, r)?;
+                    self.emit(store, Some(at));
+                }
+            }
+            op => {
+                let types: Vec<_> = entry
+                    .args
+                    .iter()
+                    .map(|&a| arena.nodes[a as usize].ty)
+                    .collect();
+                let name = crate::array::stencil_name(node, &types).expect("an array operation");
+                let stencil = self.table.array(&name)?;
+                let mut args = [0u32; crate::stencil_db::ARG_HOLES];
+                for (k, &a) in entry.args.iter().enumerate() {
+                    args[k + 1] = match arena.nodes[a as usize].kind {
+                        Kind::Array(i)
+                            if crate::array::len_of(&arena.arrays[i as usize].node).is_some() =>
+                        {
+                            self.slot[a as usize]
+                        }
+                        _ => self.store_if_needed(a)?,
+                    };
+                }
+                args[0] = if matches!(op, ArrayOp::Sum | ArrayOp::Dot) {
+                    self.slot_of(n)
+                } else {
+                    let start = self.array_range(node.len, &[]);
+                    self.slot[n as usize] = start;
+                    start
+                };
+                let len = entry
+                    .args
+                    .iter()
+                    .find_map(|&a| match arena.nodes[a as usize].kind {
+                        Kind::Array(i) => crate::array::len_of(&arena.arrays[i as usize].node),
+                        _ => None,
+                    })
+                    .expect("an array operand");
+                args[crate::stencil_db::ARG_COUNT as usize] = self.count_slot(len);
+                self.steps.push(Step {
+                    args,
+                    ..Step::new(stencil, None)
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Stores a freshly computed output (or held intermediate) right away.
@@ -256,6 +386,11 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
                     uses[operand as usize] += 1;
                 }
             }
+            Kind::Array(i) => {
+                for &a in &arena.arrays[i as usize].args {
+                    uses[a as usize] += 1;
+                }
+            }
             _ => {}
         }
     }
@@ -274,6 +409,7 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
         slot: vec![NO_SLOT; count],
         uses,
         regs: [[None; 2]; 2],
+        counts: FxHashMap::default(),
     };
     for n in 0..count as NodeId {
         s.schedule_node(n, is_output[n as usize])?;
@@ -430,6 +566,7 @@ mod tests {
                         .unwrap()
                 }
                 Kind::Select(c, a, b) => fold::select(v[c as usize], v[a as usize], v[b as usize]),
+                Kind::Array(_) => unreachable!("these tests trace no arrays"),
             };
         }
         v

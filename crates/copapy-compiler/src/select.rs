@@ -6,6 +6,8 @@
 
 use std::fmt;
 
+use rustc_hash::FxHashMap;
+
 use crate::graph::{Op, ScalarType};
 use crate::stencil_db::{StencilDb, StencilId};
 
@@ -93,6 +95,8 @@ pub struct StencilTable {
     store: [[Option<StencilId>; 2]; 2],
     /// [condition register][x][y][dst] for `st_select_f_...`
     select: Vec<Option<StencilId>>,
+    /// Array stencils by name (`st_arr_*`, see [`crate::array::stencil_names`]).
+    arrays: FxHashMap<String, StencilId>,
 }
 
 fn select_index(c: usize, x: Place, y: Place, dst: usize) -> usize {
@@ -182,11 +186,16 @@ impl StencilTable {
                 }
             }
         }
+        let arrays = crate::array::stencil_names()
+            .into_iter()
+            .filter_map(|name| db.id(&name).map(|id| (name, id)))
+            .collect();
         StencilTable {
             binary,
             unary,
             store,
             select,
+            arrays,
         }
     }
 
@@ -240,6 +249,14 @@ impl StencilTable {
     pub fn copy(&self, class: Class, x: Place, dst: usize) -> Result<StencilId, MissingStencil> {
         self.unary[unary_index(COPY, class, x, dst)]
             .ok_or_else(|| MissingStencil(unary_name("copy", class, x, dst)))
+    }
+
+    /// The array stencil called `name` (one per array operation).
+    pub fn array(&self, name: &str) -> Result<StencilId, MissingStencil> {
+        self.arrays
+            .get(name)
+            .copied()
+            .ok_or_else(|| MissingStencil(name.to_string()))
     }
 
     /// Write register `r` of `class` to a data slot.

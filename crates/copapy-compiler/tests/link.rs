@@ -17,11 +17,7 @@ fn id(db: &StencilDb, name: &str) -> StencilId {
 }
 
 fn step(db: &StencilDb, name: &str, slot: Option<u32>) -> Step {
-    Step {
-        stencil: id(db, name),
-        slot,
-        slot2: None,
-    }
+    Step::new(id(db, name), slot)
 }
 
 fn floats(values: &[f32]) -> Vec<u8> {
@@ -178,16 +174,7 @@ fn slot_outside_data_is_an_error() {
 #[test]
 fn unknown_stencil_id_is_an_error() {
     let db = db();
-    let e = link(
-        &db,
-        &[Step {
-            stencil: StencilId(10_000),
-            slot: None,
-            slot2: None,
-        }],
-        vec![],
-    )
-    .unwrap_err();
+    let e = link(&db, &[Step::new(StencilId(10_000), None)], vec![]).unwrap_err();
     assert_eq!(
         e,
         LinkError::UnknownStencil {

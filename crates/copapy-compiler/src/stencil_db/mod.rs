@@ -16,6 +16,7 @@
 //! | `cp_next` | the next stencil | [`HoleTarget::Next`] (end of this stencil) |
 //! | `cp_mf`, `cp_mi` | the step's data slot (float / int32) | [`HoleTarget::Data`] |
 //! | `cp_mf2`, `cp_mi2` | the step's second data slot (both operands in memory) | [`HoleTarget::Data2`] |
+//! | `cp_a0` … `cp_a3`, `cp_n` | array stencils: result, operands, element count | [`HoleTarget::Arg`] |
 //! | a `cpm_*` helper or a `.rodata*` symbol | a code object copied once | [`HoleTarget::Object`] |
 //!
 //! Other functions (named `cpm_*`) are helpers that stencils call; `.rodata*`
@@ -70,6 +71,10 @@ pub enum HoleTarget {
     /// The second data slot given with the step (`cp_mf2` / `cp_mi2`), for stencils
     /// whose two operands both come from memory.
     Data2,
+    /// Argument `k` of an array step ([`crate::link::Step::args`]): `cp_a0` … `cp_a3`
+    /// are `0..=3` (the result and up to three operands), `cp_n` (the slot holding the
+    /// element count) is [`ARG_COUNT`].
+    Arg(u8),
     /// Byte `offset` of a code object (a helper function or read-only data).
     Object {
         /// The object.
@@ -108,6 +113,8 @@ pub struct Stencil {
     pub has_data_hole: bool,
     /// Whether a hole refers to the step's second data slot.
     pub has_data2_hole: bool,
+    /// Bit `k` set: a hole refers to argument `k` of the step ([`HoleTarget::Arg`]).
+    pub arg_holes: u8,
     /// Every code object this stencil needs, directly or through other objects, sorted.
     pub objects: Vec<ObjectId>,
 }
@@ -137,6 +144,23 @@ pub struct CodeObject {
 }
 
 pub use crate::isa::{classify, reloc_name};
+
+/// Number of array-step arguments: `cp_a0` … `cp_a3` and `cp_n`.
+pub const ARG_HOLES: usize = 5;
+/// The argument index of `cp_n`, the data slot holding an array step's element count.
+pub const ARG_COUNT: u8 = 4;
+
+/// The argument index of an array hole symbol, if `name` is one.
+pub fn arg_hole(name: &str) -> Option<u8> {
+    match name {
+        "cp_a0" => Some(0),
+        "cp_a1" => Some(1),
+        "cp_a2" => Some(2),
+        "cp_a3" => Some(3),
+        "cp_n" => Some(ARG_COUNT),
+        _ => None,
+    }
+}
 pub use error::StencilError;
 
 /// Parsed stencils and code objects of one architecture.

@@ -23,6 +23,7 @@ enum Resolved {
     Next,
     Data,
     Data2,
+    Arg(u8),
     Section(SectionIndex, u64),
 }
 
@@ -59,6 +60,9 @@ fn resolve(
                     "cp_next" => Resolved::Next,
                     "cp_mf" | "cp_mi" => Resolved::Data,
                     "cp_mf2" | "cp_mi2" => Resolved::Data2,
+                    other if super::arg_hole(other).is_some() => {
+                        Resolved::Arg(super::arg_hole(other).expect("checked"))
+                    }
                     _ => {
                         return Err(StencilError::UnknownSymbol {
                             symbol: name,
@@ -193,7 +197,7 @@ pub(super) fn decode(
             offset: raw.offset,
         };
         let target = match raw.resolved {
-            Resolved::Next | Resolved::Data | Resolved::Data2
+            Resolved::Next | Resolved::Data | Resolved::Data2 | Resolved::Arg(_)
                 if matches!(role, Role::Object(_)) =>
             {
                 return Err(StencilError::BadTarget {
@@ -205,6 +209,7 @@ pub(super) fn decode(
             Resolved::Next => HoleTarget::Next,
             Resolved::Data => HoleTarget::Data,
             Resolved::Data2 => HoleTarget::Data2,
+            Resolved::Arg(k) => HoleTarget::Arg(k),
             Resolved::Section(sec, value) => match layout.roles.get(&sec) {
                 Some(Role::Object(object)) => HoleTarget::Object {
                     object: *object,
@@ -266,6 +271,10 @@ pub(super) fn decode(
             }
             st.has_data_hole = holes.iter().any(|h| h.target == HoleTarget::Data);
             st.has_data2_hole = holes.iter().any(|h| h.target == HoleTarget::Data2);
+            st.arg_holes = holes.iter().fold(0, |bits, h| match h.target {
+                HoleTarget::Arg(k) => bits | 1 << k,
+                _ => bits,
+            });
             st.holes = holes;
         }
         Role::Object(o) => layout.objects[o.0 as usize].holes = holes,

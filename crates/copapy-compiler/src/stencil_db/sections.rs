@@ -116,6 +116,7 @@ pub(super) fn read(file: &object::File<'_>) -> Result<Layout, StencilError> {
                         tail_dropped: false,
                         has_data_hole: false,
                         has_data2_hole: false,
+                        arg_holes: 0,
                         objects: Vec::new(),
                     });
                     Role::Stencil(layout.stencils.len() - 1)

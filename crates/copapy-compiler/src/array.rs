@@ -1,0 +1,437 @@
+//! Array values: `n` contiguous data slots, and operations that compile to one stencil
+//! per operation whatever `n` is.
+//!
+//! An array is a graph node like a scalar (a [`NodeKind::Array`]); its [`ArrayNode`]
+//! says what it is (stored data, gathered scalars, or the result of an element-wise
+//! operation) and its length. Reductions ([`sum`], [`dot`]) and [`element`] give
+//! ordinary scalar values, so scalar code can use them directly.
+//!
+//! Type rules are those of the scalar operations: each constructor asks
+//! [`crate::trace`] what the scalar operation would do with operands of the element
+//! types (promotion to float, result type, errors), so arrays and scalars cannot
+//! disagree. The scheduler gives every array a 16-byte aligned range of slots and
+//! emits one `st_arr_*` step per operation (see `stencils/README.md`).
+
+use crate::graph::{NodeKind, Op, ScalarType, Value};
+use crate::trace::{self, TraceError};
+
+/// Whether each operand of an element-wise operation is an array (`A`) or a scalar
+/// broadcast to every element (`S`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// Array, array.
+    AA,
+    /// Array, scalar.
+    AS,
+    /// Scalar, array.
+    SA,
+    /// Scalar, scalar (only the two values of a select; the condition is an array).
+    SS,
+}
+
+impl Form {
+    /// The form's code in stencil names.
+    pub const fn code(self) -> &'static str {
+        match self {
+            Form::AA => "aa",
+            Form::AS => "as",
+            Form::SA => "sa",
+            Form::SS => "ss",
+        }
+    }
+
+    fn of(a: bool, b: bool) -> Form {
+        match (a, b) {
+            (true, true) => Form::AA,
+            (true, false) => Form::AS,
+            (false, true) => Form::SA,
+            (false, false) => Form::SS,
+        }
+    }
+}
+
+/// What an array node computes. Operands are in [`ArrayNode::args`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArrayOp {
+    /// Elements stored in data memory with these initial bit patterns; an input the
+    /// user can overwrite between runs (as `cp.value(1.0)` is for scalars).
+    Data(Vec<u32>),
+    /// The scalar operands gathered into an array, one store per element.
+    Pack,
+    /// Element `k` of the array operand: a scalar that is read from the array's
+    /// memory, no code.
+    Element(u32),
+    /// Element-wise `x op y`; operands as the form says.
+    Binary(Op, Form),
+    /// Element-wise `op(x)`.
+    Unary(Op),
+    /// Element-wise `c ? x : y` (floats, bit selection) with an array condition; the
+    /// form is that of `x` and `y`.
+    Select(Form),
+    /// Scalar sum of the elements, in the fixed order of `stencils/README.md`.
+    Sum,
+    /// Scalar sum of the products of two equally long arrays, in the same order.
+    Dot,
+}
+
+/// An array node: the operation, its operands and the number of elements of the
+/// result (0 when the result is a scalar).
+#[derive(Debug)]
+pub struct ArrayNode {
+    /// What the node computes.
+    pub op: ArrayOp,
+    /// Operands, in the order of the stencil's holes `cp_a1`, `cp_a2`, `cp_a3`.
+    pub args: Vec<Value>,
+    /// Number of elements; 0 for the scalar results of reductions and elements.
+    pub len: u32,
+}
+
+/// Largest number of elements of one array: offsets stay far inside the 4 GiB of
+/// the program format.
+pub const MAX_LEN: usize = 1 << 26;
+
+fn err(message: String) -> TraceError {
+    TraceError { message }
+}
+
+fn node(ty: ScalarType, op: ArrayOp, args: Vec<Value>, len: u32) -> Value {
+    Value::new(ty, NodeKind::Array(Box::new(ArrayNode { op, args, len })))
+}
+
+fn checked_len(n: usize) -> Result<u32, TraceError> {
+    if n == 0 {
+        return Err(err("an array needs at least one element".into()));
+    }
+    if n > MAX_LEN {
+        return Err(err(format!(
+            "an array of {n} elements is too large (at most {MAX_LEN})"
+        )));
+    }
+    Ok(n as u32)
+}
+
+/// A new input array of `ty` holding the bit patterns `init`.
+pub fn data(ty: ScalarType, init: Vec<u32>) -> Result<Value, TraceError> {
+    let len = checked_len(init.len())?;
+    Ok(node(ty, ArrayOp::Data(init), Vec::new(), len))
+}
+
+/// The scalars `elements` gathered into an array of `ty` (ints become floats for a
+/// float array; a float element in an int array is an error).
+pub fn pack(ty: ScalarType, elements: &[Value]) -> Result<Value, TraceError> {
+    let len = checked_len(elements.len())?;
+    let mut args = Vec::with_capacity(elements.len());
+    for (i, e) in elements.iter().enumerate() {
+        args.push(match (ty, e.ty()) {
+            (ScalarType::Float, _) => trace::to_float(e),
+            (_, ScalarType::Float) => {
+                return Err(err(format!(
+                    "element {i} is a float value, which a {} array cannot hold: \
+                     use dtype='float' or convert it explicitly",
+                    ty.name()
+                )))
+            }
+            _ => e.clone(),
+        });
+    }
+    Ok(node(ty, ArrayOp::Pack, args, len))
+}
+
+/// The number of elements of `v` if it is an array, `None` for a scalar.
+pub fn len_of(v: &Value) -> Option<u32> {
+    match v.kind() {
+        NodeKind::Array(a) if a.len > 0 => Some(a.len),
+        _ => None,
+    }
+}
+
+/// Element `k` of array `a`: a scalar read from the array's memory.
+pub fn element(a: &Value, k: u32) -> Result<Value, TraceError> {
+    let len = len_of(a).ok_or_else(|| err("element() needs an array".into()))?;
+    if k >= len {
+        return Err(err(format!(
+            "element {k} is out of range for an array of {len} elements"
+        )));
+    }
+    Ok(node(a.ty(), ArrayOp::Element(k), vec![a.clone()], 0))
+}
+
+/// A scalar stand-in of the element type of `v`, to ask the scalar rules about it.
+fn probe(v: &Value) -> Value {
+    Value::input(v.ty(), 0)
+}
+
+/// `v` converted to float: an element-wise conversion for arrays, as scalars do.
+fn to_float(v: &Value) -> Value {
+    if v.ty() == ScalarType::Float {
+        return v.clone();
+    }
+    match len_of(v) {
+        Some(len) => node(
+            ScalarType::Float,
+            ArrayOp::Unary(Op::IntToFloat),
+            vec![v.clone()],
+            len,
+        ),
+        None => trace::to_float(v),
+    }
+}
+
+/// Operands converted as the scalar operation converts them (the type its operand
+/// node ends up with), and the result type.
+fn promoted(op: Op, a: &Value, b: &Value) -> Result<(Value, Value, ScalarType), TraceError> {
+    let r = trace::binary(op, &probe(a), &probe(b))?;
+    let float_operands = match r.kind() {
+        NodeKind::Binary(_, x, _) => x.ty() == ScalarType::Float,
+        _ => r.ty() == ScalarType::Float,
+    };
+    if float_operands {
+        Ok((to_float(a), to_float(b), r.ty()))
+    } else {
+        Ok((a.clone(), b.clone(), r.ty()))
+    }
+}
+
+fn same_len(a: &Value, b: &Value, what: &str) -> Result<u32, TraceError> {
+    match (len_of(a), len_of(b)) {
+        (Some(x), Some(y)) if x != y => Err(err(format!(
+            "cannot {what} arrays of {x} and {y} elements: the lengths must match"
+        ))),
+        (Some(x), _) | (_, Some(x)) => Ok(x),
+        (None, None) => Err(err(format!("{what} needs at least one array operand"))),
+    }
+}
+
+/// Element-wise `a op b`; each operand is an array or a scalar broadcast to every
+/// element, at least one is an array, arrays have the same length.
+pub fn binary(op: Op, a: &Value, b: &Value) -> Result<Value, TraceError> {
+    if !Op::BINARY.contains(&op) {
+        return Err(err(format!("{op:?} is not a binary operation")));
+    }
+    let len = same_len(a, b, op.stencil_name())?;
+    let (a, b, ty) = promoted(op, a, b)?;
+    let form = Form::of(len_of(&a).is_some(), len_of(&b).is_some());
+    Ok(node(ty, ArrayOp::Binary(op, form), vec![a, b], len))
+}
+
+/// Element-wise `op(a)` for a unary operation.
+pub fn unary(op: Op, a: &Value) -> Result<Value, TraceError> {
+    let len = len_of(a).ok_or_else(|| err(format!("{op:?} needs an array")))?;
+    let r = trace::unary(op, &probe(a))?;
+    if op == Op::IntToFloat {
+        return Ok(to_float(a));
+    }
+    let a = match r.kind() {
+        NodeKind::Unary(_, x) if x.ty() == ScalarType::Float => to_float(a),
+        _ => a.clone(),
+    };
+    Ok(node(r.ty(), ArrayOp::Unary(op), vec![a], len))
+}
+
+/// Element-wise `cond ? x : y` with a bool or int array condition; `x`, `y` arrays or
+/// scalars (converted to float), never leaking the value not chosen.
+pub fn select(cond: &Value, x: &Value, y: &Value) -> Result<Value, TraceError> {
+    let len = len_of(cond)
+        .ok_or_else(|| err("the condition of an array select must be an array".into()))?;
+    if cond.ty() == ScalarType::Float {
+        return Err(err(
+            "the condition of iif must be a bool or int array, got a float array: compare it, e.g. x > 0".into(),
+        ));
+    }
+    for v in [x, y] {
+        if let Some(n) = len_of(v) {
+            if n != len {
+                return Err(err(format!(
+                    "cannot select between arrays of {n} elements with a condition of {len}: the lengths must match"
+                )));
+            }
+        }
+    }
+    let (x, y) = (to_float(x), to_float(y));
+    let form = Form::of(len_of(&x).is_some(), len_of(&y).is_some());
+    Ok(node(
+        ScalarType::Float,
+        ArrayOp::Select(form),
+        vec![cond.clone(), x, y],
+        len,
+    ))
+}
+
+/// Sum of the elements of `a` (float, or int for int and bool arrays), in the fixed
+/// order.
+pub fn sum(a: &Value) -> Result<Value, TraceError> {
+    len_of(a).ok_or_else(|| err("sum() needs an array".into()))?;
+    let ty = match a.ty() {
+        ScalarType::Float => ScalarType::Float,
+        _ => ScalarType::Int,
+    };
+    Ok(node(ty, ArrayOp::Sum, vec![a.clone()], 0))
+}
+
+/// Sum of `a[k] * b[k]` over two arrays of the same length, in the fixed order.
+pub fn dot(a: &Value, b: &Value) -> Result<Value, TraceError> {
+    if len_of(a).is_none() || len_of(b).is_none() {
+        return Err(err("dot() needs two arrays".into()));
+    }
+    same_len(a, b, "take the dot product of")?;
+    let (a, b, ty) = promoted(Op::Mul, a, b)?;
+    Ok(node(ty, ArrayOp::Dot, vec![a, b], 0))
+}
+
+/// Whether `v` is an array stored as data (an input the user can write).
+pub fn is_data(v: &Value) -> bool {
+    matches!(v.kind(), NodeKind::Array(a) if matches!(a.op, ArrayOp::Data(_)))
+}
+
+/// Every array stencil name the compiler may ask for (the table of
+/// `stencils/gen_arrays.py`).
+pub fn stencil_names() -> Vec<String> {
+    let mut names = Vec::new();
+    let float_binary = [
+        Op::Add,
+        Op::Sub,
+        Op::Mul,
+        Op::Div,
+        Op::FloorDiv,
+        Op::Mod,
+        Op::Atan2,
+        Op::Pow,
+        Op::Min,
+        Op::Max,
+        Op::Lt,
+        Op::Le,
+        Op::Gt,
+        Op::Ge,
+        Op::Eq,
+        Op::Ne,
+    ];
+    let int_binary = [
+        Op::Add,
+        Op::Sub,
+        Op::Mul,
+        Op::FloorDiv,
+        Op::Mod,
+        Op::And,
+        Op::Or,
+        Op::Xor,
+        Op::Shl,
+        Op::Shr,
+        Op::Lt,
+        Op::Le,
+        Op::Gt,
+        Op::Ge,
+        Op::Eq,
+        Op::Ne,
+        Op::Min,
+        Op::Max,
+    ];
+    for (class, ops) in [("f", &float_binary[..]), ("i", &int_binary[..])] {
+        for op in ops {
+            for form in [Form::AA, Form::AS, Form::SA] {
+                names.push(format!(
+                    "st_arr_{}_{class}_{}",
+                    op.stencil_name(),
+                    form.code()
+                ));
+            }
+        }
+    }
+    let float_unary = [
+        Op::Neg,
+        Op::Abs,
+        Op::Sqrt,
+        Op::Sin,
+        Op::Cos,
+        Op::Tan,
+        Op::Asin,
+        Op::Acos,
+        Op::Atan,
+        Op::Exp,
+        Op::Log,
+    ];
+    for op in float_unary {
+        names.push(format!("st_arr_{}_f_a", op.stencil_name()));
+    }
+    for op in [Op::Neg, Op::Abs, Op::IntToFloat] {
+        names.push(format!("st_arr_{}_i_a", op.stencil_name()));
+    }
+    for form in [Form::AA, Form::AS, Form::SA, Form::SS] {
+        names.push(format!("st_arr_select_f_a{}", form.code()));
+    }
+    for class in ["f", "i"] {
+        names.push(format!("st_arr_sum_{class}"));
+        names.push(format!("st_arr_dot_{class}"));
+    }
+    names
+}
+
+/// The stencil of an array node of element or result type `ty`, by name.
+pub fn stencil_name(n: &ArrayNode, args: &[ScalarType]) -> Option<String> {
+    let class = |t: ScalarType| if t == ScalarType::Float { "f" } else { "i" };
+    Some(match &n.op {
+        ArrayOp::Binary(op, form) => {
+            format!(
+                "st_arr_{}_{}_{}",
+                op.stencil_name(),
+                class(args[0]),
+                form.code()
+            )
+        }
+        ArrayOp::Unary(op) => format!("st_arr_{}_{}_a", op.stencil_name(), class(args[0])),
+        ArrayOp::Select(form) => format!("st_arr_select_f_a{}", form.code()),
+        ArrayOp::Sum => format!("st_arr_sum_{}", class(args[0])),
+        ArrayOp::Dot => format!("st_arr_dot_{}", class(args[0])),
+        ArrayOp::Data(_) | ArrayOp::Pack | ArrayOp::Element(_) => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn farr(n: usize) -> Value {
+        data(ScalarType::Float, vec![0; n]).unwrap()
+    }
+
+    #[test]
+    fn int_array_plus_float_scalar_is_a_float_array() {
+        let a = data(ScalarType::Int, vec![1, 2, 3]).unwrap();
+        let s = Value::input(ScalarType::Float, 0);
+        let r = binary(Op::Add, &a, &s).unwrap();
+        assert_eq!(r.ty(), ScalarType::Float);
+        assert_eq!(len_of(&r), Some(3));
+        let NodeKind::Array(n) = r.kind() else {
+            panic!()
+        };
+        assert_eq!(n.op, ArrayOp::Binary(Op::Add, Form::AS));
+        assert_eq!(n.args[0].ty(), ScalarType::Float);
+    }
+
+    #[test]
+    fn lengths_must_match_and_bitwise_floats_are_errors() {
+        assert!(binary(Op::Add, &farr(3), &farr(4)).is_err());
+        assert!(binary(Op::And, &farr(3), &farr(3)).is_err());
+        assert!(dot(&farr(2), &farr(2)).is_ok());
+        assert!(element(&farr(2), 2).is_err());
+        assert!(data(ScalarType::Float, vec![]).is_err());
+    }
+
+    #[test]
+    fn every_array_stencil_is_in_the_x86_64_object() {
+        let elf = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../stencils/x86_64.o"
+        ))
+        .unwrap();
+        let db = crate::stencil_db::StencilDb::parse(&elf).unwrap();
+        for name in stencil_names() {
+            assert!(db.id(&name).is_some(), "{name} missing");
+        }
+    }
+
+    #[test]
+    fn comparisons_give_bool_arrays() {
+        let r = binary(Op::Lt, &farr(5), &Value::input(ScalarType::Int, 0)).unwrap();
+        assert_eq!(r.ty(), ScalarType::Bool);
+    }
+}

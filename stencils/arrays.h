@@ -1,0 +1,49 @@
+/* copapy array stencils: the holes and the loop kernels' building blocks.
+ *
+ * An array operation is one stencil that calls one loop kernel (a cpm_arr_* helper,
+ * copied once into a program however many steps use it). The stencil passes the
+ * addresses of its data holes cp_a0..cp_a3 and the element count read from the data
+ * slot cp_n; registers a, b, i, j pass through unchanged (the C ABI saves them around
+ * the call). Element semantics are the scalar op_* functions of ops.h, so an array
+ * operation gives, element by element, the bits of the scalar one. */
+#ifndef COPAPY_ARRAYS_H
+#define COPAPY_ARRAYS_H
+#include "ops.h"
+
+/* cp_a0 is the result (an array, or the scalar slot of a reduction), cp_a1..cp_a3 the
+ * operands (arrays, or the slot of a broadcast scalar), cp_n the int32 element count. */
+extern char cp_a0[], cp_a1[], cp_a2[], cp_a3[];
+extern i32 cp_n;
+
+/* The address of a hole. x86_64 code is not position independent (-fno-pic), so
+ * clang would materialise an address as a 32-bit absolute immediate, which the linker
+ * does not patch; a RIP-relative lea (R_X86_64_PC32) reaches the data pages instead.
+ * Every other target forms addresses PC-relatively or from a literal already. */
+#if defined(__x86_64__)
+#define CP_HOLE(sym) ({ void *cp_p_; __asm__("leaq " #sym "(%%rip), %0" : "=r"(cp_p_)); cp_p_; })
+#else
+#define CP_HOLE(sym) ((void *)(sym))
+#endif
+
+/* The fixed reduction order (README.md, "Reductions"): element k is added into
+ * partial sum k % 8 in increasing k, the partials start at +0.0; then partial l and
+ * l + 4 are added (l < 4), then l and l + 2 (l < 2), then the two that remain. The
+ * loops below spell that order out lane by lane; clang's SLP vectoriser turns the
+ * 8-lane body into two SSE2/NEON additions on x86_64 and AArch64 (the same additions,
+ * so the same bits) and leaves it scalar where floats have no IEEE vector unit. */
+OP f32 cp_combine8_f(f32 *acc) {
+    for (int l = 0; l < 4; l++) acc[l] += acc[l + 4];
+    for (int l = 0; l < 2; l++) acc[l] += acc[l + 2];
+    return acc[0] + acc[1];
+}
+OP i32 cp_combine8_i(u32 *acc) {
+    for (int l = 0; l < 4; l++) acc[l] += acc[l + 4];
+    for (int l = 0; l < 2; l++) acc[l] += acc[l + 2];
+    return (i32)(acc[0] + acc[1]);
+}
+
+/* select without op_select_f's optimisation barrier: in a loop the blend stays a
+ * blend (vector and/andn/or, or a conditional move), never a branch per element */
+OP f32 op_select_arr_f(i32 c, f32 x, f32 y) { return op_blend_f(0u - (u32)(c != 0), x, y); }
+
+#endif

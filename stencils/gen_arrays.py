@@ -1,0 +1,95 @@
+"""The array part of the stencil table: loop kernels and their stencils.
+
+Imported by gen_stencils.py, which appends these to generated/stencils.c. Naming
+(README.md, "Array stencils"):
+
+    st_arr_<op>_<ty>_<form>      element-wise binary, form in aa, as, sa (a: array,
+                                 s: a broadcast scalar slot); cp_a0 = cp_a1 op cp_a2
+    st_arr_<op>_<ty>_a           element-wise unary; cp_a0 = op(cp_a1)
+    st_arr_select_f_a<x><y>      cp_a0 = cp_a1 ? cp_a2 : cp_a3, x, y in a, s
+    st_arr_sum_<ty>              scalar cp_a0 = sum of cp_a1, in the fixed order
+    st_arr_dot_<ty>              scalar cp_a0 = sum of cp_a1 * cp_a2, same order
+
+Each stencil calls its kernel cpm_arr_<same suffix>(dst, operands..., n) once.
+"""
+
+# (operand type, result type): operations; the same semantics as the scalar table
+BINARY = {
+    ("f", "f"): "add sub mul div floordiv mod atan2 pow min max",
+    ("f", "i"): "lt le gt ge eq ne",
+    ("i", "i"): "add sub mul floordiv mod and or xor shl shr lt le gt ge eq ne min max",
+}
+UNARY = {
+    ("f", "f"): "neg abs sqrt sin cos tan asin acos atan exp log",
+    ("i", "i"): "neg abs",
+    ("i", "f"): "itof",
+}
+FORMS = ("aa", "as", "sa")
+SELECT_FORMS = ("aa", "as", "sa", "ss")
+REDUCE_TYPES = "f i"
+
+C_TYPE = {"f": "f32", "i": "i32"}
+SIG = "(f32 a, f32 b, i32 i, i32 j)"
+HOLES = ("CP_HOLE(cp_a0)", "CP_HOLE(cp_a1)", "CP_HOLE(cp_a2)", "CP_HOLE(cp_a3)")
+
+
+def _operand(form_code, var, k):
+    """C expression of operand k of a kernel: an array element or the hoisted scalar."""
+    return f"{var}[k]" if form_code == "a" else f"{var}0"
+
+
+def _kernel(name, rty, params, setup, body):
+    args = ", ".join(f"const {t} *restrict {v}" for t, v in params)
+    return (f"CPM_NOINLINE void {name}({C_TYPE[rty]} *restrict d, {args}, i32 n) {{\n"
+            f"{setup}    for (i32 k = 0; k < n; k++)\n        d[k] = {body};\n}}\n")
+
+
+def _stencil(name, kernel, nargs):
+    holes = ", ".join(HOLES[: nargs + 1])
+    return (f"void {name}{SIG} {{\n    {kernel}({holes}, cp_n);\n"
+            f"    NEXT(a, b, i, j);\n}}\n")
+
+
+def generate():
+    """Yield (stencil name, C source of its kernel and stencil), in a fixed order."""
+    for (ty, rty), ops in BINARY.items():
+        t = C_TYPE[ty]
+        for op in ops.split():
+            for form in FORMS:
+                suffix = f"{op}_{ty}_{form}"
+                setup = "".join(f"    const {t} {v}0 = *{v};\n"
+                                for f, v in zip(form, "xy", strict=True) if f == "s")
+                body = f"op_{op}_{ty}({_operand(form[0], 'x', 0)}, {_operand(form[1], 'y', 1)})"
+                src = _kernel(f"cpm_arr_{suffix}", rty, [(t, "x"), (t, "y")], setup, body)
+                yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 2)
+    for (ty, rty), ops in UNARY.items():
+        for op in ops.split():
+            suffix = f"{op}_{ty}_a"
+            src = _kernel(f"cpm_arr_{suffix}", rty, [(C_TYPE[ty], "x")], "", f"op_{op}_{ty}(x[k])")
+            yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 1)
+    for form in SELECT_FORMS:
+        suffix = f"select_f_a{form}"
+        setup = "".join(f"    const f32 {v}0 = *{v};\n"
+                        for f, v in zip(form, "xy", strict=True) if f == "s")
+        body = f"op_select_arr_f(c[k], {_operand(form[0], 'x', 0)}, {_operand(form[1], 'y', 1)})"
+        src = _kernel(f"cpm_arr_{suffix}", "f", [("i32", "c"), ("f32", "x"), ("f32", "y")],
+                      setup, body)
+        yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 3)
+    for ty in REDUCE_TYPES.split():
+        # ints add in uint32 (wrapping, so any order gives the same sum)
+        acc_t = "f32" if ty == "f" else "u32"
+        for name, nargs in (("sum", 1), ("dot", 2)):
+            term = "x[k + l]" if name == "sum" else "x[k + l] * y[k + l]"
+            if ty == "i":
+                term = "(u32)x[k + l]" if name == "sum" else "(u32)x[k + l] * (u32)y[k + l]"
+            params = ", ".join(f"const {C_TYPE[ty]} *restrict {v}" for v in "xy"[:nargs])
+            suffix = f"{name}_{ty}"
+            src = (
+                f"CPM_NOINLINE void cpm_arr_{suffix}({C_TYPE[ty]} *restrict d, {params}, i32 n) {{\n"
+                f"    {acc_t} acc[8] = {{0, 0, 0, 0, 0, 0, 0, 0}};\n"
+                "    i32 k = 0;\n"
+                "    for (; k + 8 <= n; k += 8)\n"
+                f"        for (int l = 0; l < 8; l++) acc[l] += {term};\n"
+                f"    for (int l = 0; k + l < n; l++) acc[l] += {term};\n"
+                f"    *d = cp_combine8_{ty}(acc);\n}}\n")
+            yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", nargs)
