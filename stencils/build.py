@@ -226,7 +226,8 @@ def verify(target, obj, dis):
             errors.append(f"{name}: does not end with its tail jump to cp_next "
                           f"({code[-1][1] if code else 'no code'!r})")
         # array stencils call their kernel (cpm_arr_sqrt_f holds the instruction)
-        if "_sqrt_" in name and not name.startswith("st_arr_") and not any(text.startswith(t.sqrt_insn) for _, text, _, _ in insns):
+        is_sqrt = "_sqrt_" in name and not name.startswith("st_arr_")
+        if is_sqrt and not any(text.startswith(t.sqrt_insn) for _, text, _, _ in insns):
             errors.append(f"{name}: sqrt is not the {t.sqrt_insn} instruction")
     return errors
 

@@ -43,6 +43,7 @@ from ._math import (
     sqrt,
     tan,
 )
+from ._ndarray import array
 from ._neural import relu, sigmoid
 from ._quaternion import quaternion
 from ._tensors import arange, concat, diagonal, eye, identity, ones, tensor, zeros
@@ -61,6 +62,7 @@ __all__ = [
     "abs",
     "acos",
     "angle_between",
+    "array",
     "arange",
     "asin",
     "atan",

@@ -11,10 +11,14 @@ import math
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
-from . import _core
+from . import _core, _ndarray
 from ._core import value
 
 U = TypeVar("U", int, float)
+
+
+# math function name -> array operation name where they differ
+_ARRAY_OPS = {"minimum": "min", "maximum": "max"}
 
 
 def _is_container(x: Any) -> bool:
@@ -36,6 +40,8 @@ def _check_numbers(func: Any, *args: Any) -> None:
 def _unary(x: Any, traced: Callable[[Any], Any], plain: Callable[[Any], Any], func: Any) -> Any:
     if isinstance(x, value):
         return traced(x)
+    if isinstance(x, _ndarray.array):
+        return _ndarray.unary(x, func.__name__)
     if _is_container(x):
         return x.map(func)
     _check_numbers(func, x)
@@ -45,6 +51,8 @@ def _unary(x: Any, traced: Callable[[Any], Any], plain: Callable[[Any], Any], fu
 def _binary(
     a: Any, b: Any, traced: Callable[[Any, Any], Any], plain: Callable[[Any, Any], Any], func: Any
 ) -> Any:
+    if isinstance(a, _ndarray.array) or isinstance(b, _ndarray.array):
+        return _ndarray.binary(_ARRAY_OPS.get(func.__name__, func.__name__), a, b)
     if _is_container(a) or _is_container(b):
         return _elementwise(func, a, b)
     _check_numbers(func, a, b)
@@ -260,6 +268,8 @@ def iif(cond: Any, a: Any, b: Any) -> Any:
     for x = -1, not NaN. With a plain number as condition the choice is made now.
     Containers are handled elementwise (scalars broadcast).
     """
+    if isinstance(cond, _ndarray.array):
+        return _ndarray.iif(cond, a, b)
     if _is_container(cond) or _is_container(a) or _is_container(b):
         return _elementwise(iif, cond, a, b)
     if isinstance(cond, value):

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 
 use copapy_compiler::Op;
 
+mod array;
 mod autograd;
 mod convert;
 mod device;
@@ -89,6 +90,15 @@ fn sign(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyValue>()?;
+    m.add_class::<array::PyArrayNode>()?;
+    m.add_function(wrap_pyfunction!(array::array_data, m)?)?;
+    m.add_function(wrap_pyfunction!(array::array_pack, m)?)?;
+    m.add_function(wrap_pyfunction!(array::array_binary, m)?)?;
+    m.add_function(wrap_pyfunction!(array::array_unary, m)?)?;
+    m.add_function(wrap_pyfunction!(array::array_select, m)?)?;
+    m.add_function(wrap_pyfunction!(array::array_sum, m)?)?;
+    m.add_function(wrap_pyfunction!(array::array_dot, m)?)?;
+    m.add_function(wrap_pyfunction!(array::array_element, m)?)?;
     m.add_class::<target::Target>()?;
     m.add_class::<jit::JitFunction>()?;
     m.add_function(wrap_pyfunction!(sqrt, m)?)?;

@@ -8,10 +8,11 @@ use rustc_hash::FxHashMap;
 
 use copapy_compiler::compile::CompileError;
 use copapy_compiler::targets::{Backend, Target as TargetSpec};
-use copapy_compiler::{compile, ScalarType, Value};
+use copapy_compiler::{array, compile, ScalarType, Value};
 use copapy_program::{Arch, Program};
 use copapy_runner::LoadedProgram;
 
+use crate::array::PyArrayNode;
 use crate::convert::{bits_for, number_bits, to_python, type_name};
 use crate::device::Device;
 use crate::value::PyValue;
@@ -75,6 +76,8 @@ struct Var {
     offset: u32,
     ty: ScalarType,
     input: bool,
+    /// Number of elements of an array; 0 for a scalar.
+    len: u32,
 }
 
 struct Loaded {
@@ -112,6 +115,17 @@ fn collect(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>) -> PyResult<()> {
     if let Ok(v) = obj.cast::<PyValue>() {
         out.push(v.get().value().clone());
         return Ok(());
+    }
+    if let Ok(a) = obj.cast::<PyArrayNode>() {
+        out.push(a.get().value().clone());
+        return Ok(());
+    }
+    // cp.array (and packed containers) hand over their array node
+    if let Ok(node) = obj.getattr(intern!(obj.py(), "_cp_node")) {
+        if let Ok(a) = node.cast::<PyArrayNode>() {
+            out.push(a.get().value().clone());
+            return Ok(());
+        }
     }
     if obj.is_instance_of::<PyString>()
         || obj.is_instance_of::<PyBytes>()
@@ -217,7 +231,8 @@ impl Target {
                 Var {
                     offset,
                     ty: v.ty(),
-                    input: v.is_input(),
+                    input: v.is_input() || array::is_data(v),
+                    len: array::len_of(v).unwrap_or(0),
                 },
             );
             keep.push(v.clone());
@@ -229,6 +244,7 @@ impl Target {
                     offset,
                     ty: v.ty(),
                     input: true,
+                    len: array::len_of(&v).unwrap_or(0),
                 },
             );
             keep.push(v);
@@ -239,6 +255,7 @@ impl Target {
                 offset,
                 ty: v.ty(),
                 input: false,
+                len: array::len_of(&v).unwrap_or(0),
             });
         }
         self.loaded = Some(Loaded {
@@ -341,6 +358,57 @@ impl Target {
             Self::write_value(slf, t, d)?;
         }
         Ok(())
+    }
+
+    /// The elements of a compiled array as little-endian 4-byte patterns (one bulk
+    /// read; `cp.array` turns them into lists or a NumPy array).
+    fn _read_array<'py>(
+        &self,
+        py: Python<'py>,
+        node: &Bound<'_, PyArrayNode>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let loaded = self.loaded.as_ref().ok_or_else(not_compiled)?;
+        let var = *loaded
+            .vars
+            .get(&node.get().value().id())
+            .ok_or_else(not_compiled)?;
+        if !var.input && !self.has_run {
+            return Err(PyRuntimeError::new_err(
+                "this array is computed by the program, which has not run yet: call Target.run() first",
+            ));
+        }
+        let mut buf = vec![0u8; var.len as usize * 4];
+        loaded.device.read(py, var.offset, &mut buf)?;
+        Ok(PyBytes::new(py, &buf))
+    }
+
+    /// Overwrites an input array with little-endian 4-byte patterns (one bulk write).
+    fn _write_array(
+        &mut self,
+        py: Python<'_>,
+        node: &Bound<'_, PyArrayNode>,
+        data: &Bound<'_, PyBytes>,
+    ) -> PyResult<()> {
+        let loaded = self.loaded.as_mut().ok_or_else(not_compiled)?;
+        let var = *loaded
+            .vars
+            .get(&node.get().value().id())
+            .ok_or_else(not_compiled)?;
+        if !var.input {
+            return Err(PyValueError::new_err(
+                "only arrays created from numbers can be written; this array is computed by \
+                 the program and would be overwritten by run()",
+            ));
+        }
+        let bytes = data.as_bytes();
+        if bytes.len() != var.len as usize * 4 {
+            return Err(PyValueError::new_err(format!(
+                "got {} bytes for an array of {} elements (4 bytes each)",
+                bytes.len(),
+                var.len
+            )));
+        }
+        loaded.device.write(py, var.offset, bytes)
     }
 
     /// Size and shape of the compiled program: steps (stencils), code and data bytes.

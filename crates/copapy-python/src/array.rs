@@ -1,0 +1,188 @@
+//! The Rust half of `cp.array`: an opaque handle to an array node and the functions
+//! that build array operations. `python/copapy/_ndarray.py` holds the shape, dtype
+//! and NumPy rules and calls these with flat arrays only.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use copapy_compiler::array;
+use copapy_compiler::trace::TraceError;
+use copapy_compiler::{Op, Value};
+
+use crate::convert::{number_bits, parse_dtype, type_name};
+use crate::value::PyValue;
+
+/// A flat array node of the traced graph (what `cp.array` holds).
+#[pyclass(module = "copapy._core", name = "ArrayNode", frozen)]
+pub struct PyArrayNode {
+    v: Value,
+}
+
+impl PyArrayNode {
+    fn new(v: Value) -> PyArrayNode {
+        v.expose();
+        PyArrayNode { v }
+    }
+
+    /// The graph node.
+    pub fn value(&self) -> &Value {
+        &self.v
+    }
+}
+
+impl Drop for PyArrayNode {
+    fn drop(&mut self) {
+        self.v.unexpose();
+    }
+}
+
+#[pymethods]
+impl PyArrayNode {
+    /// Number of elements.
+    fn __len__(&self) -> usize {
+        array::len_of(&self.v).unwrap_or(0) as usize
+    }
+
+    /// Element type as stored: 'float', 'int' or 'bool'.
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.v.ty().name()
+    }
+}
+
+fn trace_err(e: TraceError) -> PyErr {
+    PyTypeError::new_err(e.message)
+}
+
+fn wrap_array(py: Python<'_>, r: Result<Value, TraceError>) -> PyResult<Py<PyArrayNode>> {
+    Py::new(py, PyArrayNode::new(r.map_err(trace_err)?))
+}
+
+fn wrap_value(py: Python<'_>, r: Result<Value, TraceError>) -> PyResult<Py<PyValue>> {
+    Py::new(py, PyValue::from_graph(r.map_err(trace_err)?))
+}
+
+/// An operand: an array handle, a `value`, or a Python number (a constant).
+fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if let Ok(a) = obj.cast::<PyArrayNode>() {
+        return Ok(a.get().v.clone());
+    }
+    if let Ok(v) = obj.cast::<PyValue>() {
+        return Ok(v.get().value().clone());
+    }
+    match number_bits(obj)? {
+        Some((ty, bits)) => Ok(Value::constant(ty, bits)),
+        None => Err(PyTypeError::new_err(format!(
+            "array operands must be arrays, copapy values or numbers, not {}",
+            type_name(obj)
+        ))),
+    }
+}
+
+fn binary_op(name: &str) -> PyResult<Op> {
+    Op::BINARY
+        .iter()
+        .copied()
+        .find(|o| o.stencil_name() == name)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown array operation '{name}'")))
+}
+
+fn unary_op(name: &str) -> PyResult<Op> {
+    Op::UNARY
+        .iter()
+        .copied()
+        .find(|o| o.stencil_name() == name)
+        .ok_or_else(|| PyValueError::new_err(format!("unknown array function '{name}'")))
+}
+
+/// A new input array of `dtype` from little-endian 4-byte elements (float32 bits, or
+/// int32; bools 0/1), one bulk copy.
+#[pyfunction]
+pub fn array_data(
+    py: Python<'_>,
+    dtype: &str,
+    data: &Bound<'_, PyBytes>,
+) -> PyResult<Py<PyArrayNode>> {
+    let ty = parse_dtype(dtype)?;
+    let bytes = data.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return Err(PyValueError::new_err(
+            "array data must be 4 bytes per element",
+        ));
+    }
+    let init = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    wrap_array(py, array::data(ty, init))
+}
+
+/// An array of `dtype` gathering values and numbers (one store per traced element).
+#[pyfunction]
+pub fn array_pack(
+    py: Python<'_>,
+    dtype: &str,
+    elements: Vec<Bound<'_, PyAny>>,
+) -> PyResult<Py<PyArrayNode>> {
+    let ty = parse_dtype(dtype)?;
+    let values = elements.iter().map(operand).collect::<PyResult<Vec<_>>>()?;
+    wrap_array(py, array::pack(ty, &values))
+}
+
+/// Element-wise binary operation `op` (a scalar operation name such as 'add', 'lt').
+#[pyfunction]
+pub fn array_binary(
+    py: Python<'_>,
+    op: &str,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(
+        py,
+        array::binary(binary_op(op)?, &operand(a)?, &operand(b)?),
+    )
+}
+
+/// Element-wise unary operation `op` ('neg', 'abs', 'sqrt', 'sin', … 'itof').
+#[pyfunction]
+pub fn array_unary(
+    py: Python<'_>,
+    op: &str,
+    a: &Bound<'_, PyArrayNode>,
+) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(py, array::unary(unary_op(op)?, &a.get().v))
+}
+
+/// Element-wise `cond ? x : y`.
+#[pyfunction]
+pub fn array_select(
+    py: Python<'_>,
+    cond: &Bound<'_, PyArrayNode>,
+    x: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(py, array::select(&cond.get().v, &operand(x)?, &operand(y)?))
+}
+
+/// Sum of the elements in the fixed order (stencils/README.md).
+#[pyfunction]
+pub fn array_sum(py: Python<'_>, a: &Bound<'_, PyArrayNode>) -> PyResult<Py<PyValue>> {
+    wrap_value(py, array::sum(&a.get().v))
+}
+
+/// Dot product of two arrays of the same length, in the fixed order.
+#[pyfunction]
+pub fn array_dot(
+    py: Python<'_>,
+    a: &Bound<'_, PyArrayNode>,
+    b: &Bound<'_, PyArrayNode>,
+) -> PyResult<Py<PyValue>> {
+    wrap_value(py, array::dot(&a.get().v, &b.get().v))
+}
+
+/// Element `k` of a flat array: a value read from the array's memory, no code.
+#[pyfunction]
+pub fn array_element(py: Python<'_>, a: &Bound<'_, PyArrayNode>, k: u32) -> PyResult<Py<PyValue>> {
+    wrap_value(py, array::element(&a.get().v, k))
+}

@@ -1,0 +1,541 @@
+"""``cp.array``: an n-d array stored contiguously (row-major) in data memory.
+
+An operation on arrays compiles to one stencil that loops over the elements, so code
+size and compile time do not depend on the number of elements. The Rust core sees
+flat arrays only (``_core.ArrayNode``); shapes, dtype names and NumPy's rules live here.
+
+Reductions (``sum``, ``dot``, ``@``) add in one fixed order on every target (see
+``stencils/README.md``, "Reductions"): element k goes into partial sum k % 8, then the
+partials are combined pairwise (l + 4, then l + 2, then the last two).
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array as _pyarray
+from collections.abc import Iterable, Sequence
+from typing import Any, Generic, TypeVar
+
+from . import _core
+from ._core import ArrayNode, value
+
+TNum = TypeVar("TNum", int, float)
+
+_DTYPES = ("float", "int", "bool", "byte")
+_SCALARS = (value, int, float)
+
+
+def _stored(dtype: str) -> str:
+    """How a dtype is stored: bools as 0/1 and bytes as int32 elements."""
+    return "int" if dtype == "byte" else dtype
+
+
+def _type_name(x: object) -> str:
+    return type(x).__name__
+
+
+def _is_numpy(x: Any) -> bool:
+    return hasattr(x, "__array_interface__") and hasattr(x, "dtype") and hasattr(x, "shape")
+
+
+def _flatten(data: Any, out: list[Any]) -> tuple[int, ...]:
+    """Appends the elements of nested sequences to ``out``; returns their shape."""
+    if isinstance(data, _SCALARS):
+        out.append(data)
+        return ()
+    if _is_numpy(data):
+        shape = tuple(int(d) for d in data.shape)
+        out.extend(data.reshape(-1).tolist())
+        return shape
+    if isinstance(data, array):
+        raise TypeError("an array cannot be an element of another array: use reshape or concatenate")
+    if hasattr(data, "item") and getattr(data, "shape", None) == ():
+        out.append(data.item())
+        return ()
+    if isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
+        raise TypeError(f"array elements must be numbers or copapy values, got a {_type_name(data)}")
+    items = list(data)
+    if not items:
+        raise ValueError("an array needs at least one element; empty sequences have no dtype")
+    subs = [_flatten(x, out) for x in items]
+    if any(s != subs[0] for s in subs[1:]):
+        raise ValueError("the nested sequences are ragged: an array must be rectangular")
+    return (len(items),) + subs[0]
+
+
+def _infer(flat: Sequence[Any]) -> str:
+    """float > int > bool, as NumPy promotes."""
+    has_int = False
+    for x in flat:
+        d = x.dtype if isinstance(x, value) else None
+        if d == "float" or (d is None and isinstance(x, float)):
+            return "float"
+        if d == "int" or (d is None and not isinstance(x, bool)):
+            has_int = True
+    return "int" if has_int else "bool"
+
+
+def _pack_numbers(flat: Sequence[Any], dtype: str) -> bytes:
+    """Numbers as little-endian 4-byte elements of ``dtype``, with clear range errors."""
+    buf: _pyarray[Any]
+    if dtype == "float":
+        buf = _pyarray("f", [float(x) for x in flat])
+    else:
+        lo, hi = {"bool": (0, 1), "byte": (0, 255), "int": (-(2**31), 2**31 - 1)}[dtype]
+        ints = []
+        for x in flat:
+            if isinstance(x, float):
+                raise TypeError(f"a {dtype} array cannot hold the float {x!r}: use dtype='float'")
+            i = int(x)
+            if not lo <= i <= hi:
+                raise ValueError(f"{i} does not fit a {dtype} array (from {lo} to {hi})")
+            ints.append(i)
+        buf = _pyarray("i", ints)
+    if sys.byteorder == "big":
+        buf.byteswap()
+    return buf.tobytes()
+
+
+def _numpy_bytes(data: Any, dtype: str) -> bytes:
+    """A NumPy array's elements as little-endian 4-byte elements, one bulk conversion."""
+    import numpy as np
+
+    kind = data.dtype.kind
+    if dtype != "float" and kind == "f":
+        raise TypeError(f"cannot store float data in a {dtype} array: convert it explicitly")
+    if dtype in ("bool", "byte") and kind not in "bu" and data.size:
+        lo, hi = (0, 1) if dtype == "bool" else (0, 255)
+        if int(data.min()) < lo or int(data.max()) > hi:
+            raise ValueError(f"the data does not fit a {dtype} array (from {lo} to {hi})")
+    target = "<f4" if dtype == "float" else "<i4"
+    return bytes(np.ascontiguousarray(data, dtype=target).tobytes())
+
+
+def _nest(flat: list[Any], shape: tuple[int, ...]) -> list[Any]:
+    if len(shape) <= 1:
+        return flat
+    step = len(flat) // shape[0]
+    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+def _broadcast(a: tuple[int, ...], b: tuple[int, ...], op: str) -> tuple[int, ...]:
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(pa, pb, strict=True):
+        if x != y and x != 1 and y != 1:
+            raise ValueError(f"cannot {op} arrays of shapes {a} and {b}: they do not broadcast")
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
+def _scalar(x: Any) -> Any:
+    """``x`` as a value or Python number, or None if it is not a scalar."""
+    if isinstance(x, _SCALARS):
+        return x
+    if hasattr(x, "item") and getattr(x, "shape", None) == ():
+        return x.item()
+    return None
+
+
+class array(Generic[TNum]):
+    """Homogeneous n-dimensional array, stored contiguously in the target's data memory.
+
+    ``cp.array(values, dtype=None)``: ``values`` are nested sequences (or a NumPy array)
+    of numbers and/or ``cp.value`` s, rectangular and non-empty. ``dtype`` is inferred
+    (float > int > bool) or one of ``'float' 'int' 'bool' 'byte'``. An array of numbers
+    is an input: ``Target.write_value`` overwrites it between runs.
+    """
+
+    __slots__ = ("_cp_node", "shape", "dtype")
+    _cp_node: ArrayNode
+    shape: tuple[int, ...]
+    dtype: str
+
+    def __init__(self, values: Any, dtype: str | None = None) -> None:
+        if dtype is not None and dtype not in _DTYPES:
+            raise ValueError(f"unknown dtype {dtype!r}: use one of {', '.join(map(repr, _DTYPES))}")
+        if _is_numpy(values):
+            kind = values.dtype.kind
+            inferred = "float" if kind == "f" else "bool" if kind == "b" else "int"
+            if kind not in "fbiu":
+                raise TypeError(f"cannot make an array of NumPy dtype {values.dtype}")
+            if values.size == 0 or values.ndim == 0:
+                raise ValueError("an array needs at least one dimension and one element")
+            dtype = dtype or inferred
+            node = _core.array_data(_stored(dtype), _numpy_bytes(values, dtype))
+            self._init(node, tuple(int(d) for d in values.shape), dtype)
+            return
+        flat: list[Any] = []
+        shape = _flatten(values, flat)
+        if not shape:
+            raise ValueError("an array needs at least one dimension: use cp.value for a scalar")
+        inferred = _infer(flat)
+        dtype = dtype or inferred
+        if dtype in ("int", "bool", "byte") and inferred == "float":
+            raise TypeError(f"float elements cannot go into a {dtype} array: use dtype='float'")
+        if dtype == "bool" and inferred == "int":
+            raise TypeError("int elements cannot go into a bool array: compare them, e.g. x != 0")
+        if any(isinstance(x, value) for x in flat):
+            node = _core.array_pack(_stored(dtype), flat)
+        else:
+            node = _core.array_data(_stored(dtype), _pack_numbers(flat, dtype))
+        self._init(node, shape, dtype)
+
+    def _init(self, node: ArrayNode, shape: tuple[int, ...], dtype: str) -> None:
+        self._cp_node = node
+        self.shape = shape
+        self.dtype = dtype
+
+    @classmethod
+    def _of(cls, node: ArrayNode, shape: tuple[int, ...], dtype: str | None = None) -> array[Any]:
+        out: array[Any] = cls.__new__(cls)
+        out._init(node, shape, dtype or node.dtype)
+        return out
+
+    # --- properties --------------------------------------------------------------------
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return len(self._cp_node)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __repr__(self) -> str:
+        return f"array(shape={self.shape}, dtype={self.dtype!r})"
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "the truth value of an array is ambiguous: reduce it first, e.g. (a > 0).sum() > 0"
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    # --- elements and views ------------------------------------------------------------
+
+    def _flat_index(self, index: tuple[Any, ...]) -> int:
+        flat = 0
+        for i, dim in zip(index, self.shape, strict=True):
+            if isinstance(i, bool) or not isinstance(i, int):
+                raise TypeError(f"array indices must be integers, not {_type_name(i)}")
+            if not -dim <= i < dim:
+                raise IndexError(f"index {i} is out of range for a dimension of size {dim}")
+            flat = flat * dim + i % dim
+        return flat
+
+    def __getitem__(self, key: Any) -> Any:
+        index = key if isinstance(key, tuple) else (key,)
+        if len(index) > self.ndim:
+            raise IndexError(f"too many indices ({len(index)}) for an array of {self.ndim} dimensions")
+        if len(index) == self.ndim and all(isinstance(i, int) for i in index):
+            return _core.array_element(self._cp_node, self._flat_index(index))
+        # a sub-array: gathered element by element (code grows with its size)
+        import itertools
+
+        ranges: list[range | int] = []
+        shape: list[int] = []
+        for i, dim in enumerate(self.shape):
+            k = index[i] if i < len(index) else slice(None)
+            if isinstance(k, slice):
+                r = range(*k.indices(dim))
+                if not r:
+                    raise ValueError("the slice selects no elements: arrays cannot be empty")
+                ranges.append(r)
+                shape.append(len(r))
+            elif isinstance(k, int) and not isinstance(k, bool):
+                ranges.append(self._flat_index_dim(k, dim))
+            else:
+                raise TypeError(f"array indices must be integers or slices, not {_type_name(k)}")
+        strides = [1] * self.ndim
+        for i in range(self.ndim - 2, -1, -1):
+            strides[i] = strides[i + 1] * self.shape[i + 1]
+        axes = [r if isinstance(r, range) else (r,) for r in ranges]
+        elements = [
+            _core.array_element(self._cp_node, sum(c * s for c, s in zip(combo, strides, strict=True)))
+            for combo in itertools.product(*axes)
+        ]
+        return array._of(_core.array_pack(self._cp_node.dtype, elements), tuple(shape), self.dtype)
+
+    @staticmethod
+    def _flat_index_dim(k: int, dim: int) -> int:
+        if not -dim <= k < dim:
+            raise IndexError(f"index {k} is out of range for a dimension of size {dim}")
+        return k % dim
+
+    def reshape(self, *shape: Any) -> array[TNum]:
+        """The same elements with a new shape (one dimension may be -1); no code."""
+        dims = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], Sequence) else shape
+        if dims.count(-1) > 1:
+            raise ValueError("only one dimension of a reshape can be -1")
+        known = 1
+        for d in dims:
+            if d != -1:
+                known *= d
+        if -1 in dims:
+            if known <= 0 or self.size % known:
+                raise ValueError(f"cannot reshape an array of size {self.size} into shape {dims}")
+            dims = tuple(self.size // known if d == -1 else d for d in dims)
+        elif known != self.size:
+            raise ValueError(f"cannot reshape an array of size {self.size} into shape {dims}")
+        return array._of(self._cp_node, tuple(int(d) for d in dims), self.dtype)
+
+    def flatten(self) -> array[TNum]:
+        """A 1-D array of the elements in row-major order; no code."""
+        return self.reshape(self.size)
+
+    ravel = flatten
+
+    # --- element-wise ------------------------------------------------------------------
+
+    def _expand(self, shape: tuple[int, ...]) -> array[Any]:
+        """This array repeated to a broadcast shape (gathered; code grows with the size)."""
+        if shape == self.shape:
+            return self
+        import itertools
+
+        pad = len(shape) - self.ndim
+        own = (1,) * pad + self.shape
+        strides = [0] * len(shape)
+        acc = 1
+        for i in range(len(shape) - 1, -1, -1):
+            strides[i] = 0 if own[i] == 1 else acc
+            acc *= own[i]
+        elements = [
+            _core.array_element(self._cp_node, sum(c * s for c, s in zip(combo, strides, strict=True)))
+            for combo in itertools.product(*(range(d) for d in shape))
+        ]
+        return array._of(_core.array_pack(self._cp_node.dtype, elements), shape, self.dtype)
+
+    def _binary(self, op: str, other: Any, reflected: bool = False) -> Any:
+        if isinstance(other, array):
+            if other.shape != self.shape:
+                shape = _broadcast(self.shape, other.shape, op)
+                return self._expand(shape)._binary(op, other._expand(shape), reflected)
+            b: Any = other._cp_node
+        else:
+            b = _scalar(other)
+            if b is None:
+                return NotImplemented
+        a, b = (b, self._cp_node) if reflected else (self._cp_node, b)
+        return array._of(_core.array_binary(op, a, b), self.shape)
+
+    def __add__(self, o: Any) -> Any:
+        return self._binary("add", o)
+
+    def __radd__(self, o: Any) -> Any:
+        return self._binary("add", o, True)
+
+    def __sub__(self, o: Any) -> Any:
+        return self._binary("sub", o)
+
+    def __rsub__(self, o: Any) -> Any:
+        return self._binary("sub", o, True)
+
+    def __mul__(self, o: Any) -> Any:
+        return self._binary("mul", o)
+
+    def __rmul__(self, o: Any) -> Any:
+        return self._binary("mul", o, True)
+
+    def __truediv__(self, o: Any) -> Any:
+        return self._binary("div", o)
+
+    def __rtruediv__(self, o: Any) -> Any:
+        return self._binary("div", o, True)
+
+    def __floordiv__(self, o: Any) -> Any:
+        return self._binary("floordiv", o)
+
+    def __rfloordiv__(self, o: Any) -> Any:
+        return self._binary("floordiv", o, True)
+
+    def __mod__(self, o: Any) -> Any:
+        return self._binary("mod", o)
+
+    def __rmod__(self, o: Any) -> Any:
+        return self._binary("mod", o, True)
+
+    def __pow__(self, o: Any) -> Any:
+        return self._binary("pow", o)
+
+    def __rpow__(self, o: Any) -> Any:
+        return self._binary("pow", o, True)
+
+    def __and__(self, o: Any) -> Any:
+        return self._binary("and", o)
+
+    def __rand__(self, o: Any) -> Any:
+        return self._binary("and", o, True)
+
+    def __or__(self, o: Any) -> Any:
+        return self._binary("or", o)
+
+    def __ror__(self, o: Any) -> Any:
+        return self._binary("or", o, True)
+
+    def __xor__(self, o: Any) -> Any:
+        return self._binary("xor", o)
+
+    def __rxor__(self, o: Any) -> Any:
+        return self._binary("xor", o, True)
+
+    def __lshift__(self, o: Any) -> Any:
+        return self._binary("shl", o)
+
+    def __rlshift__(self, o: Any) -> Any:
+        return self._binary("shl", o, True)
+
+    def __rshift__(self, o: Any) -> Any:
+        return self._binary("shr", o)
+
+    def __rrshift__(self, o: Any) -> Any:
+        return self._binary("shr", o, True)
+
+    def __lt__(self, o: Any) -> Any:
+        return self._binary("lt", o)
+
+    def __le__(self, o: Any) -> Any:
+        return self._binary("le", o)
+
+    def __gt__(self, o: Any) -> Any:
+        return self._binary("gt", o)
+
+    def __ge__(self, o: Any) -> Any:
+        return self._binary("ge", o)
+
+    def __eq__(self, o: Any) -> Any:
+        return self._binary("eq", o)
+
+    def __ne__(self, o: Any) -> Any:
+        return self._binary("ne", o)
+
+    def _unary(self, op: str) -> array[Any]:
+        return array._of(_core.array_unary(op, self._cp_node), self.shape)
+
+    def __neg__(self) -> array[TNum]:
+        return self._unary("neg")
+
+    def __pos__(self) -> array[TNum]:
+        return self
+
+    def __abs__(self) -> array[TNum]:
+        return self._unary("abs")
+
+    # --- reductions --------------------------------------------------------------------
+
+    def sum(self) -> value[Any]:
+        """Sum of all elements, in the fixed order of the module docstring."""
+        return _core.array_sum(self._cp_node)
+
+    def mean(self) -> value[float]:
+        """Sum of all elements divided by their number."""
+        return _core.array_sum(self._cp_node) / float(self.size)
+
+    def dot(self, other: array[Any]) -> value[Any]:
+        """Dot product of two 1-D arrays of the same length (sum in the fixed order)."""
+        if not isinstance(other, array):
+            raise TypeError(f"dot() takes an array, not {_type_name(other)}")
+        if self.ndim != 1 or other.ndim != 1 or self.size != other.size:
+            raise ValueError(
+                f"cannot take the dot product of arrays of shapes {self.shape} and {other.shape}: "
+                "dot takes two 1-D arrays of the same length"
+            )
+        return _core.array_dot(self._cp_node, other._cp_node)
+
+    def __matmul__(self, other: Any) -> Any:
+        if not isinstance(other, array):
+            return NotImplemented
+        if self.ndim == 1 and other.ndim == 1:
+            return self.dot(other)
+        raise NotImplementedError(
+            f"matmul of shapes {self.shape} and {other.shape}: only 1-D @ 1-D is compiled to "
+            "array stencils so far"
+        )
+
+    matmul = __matmul__
+
+    # --- Target hooks ------------------------------------------------------------------
+
+    def _decode(self, raw: bytes) -> list[Any]:
+        buf = _pyarray("f" if self._cp_node.dtype == "float" else "i")
+        buf.frombytes(raw)
+        if sys.byteorder == "big":
+            buf.byteswap()
+        flat: list[Any] = buf.tolist()
+        if self.dtype == "bool":
+            flat = [x != 0 for x in flat]
+        return flat
+
+    def _cp_read(self, target: Any) -> list[Any]:
+        """``Target.read_value(array)``: nested lists, as Copapy returns."""
+        return _nest(self._decode(target._read_array(self._cp_node)), self.shape)
+
+    def to_numpy(self, target: Any) -> Any:
+        """The array's current contents on ``target`` as a NumPy array (one bulk read;
+        float32, int32 or bool)."""
+        import numpy as np
+
+        raw = target._read_array(self._cp_node)
+        out = np.frombuffer(raw, dtype="<f4" if self._cp_node.dtype == "float" else "<i4")
+        out = out.reshape(self.shape)
+        if self.dtype == "bool":
+            return out != 0
+        return out.astype(out.dtype.newbyteorder("="))
+
+    def _cp_write(self, target: Any, data: Any) -> None:
+        """``Target.write_value(array, data)`` from nested lists or a NumPy array."""
+        if _is_numpy(data):
+            if tuple(data.shape) != self.shape:
+                raise ValueError(
+                    f"cannot write data of shape {tuple(data.shape)} to an array of shape {self.shape}"
+                )
+            raw = _numpy_bytes(data, self.dtype)
+        else:
+            flat: list[Any] = []
+            shape = _flatten(data, flat)
+            if shape != self.shape:
+                raise ValueError(f"cannot write data of shape {shape} to an array of shape {self.shape}")
+            if any(isinstance(x, value) for x in flat):
+                raise TypeError("write_value needs numbers, not copapy values")
+            raw = _pack_numbers(flat, self.dtype)
+        target._write_array(self._cp_node, raw)
+
+
+def is_array(x: Any) -> bool:
+    return isinstance(x, array)
+
+
+def unary(x: array[Any], name: str) -> array[Any]:
+    """Math function ``name`` element-wise (one stencil)."""
+    return x._unary(name)
+
+
+def binary(name: str, a: Any, b: Any) -> Any:
+    """A two-argument math function element-wise, either operand an array."""
+    if isinstance(a, array):
+        return a._binary(name, b)
+    return b._binary(name, a, True)
+
+
+def iif(cond: array[Any], a: Any, b: Any) -> array[float]:
+    """``a`` where ``cond`` is non-zero, else ``b``, element-wise; never leaks the other side."""
+    if not isinstance(cond, array):
+        raise TypeError("iif with array operands needs an array condition")
+    shape = cond.shape
+    ops = []
+    for x in (a, b):
+        if isinstance(x, array):
+            if x.shape != shape:
+                raise ValueError(f"cannot select between shapes {x.shape} with a condition of shape {shape}")
+            ops.append(x._cp_node)
+        else:
+            s = _scalar(x)
+            if s is None:
+                raise TypeError(f"iif operands must be arrays, values or numbers, not {_type_name(x)}")
+            ops.append(s)
+    return array._of(_core.array_select(cond._cp_node, ops[0], ops[1]), shape)

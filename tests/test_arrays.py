@@ -1,0 +1,350 @@
+"""cp.array against NumPy float32/int32: element-wise operations (bit for bit, through
+the independent reference semantics of refsem.py), math (ulp bars of docs/math.md),
+reductions in their documented order (reproduced here in NumPy float32), select, shapes,
+reading and writing, and the error cases.
+
+scripts/test.sh runs this module on every target (COPAPY_TEST_TARGET), so each check
+is also a cross-architecture check of the array stencils.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import copapy as cp
+import numpy as np
+import pytest
+import refsem as R
+
+F32 = np.float32
+
+EDGE = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-38, -1e-45, 3.4e38, -3.4e38,
+        math.inf, -math.inf, math.nan, 7.25, -7.25, 1e10, 123.456, -0.1]
+
+
+def _floats(n: int, seed: int) -> list[float]:
+    rng = np.random.default_rng(seed)
+    xs = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(F32)
+    return [float(x) for x in xs]
+
+
+def _ints(n: int, seed: int) -> list[int]:
+    rng = np.random.default_rng(seed)
+    edge = [0, 1, -1, 7, -7, 31, 32, -32, 2**31 - 1, -(2**31)]
+    return edge + [int(x) for x in rng.integers(-1000, 1000, n - len(edge))]
+
+
+def _run(*outputs: Any) -> cp.Target:
+    tg = cp.Target()
+    tg.compile(*outputs)
+    tg.run()
+    return tg
+
+
+# --- element-wise binary: every operator, every form, against refsem --------------------
+
+FLOAT_OPS = R.ARITH + R.COMPARE
+INT_OPS = R.ARITH + R.COMPARE + R.BITWISE
+
+
+def _check_binary(op: str, xs: list[Any], tx: str, ys: list[Any], ty: str) -> None:
+    fn = R.PY_OP[op]
+    a, b = cp.array(xs, tx), cp.array(ys, ty)
+    sa, sb = cp.value(ys[3], ty), cp.value(xs[5], tx)
+    aa, as_, sa_ = fn(a, b), fn(a, sa), fn(sb, b)
+    tg = _run(aa, as_, sa_)
+    bad = []
+    for name, got, left, right in (
+        ("aa", tg.read_value(aa), xs, ys),
+        ("as", tg.read_value(as_), xs, [ys[3]] * len(ys)),
+        ("sa", tg.read_value(sa_), [xs[5]] * len(xs), ys),
+    ):
+        for k, (g, x, y) in enumerate(zip(got, left, right, strict=True)):
+            want, rt = R.binop(op, x, tx, y, ty)
+            if not R.matches(g, want, rt):
+                bad.append(f"{name}[{k}]: {x!r} {R.SYMBOL[op]} {y!r} = {g!r}, want {want!r}")
+    assert not bad, R.describe_failures(bad)
+
+
+@pytest.mark.parametrize("op", FLOAT_OPS)
+def test_float_binary_ops_match_numpy(op: str) -> None:
+    xs = EDGE + _floats(21, 1)
+    ys = list(reversed(EDGE)) + _floats(21, 2)
+    _check_binary(op, xs, "float", ys, "float")
+
+
+@pytest.mark.parametrize("op", INT_OPS)
+def test_int_binary_ops_match_numpy(op: str) -> None:
+    xs = _ints(37, 3)
+    ys = list(reversed(_ints(37, 4)))
+    if op in ("lshift", "rshift"):
+        ys = [y % 40 - 4 for y in ys]
+    _check_binary(op, xs, "int", ys, "int")
+
+
+def test_int_array_with_float_scalar_promotes_like_numpy() -> None:
+    _check_binary("add", _ints(20, 5), "int", _floats(20, 6), "float")
+    _check_binary("truediv", _ints(20, 7), "int", _ints(20, 8), "int")
+
+
+def test_bool_arrays_and_python_numbers() -> None:
+    flags = [True, False, True, True]
+    a = cp.array(flags)
+    assert a.dtype == "bool"
+    x = cp.array([1.5, -2.0, 0.0, 4.0])
+    r1, r2, r3 = a & cp.array([True, True, False, False]), x * 2, 10 - x
+    tg = _run(r1, r2, r3)
+    assert tg.read_value(r1) == [True, False, False, False]
+    assert tg.read_value(r2) == [3.0, -4.0, 0.0, 8.0]
+    assert tg.read_value(r3) == [8.5, 12.0, 10.0, 6.0]
+
+
+# --- unary and math ----------------------------------------------------------------------
+
+
+def test_neg_abs_sqrt_are_exact() -> None:
+    xs = EDGE + _floats(13, 9)
+    ints = _ints(20, 10)
+    a, i = cp.array(xs), cp.array(ints)
+    n, ab, sq, ni, ai = -a, abs(a), cp.sqrt(a), -i, abs(i)
+    tg = _run(n, ab, sq, ni, ai)
+    x32 = np.array(xs, F32)
+    with np.errstate(invalid="ignore"):
+        for got, want in ((n, -x32), (ab, np.abs(x32)), (sq, np.sqrt(x32))):
+            for g, w in zip(tg.read_value(got), want, strict=True):
+                assert R.same_float(g, w), (g, w)
+    assert tg.read_value(ni) == [R.wrap32(-x) for x in ints]
+    assert tg.read_value(ai) == [R.wrap32(abs(x)) for x in ints]
+
+
+MATH: dict[str, tuple[Callable[[Any], Any], Callable[[float], float], float, float, int]] = {
+    "sin": (cp.sin, math.sin, -100.0, 100.0, 1),
+    "cos": (cp.cos, math.cos, -100.0, 100.0, 1),
+    "tan": (cp.tan, math.tan, -1.5, 1.5, 2),
+    "asin": (cp.asin, math.asin, -1.0, 1.0, 2),
+    "acos": (cp.acos, math.acos, -1.0, 1.0, 2),
+    "atan": (cp.atan, math.atan, -50.0, 50.0, 2),
+    "exp": (cp.exp, math.exp, -80.0, 80.0, 1),
+    "log": (cp.log, math.log, 1e-30, 1e30, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATH))
+def test_math_functions_within_their_ulp_bars(name: str) -> None:
+    fn, ref, lo, hi, bar = MATH[name]
+    rng = np.random.default_rng(11)
+    if name == "log":
+        xs = [float(F32(x)) for x in np.exp(rng.uniform(math.log(lo), math.log(hi), 40))]
+    else:
+        xs = [float(F32(x)) for x in rng.uniform(lo, hi, 40)]
+    y = fn(cp.array(xs))
+    got = _run(y).read_value(y)
+    for g, x in zip(got, xs, strict=True):
+        assert R.ulp_distance(g, float(F32(ref(x)))) <= bar, (name, x, g)
+
+
+def test_atan2_pow_minimum_maximum_clamp() -> None:
+    ys, xs = _floats(24, 12), _floats(24, 13)
+    a, b = cp.array(ys), cp.array(xs)
+    pos = cp.array([abs(v) + 0.5 for v in xs])
+    t, p = cp.atan2(a, b), cp.pow(pos, 1.5)
+    lo, hi, c = cp.minimum(a, b), cp.maximum(a, 0.0), cp.clamp(a, -1.0, 1.0)
+    tg = _run(t, p, lo, hi, c)
+    for g, y, x in zip(tg.read_value(t), ys, xs, strict=True):
+        assert R.ulp_distance(g, float(F32(math.atan2(y, x)))) <= 2
+    for g, x in zip(tg.read_value(p), tg.read_value(pos), strict=True):
+        assert R.ulp_distance(g, float(F32(x**1.5))) <= 2
+    y32, x32 = np.array(ys, F32), np.array(xs, F32)
+    assert tg.read_value(lo) == np.minimum(y32, x32).tolist()
+    assert tg.read_value(hi) == np.maximum(y32, F32(0)).tolist()
+    assert tg.read_value(c) == np.minimum(np.maximum(y32, F32(-1)), F32(1)).tolist()
+
+
+def test_iif_never_leaks_the_untaken_side() -> None:
+    xs = [-1.0, 4.0, -9.0, 16.0, 0.0, -0.0, math.inf, math.nan, 2.0]
+    a = cp.array(xs)
+    root = cp.iif(a > 0, cp.sqrt(a), 0.0)
+    both = cp.iif(a >= 0, a, -a)
+    scal = cp.iif(a < 0, cp.value(5.0), 7.0)
+    tg = _run(root, both, scal)
+    x32 = np.array(xs, F32)
+    with np.errstate(invalid="ignore"):
+        want_root = np.where(x32 > 0, np.sqrt(x32), F32(0))
+        want_both = np.where(x32 >= 0, x32, -x32)
+    for g, w in zip(tg.read_value(root), want_root, strict=True):
+        assert R.same_float(g, w), (g, w)
+    for g, w in zip(tg.read_value(both), want_both, strict=True):
+        assert R.same_float(g, w), (g, w)
+    assert tg.read_value(scal) == np.where(x32 < 0, F32(5), F32(7)).tolist()
+
+
+# --- reductions in the documented order ----------------------------------------------------
+
+
+def _ordered_sum(terms: np.ndarray[Any, Any]) -> np.float32:
+    """stencils/README.md, "Array stencils": element k into partial k % 8 (from +0.0),
+    then partials l + (l + 4), then l + (l + 2), then the last two; all in float32."""
+    acc = np.zeros(8, F32)
+    for k, t in enumerate(terms.astype(F32)):
+        acc[k % 8] = F32(acc[k % 8] + t)
+    acc = (acc[:4] + acc[4:]).astype(F32)
+    acc = (acc[:2] + acc[2:]).astype(F32)
+    return F32(acc[0] + acc[1])
+
+
+@pytest.mark.parametrize("n", [1, 3, 7, 8, 9, 16, 23, 100])
+def test_sum_and_dot_in_the_documented_order(n: int) -> None:
+    xs, ys = _floats(n, 20 + n), _floats(n, 40 + n)
+    a, b = cp.array(xs), cp.array(ys)
+    s, d, m = a.sum(), a @ b, a.mean()
+    tg = _run(s, d, m)
+    x32, y32 = np.array(xs, F32), np.array(ys, F32)
+    assert R.same_float(tg.read_value(s), _ordered_sum(x32))
+    assert R.same_float(tg.read_value(d), _ordered_sum((x32 * y32).astype(F32)))
+    assert R.same_float(tg.read_value(m), F32(_ordered_sum(x32) / F32(n)))
+
+
+def test_the_order_is_not_numpys_so_the_check_above_can_fail() -> None:
+    xs = np.array([1e8, 1.0, -1e8, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], F32)
+    a = cp.array(xs)
+    s = a.sum()
+    got = _run(s).read_value(s)
+    assert R.same_float(got, _ordered_sum(xs))
+    assert got != float(np.cumsum(xs, dtype=F32)[-1])  # a left-to-right sum differs
+
+
+def test_int_sum_and_dot_wrap() -> None:
+    xs, ys = _ints(30, 50), _ints(30, 51)
+    a, b = cp.array(xs), cp.array(ys)
+    s, d, bs = a.sum(), a.dot(b), cp.array([True, False, True]).sum()
+    tg = _run(s, d, bs)
+    assert tg.read_value(s) == R.wrap32(sum(xs))
+    assert tg.read_value(d) == R.wrap32(sum(x * y for x, y in zip(xs, ys, strict=True)))
+    assert tg.read_value(bs) == 2
+
+
+def test_readme_benchmark_computation() -> None:
+    n = 600
+    v1, v2 = _floats(n, 60), _floats(n, 61)
+    a, b = cp.array(v1), cp.array(v2)
+    total = sum((a + i) @ b for i in range(10))
+    got = _run(total).read_value(total)
+    x32, y32 = np.array(v1, F32), np.array(v2, F32)
+    want: Any = 0
+    for i in range(10):
+        want = F32(want + _ordered_sum(((x32 + F32(i)) * y32).astype(F32)))
+    assert R.same_float(got, want)
+
+
+# --- shapes, elements, reading and writing ----------------------------------------------------
+
+
+def test_shape_properties_and_nested_read() -> None:
+    m = cp.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert (m.shape, m.dtype, m.ndim, m.size, len(m)) == ((2, 3), "float", 2, 6, 2)
+    assert repr(m) == "array(shape=(2, 3), dtype='float')"
+    r = m * 2
+    e = m[1, 2]
+    row = m[1]
+    tg = _run(r, e, row, m.reshape(3, -1))
+    assert tg.read_value(r) == [[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]]
+    assert tg.read_value(e) == 6.0
+    assert tg.read_value(row) == [4.0, 5.0, 6.0]
+    assert tg.read_value(m.reshape(3, -1)) == [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]
+    assert tg.read_value(m.flatten()) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+
+
+def test_broadcasting_two_shapes() -> None:
+    col = cp.array([[1.0], [2.0], [3.0]])
+    row = cp.array([10.0, 20.0])
+    s = col + row
+    assert s.shape == (3, 2)
+    assert _run(s).read_value(s) == [[11.0, 21.0], [12.0, 22.0], [13.0, 23.0]]
+
+
+def test_numpy_in_and_out_and_write_value() -> None:
+    data = np.arange(12, dtype=np.float32).reshape(3, 4) / 3
+    a = cp.array(data)
+    b = a * a + 1.0
+    tg = _run(b)
+    out = b.to_numpy(tg)
+    assert out.dtype == np.float32 and out.shape == (3, 4)
+    assert np.array_equal(out, data * data + F32(1))
+    tg.write_value(a, data[::-1] * 2)
+    tg.run()
+    new = (data[::-1] * 2).astype(F32)
+    assert np.array_equal(b.to_numpy(tg), new * new + F32(1))
+    tg.write_value(a, [[1.0] * 4] * 3)
+    tg.run()
+    assert tg.read_value(b) == [[2.0] * 4] * 3
+    i = cp.array(np.array([1, 2, 3], dtype=np.int32))
+    j = i * 3
+    tg = _run(j)
+    assert j.to_numpy(tg).tolist() == [3, 6, 9]
+
+
+def test_arrays_of_values_gather_them() -> None:
+    x, y = cp.value(1.5), cp.value(2.0)
+    a = cp.array([x, y * 2, 3])
+    s = a.sum()
+    tg = _run(s)
+    assert tg.read_value(s) == float(_ordered_sum(np.array([1.5, 4.0, 3.0], F32)))
+    tg.write_value(x, -1.0)
+    tg.run()
+    assert tg.read_value(s) == float(_ordered_sum(np.array([-1.0, 4.0, 3.0], F32)))
+
+
+def test_code_size_does_not_depend_on_the_length() -> None:
+    sizes = []
+    for n in (10, 10_000):
+        a, b = cp.array([1.0] * n), cp.array([2.0] * n)
+        total = sum((a + i) @ b for i in range(10))
+        tg = cp.Target()
+        tg.compile(total)
+        sizes.append(tg.stats()[1])
+    assert sizes[0] == sizes[1]
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+def test_bad_input_errors() -> None:
+    with pytest.raises(ValueError, match="ragged"):
+        cp.array([[1.0, 2.0], [3.0]])
+    with pytest.raises(ValueError, match="at least one element"):
+        cp.array([])
+    with pytest.raises(ValueError, match="unknown dtype"):
+        cp.array([1, 2], dtype="complex")
+    with pytest.raises(TypeError, match="float elements cannot go into a int array"):
+        cp.array([1.5], dtype="int")
+    with pytest.raises(ValueError, match="does not fit a byte array"):
+        cp.array([300], dtype="byte")
+    with pytest.raises(TypeError, match="truth value"):
+        bool(cp.array([1.0]))
+    with pytest.raises(ValueError, match=r"shapes \(3,\) and \(2,\)"):
+        _ = cp.array([1.0, 2.0, 3.0]) + cp.array([1.0, 2.0])
+    with pytest.raises(ValueError, match="same length"):
+        cp.array([1.0, 2.0]).dot(cp.array([1.0]))
+    with pytest.raises(IndexError, match="out of range"):
+        _ = cp.array([1.0, 2.0])[2]
+    with pytest.raises(TypeError, match="needs int or bool operands"):
+        _ = cp.array([1.0]) & cp.array([2.0])
+
+
+def test_target_errors() -> None:
+    a = cp.array([1.0, 2.0])
+    b = a + 1.0
+    tg = cp.Target()
+    tg.compile(b)
+    with pytest.raises(RuntimeError, match="has not run yet"):
+        tg.read_value(b)
+    with pytest.raises(ValueError, match="only arrays created from numbers"):
+        tg.write_value(b, [0.0, 0.0])
+    with pytest.raises(ValueError, match="shape"):
+        tg.write_value(a, [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="not compiled"):
+        tg.read_value(cp.array([1.0]))
+    tg.run()
+    assert tg.read_value(b) == [2.0, 3.0]  # the failed writes changed nothing
