@@ -17,7 +17,10 @@
 //! constants and zero for computed values. An array is a range of slots starting at a
 //! 16-byte boundary (SIMD loads); its operation is one step whose `args` are the
 //! result, the operands (scalar operands are stored to memory first) and a slot holding
-//! the element count. Array steps keep the registers (their stencils save them).
+//! the element count. Array steps keep the registers (their stencils save them). A
+//! computed array nobody reads any more gives its range to the next computed array of
+//! the same length, so a loop of temporaries (`(v1 + i) @ v2` for ten i) needs one range,
+//! not ten: less data to load and fewer cache lines touched per run.
 
 use rustc_hash::FxHashMap;
 
@@ -50,6 +53,12 @@ struct Scheduler<'a> {
     regs: [[Option<(NodeId, usize)>; 2]; 2],
     /// Slot holding each element count used by an array step, shared.
     counts: FxHashMap<u32, u32>,
+    /// Nodes whose slots must survive the run: outputs and values the user holds.
+    keep: Vec<bool>,
+    /// Arrays whose memory a scalar aliases (an element), so it is never reused.
+    aliased: Vec<bool>,
+    /// Free ranges of dead computed arrays, by element count.
+    free: FxHashMap<u32, Vec<u32>>,
 }
 
 impl Scheduler<'_> {
@@ -240,6 +249,35 @@ impl Scheduler<'_> {
         start as u32
     }
 
+    /// A range for a computed array of `len` elements: a dead one's, or a new one.
+    fn result_range(&mut self, len: u32) -> u32 {
+        match self.free.get_mut(&len).and_then(Vec::pop) {
+            Some(start) => start,
+            None => self.array_range(len, &[]),
+        }
+    }
+
+    /// Gives the range of array operand `a` back if nothing reads it any more.
+    fn release(&mut self, a: NodeId) {
+        let Kind::Array(i) = self.arena.nodes[a as usize].kind else {
+            return;
+        };
+        let NodeKind::Array(node) = self.arena.arrays[i as usize].node.kind() else {
+            return;
+        };
+        let computed = !matches!(node.op, ArrayOp::Data(_) | ArrayOp::Element(_)) && node.len > 0;
+        if computed
+            && self.uses[a as usize] == 0
+            && !self.keep[a as usize]
+            && !self.aliased[a as usize]
+        {
+            self.free
+                .entry(node.len)
+                .or_default()
+                .push(self.slot[a as usize]);
+        }
+    }
+
     /// The slot of the int constant `n`, one per distinct count.
     fn count_slot(&mut self, n: u32) -> u32 {
         if let Some(&s) = self.counts.get(&n) {
@@ -281,10 +319,11 @@ impl Scheduler<'_> {
                 self.slot[n as usize] = self.array_range(node.len, init);
             }
             ArrayOp::Element(k) => {
+                self.aliased[entry.args[0] as usize] = true;
                 self.slot[n as usize] = self.slot[entry.args[0] as usize] + 4 * k;
             }
             ArrayOp::Pack => {
-                let start = self.array_range(node.len, &[]);
+                let start = self.result_range(node.len);
                 self.slot[n as usize] = start;
                 for (k, &e) in entry.args.iter().enumerate() {
                     let at = start + 4 * k as u32;
@@ -328,7 +367,7 @@ impl Scheduler<'_> {
                 args[0] = if matches!(op, ArrayOp::Sum | ArrayOp::Dot) {
                     self.slot_of(n)
                 } else {
-                    let start = self.array_range(node.len, &[]);
+                    let start = self.result_range(node.len);
                     self.slot[n as usize] = start;
                     start
                 };
@@ -345,6 +384,9 @@ impl Scheduler<'_> {
                     args,
                     ..Step::new(stencil, None)
                 });
+                for &a in &entry.args {
+                    self.release(a);
+                }
             }
         }
         Ok(())
@@ -410,6 +452,9 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
         uses,
         regs: [[None; 2]; 2],
         counts: FxHashMap::default(),
+        keep: is_output.clone(),
+        aliased: vec![false; count],
+        free: FxHashMap::default(),
     };
     for n in 0..count as NodeId {
         s.schedule_node(n, is_output[n as usize])?;
