@@ -12,6 +12,10 @@ by ``gcc -O3 -ffast-math`` (free to reorder and vectorise, SSE2 baseline) and by
 ``zig cc -O2 -ffp-contract=off``. Also reported: code bytes of the compiled program, the
 trace and compile time at n = 100,000 (best of 5), and the cost of ``Target.run`` on an
 empty-ish program (the Python call overhead contained in every figure of ours).
+
+With numba installed (``pip install numba``; not a test dependency), ``@cp.jit`` is compared
+with numba ``@njit`` in the same run: ``u @ v`` of two 600-element float32 arrays (numba: a
+loop) and the sum of squares of a 100-element float64 array (a Python loop in both).
 """
 
 from __future__ import annotations
@@ -134,6 +138,51 @@ def measure_c(n: int, runs: int, repeats: int) -> dict[str, Any]:
     return out
 
 
+def jit_u_dot_v(u: Any, v: Any) -> Any:
+    return u @ v
+
+
+def loop_dot(u: Any, v: Any) -> Any:
+    s = 0.0
+    for k in range(u.shape[0]):
+        s += u[k] * v[k]
+    return s
+
+
+def sum_of_squares(v: Any) -> Any:
+    s = 0.0
+    for x in v:
+        s = s + x * x
+    return s
+
+
+def measure_jit(runs: int, repeats: int) -> dict[str, Any]:
+    """ns per call of @cp.jit and (if installed) numba @njit, same arguments."""
+    import copapy as cp
+
+    u, v = inputs(600)
+    w = np.arange(100, dtype=np.float64) * 0.25
+    cases = {"u @ v, 600 float32": ((u, v), cp.jit(jit_u_dot_v), loop_dot),
+             "sum of squares, 100 float64": ((w,), cp.jit(sum_of_squares), sum_of_squares)}
+    try:
+        import numba
+    except ImportError:
+        numba = None
+        print("note: numba is not installed; no numba reference", file=sys.stderr)
+    out: dict[str, Any] = {}
+    for name, (args, ours, plain) in cases.items():
+        ours(*args)
+        row = {"cp.jit": per_run(lambda f=ours, a=args: f(*a), runs, repeats),
+               "result": float(ours(*args))}
+        if numba is not None:
+            nb = numba.njit(plain)
+            nb(*args)
+            row["numba"] = per_run(lambda f=nb, a=args: f(*a), runs, repeats)
+            row["numba_result"] = float(nb(*args))
+        out[name] = row
+    return out
+
+
 def us(x: float) -> str:
     return f"{x * 1e6:,.3f} µs"
 
@@ -152,6 +201,7 @@ def main() -> None:
     ours = measure_ours(args.n, args.runs, args.repeats)
     c = measure_c(args.n, args.runs, args.repeats)
     big = measure_compile(args.big, args.repeats)
+    jit = measure_jit(args.runs, args.repeats)
     print(f"README benchmark on cp.array, n = {args.n}, best of {args.repeats} loops of {args.runs:,} runs")
     print(f"  ours (tg.run from Python)      {us(ours['run_s'])} per run, result {ours['result']!r}")
     print(f"  tg.run of a one-step program   {us(ours['call_overhead_s'])} (call overhead included above)")
@@ -161,6 +211,12 @@ def main() -> None:
     print(f"  code {ours['code_bytes']:,} bytes, data {ours['data_bytes']:,} bytes, {ours['steps']} steps")
     print(f"n = {args.big:,}: trace {big['trace_s'] * 1e3:.3f} ms, compile {big['compile_s'] * 1e3:.3f} ms, "
           f"code {big['code_bytes']:,} bytes")
+    for name, r in jit.items():
+        line = f"@cp.jit {name}: {r['cp.jit'] * 1e9:,.0f} ns per call"
+        if "numba" in r:
+            line += (f"; numba @njit {r['numba'] * 1e9:,.0f} ns; cp.jit / numba = "
+                     f"{r['cp.jit'] / r['numba']:.2f}x (results {r['result']!r}, {r['numba_result']!r})")
+        print(line)
 
 
 if __name__ == "__main__":

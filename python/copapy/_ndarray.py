@@ -209,6 +209,10 @@ class array(Generic[TNum]):
     def __repr__(self) -> str:
         return f"array(shape={self.shape}, dtype={self.dtype!r})"
 
+    def __iter__(self) -> Any:
+        """Elements (1-D: values aliasing the array, no code) or rows (sub-arrays)."""
+        return (self[k] for k in range(self.shape[0]))
+
     def __bool__(self) -> bool:
         raise TypeError(
             "the truth value of an array is ambiguous: reduce it first, e.g. (a > 0).sum() > 0"

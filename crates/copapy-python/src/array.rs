@@ -20,7 +20,7 @@ pub struct PyArrayNode {
 }
 
 impl PyArrayNode {
-    fn new(v: Value) -> PyArrayNode {
+    pub(crate) fn new(v: Value) -> PyArrayNode {
         v.expose();
         PyArrayNode { v }
     }

@@ -8,6 +8,10 @@
 //! next specialisation is tried, and if none matches the function is traced and
 //! compiled again. Results are read back into the structure the function returned.
 //! Everything on the call path after the first call is Rust.
+//!
+//! A NumPy array of more than [`PACK_THRESHOLD`] elements arrives as one `cp.array`
+//! (Copapy's packing threshold): its numbers are copied into the array's data range in
+//! one pass per call, and a `cp.array` result comes back as a NumPy array.
 
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
@@ -21,6 +25,7 @@ use copapy_compiler::compile::read_bits;
 use copapy_compiler::{ScalarType, Value};
 use copapy_runner::LoadedProgram;
 
+use crate::array::PyArrayNode;
 use crate::convert::{number_bits, to_python, type_name};
 use crate::target::compile_values;
 use crate::value::PyValue;
@@ -43,8 +48,17 @@ impl Elem {
     }
 }
 
+/// NumPy arguments with more elements than this arrive as one `cp.array`.
+pub const PACK_THRESHOLD: usize = 64;
+
 /// How one argument looks, and where its numbers go in data memory.
 enum Input {
+    /// A NumPy array (C order) passed as one `cp.array` stored at `slot`.
+    Packed {
+        elem: Elem,
+        shape: Vec<usize>,
+        slot: Option<u32>,
+    },
     /// A number of this type; `None` when the program does not read it.
     Scalar(ScalarType, Option<u32>),
     /// A list or tuple with exactly these items.
@@ -60,6 +74,12 @@ enum Input {
 /// How the result is rebuilt from data memory.
 enum Output {
     Scalar(ScalarType, u32),
+    /// A `cp.array` result, returned as a NumPy array of this shape.
+    Packed {
+        ty: ScalarType,
+        shape: Vec<usize>,
+        offset: u32,
+    },
     /// A value the function returned that needs no code (a number, None, …).
     Constant(Py<PyAny>),
     Seq {
@@ -183,9 +203,65 @@ impl ArrayNumbers {
     }
 }
 
+/// Copies the elements of a C-contiguous buffer of `T` into `out` as 4-byte patterns.
+fn copy_elements<T: pyo3::buffer::Element + Copy>(
+    arg: &Bound<'_, PyAny>,
+    shape: &[usize],
+    out: &mut [u8],
+    bits: impl Fn(T) -> PyResult<u32>,
+) -> PyResult<bool> {
+    let Ok(buf) = PyBuffer::<T>::get(arg) else {
+        return Ok(false);
+    };
+    if buf.shape() != shape {
+        return Ok(false);
+    }
+    let py = arg.py();
+    if buf.is_c_contiguous() {
+        // SAFETY: `buf` holds the exporter's buffer (kept alive and unchanged while we hold
+        // the GIL, which we do), C-contiguous with `item_count` elements of `T` (PyBuffer
+        // checked the format and item size when it was acquired).
+        let items =
+            unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const T, buf.item_count()) };
+        for (dst, &x) in out.chunks_exact_mut(4).zip(items) {
+            dst.copy_from_slice(&bits(x)?.to_le_bytes());
+        }
+    } else {
+        for (dst, x) in out.chunks_exact_mut(4).zip(buf.to_vec(py)?) {
+            dst.copy_from_slice(&bits(x)?.to_le_bytes());
+        }
+    }
+    Ok(true)
+}
+
+fn int32_bits(x: i64) -> PyResult<u32> {
+    i32::try_from(x).map(|i| i as u32).map_err(|_| {
+        pyo3::exceptions::PyOverflowError::new_err(format!(
+            "array element {x} does not fit in int32"
+        ))
+    })
+}
+
 /// Writes `arg` into `data` if it matches `input`; `Ok(false)` on a mismatch.
 fn bind(input: &Input, arg: &Bound<'_, PyAny>, data: &mut [u8]) -> PyResult<bool> {
     match input {
+        Input::Packed { elem, shape, slot } => {
+            let count: usize = shape.iter().product();
+            let mut scratch = Vec::new();
+            let out = match slot {
+                Some(o) => &mut data[*o as usize..*o as usize + 4 * count],
+                None => {
+                    scratch.resize(4 * count, 0);
+                    &mut scratch[..]
+                }
+            };
+            match elem {
+                Elem::F32 => copy_elements::<f32>(arg, shape, out, |x| Ok(x.to_bits())),
+                Elem::F64 => copy_elements::<f64>(arg, shape, out, |x| Ok((x as f32).to_bits())),
+                Elem::I32 => copy_elements::<i32>(arg, shape, out, |x| Ok(x as u32)),
+                Elem::I64 => copy_elements::<i64>(arg, shape, out, int32_bits),
+            }
+        }
         Input::Scalar(ty, slot) => {
             // fast path: a Python float for a float input
             let given = if *ty == ScalarType::Float && arg.is_exact_instance_of::<PyFloat>() {
@@ -252,6 +328,36 @@ fn bind(input: &Input, arg: &Bound<'_, PyAny>, data: &mut [u8]) -> PyResult<bool
 fn read(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
     Ok(match output {
         Output::Scalar(ty, offset) => to_python(py, *ty, read_bits(data, *offset)),
+        Output::Packed { ty, shape, offset } => {
+            let count: usize = shape.iter().product();
+            let bytes = pyo3::types::PyBytes::new(
+                py,
+                &data[*offset as usize..*offset as usize + 4 * count],
+            );
+            let dtype = if *ty == ScalarType::Float {
+                "<f4"
+            } else {
+                "<i4"
+            };
+            let np = py.import(pyo3::intern!(py, "numpy"))?;
+            let flat = np.call_method1(pyo3::intern!(py, "frombuffer"), (bytes, dtype))?;
+            let arr = flat.call_method1(pyo3::intern!(py, "reshape"), (shape.clone(),))?;
+            if *ty == ScalarType::Bool {
+                arr.call_method1(pyo3::intern!(py, "astype"), ("bool",))?
+                    .unbind()
+            } else {
+                // a writable copy the caller owns, in the machine's byte order
+                arr.call_method1(
+                    pyo3::intern!(py, "astype"),
+                    (if *ty == ScalarType::Float {
+                        "float32"
+                    } else {
+                        "int32"
+                    },),
+                )?
+                .unbind()
+            }
+        }
         Output::Constant(obj) => obj.clone_ref(py),
         Output::Seq { tuple, items } => {
             let objs = items
@@ -300,6 +406,20 @@ fn trace_arg(arg: &Bound<'_, PyAny>, values: &mut Vec<Value>) -> PyResult<(Py<Py
     if let Some((elem, shape)) = array_elem(arg).filter(|(_, shape)| !shape.is_empty()) {
         let numbers = array_numbers(arg, elem)?;
         let count: usize = shape.iter().product();
+        if count > PACK_THRESHOLD {
+            let ty = elem.scalar_type();
+            let init = (0..count)
+                .map(|k| numbers.bits(k))
+                .collect::<PyResult<Vec<_>>>()?;
+            let v = copapy_compiler::array::data(ty, init)
+                .map_err(|e| PyTypeError::new_err(e.message))?;
+            values.push(v.clone());
+            let node = Py::new(py, PyArrayNode::new(v))?;
+            let array = py.import("copapy._ndarray")?.getattr("array")?;
+            let obj = array.call_method1("_of", (node, PyTuple::new(py, &shape)?, ty.name()))?;
+            let slot = None;
+            return Ok((obj.unbind(), Input::Packed { elem, shape, slot }));
+        }
         let ty = elem.scalar_type();
         let mut flat = Vec::with_capacity(count);
         for k in 0..count {
@@ -374,6 +494,23 @@ fn describe_output(obj: &Bound<'_, PyAny>, outputs: &mut Vec<Value>) -> PyResult
         // offset filled in after compilation, in the same order
         return Ok(Output::Scalar(ty, u32::MAX));
     }
+    if let Ok(node) = obj.getattr("_cp_node") {
+        if let Ok(node) = node.cast::<PyArrayNode>() {
+            let v = node.get().value().clone();
+            let shape: Vec<usize> = obj.getattr("shape")?.extract()?;
+            let ty = if obj.getattr("dtype")?.extract::<String>()? == "bool" {
+                ScalarType::Bool
+            } else {
+                v.ty()
+            };
+            outputs.push(v);
+            return Ok(Output::Packed {
+                ty,
+                shape,
+                offset: u32::MAX,
+            });
+        }
+    }
     let tuple = obj.cast::<PyTuple>().is_ok();
     if tuple || obj.cast::<PyList>().is_ok() {
         let items = obj
@@ -433,12 +570,13 @@ fn place_inputs(input: &mut Input, next: &mut impl Iterator<Item = Option<u32>>)
         Input::Scalar(_, slot) => *slot = next.next().flatten(),
         Input::Seq { items, .. } => items.iter_mut().for_each(|i| place_inputs(i, next)),
         Input::Array { slots, .. } => slots.iter_mut().for_each(|s| *s = next.next().flatten()),
+        Input::Packed { slot, .. } => *slot = next.next().flatten(),
     }
 }
 
 fn visit_output(output: &Output, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
     match output {
-        Output::Scalar(..) => Ok(()),
+        Output::Scalar(..) | Output::Packed { .. } => Ok(()),
         Output::Constant(obj) => visit.call(obj),
         Output::Seq { items, .. } => items.iter().try_for_each(|i| visit_output(i, visit)),
         Output::Dict { keys, items } => {
@@ -450,7 +588,9 @@ fn visit_output(output: &Output, visit: &PyVisit<'_>) -> Result<(), PyTraverseEr
 
 fn place_outputs(output: &mut Output, next: &mut impl Iterator<Item = u32>) {
     match output {
-        Output::Scalar(_, offset) => *offset = next.next().expect("one offset per output"),
+        Output::Scalar(_, offset) | Output::Packed { offset, .. } => {
+            *offset = next.next().expect("one offset per output")
+        }
         Output::Seq { items, .. } | Output::Dict { items, .. } => {
             items.iter_mut().for_each(|i| place_outputs(i, next))
         }
