@@ -72,7 +72,8 @@ def per_run(fn: Any, runs: int, repeats: int) -> float:
     return best
 
 
-def measure_ours(n: int, runs: int, repeats: int) -> dict[str, Any]:
+def readme_program(n: int) -> tuple[Any, Any]:
+    """The compiled README computation (Target) and its result value."""
     import copapy as cp
 
     v1, v2 = inputs(n)
@@ -81,14 +82,58 @@ def measure_ours(n: int, runs: int, repeats: int) -> dict[str, Any]:
     tg = cp.Target()
     tg.compile(total)
     tg.run()
-    run_s = per_run(tg.run, runs, repeats)
-    steps, code, data = tg.stats()
+    return tg, total
+
+
+def c_functions(n: int) -> dict[str, Any]:
+    """name -> function(runs) running the C reference `runs` times, for each compiler found."""
+    out: dict[str, Any] = {}
+    v1, v2 = inputs(n)
+    ptr = ctypes.POINTER(ctypes.c_float)
+    tmp = tempfile.mkdtemp()
+    src = Path(tmp) / "ref.c"
+    src.write_text(C_REFERENCE)
+    for name, cc in COMPILERS.items():
+        lib = Path(tmp) / f"ref{len(out)}.so"
+        r = subprocess.run([*cc, "-shared", "-fPIC", str(src), "-o", str(lib)],
+                           capture_output=True, check=False)
+        if r.returncode != 0:
+            print(f"note: {name} is not available: {r.stderr.decode()[:200]}", file=sys.stderr)
+            continue
+        so = ctypes.CDLL(str(lib))
+        so.bench.restype = ctypes.c_float
+        so.bench.argtypes = [ptr, ptr, ctypes.c_int, ctypes.c_int]
+        args = (v1.ctypes.data_as(ptr), v2.ctypes.data_as(ptr), n)
+        out[name] = (lambda runs, so=so, args=args: so.bench(*args, runs), (v1, v2))
+    return out
+
+
+def measure_run(n: int, runs: int, repeats: int) -> dict[str, Any]:
+    """Ours and each C reference, interleaved repeat by repeat (the machine's load
+    affects all alike); the best time per run of each."""
+    import copapy as cp
+
+    tg, total = readme_program(n)
+    cs = c_functions(n)
     one = cp.value(1.0)
     empty = cp.Target()
     empty.compile(one + 1.0)
-    empty_s = per_run(empty.run, runs, repeats)
-    return {"run_s": run_s, "code_bytes": code, "data_bytes": data, "steps": steps,
-            "result": float(tg.read_value(total)), "call_overhead_s": empty_s}
+    best = {"ours": float("inf"), "empty": float("inf"), **{k: float("inf") for k in cs}}
+    results: dict[str, float] = {}
+    run = tg.run
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(runs):
+            run()
+        best["ours"] = min(best["ours"], (time.perf_counter() - t0) / runs)
+        best["empty"] = min(best["empty"], per_run(empty.run, runs, 1))
+        for name, (fn, _keep) in cs.items():
+            t0 = time.perf_counter()
+            results[name] = float(fn(runs))
+            best[name] = min(best[name], (time.perf_counter() - t0) / runs)
+    steps, code, data = tg.stats()
+    return {"best": best, "c_results": results, "result": float(tg.read_value(total)),
+            "steps": steps, "code_bytes": code, "data_bytes": data}
 
 
 def measure_compile(n: int, repeats: int) -> dict[str, Any]:
@@ -109,33 +154,6 @@ def measure_compile(n: int, repeats: int) -> dict[str, Any]:
         compile_s.append(t3 - t2)
         code = tg.stats()[1]
     return {"trace_s": min(trace_s), "compile_s": min(compile_s), "code_bytes": code}
-
-
-def measure_c(n: int, runs: int, repeats: int) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    v1, v2 = inputs(n)
-    ptr = ctypes.POINTER(ctypes.c_float)
-    with tempfile.TemporaryDirectory() as tmp:
-        src = Path(tmp) / "ref.c"
-        src.write_text(C_REFERENCE)
-        for name, cc in COMPILERS.items():
-            lib = Path(tmp) / f"ref{len(out)}.so"
-            r = subprocess.run([*cc, "-shared", "-fPIC", str(src), "-o", str(lib)],
-                               capture_output=True, check=False)
-            if r.returncode != 0:
-                print(f"note: {name} is not available: {r.stderr.decode()[:200]}", file=sys.stderr)
-                continue
-            so = ctypes.CDLL(str(lib))
-            so.bench.restype = ctypes.c_float
-            so.bench.argtypes = [ptr, ptr, ctypes.c_int, ctypes.c_int]
-            args = (v1.ctypes.data_as(ptr), v2.ctypes.data_as(ptr), n)
-            best = float("inf")
-            for _ in range(repeats):
-                t0 = time.perf_counter()
-                res = so.bench(*args, runs)
-                best = min(best, (time.perf_counter() - t0) / runs)
-            out[name] = {"run_s": best, "result": float(res)}
-    return out
 
 
 def jit_u_dot_v(u: Any, v: Any) -> Any:
@@ -198,17 +216,18 @@ def main() -> None:
     if args.quick:
         args.runs, args.repeats = 10_000, 2
 
-    ours = measure_ours(args.n, args.runs, args.repeats)
-    c = measure_c(args.n, args.runs, args.repeats)
+    m = measure_run(args.n, args.runs, args.repeats)
     big = measure_compile(args.big, args.repeats)
     jit = measure_jit(args.runs, args.repeats)
-    print(f"README benchmark on cp.array, n = {args.n}, best of {args.repeats} loops of {args.runs:,} runs")
-    print(f"  ours (tg.run from Python)      {us(ours['run_s'])} per run, result {ours['result']!r}")
-    print(f"  tg.run of a one-step program   {us(ours['call_overhead_s'])} (call overhead included above)")
-    for name, r in c.items():
-        print(f"  C {name:<22}   {us(r['run_s'])} per run, result {r['result']!r}; "
-              f"ours / C = {ours['run_s'] / r['run_s']:.2f}x")
-    print(f"  code {ours['code_bytes']:,} bytes, data {ours['data_bytes']:,} bytes, {ours['steps']} steps")
+    best = m["best"]
+    print(f"README benchmark on cp.array, n = {args.n}, best of {args.repeats} interleaved loops "
+          f"of {args.runs:,} runs")
+    print(f"  ours (tg.run from Python)      {us(best['ours'])} per run, result {m['result']!r}")
+    print(f"  tg.run of a one-step program   {us(best['empty'])} (call overhead included above)")
+    for name in m["c_results"]:
+        print(f"  C {name:<22}   {us(best[name])} per run, result {m['c_results'][name]!r}; "
+              f"ours / C = {best['ours'] / best[name]:.2f}x")
+    print(f"  code {m['code_bytes']:,} bytes, data {m['data_bytes']:,} bytes, {m['steps']} steps")
     print(f"n = {args.big:,}: trace {big['trace_s'] * 1e3:.3f} ms, compile {big['compile_s'] * 1e3:.3f} ms, "
           f"code {big['code_bytes']:,} bytes")
     for name, r in jit.items():

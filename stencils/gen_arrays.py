@@ -9,6 +9,9 @@ Imported by gen_stencils.py, which appends these to generated/stencils.c. Naming
     st_arr_select_f_a<x><y>      cp_a0 = cp_a1 ? cp_a2 : cp_a3, x, y in a, s
     st_arr_sum_<ty>              scalar cp_a0 = sum of cp_a1, in the fixed order
     st_arr_dot_<ty>              scalar cp_a0 = sum of cp_a1 * cp_a2, same order
+    st_arr_dot_<op>_f_<form>     scalar cp_a0 = sum of (cp_a1 op cp_a2) * cp_a3, same order:
+                                 an element-wise add/sub/mul fused into the dot that
+                                 is its only reader (the same roundings, one pass)
 
 Each stencil calls its kernel cpm_arr_<same suffix>(dst, operands..., n) once.
 """
@@ -27,6 +30,7 @@ UNARY = {
 FORMS = ("aa", "as", "sa")
 SELECT_FORMS = ("aa", "as", "sa", "ss")
 REDUCE_TYPES = "f i"
+FUSED_DOT_OPS = "add sub mul"
 
 C_TYPE = {"f": "f32", "i": "i32"}
 SIG = "(f32 a, f32 b, i32 i, i32 j)"
@@ -93,3 +97,22 @@ def generate():
                 f"    for (int l = 0; k + l < n; l++) acc[l] += {term};\n"
                 f"    *d = cp_combine8_{ty}(acc);\n}}\n")
             yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", nargs)
+    for op in FUSED_DOT_OPS.split():
+        for form in FORMS:
+            suffix = f"dot_{op}_f_{form}"
+            x = "x[k + l]" if form[0] == "a" else "x0"
+            z = "z[k + l]" if form[1] == "a" else "z0"
+            setup = "".join(f"    const f32 {v}0 = *{v};\n"
+                            for f, v in zip(form, "xz", strict=True) if f == "s")
+            term = f"op_{op}_f({x}, {z}) * y[k + l]"
+            src = (
+                f"CPM_NOINLINE void cpm_arr_{suffix}(f32 *restrict d, const f32 *restrict x, "
+                "const f32 *restrict z, const f32 *restrict y, i32 n) {\n"
+                f"{setup}"
+                "    f32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};\n"
+                "    i32 k = 0;\n"
+                "    for (; k + 8 <= n; k += 8)\n"
+                f"        for (int l = 0; l < 8; l++) acc[l] += {term};\n"
+                f"    for (int l = 0; k + l < n; l++) acc[l] += {term};\n"
+                "    *d = cp_combine8_f(acc);\n}\n")
+            yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 3)

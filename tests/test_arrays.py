@@ -238,6 +238,28 @@ def test_readme_benchmark_computation() -> None:
     assert R.same_float(got, want)
 
 
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+def test_element_wise_operand_of_a_dot_keeps_its_roundings(op: str) -> None:
+    """(x op z) @ y, with x op z read by nothing else, is computed in one fused pass:
+    still the float32 result of x op z, times y, summed in the documented order."""
+    xs, zs, ys = _floats(29, 70), _floats(29, 71), _floats(29, 72)
+    x, z, y = cp.array(xs), cp.array(zs), cp.array(ys)
+    fn = R.PY_OP[op]
+    s = cp.value(F32(0.375).item())
+    aa, as_, sa = fn(x, z) @ y, fn(x, s) @ y, fn(2.5, x) @ y
+    shared = fn(x, z)
+    twice = shared @ y + shared.sum()  # shared has two readers: not fused
+    tg = _run(aa, as_, sa, twice)
+    x32, z32, y32 = np.array(xs, F32), np.array(zs, F32), np.array(ys, F32)
+    ref = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op]
+    for got, left in ((aa, ref(x32, z32)), (as_, ref(x32, F32(0.375))), (sa, ref(F32(2.5), x32))):
+        want = _ordered_sum((left.astype(F32) * y32).astype(F32))
+        assert R.same_float(tg.read_value(got), want)
+    left = ref(x32, z32).astype(F32)
+    want = F32(_ordered_sum((left * y32).astype(F32)) + _ordered_sum(left))
+    assert R.same_float(tg.read_value(twice), want)
+
+
 # --- shapes, elements, reading and writing ----------------------------------------------------
 
 

@@ -278,6 +278,16 @@ pub fn dot(a: &Value, b: &Value) -> Result<Value, TraceError> {
     Ok(node(ty, ArrayOp::Dot, vec![a, b], 0))
 }
 
+/// Float element-wise operations that fuse into a dot product reading them
+/// (`st_arr_dot_<op>_f_<form>`: the sum of `(x op z) * y`, the same roundings in one
+/// pass instead of a temporary array).
+pub const FUSED_DOT_OPS: [Op; 3] = [Op::Add, Op::Sub, Op::Mul];
+
+/// The stencil of a dot product whose left operand is `x op z` in `form`.
+pub fn fused_dot_name(op: Op, form: Form) -> String {
+    format!("st_arr_dot_{}_f_{}", op.stencil_name(), form.code())
+}
+
 /// Whether `v` is an array stored as data (an input the user can write).
 pub fn is_data(v: &Value) -> bool {
     matches!(v.kind(), NodeKind::Array(a) if matches!(a.op, ArrayOp::Data(_)))
@@ -361,6 +371,11 @@ pub fn stencil_names() -> Vec<String> {
     for class in ["f", "i"] {
         names.push(format!("st_arr_sum_{class}"));
         names.push(format!("st_arr_dot_{class}"));
+    }
+    for op in FUSED_DOT_OPS {
+        for form in [Form::AA, Form::AS, Form::SA] {
+            names.push(fused_dot_name(op, form));
+        }
     }
     names
 }

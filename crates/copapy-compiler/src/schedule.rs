@@ -59,6 +59,9 @@ struct Scheduler<'a> {
     aliased: Vec<bool>,
     /// Free ranges of dead computed arrays, by element count.
     free: FxHashMap<u32, Vec<u32>>,
+    /// Element-wise operations computed inside the dot product that is their only
+    /// reader (no step of their own, no memory).
+    fused: Vec<bool>,
 }
 
 impl Scheduler<'_> {
@@ -311,8 +314,16 @@ impl Scheduler<'_> {
         let NodeKind::Array(node) = entry.node.kind() else {
             unreachable!("arena arrays hold array nodes")
         };
+        if self.fused[n as usize] {
+            return Ok(()); // computed by the dot product that reads it
+        }
         for &a in &entry.args {
             self.uses[a as usize] -= 1;
+        }
+        if let (ArrayOp::Dot, Some(&x)) = (&node.op, entry.args.first()) {
+            if self.fused[x as usize] {
+                return self.fused_dot(n, x, entry.args[1]);
+            }
         }
         match &node.op {
             ArrayOp::Data(init) => {
@@ -392,6 +403,50 @@ impl Scheduler<'_> {
         Ok(())
     }
 
+    /// `sum((p op q) * y)` for the fused element-wise node `x = p op q`, one step.
+    fn fused_dot(&mut self, n: NodeId, x: NodeId, y: NodeId) -> Result<(), MissingStencil> {
+        let arena = self.arena;
+        let Kind::Array(i) = arena.nodes[x as usize].kind else {
+            unreachable!("only array nodes are fused")
+        };
+        let producer = &arena.arrays[i as usize];
+        let NodeKind::Array(node) = producer.node.kind() else {
+            unreachable!("arena arrays hold array nodes")
+        };
+        let ArrayOp::Binary(op, form) = node.op else {
+            unreachable!("only element-wise binary nodes are fused")
+        };
+        let stencil = self.table.array(&crate::array::fused_dot_name(op, form))?;
+        let mut args = [0u32; crate::stencil_db::ARG_HOLES];
+        for (k, &a) in producer.args.iter().enumerate() {
+            self.uses[a as usize] -= 1;
+            args[k + 1] = if self.is_array(a) {
+                self.slot[a as usize]
+            } else {
+                self.store_if_needed(a)?
+            };
+        }
+        args[3] = self.slot[y as usize];
+        args[0] = self.slot_of(n);
+        args[crate::stencil_db::ARG_COUNT as usize] = self.count_slot(node.len);
+        self.steps.push(Step {
+            args,
+            ..Step::new(stencil, None)
+        });
+        for &a in producer.args.iter().chain([&y]) {
+            self.release(a);
+        }
+        Ok(())
+    }
+
+    /// Whether node `a` is an array (not a scalar, nor a scalar computed from arrays).
+    fn is_array(&self, a: NodeId) -> bool {
+        match self.arena.nodes[a as usize].kind {
+            Kind::Array(i) => crate::array::len_of(&self.arena.arrays[i as usize].node).is_some(),
+            _ => false,
+        }
+    }
+
     /// Stores a freshly computed output (or held intermediate) right away.
     fn finish(
         &mut self,
@@ -410,6 +465,37 @@ impl Scheduler<'_> {
         }
         Ok(())
     }
+}
+
+/// Which element-wise nodes are fused into the dot product reading them: float add,
+/// sub or mul arrays read only by that dot's left (or, swapped, right) operand and not
+/// needed afterwards, when the stencil object has the fused form.
+fn fusable(arena: &Arena, uses: &[u32], keep: &[bool], table: &StencilTable) -> Vec<bool> {
+    let mut fused = vec![false; arena.nodes.len()];
+    for entry in &arena.arrays {
+        let NodeKind::Array(node) = entry.node.kind() else {
+            continue;
+        };
+        if node.op != ArrayOp::Dot || entry.node.ty() != crate::graph::ScalarType::Float {
+            continue;
+        }
+        let x = entry.args[0];
+        let Kind::Array(i) = arena.nodes[x as usize].kind else {
+            continue;
+        };
+        let NodeKind::Array(producer) = arena.arrays[i as usize].node.kind() else {
+            continue;
+        };
+        if let ArrayOp::Binary(op, form) = producer.op {
+            let fits = crate::array::FUSED_DOT_OPS.contains(&op)
+                && producer.len > 0
+                && uses[x as usize] == 1
+                && !keep[x as usize]
+                && table.array(&crate::array::fused_dot_name(op, form)).is_ok();
+            fused[x as usize] |= fits;
+        }
+    }
+    fused
 }
 
 /// Schedules every node of `arena` and stores every output to its slot.
@@ -443,6 +529,7 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
     for &(_, o) in &arena.exposed {
         is_output[o as usize] = true;
     }
+    let fused = fusable(arena, &uses, &is_output, table);
     let mut s = Scheduler {
         arena,
         table,
@@ -452,6 +539,7 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
         uses,
         regs: [[None; 2]; 2],
         counts: FxHashMap::default(),
+        fused,
         keep: is_output.clone(),
         aliased: vec![false; count],
         free: FxHashMap::default(),
