@@ -96,16 +96,15 @@ float bench(const float *v1, const float *v2, int n, int runs) {
     return total;
 }
 
-/* The same with copapy's summation order: products first, then adjacent pairs level by
-   level (an odd last term carried up). The result has the same bits as copapy's. */
+/* The same with copapy's summation order: products first, term k into partial k % 8
+   (from -0.0, the identity), then partials l + (l + 4), l + (l + 2), and the last two.
+   The result has the same bits as copapy's. */
 static float pairwise(float *t, int m) {
-    while (m > 1) {
-        int h = 0;
-        for (int k = 0; k + 1 < m; k += 2) t[h++] = t[k] + t[k + 1];
-        if (m & 1) t[h++] = t[m - 1];
-        m = h;
-    }
-    return t[0];
+    float acc[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
+    for (int k = 0; k < m; k++) acc[k % 8] += t[k];
+    for (int l = 0; l < 4; l++) acc[l] += acc[l + 4];
+    for (int l = 0; l < 2; l++) acc[l] += acc[l + 2];
+    return acc[0] + acc[1];
 }
 
 float bench_pairwise(const float *v1, const float *v2, int n, int runs, float *scratch) {

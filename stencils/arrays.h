@@ -25,8 +25,9 @@ extern i32 cp_n;
 #define CP_HOLE(sym) ((void *)(sym))
 #endif
 
-/* The fixed reduction order (README.md, "Reductions"): element k is added into
- * partial sum k % 8 in increasing k, the partials start at +0.0; then partial l and
+/* The fixed reduction order (README.md, "Array stencils"): element k is added into
+ * partial sum k % 8 in increasing k, the partials start at -0.0 (the identity, so a
+ * partial without terms changes nothing); then partial l and
  * l + 4 are added (l < 4), then l and l + 2 (l < 2), then the two that remain. The
  * loops below spell that order out lane by lane; clang's SLP vectoriser turns the
  * 8-lane body into two SSE2/NEON additions on x86_64 and AArch64 (the same additions,

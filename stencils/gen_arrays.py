@@ -82,6 +82,9 @@ def generate():
     for ty in REDUCE_TYPES.split():
         # ints add in uint32 (wrapping, so any order gives the same sum)
         acc_t = "f32" if ty == "f" else "u32"
+        # -0.0 is the identity of float addition (-0.0 + x is x for every x, -0.0 too), so
+        # a partial that never gets a term changes nothing and a sum of one term is it
+        init = ", ".join(["-0.0f" if ty == "f" else "0"] * 8)
         for name, nargs in (("sum", 1), ("dot", 2)):
             term = "x[k + l]" if name == "sum" else "x[k + l] * y[k + l]"
             if ty == "i":
@@ -90,7 +93,7 @@ def generate():
             suffix = f"{name}_{ty}"
             src = (
                 f"CPM_NOINLINE void cpm_arr_{suffix}({C_TYPE[ty]} *restrict d, {params}, i32 n) {{\n"
-                f"    {acc_t} acc[8] = {{0, 0, 0, 0, 0, 0, 0, 0}};\n"
+                f"    {acc_t} acc[8] = {{{init}}};\n"
                 "    i32 k = 0;\n"
                 "    for (; k + 8 <= n; k += 8)\n"
                 f"        for (int l = 0; l < 8; l++) acc[l] += {term};\n"
@@ -109,7 +112,7 @@ def generate():
                 f"CPM_NOINLINE void cpm_arr_{suffix}(f32 *restrict d, const f32 *restrict x, "
                 "const f32 *restrict z, const f32 *restrict y, i32 n) {\n"
                 f"{setup}"
-                "    f32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};\n"
+                "    f32 acc[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};\n"
                 "    i32 k = 0;\n"
                 "    for (; k + 8 <= n; k += 8)\n"
                 f"        for (int l = 0; l < 8; l++) acc[l] += {term};\n"

@@ -184,9 +184,9 @@ def test_iif_never_leaks_the_untaken_side() -> None:
 
 
 def _ordered_sum(terms: np.ndarray[Any, Any]) -> np.float32:
-    """stencils/README.md, "Array stencils": element k into partial k % 8 (from +0.0),
+    """stencils/README.md, "Array stencils": element k into partial k % 8 (from -0.0),
     then partials l + (l + 4), then l + (l + 2), then the last two; all in float32."""
-    acc = np.zeros(8, F32)
+    acc = np.full(8, -0.0, F32)
     for k, t in enumerate(terms.astype(F32)):
         acc[k % 8] = F32(acc[k % 8] + t)
     acc = (acc[:4] + acc[4:]).astype(F32)

@@ -15,18 +15,16 @@ F32 = np.float32
 
 
 def pairwise(a: Any, axis: int = -1) -> Any:
-    """NumPy float32 reference of the pairwise order: adjacent pairs, level by level, an odd
-    last term carried to the next level."""
+    """NumPy float32 reference of the documented summation order (the same for vectors,
+    tensors and cp.array): term k into partial k % 8 (partials start at -0.0, the identity),
+    then partials l + (l + 4), then l + (l + 2), then the last two."""
     x = np.moveaxis(np.asarray(a), axis, -1)
-    if x.shape[-1] == 0:
-        return np.zeros(x.shape[:-1], x.dtype)
-    while x.shape[-1] > 1:
-        n = x.shape[-1]
-        s = x[..., 0:n - 1:2] + x[..., 1::2]
-        if n & 1:
-            s = np.concatenate([s, x[..., -1:]], axis=-1)
-        x = s
-    return x[..., 0]
+    acc = np.full(x.shape[:-1] + (8,), -0.0, dtype=x.dtype)
+    for k in range(x.shape[-1]):
+        acc[..., k % 8] = acc[..., k % 8] + x[..., k]
+    for half in (4, 2, 1):
+        acc = acc[..., :half] + acc[..., half:2 * half]
+    return acc[..., 0]
 
 
 def bits(x: Any) -> Any:

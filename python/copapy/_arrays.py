@@ -1,16 +1,17 @@
 """Shared machinery of ``cp.vector`` and ``cp.tensor``: element checks, index arithmetic,
-the pairwise summation, and the hooks ``Target.read_value`` / ``write_value`` call.
+the summation order, and the hooks ``Target.read_value`` / ``write_value`` call.
 
 Containers hold a flat, row-major ``tuple`` of elements, each a ``cp.value`` or a plain
 Python number. Plain numbers are constants: arithmetic between two of them is ordinary
 Python arithmetic (as in Copapy) and creates no graph node, so ``zeros``, ``ones``,
 ``identity`` and sparse constant matrices cost nothing but their non-zero entries.
 
-Summation order (``.sum()``, ``@``, ``magnitude`` …): the traced terms are added pairwise,
-level by level — ``(x0+x1), (x2+x3), …`` with an odd last term carried to the next level —
-which is a balanced tree of depth ``ceil(log2 n)``: fewer rounding errors than a left-to-right
-chain and a short dependency chain. Plain-number terms are first added together in Python
-(as Copapy does) and that constant is added once, last, to the tree's result.
+Summation order (``.sum()``, ``@``, ``magnitude`` …), the same as ``cp.array``'s reductions
+on every target (``stencils/README.md``, "Array stencils"): traced term k is added into
+partial sum k % 8, in increasing k; then partial l and l + 4 are added (l < 4), then l and
+l + 2 (l < 2), then the two that remain (partials that got no term are left out, which
+is what adding -0.0 does). Plain-number terms are first added together in Python (as
+Copapy does) and that constant is added once, last, to the traced terms' sum.
 """
 
 from __future__ import annotations
@@ -139,18 +140,21 @@ def broadcast_values(vals: tuple[Any, ...], shape: tuple[int, ...], target: tupl
     return [vals[i] for i in gather_indices(dims, strides)]
 
 
-# --- pairwise summation -------------------------------------------------------------------
+# --- summation in the documented order ------------------------------------------------------
 
 
 def tree_sum(terms: list[Any]) -> Any:
-    """Pairwise sum of a non-empty list: adjacent pairs level by level, an odd last term is
-    carried to the next level."""
-    while (n := len(terms)) > 1:
-        nxt = list(map(_add, terms[0::2], terms[1::2]))  # map stops at the shorter: n // 2 pairs
-        if n & 1:
-            nxt.append(terms[-1])
-        terms = nxt
-    return terms[0]
+    """Sum of a non-empty list in the documented order (module docstring): eight
+    interleaved partial sums, combined pairwise."""
+    parts = list(terms[:8])
+    for k in range(8, len(terms)):
+        parts[k & 7] = parts[k & 7] + terms[k]
+    for half in (4, 2, 1):
+        for lane in range(half):
+            if lane + half < len(parts):
+                parts[lane] = parts[lane] + parts[lane + half]
+        del parts[half:]
+    return parts[0]
 
 
 def _combine(traced: list[Any], consts: list[Any]) -> Any:
@@ -182,7 +186,7 @@ def all_traced(xs: Iterable[Any]) -> bool:
 
 
 def dot_elements(a: Sequence[Any], b: Sequence[Any], fast: bool | None = None) -> Any:
-    """Sum of the products ``a[i] * b[i]`` (same lengths), pairwise. A constant factor 0
+    """Sum of the products ``a[i] * b[i]`` (same lengths), in the documented order. A constant factor 0
     drops its term (x*0 -> 0, as the optimiser does) and a constant factor 1 keeps the other
     factor (when that does not change its type), so sparse constant matrices cost only their
     non-zero entries."""

@@ -85,8 +85,8 @@ class tensor(A.ArrayBase[TNum]):
 
     ``a @ b`` is the dot product (1-D @ 1-D, a scalar), matrix-vector, vector-matrix and
     matrix-matrix product. ``.sum()``, ``@``, ``trace()`` and ``mean()`` add their terms
-    **pairwise** (adjacent pairs, level by level; an odd last term is carried up), not left
-    to right: fewer rounding errors, and a dependency chain of depth ``ceil(log2 n)``.
+    in **one documented order**, the same as ``cp.array`` on every target: eight interleaved
+    partial sums (term k into partial k % 8), combined pairwise (``_arrays``).
     Plain-number terms are summed in Python first and added once at the end.
 
     As in Copapy, indexing with an integer gives a tensor of one dimension less (a 0-d tensor
@@ -425,7 +425,7 @@ class tensor(A.ArrayBase[TNum]):
     def sum(self, axis: int | Sequence[int], keepdims: bool = False) -> tensor[TNum]: ...
     def sum(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
         """Sum of all elements (a scalar), or along the given axis/axes (a tensor; a scalar if
-        every axis is summed, as in Copapy). Terms are added pairwise."""
+        every axis is summed, as in Copapy). Terms are added in the documented order."""
         if axis is None:
             s = A.sum_elements(self.values)
             return _ten((s,), (1,) * len(self.shape)) if keepdims else s
@@ -457,7 +457,7 @@ class tensor(A.ArrayBase[TNum]):
         return self.sum(axis) / n
 
     def trace(self) -> value[TNum] | TNum:
-        """Sum of the diagonal of a square matrix (pairwise)."""
+        """Sum of the diagonal of a square matrix (documented order)."""
         if len(self.shape) != 2 or self.shape[0] != self.shape[1]:
             raise ValueError(f"trace needs a square matrix, got shape {self.shape}")
         n = self.shape[0]
@@ -474,7 +474,7 @@ class tensor(A.ArrayBase[TNum]):
     def __matmul__(self, other: Any) -> Any:
         """Matrix product. 2-D @ 2-D gives a matrix, 2-D @ 1-D and 1-D @ 2-D a 1-D tensor, and
         1-D @ 1-D the dot product, a scalar (typed as a tensor for brevity; use ``vector`` for
-        dot products). Each entry is a pairwise sum of products."""
+        dot products). Each entry is a sum of products in the documented order."""
         if isinstance(other, _SCALARS):
             raise ValueError("matmul: an operand is a scalar; use * to scale")
         return _matmul(self, other)

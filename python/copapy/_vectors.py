@@ -42,8 +42,8 @@ class vector(A.ArrayBase[TNum]):
     Python and creates no graph node, so constants are folded while tracing.
 
     ``a @ b`` (or ``a.dot(b)``) is the dot product; ``.sum()``, ``@`` and ``.magnitude()`` add
-    their terms **pairwise** (adjacent pairs, level by level; an odd last term is carried up),
-    not left to right: fewer rounding errors and a dependency chain of depth ``ceil(log2 n)``.
+    their terms in **one documented order**, the same as ``cp.array`` on every target: eight
+    interleaved partial sums (term k into partial k % 8), combined pairwise (``_arrays``).
     Plain-number terms are summed in Python first and added once at the end.
 
     Attributes:
@@ -318,7 +318,7 @@ class vector(A.ArrayBase[TNum]):
     @overload
     def dot(self, other: vector[Any] | Sequence[Any]) -> float | value[float]: ...
     def dot(self, other: Any) -> Any:
-        """Dot product (pairwise summation of the products)."""
+        """Dot product (the products summed in the documented order)."""
         return A.dot_elements(self.values, self._other_1d(other, "dot"))
 
     @overload
@@ -367,11 +367,11 @@ class vector(A.ArrayBase[TNum]):
     @overload
     def sum(self: vector[float]) -> float | value[float]: ...
     def sum(self) -> Any:
-        """Sum of the elements, added pairwise (see the class docstring)."""
+        """Sum of the elements, in the documented order (see the class docstring)."""
         return A.sum_elements(self.values)
 
     def magnitude(self) -> float | value[float]:
-        """Euclidean length: ``sqrt`` of the pairwise sum of the squares."""
+        """Euclidean length: ``sqrt`` of the sum of the squares (documented order)."""
         from ._math import sqrt
 
         s: Any = A.dot_elements(self.values, self.values)

@@ -4877,7 +4877,7 @@ void st_arr_select_f_ass(f32 a, f32 b, i32 i, i32 j) {
 }
 
 CPM_NOINLINE void cpm_arr_sum_f(f32 *restrict d, const f32 *restrict x, i32 n) {
-    f32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    f32 acc[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
     i32 k = 0;
     for (; k + 8 <= n; k += 8)
         for (int l = 0; l < 8; l++) acc[l] += x[k + l];
@@ -4890,7 +4890,7 @@ void st_arr_sum_f(f32 a, f32 b, i32 i, i32 j) {
 }
 
 CPM_NOINLINE void cpm_arr_dot_f(f32 *restrict d, const f32 *restrict x, const f32 *restrict y, i32 n) {
-    f32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    f32 acc[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
     i32 k = 0;
     for (; k + 8 <= n; k += 8)
         for (int l = 0; l < 8; l++) acc[l] += x[k + l] * y[k + l];
@@ -4929,7 +4929,7 @@ void st_arr_dot_i(f32 a, f32 b, i32 i, i32 j) {
 }
 
 CPM_NOINLINE void cpm_arr_dot_add_f_aa(f32 *restrict d, const f32 *restrict x, const f32 *restrict z, const f32 *restrict y, i32 n) {
-    f32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    f32 acc[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
     i32 k = 0;
     for (; k + 8 <= n; k += 8)
         for (int l = 0; l < 8; l++) acc[l] += op_add_f(x[k + l], z[k + l]) * y[k + l];
@@ -4943,7 +4943,7 @@ void st_arr_dot_add_f_aa(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_dot_add_f_as(f32 *restrict d, const f32 *restrict x, const f32 *restrict z, const f32 *restrict y, i32 n) {
     const f32 z0 = *z;
-    f32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    f32 acc[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
     i32 k = 0;
     for (; k + 8 <= n; k += 8)
         for (int l = 0; l < 8; l++) acc[l] += op_add_f(x[k + l], z0) * y[k + l];
@@ -4957,7 +4957,7 @@ void st_arr_dot_add_f_as(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_dot_add_f_sa(f32 *restrict d, const f32 *restrict x, const f32 *restrict z, const f32 *restrict y, i32 n) {
     const f32 x0 = *x;
-    f32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    f32 acc[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
     i32 k = 0;
     for (; k + 8 <= n; k += 8)
         for (int l = 0; l < 8; l++) acc[l] += op_add_f(x0, z[k + l]) * y[k + l];
@@ -4970,7 +4970,7 @@ void st_arr_dot_add_f_sa(f32 a, f32 b, i32 i, i32 j) {
 }
 
 CPM_NOINLINE void cpm_arr_dot_sub_f_aa(f32 *restrict d, const f32 *restrict x, const f32 *restrict z, const f32 *restrict y, i32 n) {
-    f32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    f32 acc[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
     i32 k = 0;
     for (; k + 8 <= n; k += 8)
         for (int l = 0; l < 8; l++) acc[l] += op_sub_f(x[k + l], z[k + l]) * y[k + l];
@@ -4984,7 +4984,7 @@ void st_arr_dot_sub_f_aa(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_dot_sub_f_as(f32 *restrict d, const f32 *restrict x, const f32 *restrict z, const f32 *restrict y, i32 n) {
     const f32 z0 = *z;
-    f32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    f32 acc[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
     i32 k = 0;
     for (; k + 8 <= n; k += 8)
         for (int l = 0; l < 8; l++) acc[l] += op_sub_f(x[k + l], z0) * y[k + l];
@@ -4998,7 +4998,7 @@ void st_arr_dot_sub_f_as(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_dot_sub_f_sa(f32 *restrict d, const f32 *restrict x, const f32 *restrict z, const f32 *restrict y, i32 n) {
     const f32 x0 = *x;
-    f32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    f32 acc[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
     i32 k = 0;
     for (; k + 8 <= n; k += 8)
         for (int l = 0; l < 8; l++) acc[l] += op_sub_f(x0, z[k + l]) * y[k + l];
@@ -5011,7 +5011,7 @@ void st_arr_dot_sub_f_sa(f32 a, f32 b, i32 i, i32 j) {
 }
 
 CPM_NOINLINE void cpm_arr_dot_mul_f_aa(f32 *restrict d, const f32 *restrict x, const f32 *restrict z, const f32 *restrict y, i32 n) {
-    f32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    f32 acc[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
     i32 k = 0;
     for (; k + 8 <= n; k += 8)
         for (int l = 0; l < 8; l++) acc[l] += op_mul_f(x[k + l], z[k + l]) * y[k + l];
@@ -5025,7 +5025,7 @@ void st_arr_dot_mul_f_aa(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_dot_mul_f_as(f32 *restrict d, const f32 *restrict x, const f32 *restrict z, const f32 *restrict y, i32 n) {
     const f32 z0 = *z;
-    f32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    f32 acc[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
     i32 k = 0;
     for (; k + 8 <= n; k += 8)
         for (int l = 0; l < 8; l++) acc[l] += op_mul_f(x[k + l], z0) * y[k + l];
@@ -5039,7 +5039,7 @@ void st_arr_dot_mul_f_as(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_dot_mul_f_sa(f32 *restrict d, const f32 *restrict x, const f32 *restrict z, const f32 *restrict y, i32 n) {
     const f32 x0 = *x;
-    f32 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    f32 acc[8] = {-0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f, -0.0f};
     i32 k = 0;
     for (; k + 8 <= n; k += 8)
         for (int l = 0; l < 8; l++) acc[l] += op_mul_f(x0, z[k + l]) * y[k + l];
