@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, SupportsIndex, TypeAlias, TypeVar, cast, overload
 
 from . import _arrays as A
+from . import _core, _packing
 from ._arrays import TNum
 from ._core import value
 
@@ -33,6 +34,13 @@ def _vec(vals: tuple[Any, ...]) -> vector[Any]:
     return v
 
 
+def _packed_vec(node: Any) -> vector[Any]:
+    """A vector of the elements of array ``node`` (aliases, no code), packed by it."""
+    v = _vec(tuple(_core.array_elements(node)))
+    v._arr = node
+    return v
+
+
 class vector(A.ArrayBase[TNum]):
     """A 1-D vector of ``cp.value``s and/or plain Python numbers (the elements may be mixed).
 
@@ -52,10 +60,17 @@ class vector(A.ArrayBase[TNum]):
         ndim: always 1.
     """
 
-    __slots__ = ()
+    __slots__ = ("_arr", "_packed")
+    _arr: Any
+    _packed: bool | None
 
-    def __init__(self, values: Iterable[TNum | value[TNum]]) -> None:
-        """A vector of the given elements (values and/or numbers; NumPy arrays work too)."""
+    def __init__(self, values: Iterable[TNum | value[TNum]], packed: bool | None = None) -> None:
+        """A vector of the given elements (values and/or numbers; NumPy arrays work too).
+
+        ``packed``: None packs a vector of more than 64 traced values of one dtype into an
+        array for its operations (``_packing``), False never, True as None (a vector of
+        plain numbers is never packed: its arithmetic happens while tracing)."""
+        self._packed = packed
         if isinstance(values, A.ArrayBase):
             if values.ndim != 1:
                 raise ValueError(f"a vector is 1-D; got a {type(values).__name__} of shape {values.shape}")
@@ -112,6 +127,12 @@ class vector(A.ArrayBase[TNum]):
     # --- elementwise ----------------------------------------------------------------------
 
     def _binop(self, other: Any, op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Any:
+        if len(self.values) > _packing.PACK_THRESHOLD and (
+            isinstance(other, _SCALARS) or (type(other) is vector and len(other.values) == len(self.values))
+        ):
+            node = _packing.binop(self, other, name, rev)
+            if node is not None:
+                return _packed_vec(node)
         if isinstance(other, _SCALARS):
             if rev:
                 return _vec(A.map_scalar_r(op, other, self.values))
@@ -319,7 +340,12 @@ class vector(A.ArrayBase[TNum]):
     def dot(self, other: vector[Any] | Sequence[Any]) -> float | value[float]: ...
     def dot(self, other: Any) -> Any:
         """Dot product (the products summed in the documented order)."""
-        return A.dot_elements(self.values, self._other_1d(other, "dot"))
+        ov = self._other_1d(other, "dot")
+        if len(ov) > _packing.PACK_THRESHOLD and type(other) is vector:
+            r = _packing.dot(self, other)
+            if r is not None:
+                return r
+        return A.dot_elements(self.values, ov)
 
     @overload
     def __matmul__(self: vector[int], other: vector[int]) -> int | value[int]: ...
@@ -368,6 +394,10 @@ class vector(A.ArrayBase[TNum]):
     def sum(self: vector[float]) -> float | value[float]: ...
     def sum(self) -> Any:
         """Sum of the elements, in the documented order (see the class docstring)."""
+        if len(self.values) > _packing.PACK_THRESHOLD:
+            r = _packing.total(self)
+            if r is not None:
+                return r
         return A.sum_elements(self.values)
 
     def magnitude(self) -> float | value[float]:

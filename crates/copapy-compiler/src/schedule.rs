@@ -62,6 +62,9 @@ struct Scheduler<'a> {
     /// Element-wise operations computed inside the dot product that is their only
     /// reader (no step of their own, no memory).
     fused: Vec<bool>,
+    /// Range of each gathered array (`ArrayOp::Pack`) reserved before scheduling, with
+    /// its input elements already living in it.
+    pack_start: FxHashMap<NodeId, u32>,
 }
 
 impl Scheduler<'_> {
@@ -252,6 +255,42 @@ impl Scheduler<'_> {
         start as u32
     }
 
+    /// Input variables gathered into an array get their slot inside the array's range,
+    /// so gathering them costs no code and writing them writes the array (an input in
+    /// two arrays lives in the first). Such arrays are never reused.
+    fn place_packed_inputs(&mut self) {
+        let arena = self.arena;
+        for n in 0..arena.nodes.len() as NodeId {
+            let Kind::Array(i) = arena.nodes[n as usize].kind else {
+                continue;
+            };
+            let entry = &arena.arrays[i as usize];
+            let NodeKind::Array(node) = entry.node.kind() else {
+                continue;
+            };
+            if node.op != ArrayOp::Pack {
+                continue;
+            }
+            let mut start = None;
+            for (k, &e) in entry.args.iter().enumerate() {
+                let Kind::Input { init } = arena.nodes[e as usize].kind else {
+                    continue;
+                };
+                if self.slot[e as usize] != NO_SLOT {
+                    continue;
+                }
+                let s = *start.get_or_insert_with(|| self.array_range(node.len, &[]));
+                let at = s + 4 * k as u32;
+                self.data[at as usize..at as usize + 4].copy_from_slice(&init.to_le_bytes());
+                self.slot[e as usize] = at;
+            }
+            if let Some(s) = start {
+                self.pack_start.insert(n, s);
+                self.aliased[n as usize] = true;
+            }
+        }
+    }
+
     /// A range for a computed array of `len` elements: a dead one's, or a new one.
     fn result_range(&mut self, len: u32) -> u32 {
         match self.free.get_mut(&len).and_then(Vec::pop) {
@@ -317,8 +356,12 @@ impl Scheduler<'_> {
         if self.fused[n as usize] {
             return Ok(()); // computed by the dot product that reads it
         }
-        for &a in &entry.args {
-            self.uses[a as usize] -= 1;
+        if node.op != ArrayOp::Pack {
+            // a gather reads its elements one by one (below): the ones still to come
+            // must keep their uses, or loading one could evict another unsaved
+            for &a in &entry.args {
+                self.uses[a as usize] -= 1;
+            }
         }
         if let (ArrayOp::Dot, Some(&x)) = (&node.op, entry.args.first()) {
             if self.fused[x as usize] {
@@ -334,10 +377,17 @@ impl Scheduler<'_> {
                 self.slot[n as usize] = self.slot[entry.args[0] as usize] + 4 * k;
             }
             ArrayOp::Pack => {
-                let start = self.result_range(node.len);
+                let start = match self.pack_start.get(&n) {
+                    Some(&s) => s,
+                    None => self.result_range(node.len),
+                };
                 self.slot[n as usize] = start;
                 for (k, &e) in entry.args.iter().enumerate() {
                     let at = start + 4 * k as u32;
+                    self.uses[e as usize] -= 1;
+                    if self.slot[e as usize] == at {
+                        continue; // an input placed here before scheduling
+                    }
                     let class = Class::of(arena.nodes[e as usize].ty);
                     if let Kind::Const(bits) = arena.nodes[e as usize].kind {
                         self.data[at as usize..at as usize + 4]
@@ -540,10 +590,12 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
         regs: [[None; 2]; 2],
         counts: FxHashMap::default(),
         fused,
+        pack_start: FxHashMap::default(),
         keep: is_output.clone(),
         aliased: vec![false; count],
         free: FxHashMap::default(),
     };
+    s.place_packed_inputs();
     for n in 0..count as NodeId {
         s.schedule_node(n, is_output[n as usize])?;
     }

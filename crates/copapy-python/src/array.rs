@@ -181,6 +181,49 @@ pub fn array_dot(
     wrap_value(py, array::dot(&a.get().v, &b.get().v))
 }
 
+/// Every element of a flat array, as values aliasing its memory (no code), and the
+/// array itself again when `values` are exactly those aliases (so a container of them
+/// is recognised as the array without checking in Python).
+#[pyfunction]
+pub fn array_elements(py: Python<'_>, a: &Bound<'_, PyArrayNode>) -> PyResult<Vec<Py<PyValue>>> {
+    let v = &a.get().v;
+    let len = array::len_of(v).unwrap_or(0);
+    (0..len)
+        .map(|k| wrap_value(py, array::element(v, k)))
+        .collect()
+}
+
+/// The array whose elements `values` are, in order (all of them, aliases made by
+/// [`array_elements`]), or `None`.
+#[pyfunction]
+pub fn array_of_elements(
+    py: Python<'_>,
+    values: Vec<Bound<'_, PyValue>>,
+) -> PyResult<Option<Py<PyArrayNode>>> {
+    use copapy_compiler::array::ArrayOp;
+    use copapy_compiler::graph::NodeKind;
+    let mut owner: Option<Value> = None;
+    for (k, item) in values.iter().enumerate() {
+        let NodeKind::Array(n) = item.get().value().kind() else {
+            return Ok(None);
+        };
+        if n.op != ArrayOp::Element(k as u32) {
+            return Ok(None);
+        }
+        match &owner {
+            None => owner = Some(n.args[0].clone()),
+            Some(o) if o.ptr_eq(&n.args[0]) => {}
+            Some(_) => return Ok(None),
+        }
+    }
+    match owner {
+        Some(o) if array::len_of(&o) == Some(values.len() as u32) => {
+            Ok(Some(Py::new(py, PyArrayNode::new(o))?))
+        }
+        _ => Ok(None),
+    }
+}
+
 /// Element `k` of a flat array: a value read from the array's memory, no code.
 #[pyfunction]
 pub fn array_element(py: Python<'_>, a: &Bound<'_, PyArrayNode>, k: u32) -> PyResult<Py<PyValue>> {

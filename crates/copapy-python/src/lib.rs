@@ -99,6 +99,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(array::array_sum, m)?)?;
     m.add_function(wrap_pyfunction!(array::array_dot, m)?)?;
     m.add_function(wrap_pyfunction!(array::array_element, m)?)?;
+    m.add_function(wrap_pyfunction!(array::array_elements, m)?)?;
+    m.add_function(wrap_pyfunction!(array::array_of_elements, m)?)?;
     m.add_class::<target::Target>()?;
     m.add_class::<jit::JitFunction>()?;
     m.add_function(wrap_pyfunction!(sqrt, m)?)?;

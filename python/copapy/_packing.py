@@ -1,0 +1,92 @@
+"""Packing: a ``cp.vector`` of many traced values computes through array stencils.
+
+A vector with more than ``PACK_THRESHOLD`` elements (Copapy's ``pack_threshold``), all of
+them traced values of one dtype, is gathered into a ``cp.array`` the first time an
+operation needs it (input values are placed inside the array, so this costs no code), and
+element-wise operations, ``@``/``dot`` and ``sum`` become one array stencil each instead
+of one stencil per element. The result is again a vector, whose elements alias the result
+array (no code), so the next operation finds the array without gathering anything.
+
+Results have the same bits as the unpacked path: element-wise operations follow the same
+scalar semantics, and vectors sum in the same documented order as arrays (``_arrays``).
+Vectors with plain-number elements, mixed dtypes or ``packed=False`` stay element-wise.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _core
+from ._core import ArrayNode, value
+
+PACK_THRESHOLD = 64
+"""Vectors with more traced elements than this compute through array stencils."""
+
+_ARRAY_OPS = {"add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floordiv",
+              "mod": "mod", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne"}
+
+def _dtype(values: tuple[Any, ...]) -> str | None:
+    """The common dtype if every element is a traced value of it (not bool), else None."""
+    if len(values) <= PACK_THRESHOLD:
+        return None
+    first = values[0]
+    if type(first) is not value:
+        return None
+    d = first.dtype
+    if d == "bool":
+        return None
+    for x in values:
+        if type(x) is not value or x.dtype != d:
+            return None
+    return d
+
+
+def array_of(vec: Any) -> ArrayNode | None:
+    """The array holding the vector's elements (kept on the vector once gathered), or None
+    if they do not pack."""
+    node: ArrayNode | None = getattr(vec, "_arr", None)
+    if node is not None:
+        return node
+    values = vec.values
+    if getattr(vec, "_packed", None) is False or _dtype(values) is None:
+        return None
+    d = values[0].dtype
+    node = _core.array_of_elements(list(values)) or _core.array_pack(d, list(values))
+    vec._arr = node
+    return node
+
+
+def binop(vec: Any, other: Any, name: str, rev: bool) -> ArrayNode | None:
+    """Element-wise ``vec op other`` (a scalar or another vector) as one array stencil, or
+    None when it does not pack."""
+    op = _ARRAY_OPS.get(name)
+    if op is None:
+        return None
+    a = array_of(vec)
+    if a is None:
+        return None
+    if isinstance(other, value | int | float):
+        b: Any = other
+    else:
+        b = array_of(other)
+        if b is None:
+            return None
+    x, y = (b, a) if rev else (a, b)
+    return _core.array_binary(op, x, y)
+
+
+def dot(a: Any, b: Any) -> Any:
+    """``sum(a[k] * b[k])`` as one array stencil, or None when the operands do not pack."""
+    x = array_of(a)
+    if x is None:
+        return None
+    y = array_of(b)
+    if y is None:
+        return None
+    return _core.array_dot(x, y)
+
+
+def total(vec: Any) -> Any:
+    """The sum of the elements as one array stencil, or None when they do not pack."""
+    x = array_of(vec)
+    return None if x is None else _core.array_sum(x)
