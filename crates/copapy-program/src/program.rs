@@ -443,9 +443,16 @@ mod tests {
         let bytes = sample().encode();
         let patches_at = HEADER_BYTES + 12 + 8;
         let mut b = bytes.clone();
-        b[patches_at + 4] = 7;
+        // far past the last encoding, so adding encodings keeps it unknown
+        b[patches_at + 4] = 0xEE;
         reseal(&mut b);
-        assert_eq!(err(&b), FormatError::UnknownEncoding { index: 0, value: 7 });
+        assert_eq!(
+            err(&b),
+            FormatError::UnknownEncoding {
+                index: 0,
+                value: 0xEE
+            }
+        );
         let mut b = bytes.clone();
         b[patches_at + PATCH_RECORD_BYTES + 5] = 9;
         reseal(&mut b);
