@@ -9,6 +9,9 @@ Imported by gen_stencils.py, which appends these to generated/stencils.c. Naming
     st_arr_select_f_a<x><y>      cp_a0 = cp_a1 ? cp_a2 : cp_a3, x, y in a, s
     st_arr_sum_<ty>              scalar cp_a0 = sum of cp_a1, in the fixed order
     st_arr_dot_<ty>              scalar cp_a0 = sum of cp_a1 * cp_a2, same order
+    st_arr_index_<ty>            scalar cp_a0 = cp_a1[k], k the int in slot cp_a2: a negative
+                                 k counts from the end (once), then k is clamped to the
+                                 array, so no index reads outside it (lookup tables)
     st_arr_dot_<op>_f_<form>     scalar cp_a0 = sum of (cp_a1 op cp_a2) * cp_a3, same order:
                                  an element-wise add/sub/mul fused into the dot that
                                  is its only reader (the same roundings, one pass)
@@ -100,6 +103,22 @@ def generate():
                 f"    for (int l = 0; k + l < n; l++) acc[l] += {term};\n"
                 f"    *d = cp_combine8_{ty}(acc);\n}}\n")
             yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", nargs)
+    for ty in REDUCE_TYPES.split():
+        # masks, not branches: the time does not depend on the index
+        suffix = f"index_{ty}"
+        src = (
+            f"CPM_NOINLINE void cpm_arr_{suffix}({C_TYPE[ty]} *restrict d, "
+            f"const {C_TYPE[ty]} *restrict x, const i32 *restrict idx, i32 n) {{\n"
+            "    i32 k = *idx;\n"
+            "    k += n & -(i32)(k < 0);\n"
+            "    k &= -(i32)(k >= 0);\n"
+            "    i32 over = -(i32)(k >= n);\n"
+            # hides the mask from the optimiser, which would turn the blend into a
+            # branch on cores without a conditional move (RISC-V)
+            "    __asm__(\"\" : \"+r\"(over));\n"
+            "    k = (k & ~over) | ((n - 1) & over);\n"
+            "    *d = x[k];\n}\n")
+        yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 2)
     for op in FUSED_DOT_OPS.split():
         for form in FORMS:
             suffix = f"dot_{op}_f_{form}"

@@ -329,6 +329,28 @@ def test_code_size_does_not_depend_on_the_length() -> None:
     assert sizes[0] == sizes[1]
 
 
+def test_runtime_indices_wrap_once_and_clamp() -> None:
+    table = cp.array([10.0, 11.0, 12.0, 13.0, 14.0])
+    grid = cp.array([[1, 2, 3], [4, 5, 6]])
+    i, r, c = cp.value(0), cp.value(0), cp.value(0)
+    e, g = table[i], grid[r, c]
+    tg = _run(e, g)
+    for k in (-7, -5, -1, 0, 3, 4, 5, 100, -(2**31), 2**31 - 1):
+        tg.write_value(i, k)
+        tg.run()
+        want = [10.0, 11.0, 12.0, 13.0, 14.0][min(max(k + 5 if k < 0 else k, 0), 4)]
+        assert tg.read_value(e) == want, k
+    for rr, cc in ((0, 0), (1, 2), (-1, -1), (5, -9), (-3, 1)):
+        tg.write_value(r, rr)
+        tg.write_value(c, cc)
+        tg.run()
+        row = min(max(rr + 2 if rr < 0 else rr, 0), 1)
+        col = min(max(cc + 3 if cc < 0 else cc, 0), 2)
+        assert tg.read_value(g) == [[1, 2, 3], [4, 5, 6]][row][col], (rr, cc)
+    with pytest.raises(TypeError, match="int or bool values"):
+        _ = table[cp.value(1.0)]
+
+
 # --- errors ------------------------------------------------------------------------------------
 
 

@@ -238,6 +238,8 @@ class array(Generic[TNum]):
             raise IndexError(f"too many indices ({len(index)}) for an array of {self.ndim} dimensions")
         if len(index) == self.ndim and all(isinstance(i, int) for i in index):
             return _core.array_element(self._cp_node, self._flat_index(index))
+        if len(index) == self.ndim and any(isinstance(i, value) for i in index):
+            return self._runtime_element(index)
         # a sub-array: gathered element by element (code grows with its size)
         import itertools
 
@@ -264,6 +266,27 @@ class array(Generic[TNum]):
             for combo in itertools.product(*axes)
         ]
         return array._of(_core.array_pack(self._cp_node.dtype, elements), tuple(shape), self.dtype)
+
+    def _runtime_element(self, index: tuple[Any, ...]) -> value[Any]:
+        """The element at indices some of which are values: each runtime index wraps once
+        if negative and is clamped to its dimension (a lookup table never reads outside
+        the array); the stencil clamps the flat index again."""
+        from ._math import maximum, minimum
+
+        flat: Any = 0
+        stride = 1
+        for i, dim in reversed(list(zip(index, self.shape, strict=True))):
+            if isinstance(i, value):
+                if i.dtype == "float":
+                    raise TypeError("array indices must be int or bool values, not float values")
+                k: Any = minimum(maximum(i + (i < 0) * dim, 0), dim - 1) if self.ndim > 1 else i
+            elif isinstance(i, int) and not isinstance(i, bool):
+                k = self._flat_index_dim(i, dim)
+            else:
+                raise TypeError(f"array indices must be integers or int values, not {_type_name(i)}")
+            flat = flat + k * stride
+            stride *= dim
+        return _core.array_index(self._cp_node, flat)
 
     @staticmethod
     def _flat_index_dim(k: int, dim: int) -> int:

@@ -72,6 +72,10 @@ pub enum ArrayOp {
     Sum,
     /// Scalar sum of the products of two equally long arrays, in the same order.
     Dot,
+    /// The element at a runtime int index (the scalar operand): a negative index
+    /// counts from the end once, then it is clamped to the array, so it never reads
+    /// outside it.
+    Index,
 }
 
 /// An array node: the operation, its operands and the number of elements of the
@@ -154,6 +158,28 @@ pub fn element(a: &Value, k: u32) -> Result<Value, TraceError> {
         )));
     }
     Ok(node(a.ty(), ArrayOp::Element(k), vec![a.clone()], 0))
+}
+
+/// Element `index` of array `a`, chosen at run time (an int or bool value): negative
+/// indices count from the end once, then the index is clamped to the array.
+pub fn index(a: &Value, index: &Value) -> Result<Value, TraceError> {
+    len_of(a).ok_or_else(|| err("indexing at run time needs an array".into()))?;
+    if len_of(index).is_some() || index.ty() == ScalarType::Float {
+        return Err(err(format!(
+            "an array index must be an int or bool value, not {}",
+            if len_of(index).is_some() {
+                "an array".to_string()
+            } else {
+                format!("a {} value", index.ty().name())
+            }
+        )));
+    }
+    Ok(node(
+        a.ty(),
+        ArrayOp::Index,
+        vec![a.clone(), index.clone()],
+        0,
+    ))
 }
 
 /// A scalar stand-in of the element type of `v`, to ask the scalar rules about it.
@@ -371,6 +397,7 @@ pub fn stencil_names() -> Vec<String> {
     for class in ["f", "i"] {
         names.push(format!("st_arr_sum_{class}"));
         names.push(format!("st_arr_dot_{class}"));
+        names.push(format!("st_arr_index_{class}"));
     }
     for op in FUSED_DOT_OPS {
         for form in [Form::AA, Form::AS, Form::SA] {
@@ -396,6 +423,7 @@ pub fn stencil_name(n: &ArrayNode, args: &[ScalarType]) -> Option<String> {
         ArrayOp::Select(form) => format!("st_arr_select_f_a{}", form.code()),
         ArrayOp::Sum => format!("st_arr_sum_{}", class(args[0])),
         ArrayOp::Dot => format!("st_arr_dot_{}", class(args[0])),
+        ArrayOp::Index => format!("st_arr_index_{}", class(args[0])),
         ArrayOp::Data(_) | ArrayOp::Pack | ArrayOp::Element(_) => return None,
     })
 }

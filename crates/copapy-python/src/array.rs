@@ -224,6 +224,17 @@ pub fn array_of_elements(
     }
 }
 
+/// The element of a flat array at a runtime index (an int value), wrapped once if
+/// negative and clamped to the array.
+#[pyfunction]
+pub fn array_index(
+    py: Python<'_>,
+    a: &Bound<'_, PyArrayNode>,
+    index: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyValue>> {
+    wrap_value(py, array::index(&a.get().v, &operand(index)?))
+}
+
 /// Element `k` of a flat array: a value read from the array's memory, no code.
 #[pyfunction]
 pub fn array_element(py: Python<'_>, a: &Bound<'_, PyArrayNode>, k: u32) -> PyResult<Py<PyValue>> {
