@@ -351,6 +351,45 @@ def test_runtime_indices_wrap_once_and_clamp() -> None:
         _ = table[cp.value(1.0)]
 
 
+def test_grad_through_array_operations_matches_the_derivative() -> None:
+    xs, ys = [0.3, -1.2, 2.5, 0.7, -0.4, 1.9, 0.05, -2.2, 1.1], _floats(9, 90)
+    a, b = cp.array(xs), cp.array(ys)
+    s = cp.value(0.5)
+    y = ((cp.sin(a) * b).sum() + (a - s) @ b + cp.sqrt(a * a + 1.0).sum()
+         + cp.exp(a * 0.1).mean() + (a / (b * b + 1.0)).sum() + a[2] * 3.0
+         + cp.iif(a > 0, a * a, -a).sum() + s * s)
+    ga, gb, gs = cp.grad(y, [a, b, s])
+    assert isinstance(ga, cp.array) and ga.shape == a.shape
+    tg = _run(ga, gb, gs)
+    x, w = np.array(xs), np.array(ys)
+
+    def f(x: Any, w: Any, s: float) -> float:
+        return float((np.sin(x) * w).sum() + (x - s) @ w + np.sqrt(x * x + 1).sum()
+                     + np.exp(x * 0.1).mean() + (x / (w * w + 1)).sum() + x[2] * 3
+                     + np.where(x > 0, x * x, -x).sum() + s * s)
+
+    h = 1e-6
+    for got, arg in ((tg.read_value(ga), 0), (tg.read_value(gb), 1)):
+        for k in range(9):
+            args = [x.copy(), w.copy()]
+            args[arg][k] += h
+            up = f(args[0], args[1], 0.5)
+            args[arg][k] -= 2 * h
+            down = f(args[0], args[1], 0.5)
+            want = (up - down) / (2 * h)
+            assert abs(got[k] - want) <= 1e-3 * max(1.0, abs(want)), (arg, k, got[k], want)
+    want_s = (f(x, w, 0.5 + h) - f(x, w, 0.5 - h)) / (2 * h)
+    assert abs(tg.read_value(gs) - want_s) <= 1e-3 * max(1.0, abs(want_s))
+
+
+def test_grad_through_a_packed_vector() -> None:
+    xs = [cp.value(0.01 * k) for k in range(80)]
+    v = cp.vector(xs)
+    y = (v * v).sum()
+    g = cp.grad(y, xs[5])
+    assert _run(g).read_value(g) == float(F32(2) * F32(0.05))
+
+
 # --- errors ------------------------------------------------------------------------------------
 
 

@@ -31,6 +31,7 @@ from typing import Any, overload
 
 from . import _core
 from ._core import value
+from ._ndarray import array
 
 _Number = int | float
 
@@ -41,7 +42,7 @@ def _is_container(x: Any) -> bool:
 
 def _leaves(x: Any, out: list[Any]) -> None:
     """Appends the scalars of ``x`` (values or plain numbers) in order."""
-    if isinstance(x, (value, int, float)):
+    if isinstance(x, (value, int, float, array)):
         out.append(x)
     elif _is_container(x):
         for e in x.values:
@@ -58,7 +59,7 @@ def _leaves(x: Any, out: list[Any]) -> None:
 
 def _rebuild(x: Any, grads: Iterator[Any]) -> Any:
     """``x``'s structure with each scalar replaced by the next gradient."""
-    if isinstance(x, (value, int, float)):
+    if isinstance(x, (value, int, float, array)):
         return next(grads)
     if _is_container(x):
         return x.map(lambda _element: next(grads))
@@ -71,9 +72,13 @@ def _gradients(y: Any, leaves: list[Any]) -> list[Any]:
         return [0.0] * len(leaves)
     if not isinstance(y, value):
         raise TypeError(f"cp.grad differentiates a copapy value, got {type(y).__name__}")
-    traced = [e for e in leaves if isinstance(e, value)]
-    it = iter(_core.grad(y, traced))
-    return [next(it) if isinstance(e, value) else 0.0 for e in leaves]
+    traced = [e._cp_node if isinstance(e, array) else e for e in leaves if isinstance(e, value | array)]
+    it: Iterator[Any] = iter(_core.grad(y, traced))
+    return [
+        array._of(next(it), e.shape, "float") if isinstance(e, array)
+        else next(it) if isinstance(e, value) else 0.0
+        for e in leaves
+    ]
 
 
 def _is_vector(x: Any) -> bool:
@@ -103,7 +108,7 @@ def grad(y: Any, x: Any) -> Any:
         dy = cp.grad(cp.sin(x) * x, x)   # cos(x) * x + sin(x), traced
     """
     if isinstance(y, value) or (isinstance(y, (int, float)) and not isinstance(y, bool)):
-        if isinstance(x, (value, int, float)):
+        if isinstance(x, (value, int, float, array)):
             return _gradients(y, [x])[0]
         leaves: list[Any] = []
         _leaves(x, leaves)

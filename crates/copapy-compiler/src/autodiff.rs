@@ -42,6 +42,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::array::{self, ArrayOp};
 use crate::graph::{NodeKind, Op, ScalarType, Value};
 use crate::trace::{self, TraceError};
 
@@ -57,24 +58,24 @@ fn is_zero(v: &Value) -> bool {
 
 /// The operands of a float node that a gradient flows into (float operands only).
 fn differentiable_operands(v: &Value) -> impl Iterator<Item = &Value> {
-    let (first, second): (Option<&Value>, Option<&Value>) = match v.kind() {
-        _ if v.ty() != ScalarType::Float => (None, None),
-        NodeKind::Const(_) | NodeKind::Input { .. } => (None, None),
-        NodeKind::Unary(Op::IntToFloat, _) => (None, None),
-        NodeKind::Unary(_, a) => (Some(a), None),
-        NodeKind::Binary(Op::FloorDiv, _, _) => (None, None),
-        NodeKind::Binary(_, a, b) => (Some(a), Some(b)),
-        NodeKind::Select(_, a, b) => (Some(a), Some(b)),
-        // the first and last float operands: enough to find every path into an array
-        // operation, which propagate() then reports as not differentiable
-        NodeKind::Array(n) => (
-            n.args.iter().find(|a| a.ty() == ScalarType::Float),
-            n.args.iter().rev().find(|a| a.ty() == ScalarType::Float),
-        ),
+    let none: &[Value] = &[];
+    let (first, second, rest): (Option<&Value>, Option<&Value>, &[Value]) = match v.kind() {
+        _ if v.ty() != ScalarType::Float => (None, None, none),
+        NodeKind::Const(_) | NodeKind::Input { .. } => (None, None, none),
+        NodeKind::Unary(Op::IntToFloat, _) => (None, None, none),
+        NodeKind::Unary(_, a) => (Some(a), None, none),
+        NodeKind::Binary(Op::FloorDiv, _, _) => (None, None, none),
+        NodeKind::Binary(_, a, b) => (Some(a), Some(b), none),
+        NodeKind::Select(_, a, b) => (Some(a), Some(b), none),
+        NodeKind::Array(n) => match n.op {
+            ArrayOp::Unary(Op::IntToFloat) | ArrayOp::Binary(Op::FloorDiv, _) => (None, None, none),
+            _ => (None, None, &n.args[..]),
+        },
     };
     first
         .into_iter()
         .chain(second)
+        .chain(rest.iter())
         .filter(|o| o.ty() == ScalarType::Float)
 }
 
@@ -174,9 +175,19 @@ pub fn grad(y: &Value, wrt: &[Value]) -> Result<Vec<Value>, TraceError> {
             index
                 .get(&w.id())
                 .and_then(|&i| adjoint[i].clone())
-                .unwrap_or_else(|| fconst(0.0))
+                .unwrap_or_else(|| zero_like(w))
         })
         .collect())
+}
+
+/// The gradient of something `y` does not depend on: 0.0, or an array of zeros.
+fn zero_like(w: &Value) -> Value {
+    match array::len_of(w) {
+        Some(len) => {
+            array::data(ScalarType::Float, vec![0; len as usize]).unwrap_or_else(|_| fconst(0.0))
+        }
+        None => fconst(0.0),
+    }
 }
 
 struct Accumulator<'a> {
@@ -200,9 +211,13 @@ impl Accumulator<'_> {
         if !self.wants(v) {
             return Ok(());
         }
-        let c = contribution()?;
+        let mut c = contribution()?;
         if is_zero(&c) {
             return Ok(());
+        }
+        if array::len_of(&c).is_some() && array::len_of(v).is_none() {
+            // a scalar broadcast over an array gets the sum of its elements' adjoints
+            c = array::sum(&c)?;
         }
         let slot = &mut self.adjoint[self.index[&v.id()]];
         *slot = Some(match slot.take() {
@@ -213,23 +228,45 @@ impl Accumulator<'_> {
     }
 }
 
+/// `a op b` for scalars, or element-wise when either is an array: the rules below are
+/// written once for both.
+fn bin(op: Op, a: &Value, b: &Value) -> Result<Value, TraceError> {
+    if array::len_of(a).is_some() || array::len_of(b).is_some() {
+        array::binary(op, a, b)
+    } else {
+        trace::binary(op, a, b)
+    }
+}
 fn add(a: &Value, b: &Value) -> Result<Value, TraceError> {
-    trace::binary(Op::Add, a, b)
+    bin(Op::Add, a, b)
 }
 fn sub(a: &Value, b: &Value) -> Result<Value, TraceError> {
-    trace::binary(Op::Sub, a, b)
+    bin(Op::Sub, a, b)
 }
 fn mul(a: &Value, b: &Value) -> Result<Value, TraceError> {
-    trace::binary(Op::Mul, a, b)
+    bin(Op::Mul, a, b)
 }
 fn div(a: &Value, b: &Value) -> Result<Value, TraceError> {
-    trace::binary(Op::Div, a, b)
+    bin(Op::Div, a, b)
 }
 fn neg(a: &Value) -> Result<Value, TraceError> {
-    trace::unary(Op::Neg, a)
+    call(Op::Neg, a)
 }
 fn call(op: Op, a: &Value) -> Result<Value, TraceError> {
-    trace::unary(op, a)
+    if array::len_of(a).is_some() {
+        array::unary(op, a)
+    } else {
+        trace::unary(op, a)
+    }
+}
+/// 1, 0 or -1 (0 for NaN) as a float, element-wise for arrays.
+fn sign_of(a: &Value) -> Result<Value, TraceError> {
+    if array::len_of(a).is_some() {
+        let zero = fconst(0.0);
+        let s = array::binary(Op::Sub, &bin(Op::Gt, a, &zero)?, &bin(Op::Lt, a, &zero)?)?;
+        return array::unary(Op::IntToFloat, &s);
+    }
+    Ok(trace::to_float(&trace::sign(a)?))
 }
 fn square(a: &Value) -> Result<Value, TraceError> {
     mul(a, a)
@@ -238,6 +275,12 @@ fn square(a: &Value) -> Result<Value, TraceError> {
 /// `g` where `cond`, else 0, and the other way round.
 fn split(cond: &Value, g: &Value) -> Result<(Value, Value), TraceError> {
     let zero = fconst(0.0);
+    if array::len_of(cond).is_some() {
+        return Ok((
+            array::select(cond, g, &zero)?,
+            array::select(cond, &zero, g)?,
+        ));
+    }
     Ok((
         trace::select(cond, g, &zero)?,
         trace::select(cond, &zero, g)?,
@@ -248,16 +291,28 @@ fn split(cond: &Value, g: &Value) -> Result<(Value, Value), TraceError> {
 fn propagate(r: &Value, g: &Value, acc: &mut Accumulator<'_>) -> Result<(), TraceError> {
     match r.kind() {
         NodeKind::Const(_) | NodeKind::Input { .. } => Ok(()),
-        NodeKind::Array(_) => Err(TraceError {
-            message: "cp.grad does not differentiate through array operations yet: \
-                      use vectors (packed=False) for values you differentiate"
-                .into(),
-        }),
-        NodeKind::Unary(op, a) => {
+        NodeKind::Array(n) => propagate_array(r, n, g, acc),
+        NodeKind::Unary(op, a) => unary_rule(*op, a, r, g, acc),
+        NodeKind::Binary(op, a, b) => binary_rule(*op, a, b, r, g, acc),
+        NodeKind::Select(c, a, b) => select_rule(c, a, b, g, acc),
+    }
+}
+
+/// `r = op(a)`: scalars, or arrays element by element.
+fn unary_rule(
+    op: Op,
+    a: &Value,
+    r: &Value,
+    g: &Value,
+    acc: &mut Accumulator<'_>,
+) -> Result<(), TraceError> {
+    {
+        {
             let a = a.clone();
+            let op = &op;
             match op {
                 Op::Neg => acc.send(&a, || neg(g)),
-                Op::Abs => acc.send(&a, || mul(g, &trace::to_float(&trace::sign(&a)?))),
+                Op::Abs => acc.send(&a, || mul(g, &sign_of(&a)?)),
                 Op::Sqrt => acc.send(&a, || mul(g, &div(&fconst(0.5), r)?)),
                 Op::Sin => acc.send(&a, || mul(g, &call(Op::Cos, &a)?)),
                 Op::Cos => acc.send(&a, || neg(&mul(g, &call(Op::Sin, &a)?)?)),
@@ -278,8 +333,22 @@ fn propagate(r: &Value, g: &Value, acc: &mut Accumulator<'_>) -> Result<(), Trac
                 _ => Ok(()),
             }
         }
-        NodeKind::Binary(op, a, b) => {
+    }
+}
+
+/// `r = a op b`: scalars, or arrays element by element (a scalar operand broadcast).
+fn binary_rule(
+    op: Op,
+    a: &Value,
+    b: &Value,
+    r: &Value,
+    g: &Value,
+    acc: &mut Accumulator<'_>,
+) -> Result<(), TraceError> {
+    {
+        {
             let (a, b) = (a.clone(), b.clone());
+            let op = &op;
             match op {
                 Op::Add => {
                     acc.send(&a, || Ok(g.clone()))?;
@@ -300,7 +369,7 @@ fn propagate(r: &Value, g: &Value, acc: &mut Accumulator<'_>) -> Result<(), Trac
                 }
                 Op::Mod => {
                     acc.send(&a, || Ok(g.clone()))?;
-                    acc.send(&b, || neg(&mul(g, &trace::binary(Op::FloorDiv, &a, &b)?)?))
+                    acc.send(&b, || neg(&mul(g, &bin(Op::FloorDiv, &a, &b)?)?))
                 }
                 Op::Atan2 => {
                     if !acc.wants(&a) && !acc.wants(&b) {
@@ -313,7 +382,7 @@ fn propagate(r: &Value, g: &Value, acc: &mut Accumulator<'_>) -> Result<(), Trac
                 Op::Pow => {
                     acc.send(&a, || {
                         let lower = sub(&b, &fconst(ONE))?;
-                        let p = trace::binary(Op::Pow, &a, &lower)?;
+                        let p = bin(Op::Pow, &a, &lower)?;
                         mul(g, &mul(&b, &p)?)
                     })?;
                     acc.send(&b, || mul(g, &mul(r, &call(Op::Log, &a)?)?))
@@ -323,9 +392,9 @@ fn propagate(r: &Value, g: &Value, acc: &mut Accumulator<'_>) -> Result<(), Trac
                         return Ok(());
                     }
                     let cmp = if *op == Op::Min { Op::Lt } else { Op::Gt };
-                    let wins = trace::binary(cmp, &a, &b)?;
-                    let nan = trace::binary(Op::Ne, &a, &a)?;
-                    let takes_a = trace::binary(Op::Or, &wins, &nan)?;
+                    let wins = bin(cmp, &a, &b)?;
+                    let nan = bin(Op::Ne, &a, &a)?;
+                    let takes_a = bin(Op::Or, &wins, &nan)?;
                     let (ga, gb) = split(&takes_a, g)?;
                     acc.send(&a, || Ok(ga))?;
                     acc.send(&b, || Ok(gb))
@@ -334,13 +403,84 @@ fn propagate(r: &Value, g: &Value, acc: &mut Accumulator<'_>) -> Result<(), Trac
                 _ => Ok(()),
             }
         }
-        NodeKind::Select(c, a, b) => {
-            if !acc.wants(a) && !acc.wants(b) {
-                return Ok(());
+    }
+}
+
+/// `r = c ? a : b`: scalars, or arrays element by element.
+fn select_rule(
+    c: &Value,
+    a: &Value,
+    b: &Value,
+    g: &Value,
+    acc: &mut Accumulator<'_>,
+) -> Result<(), TraceError> {
+    if !acc.wants(a) && !acc.wants(b) {
+        return Ok(());
+    }
+    let (ga, gb) = split(c, g)?;
+    acc.send(a, || Ok(ga))?;
+    acc.send(b, || Ok(gb))
+}
+
+/// An array of `len` copies of the float scalar `g` (the adjoint of a sum's operand).
+fn broadcast(g: &Value, len: u32) -> Result<Value, TraceError> {
+    let ones = array::data(ScalarType::Float, vec![ONE.to_bits(); len as usize])?;
+    array::binary(Op::Mul, &ones, g)
+}
+
+/// A float array of `len` elements that is `g` at `index` (a value) and 0 elsewhere.
+fn one_hot(g: &Value, index: &Value, len: u32) -> Result<Value, TraceError> {
+    let positions = array::data(ScalarType::Int, (0..len).collect())?;
+    array::select(&array::binary(Op::Eq, &positions, index)?, g, &fconst(0.0))
+}
+
+/// The rules of array nodes: element-wise operations share the scalar rules; sums,
+/// dot products, gathers and elements move adjoints between arrays and scalars.
+fn propagate_array(
+    r: &Value,
+    n: &array::ArrayNode,
+    g: &Value,
+    acc: &mut Accumulator<'_>,
+) -> Result<(), TraceError> {
+    let args = &n.args;
+    match n.op {
+        ArrayOp::Data(_) => Ok(()),
+        ArrayOp::Unary(op) => unary_rule(op, &args[0], r, g, acc),
+        ArrayOp::Binary(op, _) => binary_rule(op, &args[0], &args[1], r, g, acc),
+        ArrayOp::Select(_) => select_rule(&args[0], &args[1], &args[2], g, acc),
+        ArrayOp::Sum => {
+            let len = array::len_of(&args[0]).unwrap_or(0);
+            acc.send(&args[0], || broadcast(g, len))
+        }
+        ArrayOp::Dot => {
+            acc.send(&args[0], || array::binary(Op::Mul, &args[1], g))?;
+            acc.send(&args[1], || array::binary(Op::Mul, &args[0], g))
+        }
+        ArrayOp::Pack => {
+            for (k, e) in args.iter().enumerate() {
+                acc.send(e, || array::element(g, k as u32))?;
             }
-            let (ga, gb) = split(c, g)?;
-            acc.send(a, || Ok(ga))?;
-            acc.send(b, || Ok(gb))
+            Ok(())
+        }
+        ArrayOp::Element(k) => {
+            let len = array::len_of(&args[0]).unwrap_or(0);
+            let at = Value::constant(ScalarType::Int, k);
+            acc.send(&args[0], || one_hot(g, &at, len))
+        }
+        ArrayOp::Index => {
+            // the element the clamped index reads: wrapped once, then clamped
+            let len = array::len_of(&args[0]).unwrap_or(0);
+            let i = &args[1];
+            let n_i = Value::constant(ScalarType::Int, len);
+            let zero = Value::constant(ScalarType::Int, 0);
+            let wrapped = trace::binary(
+                Op::Add,
+                i,
+                &trace::binary(Op::Mul, &trace::binary(Op::Lt, i, &zero)?, &n_i)?,
+            )?;
+            let last = Value::constant(ScalarType::Int, len - 1);
+            let clamped = trace::binary(Op::Min, &trace::binary(Op::Max, &wrapped, &zero)?, &last)?;
+            acc.send(&args[0], || one_hot(g, &clamped, len))
         }
     }
 }

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use copapy_compiler::autodiff;
 use copapy_compiler::Value;
 
+use crate::array::PyArrayNode;
 use crate::convert::type_name;
 use crate::value::PyValue;
 
@@ -28,6 +29,10 @@ pub fn grad(
     let mut wrt: Vec<Value> = Vec::new();
     for item in xs.try_iter()? {
         let item = item?;
+        if let Ok(a) = item.cast::<PyArrayNode>() {
+            wrt.push(a.get().value().clone());
+            continue;
+        }
         let v = item.cast::<PyValue>().map_err(|_| {
             PyTypeError::new_err(format!(
                 "cp.grad differentiates with respect to copapy values, got {}",
@@ -40,6 +45,9 @@ pub fn grad(
     let grads = autodiff::grad(&y, &wrt).map_err(|e| PyTypeError::new_err(e.message))?;
     grads
         .into_iter()
-        .map(|v| Ok(Py::new(py, PyValue::from_graph(v))?.into_any()))
+        .map(|v| match copapy_compiler::array::len_of(&v) {
+            Some(_) => Ok(Py::new(py, PyArrayNode::new(v))?.into_any()),
+            None => Ok(Py::new(py, PyValue::from_graph(v))?.into_any()),
+        })
         .collect()
 }
