@@ -9,6 +9,10 @@ Imported by gen_stencils.py, which appends these to generated/stencils.c. Naming
     st_arr_select_f_a<x><y>      cp_a0 = cp_a1 ? cp_a2 : cp_a3, x, y in a, s
     st_arr_sum_<ty>              scalar cp_a0 = sum of cp_a1, in the fixed order
     st_arr_dot_<ty>              scalar cp_a0 = sum of cp_a1 * cp_a2, same order
+    st_arr_min_<ty>, st_arr_max_<ty>
+                                 scalar cp_a0 = np.minimum / np.maximum over cp_a1, in the
+                                 order of the sums (8 partials from +inf / -inf, then
+                                 pairwise): a NaN anywhere gives NaN
     st_arr_index_<ty>            scalar cp_a0 = cp_a1[k], k the int in slot cp_a2: a negative
                                  k counts from the end (once), then k is clamped to the
                                  array, so no index reads outside it (lookup tables)
@@ -103,6 +107,27 @@ def generate():
                 f"    for (int l = 0; k + l < n; l++) acc[l] += {term};\n"
                 f"    *d = cp_combine8_{ty}(acc);\n}}\n")
             yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", nargs)
+    for ty in REDUCE_TYPES.split():
+        for name in ("min", "max"):
+            if ty == "f":
+                start = "-" if name == "max" else ""
+                init = ", ".join([f"{start}__builtin_inff()"] * 8)
+            else:
+                init = ", ".join(["INT32_MAX" if name == "min" else "INT32_MIN"] * 8)
+            suffix = f"{name}_{ty}"
+            step = f"acc[l] = op_{name}_{ty}(acc[l], x[k + l])"
+            src = (
+                f"CPM_NOINLINE void cpm_arr_{suffix}({C_TYPE[ty]} *restrict d, "
+                f"const {C_TYPE[ty]} *restrict x, i32 n) {{\n"
+                f"    {C_TYPE[ty]} acc[8] = {{{init}}};\n"
+                "    i32 k = 0;\n"
+                "    for (; k + 8 <= n; k += 8)\n"
+                f"        for (int l = 0; l < 8; l++) {step};\n"
+                f"    for (int l = 0; k + l < n; l++) {step};\n"
+                "    for (int h = 4; h >= 1; h /= 2)\n"
+                f"        for (int l = 0; l < h; l++) acc[l] = op_{name}_{ty}(acc[l], acc[l + h]);\n"
+                "    *d = acc[0];\n}\n")
+            yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 1)
     for ty in REDUCE_TYPES.split():
         # masks, not branches: the time does not depend on the index
         suffix = f"index_{ty}"

@@ -215,6 +215,35 @@ def test_the_order_is_not_numpys_so_the_check_above_can_fail() -> None:
     assert got != float(np.cumsum(xs, dtype=F32)[-1])  # a left-to-right sum differs
 
 
+def _ordered_fold(x: Any, fn: Any, start: Any) -> Any:
+    """min/max in the order of the sums: 8 partials from start, then pairwise."""
+    acc = np.full(8, start, dtype=x.dtype)
+    for k, t in enumerate(x):
+        acc[k % 8] = fn(acc[k % 8], t)
+    for half in (4, 2, 1):
+        acc = fn(acc[:half], acc[half:2 * half])
+    return acc[0]
+
+
+@pytest.mark.parametrize("n", [1, 5, 8, 13, 40])
+def test_min_and_max(n: int) -> None:
+    xs = _floats(n, 100 + n)
+    if n > 5:
+        xs[3] = -0.0
+        xs[4] = 0.0
+    ints = _ints(max(n, 10), 110)[:n]
+    a, i = cp.array(xs), cp.array(ints, "int")
+    outs = [a.min(), a.max(), i.min(), i.max()]
+    tg = _run(*outs)
+    x32 = np.array(xs, F32)
+    assert R.same_float(tg.read_value(outs[0]), _ordered_fold(x32, np.minimum, F32(np.inf)))
+    assert R.same_float(tg.read_value(outs[1]), _ordered_fold(x32, np.maximum, F32(-np.inf)))
+    assert tg.read_value(outs[2]) == min(ints) and tg.read_value(outs[3]) == max(ints)
+    nan = cp.array([1.0, math.nan, -3.0])
+    lo = nan.min()
+    assert math.isnan(_run(lo).read_value(lo))
+
+
 def test_int_sum_and_dot_wrap() -> None:
     xs, ys = _ints(30, 50), _ints(30, 51)
     a, b = cp.array(xs), cp.array(ys)

@@ -459,6 +459,14 @@ class array(Generic[TNum]):
         """Sum of all elements, in the fixed order of the module docstring."""
         return _core.array_sum(self._cp_node)
 
+    def min(self) -> value[Any]:
+        """The smallest element (NumPy ``minimum`` folded; a NaN anywhere gives NaN)."""
+        return _core.array_extreme("min", self._cp_node)
+
+    def max(self) -> value[Any]:
+        """The largest element (NumPy ``maximum`` folded; a NaN anywhere gives NaN)."""
+        return _core.array_extreme("max", self._cp_node)
+
     def mean(self) -> value[float]:
         """Sum of all elements divided by their number."""
         return _core.array_sum(self._cp_node) / float(self.size)

@@ -72,6 +72,9 @@ pub enum ArrayOp {
     Sum,
     /// Scalar sum of the products of two equally long arrays, in the same order.
     Dot,
+    /// The smallest (`Op::Min`) or largest (`Op::Max`) element, NumPy's `minimum` /
+    /// `maximum` folded in the order of the sums (a NaN anywhere gives NaN).
+    Reduce(Op),
     /// The element at a runtime int index (the scalar operand): a negative index
     /// counts from the end once, then it is clamped to the array, so it never reads
     /// outside it.
@@ -294,6 +297,15 @@ pub fn sum(a: &Value) -> Result<Value, TraceError> {
     Ok(node(ty, ArrayOp::Sum, vec![a.clone()], 0))
 }
 
+/// The smallest (`Op::Min`) or largest (`Op::Max`) element of `a`.
+pub fn extreme(op: Op, a: &Value) -> Result<Value, TraceError> {
+    len_of(a).ok_or_else(|| err("min() and max() need an array".into()))?;
+    if !matches!(op, Op::Min | Op::Max) {
+        return Err(err(format!("{op:?} is not a reduction")));
+    }
+    Ok(node(a.ty(), ArrayOp::Reduce(op), vec![a.clone()], 0))
+}
+
 /// Sum of `a[k] * b[k]` over two arrays of the same length, in the fixed order.
 pub fn dot(a: &Value, b: &Value) -> Result<Value, TraceError> {
     if len_of(a).is_none() || len_of(b).is_none() {
@@ -398,6 +410,8 @@ pub fn stencil_names() -> Vec<String> {
         names.push(format!("st_arr_sum_{class}"));
         names.push(format!("st_arr_dot_{class}"));
         names.push(format!("st_arr_index_{class}"));
+        names.push(format!("st_arr_min_{class}"));
+        names.push(format!("st_arr_max_{class}"));
     }
     for op in FUSED_DOT_OPS {
         for form in [Form::AA, Form::AS, Form::SA] {
@@ -424,6 +438,7 @@ pub fn stencil_name(n: &ArrayNode, args: &[ScalarType]) -> Option<String> {
         ArrayOp::Sum => format!("st_arr_sum_{}", class(args[0])),
         ArrayOp::Dot => format!("st_arr_dot_{}", class(args[0])),
         ArrayOp::Index => format!("st_arr_index_{}", class(args[0])),
+        ArrayOp::Reduce(op) => format!("st_arr_{}_{}", op.stencil_name(), class(args[0])),
         ArrayOp::Data(_) | ArrayOp::Pack | ArrayOp::Element(_) => return None,
     })
 }

@@ -425,7 +425,10 @@ impl Scheduler<'_> {
                         _ => self.store_if_needed(a)?,
                     };
                 }
-                args[0] = if matches!(op, ArrayOp::Sum | ArrayOp::Dot | ArrayOp::Index) {
+                args[0] = if matches!(
+                    op,
+                    ArrayOp::Sum | ArrayOp::Dot | ArrayOp::Index | ArrayOp::Reduce(_)
+                ) {
                     self.slot_of(n)
                 } else {
                     let start = self.result_range(node.len);

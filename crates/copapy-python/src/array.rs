@@ -171,6 +171,25 @@ pub fn array_sum(py: Python<'_>, a: &Bound<'_, PyArrayNode>) -> PyResult<Py<PyVa
     wrap_value(py, array::sum(&a.get().v))
 }
 
+/// The smallest (`which = "min"`) or largest (`"max"`) element; NaN propagates.
+#[pyfunction]
+pub fn array_extreme(
+    py: Python<'_>,
+    which: &str,
+    a: &Bound<'_, PyArrayNode>,
+) -> PyResult<Py<PyValue>> {
+    let op = match which {
+        "min" => Op::Min,
+        "max" => Op::Max,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown reduction '{which}'"
+            )))
+        }
+    };
+    wrap_value(py, array::extreme(op, &a.get().v))
+}
+
 /// Dot product of two arrays of the same length, in the fixed order.
 #[pyfunction]
 pub fn array_dot(
