@@ -13,6 +13,9 @@ Imported by gen_stencils.py, which appends these to generated/stencils.c. Naming
                                  scalar cp_a0 = np.minimum / np.maximum over cp_a1, in the
                                  order of the sums (8 partials from +inf / -inf, then
                                  pairwise): a NaN anywhere gives NaN
+    st_arr_matmul_<ty>           cp_a0 (m x p) = cp_a1 (m x k) @ cp_a2 (k x p), row-major, with
+                                 cp_a3 the int array [m, k, p]; each entry is a dot
+                                 product in the sums' order
     st_arr_index_<ty>            scalar cp_a0 = cp_a1[k], k the int in slot cp_a2: a negative
                                  k counts from the end (once), then k is clamped to the
                                  array, so no index reads outside it (lookup tables)
@@ -128,6 +131,28 @@ def generate():
                 f"        for (int l = 0; l < h; l++) acc[l] = op_{name}_{ty}(acc[l], acc[l + h]);\n"
                 "    *d = acc[0];\n}\n")
             yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 1)
+    for ty in REDUCE_TYPES.split():
+        t, acc_t = C_TYPE[ty], ("f32" if ty == "f" else "u32")
+        init = ", ".join(["-0.0f" if ty == "f" else "0"] * 8)
+        term = "row[s + l] * b[(s + l) * p + j]" if ty == "f" else \
+            "(u32)row[s + l] * (u32)b[(s + l) * p + j]"
+        suffix = f"matmul_{ty}"
+        src = (
+            f"CPM_NOINLINE void cpm_arr_{suffix}({t} *restrict d, const {t} *restrict a, "
+            f"const {t} *restrict b, const i32 *restrict dims, i32 n) {{\n"
+            "    (void)n;\n"
+            "    const i32 m = dims[0], kk = dims[1], p = dims[2];\n"
+            "    for (i32 i = 0; i < m; i++) {\n"
+            f"        const {t} *row = a + i * kk;\n"
+            "        for (i32 j = 0; j < p; j++) {\n"
+            f"            {acc_t} acc[8] = {{{init}}};\n"
+            "            i32 s = 0;\n"
+            "            for (; s + 8 <= kk; s += 8)\n"
+            f"                for (int l = 0; l < 8; l++) acc[l] += {term};\n"
+            f"            for (int l = 0; s + l < kk; l++) acc[l] += {term};\n"
+            f"            d[i * p + j] = cp_combine8_{ty}(acc);\n"
+            "        }\n    }\n}\n")
+        yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 3)
     for ty in REDUCE_TYPES.split():
         # masks, not branches: the time does not depend on the index
         suffix = f"index_{ty}"

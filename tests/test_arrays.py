@@ -244,6 +244,34 @@ def test_min_and_max(n: int) -> None:
     assert math.isnan(_run(lo).read_value(lo))
 
 
+def test_matmul_2d_in_the_documented_order() -> None:
+    rng = np.random.default_rng(120)
+    am = rng.standard_normal((3, 13)).astype(F32)
+    bm = rng.standard_normal((13, 4)).astype(F32)
+    v = rng.standard_normal(13).astype(F32)
+    w = rng.standard_normal(3).astype(F32)
+    a, b, x, y = cp.array(am), cp.array(bm), cp.array(v), cp.array(w)
+    mm, mv, vm = a @ b, a @ x, y @ a
+    assert (mm.shape, mv.shape, vm.shape) == ((3, 4), (3,), (13,))
+    tg = _run(mm, mv, vm)
+
+    def ref(p: Any, q: Any) -> Any:
+        out = np.zeros((p.shape[0], q.shape[1]), F32)
+        for i in range(p.shape[0]):
+            for j in range(q.shape[1]):
+                out[i, j] = _ordered_sum((p[i, :] * q[:, j]).astype(F32))
+        return out
+
+    for got, want in ((mm, ref(am, bm)), (mv, ref(am, v[:, None])[:, 0]),
+                      (vm, ref(w[None, :], am)[0])):
+        assert np.array_equal(got.to_numpy(tg).view(np.uint32), want.view(np.uint32))
+    ia = cp.array([[1, 2], [3, 4]])
+    ip = ia @ ia
+    assert _run(ip).read_value(ip) == [[7, 10], [15, 22]]
+    with pytest.raises(ValueError, match="3 columns against 2 rows"):
+        _ = cp.array([[1.0, 2.0, 3.0]]) @ cp.array([[1.0], [2.0]])
+
+
 def test_int_sum_and_dot_wrap() -> None:
     xs, ys = _ints(30, 50), _ints(30, 51)
     a, b = cp.array(xs), cp.array(ys)

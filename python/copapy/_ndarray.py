@@ -487,10 +487,19 @@ class array(Generic[TNum]):
             return NotImplemented
         if self.ndim == 1 and other.ndim == 1:
             return self.dot(other)
-        raise NotImplementedError(
-            f"matmul of shapes {self.shape} and {other.shape}: only 1-D @ 1-D is compiled to "
-            "array stencils so far"
-        )
+        if self.ndim > 2 or other.ndim > 2:
+            raise NotImplementedError(
+                f"matmul of shapes {self.shape} and {other.shape}: only 1-D and 2-D arrays so far"
+            )
+        m, k = (1, self.shape[0]) if self.ndim == 1 else self.shape
+        k2, p = (other.shape[0], 1) if other.ndim == 1 else other.shape
+        if k != k2:
+            raise ValueError(
+                f"cannot matrix-multiply arrays of shapes {self.shape} and {other.shape}: "
+                f"{k} columns against {k2} rows"
+            )
+        shape = tuple(d for d, keep in ((m, self.ndim == 2), (p, other.ndim == 2)) if keep)
+        return array._of(_core.array_matmul(self._cp_node, other._cp_node, m, k, p), shape)
 
     matmul = __matmul__
 

@@ -75,6 +75,16 @@ pub enum ArrayOp {
     /// The smallest (`Op::Min`) or largest (`Op::Max`) element, NumPy's `minimum` /
     /// `maximum` folded in the order of the sums (a NaN anywhere gives NaN).
     Reduce(Op),
+    /// The row-major `m x p` product of an `m x k` and a `k x p` array; each entry a
+    /// dot product in the sums' order.
+    MatMul {
+        /// Rows of the left operand.
+        m: u32,
+        /// Columns of the left operand, rows of the right one.
+        k: u32,
+        /// Columns of the right operand.
+        p: u32,
+    },
     /// The element at a runtime int index (the scalar operand): a negative index
     /// counts from the end once, then it is clamped to the array, so it never reads
     /// outside it.
@@ -306,6 +316,21 @@ pub fn extreme(op: Op, a: &Value) -> Result<Value, TraceError> {
     Ok(node(a.ty(), ArrayOp::Reduce(op), vec![a.clone()], 0))
 }
 
+/// The matrix product of `a` (`m x k`, row-major) and `b` (`k x p`).
+pub fn matmul(a: &Value, b: &Value, m: u32, k: u32, p: u32) -> Result<Value, TraceError> {
+    let (la, lb) = (len_of(a), len_of(b));
+    if la != Some(m * k) || lb != Some(k * p) {
+        return Err(err(format!(
+            "matmul of {m}x{k} and {k}x{p} needs arrays of {} and {} elements",
+            m * k,
+            k * p
+        )));
+    }
+    let len = checked_len(m as usize * p as usize)?;
+    let (a, b, ty) = promoted(Op::Mul, a, b)?;
+    Ok(node(ty, ArrayOp::MatMul { m, k, p }, vec![a, b], len))
+}
+
 /// Sum of `a[k] * b[k]` over two arrays of the same length, in the fixed order.
 pub fn dot(a: &Value, b: &Value) -> Result<Value, TraceError> {
     if len_of(a).is_none() || len_of(b).is_none() {
@@ -410,6 +435,7 @@ pub fn stencil_names() -> Vec<String> {
         names.push(format!("st_arr_sum_{class}"));
         names.push(format!("st_arr_dot_{class}"));
         names.push(format!("st_arr_index_{class}"));
+        names.push(format!("st_arr_matmul_{class}"));
         names.push(format!("st_arr_min_{class}"));
         names.push(format!("st_arr_max_{class}"));
     }
@@ -438,6 +464,7 @@ pub fn stencil_name(n: &ArrayNode, args: &[ScalarType]) -> Option<String> {
         ArrayOp::Sum => format!("st_arr_sum_{}", class(args[0])),
         ArrayOp::Dot => format!("st_arr_dot_{}", class(args[0])),
         ArrayOp::Index => format!("st_arr_index_{}", class(args[0])),
+        ArrayOp::MatMul { .. } => format!("st_arr_matmul_{}", class(args[0])),
         ArrayOp::Reduce(op) => format!("st_arr_{}_{}", op.stencil_name(), class(args[0])),
         ArrayOp::Data(_) | ArrayOp::Pack | ArrayOp::Element(_) => return None,
     })

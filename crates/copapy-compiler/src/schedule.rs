@@ -435,6 +435,10 @@ impl Scheduler<'_> {
                     self.slot[n as usize] = start;
                     start
                 };
+                if let ArrayOp::MatMul { m, k, p } = *op {
+                    // the kernel reads its shape from a small int array
+                    args[3] = self.array_range(3, &[m, k, p]);
+                }
                 let len = entry
                     .args
                     .iter()

@@ -190,6 +190,19 @@ pub fn array_extreme(
     wrap_value(py, array::extreme(op, &a.get().v))
 }
 
+/// The row-major product of an `m x k` and a `k x p` array.
+#[pyfunction]
+pub fn array_matmul(
+    py: Python<'_>,
+    a: &Bound<'_, PyArrayNode>,
+    b: &Bound<'_, PyArrayNode>,
+    m: u32,
+    k: u32,
+    p: u32,
+) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(py, array::matmul(&a.get().v, &b.get().v, m, k, p))
+}
+
 /// Dot product of two arrays of the same length, in the fixed order.
 #[pyfunction]
 pub fn array_dot(
