@@ -72,6 +72,19 @@ def test_inputs_of_a_packed_vector_stay_writable() -> None:
     assert tg.read_value(xs[7]) == 100.0
 
 
+def test_runtime_index_into_a_vector_is_a_clamped_lookup() -> None:
+    table = cp.vector([0.5, 1.5, 2.5, 3.5])  # numbers: a constant lookup table
+    mixed = cp.vector([cp.value(10), 20, 30])
+    i = cp.value(0)
+    a, b = table[i], mixed[i]
+    tg = _run(a, b)
+    for k in (-9, -4, -1, 0, 2, 3, 4, 50):
+        tg.write_value(i, k)
+        tg.run()
+        assert tg.read_value(a) == [0.5, 1.5, 2.5, 3.5][min(max(k + 4 if k < 0 else k, 0), 3)]
+        assert tg.read_value(b) == [10, 20, 30][min(max(k + 3 if k < 0 else k, 0), 2)]
+
+
 def test_mixed_and_constant_vectors_are_not_packed_and_stay_right() -> None:
     vals: list[Any] = [cp.value(float(k)) for k in range(70)] + [cp.value(1)] + [2.0]
     v = cp.vector(vals)

@@ -56,6 +56,23 @@ def array_of(vec: Any) -> ArrayNode | None:
     return node
 
 
+def runtime_index(vec: Any, index: value[Any]) -> value[Any]:
+    """``vec[index]`` for an int value: the element at the index wrapped once if negative,
+    then clamped to the vector (gathered into an array if it is not one: a lookup table)."""
+    if index.dtype == "float":
+        raise TypeError("vector indices must be int or bool values, not float values")
+    node = array_of(vec)
+    if node is None:
+        values = list(vec.values)
+        kinds = {x.dtype if type(x) is value else
+                 ("bool" if isinstance(x, bool) else "int" if isinstance(x, int) else "float")
+                 for x in values}
+        d = "float" if "float" in kinds else "int" if "int" in kinds else "bool"
+        node = _core.array_pack(d, values)
+        vec._arr = node
+    return _core.array_index(node, index)
+
+
 def binop(vec: Any, other: Any, name: str, rev: bool) -> ArrayNode | None:
     """Element-wise ``vec op other`` (a scalar or another vector) as one array stencil, or
     None when it does not pack."""

@@ -106,6 +106,8 @@ class vector(A.ArrayBase[TNum]):
     def __getitem__(self, index: SupportsIndex | slice) -> vector[TNum] | value[TNum] | TNum:
         if isinstance(index, slice):
             return _vec(self.values[index])
+        if type(index) is value:
+            return _packing.runtime_index(self, index)
         try:
             return self.values[index]
         except IndexError:
