@@ -272,6 +272,35 @@ def test_matmul_2d_in_the_documented_order() -> None:
         _ = cp.array([[1.0, 2.0, 3.0]]) @ cp.array([[1.0], [2.0]])
 
 
+def test_sum_along_an_axis_transpose_and_broadcast_to() -> None:
+    rng = np.random.default_rng(130)
+    x = rng.standard_normal((3, 4, 5)).astype(F32)
+    a = cp.array(x)
+    outs = {ax: a.sum(axis=ax) for ax in (0, 1, 2, -1)}
+    kd = a.sum(axis=1, keepdims=True)
+    mean0 = a.mean(axis=0)
+    t = a.T
+    b = cp.array([1.0, 2.0]).broadcast_to((3, 2))
+    tg = _run(list(outs.values()), kd, mean0, t, b)
+
+    def ref_sum(ax: int) -> Any:
+        moved = np.moveaxis(x, ax, -1)
+        out = np.zeros(moved.shape[:-1], F32)
+        for idx in np.ndindex(out.shape):
+            out[idx] = _ordered_sum(moved[idx])
+        return out
+
+    for ax, got in outs.items():
+        assert np.array_equal(got.to_numpy(tg).view(np.uint32), ref_sum(ax).view(np.uint32)), ax
+    assert kd.shape == (3, 1, 5)
+    assert np.array_equal(kd.to_numpy(tg)[:, 0, :], ref_sum(1))
+    assert np.array_equal(mean0.to_numpy(tg), (ref_sum(0) / F32(3)).astype(F32))
+    assert t.shape == (5, 4, 3) and np.array_equal(t.to_numpy(tg), x.T)
+    assert tg.read_value(b) == [[1.0, 2.0]] * 3
+    with pytest.raises(ValueError, match="cannot broadcast"):
+        cp.array([1.0, 2.0]).broadcast_to((3,))
+
+
 def test_int_sum_and_dot_wrap() -> None:
     xs, ys = _ints(30, 50), _ints(30, 51)
     a, b = cp.array(xs), cp.array(ys)

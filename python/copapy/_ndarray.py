@@ -319,24 +319,55 @@ class array(Generic[TNum]):
 
     # --- element-wise ------------------------------------------------------------------
 
-    def _expand(self, shape: tuple[int, ...]) -> array[Any]:
-        """This array repeated to a broadcast shape (gathered; code grows with the size)."""
-        if shape == self.shape:
-            return self
+    def _gather(self, shape: tuple[int, ...], strides: Sequence[int]) -> array[Any]:
+        """A new array of ``shape`` whose element at index ``i`` is this array's flat
+        element ``sum(i[d] * strides[d])`` (gathered: code grows with the size)."""
         import itertools
 
-        pad = len(shape) - self.ndim
-        own = (1,) * pad + self.shape
-        strides = [0] * len(shape)
-        acc = 1
-        for i in range(len(shape) - 1, -1, -1):
-            strides[i] = 0 if own[i] == 1 else acc
-            acc *= own[i]
         elements = [
             _core.array_element(self._cp_node, sum(c * s for c, s in zip(combo, strides, strict=True)))
             for combo in itertools.product(*(range(d) for d in shape))
         ]
         return array._of(_core.array_pack(self._cp_node.dtype, elements), shape, self.dtype)
+
+    def _strides(self) -> list[int]:
+        out = [1] * self.ndim
+        for i in range(self.ndim - 2, -1, -1):
+            out[i] = out[i + 1] * self.shape[i + 1]
+        return out
+
+    def _expand(self, shape: tuple[int, ...]) -> array[Any]:
+        """This array repeated to a broadcast shape (gathered; code grows with the size)."""
+        if shape == self.shape:
+            return self
+        pad = len(shape) - self.ndim
+        own = (1,) * pad + self.shape
+        strides = [0] * pad + self._strides()
+        return self._gather(shape, [0 if own[i] == 1 else strides[i] for i in range(len(shape))])
+
+    def transpose(self, *axes: Any) -> array[TNum]:
+        """The axes permuted (reversed if none are given), as NumPy; a gathered copy."""
+        order = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], Sequence) else axes
+        if not order:
+            order = tuple(range(self.ndim - 1, -1, -1))
+        if sorted(order) != list(range(self.ndim)):
+            raise ValueError(f"axes {order} are not a permutation of the {self.ndim} axes")
+        if list(order) == list(range(self.ndim)):
+            return self
+        strides = self._strides()
+        return self._gather(tuple(self.shape[a] for a in order), [strides[a] for a in order])
+
+    @property
+    def T(self) -> array[TNum]:
+        """The transpose (axes reversed)."""
+        return self.transpose()
+
+    def broadcast_to(self, shape: Sequence[int]) -> array[TNum]:
+        """This array repeated to ``shape`` by NumPy's broadcasting rules; a gathered copy."""
+        target = tuple(shape)
+        if len(target) < self.ndim or _broadcast(self.shape, target, "broadcast") != target:
+            raise ValueError(f"cannot broadcast an array of shape {self.shape} to shape {target}")
+        return self._expand(target)
 
     def _binary(self, op: str, other: Any, reflected: bool = False) -> Any:
         if isinstance(other, array):
@@ -455,9 +486,46 @@ class array(Generic[TNum]):
 
     # --- reductions --------------------------------------------------------------------
 
-    def sum(self) -> value[Any]:
-        """Sum of all elements, in the fixed order of the module docstring."""
-        return _core.array_sum(self._cp_node)
+    def sum(self, axis: int | None = None, keepdims: bool = False) -> Any:
+        """Sum of all elements (a value), or along ``axis`` (an array), in the fixed order
+        of the module docstring; ``keepdims`` keeps the summed axis with length 1."""
+        if axis is None:
+            total = _core.array_sum(self._cp_node)
+            if not keepdims:
+                return total
+            return array._of(_core.array_pack(total.dtype, [total]), (1,) * self.ndim)
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise TypeError(f"axis must be an int or None, not {_type_name(axis)}")
+        if not -self.ndim <= axis < self.ndim:
+            raise ValueError(f"axis {axis} is out of range for an array of {self.ndim} dimensions")
+        axis %= self.ndim
+        kept = self.shape[:axis] + ((1,) if keepdims else ()) + self.shape[axis + 1:]
+        if self.ndim == 1:
+            return self.sum(None, keepdims)
+        n = self.shape[axis]
+        before = 1
+        for d in self.shape[:axis]:
+            before *= d
+        after = self.size // (before * n)
+        src: array[Any] = self
+        if before > 1 and after > 1:  # a middle axis: move it last first
+            order = [d for d in range(self.ndim) if d != axis] + [axis]
+            src = self.transpose(order)
+            before, after = self.size // n, 1
+        # a dot product with ones per output element: x * 1.0 is x exactly, so each
+        # entry is the documented sum of its terms
+        dtype = "float" if self._cp_node.dtype == "float" else "int"
+        ones = array([1] * n, dtype)
+        if after == 1:
+            flat = src.reshape(before, n)._cp_node
+            node = _core.array_matmul(flat, ones._cp_node, before, n, 1)
+        else:
+            flat = src.reshape(n, after)._cp_node
+            node = _core.array_matmul(ones._cp_node, flat, 1, n, after)
+        return array._of(node, kept)
+
+    def _count(self, axis: int | None) -> int:
+        return self.size if axis is None else self.shape[axis % self.ndim]
 
     def min(self) -> value[Any]:
         """The smallest element (NumPy ``minimum`` folded; a NaN anywhere gives NaN)."""
@@ -467,9 +535,9 @@ class array(Generic[TNum]):
         """The largest element (NumPy ``maximum`` folded; a NaN anywhere gives NaN)."""
         return _core.array_extreme("max", self._cp_node)
 
-    def mean(self) -> value[float]:
-        """Sum of all elements divided by their number."""
-        return _core.array_sum(self._cp_node) / float(self.size)
+    def mean(self, axis: int | None = None, keepdims: bool = False) -> Any:
+        """The sum (all elements or along ``axis``) divided by the number of its terms."""
+        return self.sum(axis, keepdims) / float(self._count(axis))
 
     def dot(self, other: array[Any]) -> value[Any]:
         """Dot product of two 1-D arrays of the same length (sum in the fixed order)."""
