@@ -16,6 +16,10 @@ Imported by gen_stencils.py, which appends these to generated/stencils.c. Naming
     st_arr_matmul_<ty>           cp_a0 (m x p) = cp_a1 (m x k) @ cp_a2 (k x p), row-major, with
                                  cp_a3 the int array [m, k, p]; each entry is a dot
                                  product in the sums' order
+    st_arr_strided               cp_a0[...] = cp_a1[off + i0*s0 + i1*s1 + i2*s2 + i3*s3] over
+                                 i0 < n0 .. i3 < n3 in row-major order, cp_a2 the int array
+                                 [off, n0, n1, n2, n3, s0, s1, s2, s3]: slices, transposes
+                                 and broadcasts as one copy (32-bit patterns, any dtype)
     st_arr_index_<ty>            scalar cp_a0 = cp_a1[k], k the int in slot cp_a2: a negative
                                  k counts from the end (once), then k is clamped to the
                                  array, so no index reads outside it (lookup tables)
@@ -153,6 +157,20 @@ def generate():
             f"            d[i * p + j] = cp_combine8_{ty}(acc);\n"
             "        }\n    }\n}\n")
         yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 3)
+    src = (
+        "CPM_NOINLINE void cpm_arr_strided(u32 *restrict d, const u32 *restrict x, "
+        "const i32 *restrict prm, i32 n) {\n"
+        "    (void)n;\n"
+        "    const u32 *p0 = x + prm[0];\n"
+        "    for (i32 i0 = 0; i0 < prm[1]; i0++, p0 += prm[5]) {\n"
+        "        const u32 *p1 = p0;\n"
+        "        for (i32 i1 = 0; i1 < prm[2]; i1++, p1 += prm[6]) {\n"
+        "            const u32 *p2 = p1;\n"
+        "            for (i32 i2 = 0; i2 < prm[3]; i2++, p2 += prm[7]) {\n"
+        "                const i32 n3 = prm[4], s3 = prm[8];\n"
+        "                for (i32 i3 = 0; i3 < n3; i3++) *d++ = p2[i3 * s3];\n"
+        "            }\n        }\n    }\n}\n")
+    yield "st_arr_strided", src + _stencil("st_arr_strided", "cpm_arr_strided", 2)
     for ty in REDUCE_TYPES.split():
         # masks, not branches: the time does not depend on the index
         suffix = f"index_{ty}"

@@ -240,32 +240,30 @@ class array(Generic[TNum]):
             return _core.array_element(self._cp_node, self._flat_index(index))
         if len(index) == self.ndim and any(isinstance(i, value) for i in index):
             return self._runtime_element(index)
-        # a sub-array: gathered element by element (code grows with its size)
-        import itertools
-
-        ranges: list[range | int] = []
+        # a sub-array: one strided copy
+        src = self._strides()
+        offset = 0
         shape: list[int] = []
+        strides: list[int] = []
         for i, dim in enumerate(self.shape):
             k = index[i] if i < len(index) else slice(None)
             if isinstance(k, slice):
                 r = range(*k.indices(dim))
                 if not r:
                     raise ValueError("the slice selects no elements: arrays cannot be empty")
-                ranges.append(r)
+                offset += r.start * src[i]
                 shape.append(len(r))
+                strides.append(r.step * src[i])
             elif isinstance(k, int) and not isinstance(k, bool):
-                ranges.append(self._flat_index_dim(k, dim))
+                offset += self._flat_index_dim(k, dim) * src[i]
+            elif isinstance(k, value):
+                raise TypeError(
+                    "a runtime (value) index selects one element: give every index, "
+                    "e.g. a[i, j]; sub-arrays take integer indices and slices"
+                )
             else:
                 raise TypeError(f"array indices must be integers or slices, not {_type_name(k)}")
-        strides = [1] * self.ndim
-        for i in range(self.ndim - 2, -1, -1):
-            strides[i] = strides[i + 1] * self.shape[i + 1]
-        axes = [r if isinstance(r, range) else (r,) for r in ranges]
-        elements = [
-            _core.array_element(self._cp_node, sum(c * s for c, s in zip(combo, strides, strict=True)))
-            for combo in itertools.product(*axes)
-        ]
-        return array._of(_core.array_pack(self._cp_node.dtype, elements), tuple(shape), self.dtype)
+        return self._gather(tuple(shape), strides, offset)
 
     def _runtime_element(self, index: tuple[Any, ...]) -> value[Any]:
         """The element at indices some of which are values: each runtime index wraps once
@@ -319,15 +317,31 @@ class array(Generic[TNum]):
 
     # --- element-wise ------------------------------------------------------------------
 
-    def _gather(self, shape: tuple[int, ...], strides: Sequence[int]) -> array[Any]:
+    def _gather(self, shape: tuple[int, ...], strides: Sequence[int], offset: int = 0) -> array[Any]:
         """A new array of ``shape`` whose element at index ``i`` is this array's flat
-        element ``sum(i[d] * strides[d])`` (gathered: code grows with the size)."""
+        element ``offset + sum(i[d] * strides[d])``: one strided-copy stencil (dimensions
+        of size 1 dropped, contiguous ones merged; more than 4 left are gathered element
+        by element, code growing with the size)."""
+        dims: list[tuple[int, int]] = []
+        for n, st in zip(shape, strides, strict=True):
+            if n == 1:
+                continue
+            if dims and dims[-1][1] == st * n:
+                dims[-1] = (dims[-1][0] * n, st)
+            else:
+                dims.append((n, st))
+        if not dims:
+            dims = [(1, 0)]
+        if offset == 0 and dims == [(self.size, 1)]:
+            return array._of(self._cp_node, shape, self.dtype)  # the same elements: no copy
+        if len(dims) <= 4:
+            node = _core.array_strided(self._cp_node, offset, [n for n, _ in dims], [st for _, st in dims])
+            return array._of(node, shape, self.dtype)
         import itertools
 
-        elements = [
-            _core.array_element(self._cp_node, sum(c * s for c, s in zip(combo, strides, strict=True)))
-            for combo in itertools.product(*(range(d) for d in shape))
-        ]
+        flat = [offset + sum(c * st for c, st in zip(combo, strides, strict=True))
+                for combo in itertools.product(*(range(d) for d in shape))]
+        elements = [_core.array_element(self._cp_node, k) for k in flat]
         return array._of(_core.array_pack(self._cp_node.dtype, elements), shape, self.dtype)
 
     def _strides(self) -> list[int]:

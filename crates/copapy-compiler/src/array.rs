@@ -85,6 +85,9 @@ pub enum ArrayOp {
         /// Columns of the right operand.
         p: u32,
     },
+    /// A strided copy: `[offset, n0, n1, n2, n3, s0, s1, s2, s3]`, element `(i0..i3)`
+    /// (row-major) of the result is `x[offset + i0*s0 + i1*s1 + i2*s2 + i3*s3]`.
+    Strided([i32; 9]),
     /// The element at a runtime int index (the scalar operand): a negative index
     /// counts from the end once, then it is clamped to the array, so it never reads
     /// outside it.
@@ -331,6 +334,46 @@ pub fn matmul(a: &Value, b: &Value, m: u32, k: u32, p: u32) -> Result<Value, Tra
     Ok(node(ty, ArrayOp::MatMul { m, k, p }, vec![a, b], len))
 }
 
+/// A copy of elements of `a` picked by up to four (size, stride) dimensions from
+/// `offset` (slices, transposes, broadcasts); every picked index must be inside `a`.
+pub fn strided(a: &Value, offset: i64, dims: &[(u32, i64)]) -> Result<Value, TraceError> {
+    let n = len_of(a).ok_or_else(|| err("a strided copy needs an array".into()))? as i64;
+    if dims.len() > 4 {
+        return Err(err(format!(
+            "a strided copy has at most 4 dimensions, got {}",
+            dims.len()
+        )));
+    }
+    let (mut lo, mut hi) = (offset, offset);
+    let mut count: usize = 1;
+    for &(size, stride) in dims {
+        if size == 0 {
+            return Err(err("a strided copy needs at least one element".into()));
+        }
+        let reach = (size as i64 - 1) * stride;
+        if reach < 0 {
+            lo += reach;
+        } else {
+            hi += reach;
+        }
+        count = count.saturating_mul(size as usize);
+    }
+    if lo < 0 || hi >= n {
+        return Err(err(format!(
+            "a strided copy would read elements {lo}..={hi} of an array of {n}"
+        )));
+    }
+    let len = checked_len(count)?;
+    let mut prm = [0i32, 1, 1, 1, 1, 0, 0, 0, 0];
+    prm[0] = offset as i32;
+    let pad = 4 - dims.len();
+    for (d, &(size, stride)) in dims.iter().enumerate() {
+        prm[1 + pad + d] = size as i32;
+        prm[5 + pad + d] = stride as i32;
+    }
+    Ok(node(a.ty(), ArrayOp::Strided(prm), vec![a.clone()], len))
+}
+
 /// Sum of `a[k] * b[k]` over two arrays of the same length, in the fixed order.
 pub fn dot(a: &Value, b: &Value) -> Result<Value, TraceError> {
     if len_of(a).is_none() || len_of(b).is_none() {
@@ -435,6 +478,9 @@ pub fn stencil_names() -> Vec<String> {
         names.push(format!("st_arr_sum_{class}"));
         names.push(format!("st_arr_dot_{class}"));
         names.push(format!("st_arr_index_{class}"));
+        if class == "f" {
+            names.push("st_arr_strided".to_string());
+        }
         names.push(format!("st_arr_matmul_{class}"));
         names.push(format!("st_arr_min_{class}"));
         names.push(format!("st_arr_max_{class}"));
@@ -464,6 +510,7 @@ pub fn stencil_name(n: &ArrayNode, args: &[ScalarType]) -> Option<String> {
         ArrayOp::Sum => format!("st_arr_sum_{}", class(args[0])),
         ArrayOp::Dot => format!("st_arr_dot_{}", class(args[0])),
         ArrayOp::Index => format!("st_arr_index_{}", class(args[0])),
+        ArrayOp::Strided(_) => "st_arr_strided".to_string(),
         ArrayOp::MatMul { .. } => format!("st_arr_matmul_{}", class(args[0])),
         ArrayOp::Reduce(op) => format!("st_arr_{}_{}", op.stencil_name(), class(args[0])),
         ArrayOp::Data(_) | ArrayOp::Pack | ArrayOp::Element(_) => return None,

@@ -456,6 +456,9 @@ fn propagate_array(
             acc.send(&args[0], || array::binary(Op::Mul, &args[1], g))?;
             acc.send(&args[1], || array::binary(Op::Mul, &args[0], g))
         }
+        ArrayOp::Strided(_) => Err(TraceError {
+            message: "cp.grad does not differentiate slices or transposes of arrays yet".into(),
+        }),
         ArrayOp::MatMul { .. } => Err(TraceError {
             message: "cp.grad does not differentiate matrix products of arrays yet".into(),
         }),

@@ -439,6 +439,9 @@ impl Scheduler<'_> {
                     // the kernel reads its shape from a small int array
                     args[3] = self.array_range(3, &[m, k, p]);
                 }
+                if let ArrayOp::Strided(prm) = op {
+                    args[2] = self.array_range(9, &prm.map(|x| x as u32));
+                }
                 let len = entry
                     .args
                     .iter()

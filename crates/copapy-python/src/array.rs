@@ -203,6 +203,24 @@ pub fn array_matmul(
     wrap_array(py, array::matmul(&a.get().v, &b.get().v, m, k, p))
 }
 
+/// A strided copy of `a`: elements `offset + Σ i_d * strides[d]` for `i_d < sizes[d]`.
+#[pyfunction]
+pub fn array_strided(
+    py: Python<'_>,
+    a: &Bound<'_, PyArrayNode>,
+    offset: i64,
+    sizes: Vec<u32>,
+    strides: Vec<i64>,
+) -> PyResult<Py<PyArrayNode>> {
+    if sizes.len() != strides.len() {
+        return Err(PyValueError::new_err(
+            "sizes and strides must have the same length",
+        ));
+    }
+    let dims: Vec<(u32, i64)> = sizes.into_iter().zip(strides).collect();
+    wrap_array(py, array::strided(&a.get().v, offset, &dims))
+}
+
 /// Dot product of two arrays of the same length, in the fixed order.
 #[pyfunction]
 pub fn array_dot(
