@@ -515,6 +515,8 @@ def test_bad_input_errors() -> None:
         cp.array([1.0, 2.0]).dot(cp.array([1.0]))
     with pytest.raises(IndexError, match="out of range"):
         _ = cp.array([1.0, 2.0])[2]
+    with pytest.raises(ValueError, match="does not fit a int array"):
+        cp.array(np.array([1, 2**40], dtype=np.int64))
     with pytest.raises(TypeError, match="needs int or bool operands"):
         _ = cp.array([1.0]) & cp.array([2.0])
 

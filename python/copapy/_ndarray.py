@@ -103,8 +103,8 @@ def _numpy_bytes(data: Any, dtype: str) -> bytes:
     kind = data.dtype.kind
     if dtype != "float" and kind == "f":
         raise TypeError(f"cannot store float data in a {dtype} array: convert it explicitly")
-    if dtype in ("bool", "byte") and kind not in "bu" and data.size:
-        lo, hi = (0, 1) if dtype == "bool" else (0, 255)
+    if dtype != "float" and kind != "b" and data.size:
+        lo, hi = {"bool": (0, 1), "byte": (0, 255), "int": (-(2**31), 2**31 - 1)}[dtype]
         if int(data.min()) < lo or int(data.max()) > hi:
             raise ValueError(f"the data does not fit a {dtype} array (from {lo} to {hi})")
     target = "<f4" if dtype == "float" else "<i4"

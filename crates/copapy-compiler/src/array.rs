@@ -322,11 +322,10 @@ pub fn extreme(op: Op, a: &Value) -> Result<Value, TraceError> {
 /// The matrix product of `a` (`m x k`, row-major) and `b` (`k x p`).
 pub fn matmul(a: &Value, b: &Value, m: u32, k: u32, p: u32) -> Result<Value, TraceError> {
     let (la, lb) = (len_of(a), len_of(b));
-    if la != Some(m * k) || lb != Some(k * p) {
+    let (mk, kp) = (m as u64 * k as u64, k as u64 * p as u64);
+    if la.map(u64::from) != Some(mk) || lb.map(u64::from) != Some(kp) {
         return Err(err(format!(
-            "matmul of {m}x{k} and {k}x{p} needs arrays of {} and {} elements",
-            m * k,
-            k * p
+            "matmul of {m}x{k} and {k}x{p} needs arrays of {mk} and {kp} elements"
         )));
     }
     let len = checked_len(m as usize * p as usize)?;
