@@ -94,3 +94,30 @@ def test_mixed_and_constant_vectors_are_not_packed_and_stay_right() -> None:
     tg = _run(r)
     got = list(tg.read_value(r).values)
     assert got[:70] == [float(3 * k) for k in range(70)] and got[70:] == [3, 6.0]
+
+
+def test_packed_tensors_give_numpys_bits() -> None:
+    rng = np.random.default_rng(140)
+    am = rng.standard_normal((9, 12)).astype(F32)
+    bm = rng.standard_normal((12, 3)).astype(F32)
+    v = rng.standard_normal(12).astype(F32)
+    ta = cp.tensor([[cp.value(float(x)) for x in row] for row in am])  # 108 values: packed
+    tb = cp.tensor([[cp.value(float(x)) for x in row] for row in bm])
+    tv = cp.vector([cp.value(float(x)) for x in v])
+    mm, mv, el, s = ta @ tb, ta @ tv, ta * 2.0 - ta, ta.sum()
+    tg = _run(mm, mv, el, s)
+
+    def ref(p: Any, q: Any) -> Any:
+        out = np.zeros((p.shape[0], q.shape[1]), F32)
+        for i in range(p.shape[0]):
+            for j in range(q.shape[1]):
+                out[i, j] = _ordered_sum((p[i, :] * q[:, j]).astype(F32))
+        return out
+
+    got_mm = np.asarray(tg.read_value(mm), dtype=F32)
+    assert np.array_equal(got_mm.view(np.uint32), ref(am, bm).view(np.uint32))
+    got_mv = np.asarray(tg.read_value(mv), dtype=F32)
+    assert np.array_equal(got_mv.view(np.uint32), ref(am, v[:, None])[:, 0].view(np.uint32))
+    assert np.array_equal(np.asarray(tg.read_value(el), dtype=F32), (am * F32(2) - am).astype(F32))
+    assert R.same_float(tg.read_value(s), _ordered_sum(am.reshape(-1)))
+    assert tg.stats()[0] < 20  # array stencils, not one step per element

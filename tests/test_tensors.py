@@ -187,10 +187,11 @@ def test_sparse_constant_matrices_cost_only_nonzero_entries() -> None:
     steps_diag = tg.stats()[0]
     tg.run()
     assert np.asarray(cp.tensor(tg.read_value(list(d.values)))).tolist() == [float(i * i) for i in range(n)]
-    dense = traced(rand(n, n)) @ v
+    assert steps_diag <= 2 * n  # a multiplication (and a store) per row
+    dense = traced(rand(n, n)) @ v  # 1,600 traced values: packed, one matmul stencil
     tg2 = cp.Target()
     tg2.compile(dense)
-    assert steps_diag * 10 < tg2.stats()[0]
+    assert tg2.stats()[0] < steps_diag
     tridiag = cp.tensor([[2.0 if i == j else (1.0 if abs(i - j) == 1 else 0) for j in range(5)]
                          for i in range(5)])
     x = F32([1.0, 2.0, 3.0, 4.0, 5.0])

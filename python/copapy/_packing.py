@@ -1,4 +1,4 @@
-"""Packing: a ``cp.vector`` of many traced values computes through array stencils.
+"""Packing: vectors and tensors of many traced values compute through array stencils.
 
 A vector with more than ``PACK_THRESHOLD`` elements (Copapy's ``pack_threshold``), all of
 them traced values of one dtype, is gathered into a ``cp.array`` the first time an
@@ -9,7 +9,10 @@ array (no code), so the next operation finds the array without gathering anythin
 
 Results have the same bits as the unpacked path: element-wise operations follow the same
 scalar semantics, and vectors sum in the same documented order as arrays (``_arrays``).
-Vectors with plain-number elements, mixed dtypes or ``packed=False`` stay element-wise.
+Tensors pack the same way for element-wise operations with a scalar or a tensor of the
+same shape, ``sum()`` and ``@`` (one matmul stencil when the larger operand packs and the
+other is all traced too). Containers with plain-number elements, mixed dtypes or
+``packed=False`` (vectors) stay element-wise.
 """
 
 from __future__ import annotations
@@ -54,6 +57,35 @@ def array_of(vec: Any) -> ArrayNode | None:
     node = _core.array_of_elements(list(values)) or _core.array_pack(d, list(values))
     vec._arr = node
     return node
+
+
+def force_array(con: Any) -> ArrayNode | None:
+    """Like ``array_of`` at any length (for the smaller operand of a packed product):
+    the array of a container of traced values of one dtype (not bool), or None."""
+    node: ArrayNode | None = getattr(con, "_arr", None)
+    if node is not None:
+        return node
+    values = con.values
+    if not values or type(values[0]) is not value:
+        return None
+    d = values[0].dtype
+    if d == "bool" or any(type(x) is not value or x.dtype != d for x in values):
+        return None
+    node = _core.array_of_elements(list(values)) or _core.array_pack(d, list(values))
+    con._arr = node
+    return node
+
+
+def matmul(a: Any, b: Any, m: int, k: int, p: int) -> ArrayNode | None:
+    """``a @ b`` (m x k by k x p) as one array stencil when the larger operand packs
+    (more than PACK_THRESHOLD traced values) and the other is all traced too."""
+    big, small = (a, b) if len(a.values) >= len(b.values) else (b, a)
+    if getattr(big, "_packed", None) is False or array_of(big) is None:
+        return None
+    x, y = force_array(a), force_array(b)
+    if x is None or y is None:
+        return None
+    return _core.array_matmul(x, y, m, k, p)
 
 
 def runtime_index(vec: Any, index: value[Any]) -> value[Any]:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, SupportsIndex, TypeAlias, TypeVar, cast, overload
 
 from . import _arrays as A
+from . import _core, _packing
 from ._arrays import TNum
 from ._core import value
 from ._vectors import vector
@@ -31,6 +32,13 @@ def _ten(vals: tuple[Any, ...], shape: tuple[int, ...]) -> tensor[Any]:
     t: tensor[Any] = _new(tensor)
     t.values = vals
     t.shape = shape
+    return t
+
+
+def _packed_ten(node: Any, shape: tuple[int, ...]) -> tensor[Any]:
+    """A tensor of the elements of array ``node`` (aliases, no code), packed by it."""
+    t = _ten(tuple(_core.array_elements(node)), shape)
+    t._arr = node
     return t
 
 
@@ -93,7 +101,8 @@ class tensor(A.ArrayBase[TNum]):
     for an element of a 1-D tensor); ``get_scalar(i, j)`` gives the element itself.
     """
 
-    __slots__ = ()
+    __slots__ = ("_arr",)
+    _arr: Any
 
     def __init__(self, values: _TensorSource[TNum], shape: Sequence[int] | None = None) -> None:
         """A tensor from a scalar (0-d), a vector, a tensor, a NumPy array or nested
@@ -196,6 +205,12 @@ class tensor(A.ArrayBase[TNum]):
     # --- elementwise ----------------------------------------------------------------------
 
     def _binop(self, other: Any, op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Any:
+        if len(self.values) > _packing.PACK_THRESHOLD and (
+            isinstance(other, _SCALARS) or (type(other) is tensor and other.shape == self.shape)
+        ):
+            node = _packing.binop(self, other, name, rev)
+            if node is not None:
+                return _packed_ten(node, self.shape)
         if isinstance(other, _SCALARS):
             if rev:
                 return _ten(A.map_scalar_r(op, other, self.values), self.shape)
@@ -427,7 +442,9 @@ class tensor(A.ArrayBase[TNum]):
         """Sum of all elements (a scalar), or along the given axis/axes (a tensor; a scalar if
         every axis is summed, as in Copapy). Terms are added in the documented order."""
         if axis is None:
-            s = A.sum_elements(self.values)
+            s = _packing.total(self) if len(self.values) > _packing.PACK_THRESHOLD else None
+            if s is None:
+                s = A.sum_elements(self.values)
             return _ten((s,), (1,) * len(self.shape)) if keepdims else s
         axes = self._norm_axes(axis)
         shape = self.shape
@@ -508,6 +525,12 @@ def _matmul(a: Any, b: Any) -> Any:
     av, bv = a.values, b.values
     if len(sa) == 1 and len(sb) == 1:
         return A.dot_elements(av, bv)
+    if max(len(av), len(bv)) > _packing.PACK_THRESHOLD:
+        m, p = (sa[0] if len(sa) == 2 else 1), (sb[1] if len(sb) == 2 else 1)
+        node = _packing.matmul(a, b, m, k, p)
+        if node is not None:
+            shape = tuple(d for d, keep in ((m, len(sa) == 2), (p, len(sb) == 2)) if keep)
+            return _packed_ten(node, shape)
     rows = [av[i * k:(i + 1) * k] for i in range(sa[0])] if len(sa) == 2 else [av]
     n = sb[1] if len(sb) == 2 else 1
     cols = [bv[j::n] for j in range(n)] if len(sb) == 2 else [bv]
