@@ -12,8 +12,10 @@ use copapy_compiler::Op;
 mod autograd;
 mod convert;
 mod jit;
+mod ndarray;
 mod target;
 mod value;
+mod walk;
 
 use value::PyValue;
 

@@ -1,21 +1,23 @@
 //! `copapy.Target`: compiles values, owns the loaded program, runs it, reads and writes its data.
 
 use std::sync::OnceLock;
+use std::thread::ThreadId;
 
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
 use copapy_compiler::compile::{read_bits, CompileError};
 use copapy_compiler::select::StencilTable;
 use copapy_compiler::stencil_db::StencilDb;
 use copapy_compiler::{compile, ScalarType, Value};
-use copapy_runner::LoadedProgram;
+use copapy_runner::{LoadError, LoadedProgram};
 
 use crate::convert::{bits_for, number_bits, to_python, type_name};
 use crate::value::PyValue;
+use crate::walk;
 
 /// The stencils for the machine this module runs on, parsed once.
 struct Backend {
@@ -51,8 +53,14 @@ pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled,
         CompileError::NothingToCompile => PyValueError::new_err(e.to_string()),
         e => PyRuntimeError::new_err(e.to_string()),
     })?;
-    let program = LoadedProgram::load(&compiled.program)
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot load the compiled program: {e}")))?;
+    let program = LoadedProgram::load(&compiled.program).map_err(|e| match e {
+        LoadError::Os { .. } => PyMemoryError::new_err(format!(
+            "the operating system refused memory for the compiled program ({e}): too many \
+             programs may be loaded at once; drop Targets and jit functions no longer needed, \
+             or give jit functions a smaller cache_size"
+        )),
+        e => PyRuntimeError::new_err(format!("cannot load the compiled program: {e}")),
+    })?;
     Ok((compiled, program))
 }
 
@@ -79,6 +87,10 @@ struct Loaded {
 pub struct Target {
     loaded: Option<Loaded>,
     has_run: bool,
+    /// While `write_value` walks its arguments: the writes found so far (offset, bits),
+    /// applied together once everything converted, so a failed write changes nothing.
+    /// The thread doing that write, so only its own hooks add to the plan.
+    pending: Option<(ThreadId, Vec<(u32, u32)>)>,
 }
 
 fn not_compiled() -> PyErr {
@@ -86,6 +98,31 @@ fn not_compiled() -> PyErr {
         "this value was not compiled for this target: pass it (or a value computed from it) \
          to Target.compile(...) first",
     )
+}
+
+/// The Target for a change, or a clear error while another call is using it.
+fn borrow_mut<'py>(slf: &Bound<'py, Target>) -> PyResult<PyRefMut<'py, Target>> {
+    slf.try_borrow_mut().map_err(|_| {
+        PyRuntimeError::new_err(
+            "this Target is in use by another call (another thread, or code called back \
+             from inside compile/read_value/write_value): wait until that call returns",
+        )
+    })
+}
+
+/// Containers whose order is not meaningful (or that are text): never a list of numbers.
+fn unordered(obj: &Bound<'_, PyAny>) -> Option<&'static str> {
+    if obj.is_instance_of::<PyString>() {
+        Some("str")
+    } else if obj.is_instance_of::<PyBytes>() {
+        Some("bytes")
+    } else if obj.is_instance_of::<PyDict>() {
+        Some("dict")
+    } else if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() {
+        Some("set")
+    } else {
+        None
+    }
 }
 
 fn no_program() -> PyErr {
@@ -111,6 +148,7 @@ fn collect(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>) -> PyResult<()> {
     if number_bits(obj)?.is_some() {
         return Ok(()); // constants need no code, as in Copapy
     }
+    let _level = walk::enter(obj, "Target.compile")?;
     if let Ok(values) = obj.getattr("values") {
         if !obj.is_instance_of::<pyo3::types::PyDict>() && !values.is_callable() {
             return collect(&values, out);
@@ -153,7 +191,8 @@ impl Target {
         ))
     }
 
-    fn write_one(&mut self, v: &PyValue, x: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Checks and converts one write; it is applied later by [`Target::apply_writes`].
+    fn plan_one(&mut self, v: &PyValue, x: &Bound<'_, PyAny>) -> PyResult<()> {
         let (_, var) = self.var(v)?;
         if !var.input {
             return Err(PyValueError::new_err(
@@ -162,9 +201,79 @@ impl Target {
             ));
         }
         let bits = bits_for(var.ty, x)?;
-        let loaded = self.loaded.as_mut().expect("checked by var()");
-        let o = var.offset as usize;
-        loaded.program.data_mut()[o..o + 4].copy_from_slice(&bits.to_le_bytes());
+        match self.pending.as_mut() {
+            Some((_, writes)) => writes.push((var.offset, bits)),
+            None => self.pending = Some((std::thread::current().id(), vec![(var.offset, bits)])),
+        }
+        Ok(())
+    }
+
+    fn apply_writes(&mut self, writes: &[(u32, u32)]) -> PyResult<()> {
+        let loaded = self.loaded.as_mut().ok_or_else(not_compiled)?;
+        let data = loaded.program.data_mut();
+        for &(offset, bits) in writes {
+            let o = offset as usize;
+            data[o..o + 4].copy_from_slice(&bits.to_le_bytes());
+        }
+        Ok(())
+    }
+
+    /// Walks `v` and `x` together, adding every write to `pending`.
+    fn plan_write(
+        slf: &Bound<'_, Self>,
+        v: &Bound<'_, PyAny>,
+        x: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        if let Ok(pv) = v.cast::<PyValue>() {
+            return borrow_mut(slf)?.plan_one(pv.get(), x);
+        }
+        let _level = walk::enter(v, "Target.write_value")?;
+        if let Ok(hook) = v.getattr(intern!(py, "_cp_write")) {
+            // the hook calls write_value again, which adds to the same plan
+            hook.call1((slf, x))?;
+            return Ok(());
+        }
+        if let Some(kind) = unordered(v) {
+            return Err(PyTypeError::new_err(format!(
+                "write_value takes a copapy value or a list of them, not a {kind}"
+            )));
+        }
+        let targets: Vec<Bound<'_, PyAny>> = v
+            .try_iter()
+            .map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "write_value takes a copapy value or a list of them, not a {}",
+                    type_name(v)
+                ))
+            })?
+            .collect::<PyResult<_>>()?;
+        if let Some(kind) = unordered(x) {
+            return Err(PyTypeError::new_err(format!(
+                "cannot write a {kind} to {} values: expected a list, tuple or array of numbers",
+                targets.len()
+            )));
+        }
+        let data: Vec<Bound<'_, PyAny>> = x
+            .try_iter()
+            .map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "writing to {} values needs as many numbers (a list, tuple or array), got a {}",
+                    targets.len(),
+                    type_name(x)
+                ))
+            })?
+            .collect::<PyResult<_>>()?;
+        if data.len() != targets.len() {
+            return Err(PyValueError::new_err(format!(
+                "write_value got {} numbers for {} values: the lengths must match",
+                data.len(),
+                targets.len()
+            )));
+        }
+        for (t, d) in targets.iter().zip(&data) {
+            Self::plan_write(slf, t, d)?;
+        }
         Ok(())
     }
 }
@@ -185,12 +294,14 @@ impl Target {
         Ok(Target {
             loaded: None,
             has_run: false,
+            pending: None,
         })
     }
 
     /// Compiles the code that computes `values` (values, or lists/tuples of values).
     #[pyo3(signature = (*values))]
-    fn compile(&mut self, values: &Bound<'_, PyTuple>) -> PyResult<()> {
+    fn compile(slf: &Bound<'_, Self>, values: &Bound<'_, PyTuple>) -> PyResult<()> {
+        // no borrow while walking: a generator among the values may use this Target
         let mut outputs = Vec::new();
         for v in values.iter() {
             collect(&v, &mut outputs)?;
@@ -228,7 +339,8 @@ impl Target {
                 input: false,
             });
         }
-        self.loaded = Some(Loaded {
+        let mut this = borrow_mut(slf)?;
+        this.loaded = Some(Loaded {
             program,
             vars,
             _keep: keep,
@@ -236,7 +348,7 @@ impl Target {
             code_size: compiled.program.code.len(),
             data_size: compiled.program.data.len(),
         });
-        self.has_run = false;
+        this.has_run = false;
         Ok(())
     }
 
@@ -253,11 +365,18 @@ impl Target {
     fn read_value(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         if let Ok(pv) = v.cast::<PyValue>() {
-            return slf.borrow().read_one(py, pv.get());
+            let this = slf.try_borrow().map_err(|_| {
+                PyRuntimeError::new_err(
+                    "this Target is in use by another call (another thread, or code called \
+                     back from inside compile/write_value): wait until that call returns",
+                )
+            })?;
+            return this.read_one(py, pv.get());
         }
         if number_bits(v)?.is_some() {
             return Ok(v.clone().unbind());
         }
+        let _level = walk::enter(v, "Target.read_value")?;
         if let Ok(hook) = v.getattr(intern!(py, "_cp_read")) {
             return Ok(hook.call1((slf,))?.unbind());
         }
@@ -286,49 +405,29 @@ impl Target {
         v: &Bound<'_, PyAny>,
         x: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let py = slf.py();
-        if let Ok(pv) = v.cast::<PyValue>() {
-            return slf.borrow_mut().write_one(pv.get(), x);
+        // called back from a container's `_cp_write` hook: part of the outer write's plan
+        let me = std::thread::current().id();
+        {
+            let mut this = borrow_mut(slf)?;
+            match &this.pending {
+                Some((owner, _)) if *owner == me => {
+                    drop(this);
+                    return Self::plan_write(slf, v, x);
+                }
+                Some(_) => {
+                    return Err(PyRuntimeError::new_err(
+                        "this Target is being written by another thread: wait until that \
+                         write_value returns",
+                    ))
+                }
+                None => this.pending = Some((me, Vec::new())),
+            }
         }
-        if let Ok(hook) = v.getattr(intern!(py, "_cp_write")) {
-            hook.call1((slf, x))?;
-            return Ok(());
-        }
-        let targets: Vec<Bound<'_, PyAny>> = v
-            .try_iter()
-            .map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "write_value takes a copapy value or a list of them, not a {}",
-                    type_name(v)
-                ))
-            })?
-            .collect::<PyResult<_>>()?;
-        if x.is_instance_of::<PyString>() {
-            return Err(PyTypeError::new_err(
-                "cannot write a str: expected a list of numbers",
-            ));
-        }
-        let data: Vec<Bound<'_, PyAny>> = x
-            .try_iter()
-            .map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "writing to {} values needs as many numbers (a list, tuple or array), got a {}",
-                    targets.len(),
-                    type_name(x)
-                ))
-            })?
-            .collect::<PyResult<_>>()?;
-        if data.len() != targets.len() {
-            return Err(PyValueError::new_err(format!(
-                "write_value got {} numbers for {} values: the lengths must match",
-                data.len(),
-                targets.len()
-            )));
-        }
-        for (t, d) in targets.iter().zip(&data) {
-            Self::write_value(slf, t, d)?;
-        }
-        Ok(())
+        let planned = Self::plan_write(slf, v, x);
+        let mut this = borrow_mut(slf)?;
+        let writes = this.pending.take().map(|(_, w)| w).unwrap_or_default();
+        planned?;
+        this.apply_writes(&writes)
     }
 
     /// Size and shape of the compiled program: steps (stencils), code and data bytes.
