@@ -3,13 +3,13 @@
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyFloat, PyInt, PyType};
+use pyo3::types::PyType;
 
 use copapy_compiler::graph::NodeKind;
 use copapy_compiler::trace::{self, TraceError};
 use copapy_compiler::{Op, ScalarType, Value};
 
-use crate::convert::{number_bits, parse_dtype, type_name};
+use crate::convert::{convert_bits, number, parse_dtype, type_name, Number};
 
 /// A scalar of type float, int or bool whose operations are traced for compilation.
 ///
@@ -46,20 +46,21 @@ fn trace_err(e: TraceError) -> PyErr {
 /// The operand as a graph value: a `value`, or a Python number as a constant.
 /// `None` means "not a number" so Python can try the other operand (NotImplemented).
 ///
-/// Next to a float value a Python int becomes a float constant directly, so ints beyond
-/// the int32 range (`x * 10**10`) work as they would after promotion.
+/// Next to a float value any integer (Python or NumPy) becomes a float constant directly,
+/// rounded once, so ints beyond the int32 range (`x * 10**10`) work as they would after
+/// promotion.
 fn operand(obj: &Bound<'_, PyAny>, beside: ScalarType) -> PyResult<Option<Value>> {
     if let Ok(v) = obj.cast::<PyValue>() {
         return Ok(Some(v.get().value().clone()));
     }
-    if beside == ScalarType::Float && obj.is_exact_instance_of::<PyInt>() {
-        let x: f64 = obj.extract()?;
-        return Ok(Some(Value::constant(
-            ScalarType::Float,
-            (x as f32).to_bits(),
-        )));
+    let Some(n) = number(obj)? else {
+        return Ok(None);
+    };
+    if beside == ScalarType::Float && matches!(n, Number::Int(_) | Number::WideInt(_)) {
+        return Ok(Some(Value::constant(ScalarType::Float, n.float_bits())));
     }
-    Ok(number_bits(obj)?.map(|(ty, bits)| Value::constant(ty, bits)))
+    let (ty, bits) = n.natural_bits()?;
+    Ok(Some(Value::constant(ty, bits)))
 }
 
 fn wrap(py: Python<'_>, v: Value) -> PyResult<Py<PyAny>> {
@@ -85,18 +86,21 @@ impl PyValue {
     }
 }
 
-/// Integer exponent of `x ** e` when `e` is a Python int or an integral float.
-fn integer_exponent(e: &Bound<'_, PyAny>) -> PyResult<Option<(i64, bool)>> {
-    if e.is_instance_of::<PyInt>() {
-        return Ok(e.extract::<i64>().ok().map(|n| (n, false)));
+/// An exponent of `x ** e` that is a whole number: Python and NumPy ints and bools
+/// (`false` = integer) or integral floats (`true`). `None` for anything else.
+fn integer_exponent(e: &Bound<'_, PyAny>) -> PyResult<Option<(i128, bool)>> {
+    if e.cast::<PyValue>().is_ok() {
+        return Ok(None);
     }
-    if e.is_instance_of::<PyFloat>() {
-        let x: f64 = e.extract()?;
-        if x.fract() == 0.0 && x.abs() < 4294967296.0 {
-            return Ok(Some((x as i64, true)));
+    Ok(match number(e)? {
+        Some(Number::Bool(b)) => Some((i128::from(b), false)),
+        Some(Number::Int(n)) => Some((n, false)),
+        Some(Number::WideInt(f)) => Some((if f < 0.0 { i128::MIN } else { i128::MAX }, false)),
+        Some(Number::Float(x)) if x.fract() == 0.0 && x.abs() < 4294967296.0 => {
+            Some((x as i128, true))
         }
-    }
-    Ok(None)
+        _ => None,
+    })
 }
 
 #[pymethods]
@@ -109,33 +113,18 @@ impl PyValue {
                 "value(...) takes a Python number; this is already a copapy value",
             ));
         }
-        let Some((given, bits)) = number_bits(source)? else {
+        let Some(n) = number(source)? else {
             return Err(PyTypeError::new_err(format!(
                 "value(...) takes a Python bool, int or float, got {}",
                 type_name(source)
             )));
         };
-        let ty = match dtype {
-            None => given,
-            Some(d) => parse_dtype(d)?,
-        };
-        let bits = match (ty, given) {
-            (ScalarType::Float, ScalarType::Float) => bits,
-            (ScalarType::Float, _) => (bits as i32 as f32).to_bits(),
-            (ScalarType::Bool, ScalarType::Float) => u32::from(f32::from_bits(bits) != 0.0),
-            (_, ScalarType::Float) => {
-                // as Python's int(x): truncation; NaN, inf and out-of-range values are errors
-                let x = f64::from(f32::from_bits(bits)).trunc();
-                if !(x >= f64::from(i32::MIN) && x <= f64::from(i32::MAX)) {
-                    return Err(PyValueError::new_err(format!(
-                        "cannot make an int value from {}: it is not a number in the int32 range",
-                        f32::from_bits(bits)
-                    )));
-                }
-                x as i32 as u32
+        let (ty, bits) = match dtype {
+            None => n.natural_bits()?,
+            Some(d) => {
+                let ty = parse_dtype(d)?;
+                (ty, convert_bits(ty, n)?)
             }
-            (ScalarType::Bool, _) => u32::from(bits != 0),
-            (_, _) => bits,
         };
         Ok(PyValue::from_graph(Value::input(ty, bits)))
     }
@@ -159,6 +148,16 @@ impl PyValue {
             _ => "computed".to_string(),
         };
         format!("value[{}]({what})", self.v.ty().name())
+    }
+
+    /// Values are immutable: a copy is the value itself.
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Values are immutable: a deep copy is the value itself (its graph is shared).
+    fn __deepcopy__(slf: Py<Self>, _memo: &Bound<'_, PyAny>) -> Py<Self> {
+        slf
     }
 
     fn __hash__(&self) -> isize {
@@ -310,16 +309,27 @@ impl PyValue {
 /// `base ** exponent`: an integer constant exponent becomes multiplications (as in
 /// Copapy), anything else the `pow` function of the math library (float result).
 pub fn power(py: Python<'_>, base: &Value, exponent: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-    if exponent.cast::<PyValue>().is_err() {
-        if let Some((n, float_exponent)) =
-            integer_exponent(exponent)?.filter(|(n, _)| n.unsigned_abs() < 1 << 31)
-        {
-            let base = if float_exponent {
-                trace::to_float(base)
-            } else {
-                base.clone()
-            };
-            return wrap(py, trace::powi(&base, n).map_err(trace_err)?);
+    if let Some((n, float_exponent)) = integer_exponent(exponent)? {
+        let small = i64::try_from(n)
+            .ok()
+            .filter(|n| n.unsigned_abs() <= u64::from(u32::MAX));
+        match small {
+            Some(n) => {
+                let base = if float_exponent {
+                    trace::to_float(base)
+                } else {
+                    base.clone()
+                };
+                return wrap(py, trace::powi(&base, n).map_err(trace_err)?);
+            }
+            // an int result would need 2**32 multiplications; a float base keeps its type
+            None if base.ty() != ScalarType::Float => {
+                return Err(PyValueError::new_err(format!(
+                    "integer exponent {n} is too large for an int or bool base: use an \
+                     exponent below 2**32 in magnitude, or a float base"
+                )));
+            }
+            None => {}
         }
     }
     let Some(e) = operand(exponent, ScalarType::Float)? else {
