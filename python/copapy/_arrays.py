@@ -229,6 +229,10 @@ def map_scalar_r(op: Callable[[Any, Any], Any], s: Any, a: Sequence[Any]) -> tup
 # --- Target integration -------------------------------------------------------------------
 
 
+_NOT_SEQUENCES = (str, bytes, dict, set, frozenset)
+"""Iterables that are never a list of numbers: text, and containers without an order."""
+
+
 def flatten_data(data: Any, shape: tuple[int, ...], what: str) -> list[Any]:
     """Numbers of ``data`` (nested lists/tuples, a NumPy array, a vector or tensor of
     numbers) in row-major order, checked against ``shape``."""
@@ -238,7 +242,7 @@ def flatten_data(data: Any, shape: tuple[int, ...], what: str) -> list[Any]:
     elif hasattr(data, "tolist") and hasattr(data, "shape"):  # NumPy array
         dshape = tuple(data.shape)
         flat = list(data.reshape(-1).tolist()) if dshape else [data.item()]
-    elif isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
+    elif isinstance(data, _NOT_SEQUENCES) or not isinstance(data, Iterable):
         raise TypeError(f"writing to {what} of shape {shape} needs a list or array of numbers, "
                         f"got a {type_name(data)}")
     else:
@@ -257,7 +261,7 @@ def _nested_shape(data: Any, out: list[Any]) -> tuple[int, ...]:
     if s is not None:
         out.append(s)
         return ()
-    if isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
+    if isinstance(data, _NOT_SEQUENCES) or not isinstance(data, Iterable):
         raise TypeError(f"expected numbers or lists of numbers, got a {type_name(data)}")
     items = list(data)
     subs = [_nested_shape(x, out) for x in items]
@@ -295,6 +299,17 @@ class ArrayBase(Generic[TNum]):
     __slots__ = ("values", "shape")
     values: tuple[value[TNum] | TNum, ...]
     shape: tuple[int, ...]
+
+    # NumPy defers to our reflected operators (``ndarray + vector`` calls ``vector.__radd__``)
+    # instead of converting the container into an array of objects.
+    __array_ufunc__ = None
+
+    def __copy__(self) -> ArrayBase[TNum]:
+        return self._with_values(self.values)  # type: ignore[return-value]
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ArrayBase[TNum]:
+        # the elements (values and Python numbers) are immutable
+        return self._with_values(self.values)  # type: ignore[return-value]
 
     @property
     def ndim(self) -> int:

@@ -3,6 +3,8 @@ and the constructors ``zeros ones arange eye identity diagonal concat``."""
 
 from __future__ import annotations
 
+import math
+
 import operator as _op
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, SupportsIndex, TypeAlias, TypeVar, cast, overload
@@ -551,17 +553,37 @@ def arange(start: float, stop: float | None = None, step: float = 1) -> tensor[A
         start, stop = 0, start
     if step == 0:
         raise ValueError("arange: step must not be zero")
+    n = _arange_length(start, stop, step)
     vals: list[Any] = []
     cur = start
-    if step > 0:
-        while cur < stop:
-            vals.append(cur)
-            cur += step
-    else:
-        while cur > stop:
-            vals.append(cur)
-            cur += step
+    for _ in range(n):
+        vals.append(cur)
+        cur += step
     return _ten(tuple(vals), (len(vals),))
+
+
+ARANGE_MAX = 1 << 24
+"""Most elements ``arange`` makes: each one is a constant held in Python, so far longer ranges
+are a mistake (a wrong step or bound) rather than a program."""
+
+
+def _arange_length(start: float, stop: float, step: float) -> int:
+    """Number of elements, computed first as NumPy does: ``ceil((stop - start) / step)``
+    (exact for ints), at least 0. A loop adding ``step`` until ``stop`` could run forever
+    (``2.0**53 + 1.0 == 2.0**53``, or an infinite ``stop``)."""
+    if isinstance(start, int) and isinstance(stop, int) and isinstance(step, int):
+        n = -((start - stop) // step)
+    else:
+        q = (stop - start) / step
+        if not math.isfinite(q):
+            raise ValueError(f"arange({start!r}, {stop!r}, {step!r}) has no finite length: "
+                             "use finite bounds and a non-zero finite step")
+        n = math.ceil(q)
+    n = max(n, 0)
+    if n > ARANGE_MAX:
+        raise ValueError(f"arange({start!r}, {stop!r}, {step!r}) would have {n} elements; "
+                         f"copapy makes at most {ARANGE_MAX} (check the step and the bounds)")
+    return n
 
 
 def eye(rows: int, cols: int | None = None) -> tensor[int]:
