@@ -226,7 +226,8 @@ def test_documented_identities_on_finite_values() -> None:
 def test_rewrites_keep_the_result_type() -> None:
     """Identities on bools must still give Python's int results (-(-True) is 1, True*1 is 1)."""
     b = cp.value(True)
-    exprs = [(-(-b), 1), (b * 1, 1), (b + 0, 1), (b | 0, 1), (b ^ 0, 1), (b << 0, 1), (b >> 0, 1),
+    minus_minus = -(-b)  # noqa: B002
+    exprs = [(minus_minus, 1), (b * 1, 1), (b + 0, 1), (b | 0, 1), (b ^ 0, 1), (b << 0, 1), (b >> 0, 1),
              (b // 1, 1), (b - 0, 1), (0 - b, -1), (b**1, 1), (1 * b, 1), (abs(b), 1)]
     for e, _ in exprs:
         assert e.dtype == "int", e
