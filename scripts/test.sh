@@ -13,4 +13,5 @@ echo "== stencil ops";   .venv/bin/python stencils/check_ops.py
 echo "== math ulp";      .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
 echo "== ruff";          .venv/bin/ruff check python tests benches examples stencils
 echo "== mypy";          .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
+echo "== stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
 echo "== pytest";        .venv/bin/python -m pytest -q tests

@@ -305,11 +305,11 @@ class ArrayBase(Generic[TNum]):
     __array_ufunc__ = None
 
     def __copy__(self) -> ArrayBase[TNum]:
-        return self._with_values(self.values)  # type: ignore[return-value]
+        return self._with_values(self.values)
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ArrayBase[TNum]:
         # the elements (values and Python numbers) are immutable
-        return self._with_values(self.values)  # type: ignore[return-value]
+        return self._with_values(self.values)
 
     @property
     def ndim(self) -> int:

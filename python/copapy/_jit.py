@@ -56,7 +56,7 @@ def jit(
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
         compiled = _core.jit_function(fn, cache_size)
         functools.update_wrapper(compiled, fn)
-        return compiled  # type: ignore[return-value]
+        return compiled
 
     if func is None:
         return wrap
