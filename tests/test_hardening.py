@@ -200,6 +200,32 @@ def test_exceptions_from_user_numbers_propagate_unchanged() -> None:
         _ = x + BadIndex()
 
 
+def test_exceptions_from_user_containers_propagate_unchanged() -> None:
+    class BadIter:
+        def __iter__(self) -> Any:
+            raise KeyError("from __iter__")
+
+    class BadValues:
+        @property
+        def values(self) -> Any:
+            raise LookupError("from values")
+
+    a = cp.value(1.0)
+    tg = compiled(a + 1.0)
+    with pytest.raises(KeyError, match="from __iter__"):
+        tg.compile(BadIter())
+    with pytest.raises(LookupError, match="from values"):
+        tg.compile(BadValues())
+    with pytest.raises(KeyError, match="from __iter__"):
+        tg.read_value(BadIter())
+    with pytest.raises(KeyError, match="from __iter__"):
+        tg.write_value([a], BadIter())
+    with pytest.raises(KeyError, match="from __iter__"):
+        tg.write_value(BadIter(), [1.0])
+    with pytest.raises(TypeError, match="cannot compile a object"):
+        tg.compile(object())
+
+
 def test_numpy_integer_exponents_are_int_powers() -> None:
     b = cp.value(3)
     exprs = [b ** np.int64(19), b ** np.int32(2), b**np.uint8(3), b ** True, cp.value(1.5) ** np.int64(3)]

@@ -4,7 +4,6 @@ and the constructors ``zeros ones arange eye identity diagonal concat``."""
 from __future__ import annotations
 
 import math
-
 import operator as _op
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, SupportsIndex, TypeAlias, TypeVar, cast, overload

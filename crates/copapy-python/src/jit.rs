@@ -15,6 +15,7 @@
 
 use pyo3::exceptions::{PyRecursionError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use pyo3::PyTraverseError;
@@ -397,7 +398,11 @@ fn describe_output(obj: &Bound<'_, PyAny>, outputs: &mut Vec<Value>) -> PyResult
         return Ok(Output::Dict { keys, items });
     }
     // vectors and matrices come back as (nested) lists
-    if let (Ok(values), Ok(shape)) = (obj.getattr("values"), obj.getattr("shape")) {
+    let py = obj.py();
+    if let (Some(values), Some(shape)) = (
+        walk::attr(obj, intern!(py, "values"))?,
+        walk::attr(obj, intern!(py, "shape"))?,
+    ) {
         let shape: Vec<usize> = shape.extract()?;
         let _values_level = walk::enter(&values, "jit function result")?;
         let flat = values

@@ -149,12 +149,12 @@ fn collect(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>) -> PyResult<()> {
         return Ok(()); // constants need no code, as in Copapy
     }
     let _level = walk::enter(obj, "Target.compile")?;
-    if let Ok(values) = obj.getattr("values") {
+    if let Some(values) = walk::attr(obj, intern!(obj.py(), "values"))? {
         if !obj.is_instance_of::<pyo3::types::PyDict>() && !values.is_callable() {
             return collect(&values, out);
         }
     }
-    let iter = obj.try_iter().map_err(|_| {
+    let iter = walk::iterate(obj, || {
         PyTypeError::new_err(format!(
             "cannot compile a {}: pass copapy values or lists of them",
             type_name(obj)
@@ -229,7 +229,7 @@ impl Target {
             return borrow_mut(slf)?.plan_one(pv.get(), x);
         }
         let _level = walk::enter(v, "Target.write_value")?;
-        if let Ok(hook) = v.getattr(intern!(py, "_cp_write")) {
+        if let Some(hook) = walk::attr(v, intern!(py, "_cp_write"))? {
             // the hook calls write_value again, which adds to the same plan
             hook.call1((slf, x))?;
             return Ok(());
@@ -239,31 +239,27 @@ impl Target {
                 "write_value takes a copapy value or a list of them, not a {kind}"
             )));
         }
-        let targets: Vec<Bound<'_, PyAny>> = v
-            .try_iter()
-            .map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "write_value takes a copapy value or a list of them, not a {}",
-                    type_name(v)
-                ))
-            })?
-            .collect::<PyResult<_>>()?;
+        let targets: Vec<Bound<'_, PyAny>> = walk::iterate(v, || {
+            PyTypeError::new_err(format!(
+                "write_value takes a copapy value or a list of them, not a {}",
+                type_name(v)
+            ))
+        })?
+        .collect::<PyResult<_>>()?;
         if let Some(kind) = unordered(x) {
             return Err(PyTypeError::new_err(format!(
                 "cannot write a {kind} to {} values: expected a list, tuple or array of numbers",
                 targets.len()
             )));
         }
-        let data: Vec<Bound<'_, PyAny>> = x
-            .try_iter()
-            .map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "writing to {} values needs as many numbers (a list, tuple or array), got a {}",
-                    targets.len(),
-                    type_name(x)
-                ))
-            })?
-            .collect::<PyResult<_>>()?;
+        let data: Vec<Bound<'_, PyAny>> = walk::iterate(x, || {
+            PyTypeError::new_err(format!(
+                "writing to {} values needs as many numbers (a list, tuple or array), got a {}",
+                targets.len(),
+                type_name(x)
+            ))
+        })?
+        .collect::<PyResult<_>>()?;
         if data.len() != targets.len() {
             return Err(PyValueError::new_err(format!(
                 "write_value got {} numbers for {} values: the lengths must match",
@@ -377,7 +373,7 @@ impl Target {
             return Ok(v.clone().unbind());
         }
         let _level = walk::enter(v, "Target.read_value")?;
-        if let Ok(hook) = v.getattr(intern!(py, "_cp_read")) {
+        if let Some(hook) = walk::attr(v, intern!(py, "_cp_read"))? {
             return Ok(hook.call1((slf,))?.unbind());
         }
         if v.is_instance_of::<PyString>() {
@@ -385,7 +381,7 @@ impl Target {
                 "read_value takes a copapy value or a list of them, not a str",
             ));
         }
-        let items = v.try_iter().map_err(|_| {
+        let items = walk::iterate(v, || {
             PyTypeError::new_err(format!(
                 "read_value takes a copapy value or a list of them, not a {}",
                 type_name(v)

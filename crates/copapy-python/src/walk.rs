@@ -13,8 +13,9 @@
 
 use std::cell::RefCell;
 
-use pyo3::exceptions::{PyRecursionError, PyValueError};
+use pyo3::exceptions::{PyAttributeError, PyRecursionError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyIterator, PyString};
 
 /// Deepest nesting of containers a walk follows. Real programs nest a handful of levels
 /// (a list of matrices of rows); this leaves room for those and stops long before the
@@ -65,4 +66,36 @@ pub fn enter(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Level> {
             _not_send: std::marker::PhantomData,
         })
     })
+}
+
+/// Iterates `obj`; `not_iterable` gives the error for an object that cannot be iterated at
+/// all. An exception raised by the object's own `__iter__` propagates unchanged.
+pub fn iterate<'py>(
+    obj: &Bound<'py, PyAny>,
+    not_iterable: impl FnOnce() -> PyErr,
+) -> PyResult<Bound<'py, PyIterator>> {
+    match obj.try_iter() {
+        Ok(it) => Ok(it),
+        Err(e)
+            if e.is_instance_of::<PyTypeError>(obj.py())
+                && !obj.hasattr("__iter__").unwrap_or(true)
+                && !obj.hasattr("__getitem__").unwrap_or(true) =>
+        {
+            Err(not_iterable())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Attribute `name` of `obj`, `None` if it has none. Any other exception (a property that
+/// raises) propagates unchanged.
+pub fn attr<'py>(
+    obj: &Bound<'py, PyAny>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    match obj.getattr(name) {
+        Ok(a) => Ok(Some(a)),
+        Err(e) if e.is_instance_of::<PyAttributeError>(obj.py()) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
