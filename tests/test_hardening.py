@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import math
 import threading
 from typing import Any
 
@@ -246,8 +247,25 @@ def test_integer_exponents_beyond_int32_do_not_become_float() -> None:
     assert tg.read_value(e) == wrapped - (2**32 if wrapped >= 2**31 else 0)
     with pytest.raises(ValueError, match="too large"):
         _ = b ** (2**40)
-    big = cp.value(1.5) ** (2**40)
-    assert big.dtype == "float"
+    with pytest.raises(ValueError, match="too large"):
+        _ = b ** (2**200)
+
+
+def test_huge_integer_exponents_of_floats_keep_the_sign_of_odd_powers() -> None:
+    """|n| >= 2**32: the result is 0, ±1 or ±inf, its sign from the parity of n (NumPy in
+    float64, where these n are exact, is the reference)."""
+    cases = [(x, n) for x in (-1.5, -0.5, -1.0, 1.0, 2.0, 0.25, -0.0, math.inf, -math.inf)
+             for n in (2**33 + 1, 2**33, -(2**33) - 1, -(2**34), 2**52 + 1, 2**100)]
+    exprs = [cp.value(x) ** n for x, n in cases]
+    assert all(e.dtype == "float" for e in exprs)
+    tg = compiled(exprs)
+    tg.run()
+    with np.errstate(all="ignore"):
+        want = [f32(np.power(np.float64(x), np.float64(n))) for x, n in cases]
+    got = tg.read_value(exprs)
+    bad = [(c, g, w) for c, g, w in zip(cases, got, want, strict=True)
+           if np.array(g, dtype=f32).view(np.uint32) != np.array(w, dtype=f32).view(np.uint32)]
+    assert not bad, bad
 
 
 # --- arange ---------------------------------------------------------------------------------

@@ -88,16 +88,17 @@ impl PyValue {
 
 /// An exponent of `x ** e` that is a whole number: Python and NumPy ints and bools
 /// (`false` = integer) or integral floats (`true`). `None` for anything else.
-fn integer_exponent(e: &Bound<'_, PyAny>) -> PyResult<Option<(i128, bool)>> {
+fn integer_exponent(e: &Bound<'_, PyAny>) -> PyResult<Option<(Option<i128>, bool)>> {
     if e.cast::<PyValue>().is_ok() {
         return Ok(None);
     }
     Ok(match number(e)? {
-        Some(Number::Bool(b)) => Some((i128::from(b), false)),
-        Some(Number::Int(n)) => Some((n, false)),
-        Some(Number::WideInt(f)) => Some((if f < 0.0 { i128::MIN } else { i128::MAX }, false)),
+        Some(Number::Bool(b)) => Some((Some(i128::from(b)), false)),
+        Some(Number::Int(n)) => Some((Some(n), false)),
+        // beyond 128 bits: only its float32 rounding (±inf) is known
+        Some(Number::WideInt(_)) => Some((None, false)),
         Some(Number::Float(x)) if x.fract() == 0.0 && x.abs() < 4294967296.0 => {
-            Some((x as i128, true))
+            Some((Some(x as i128), true))
         }
         _ => None,
     })
@@ -310,26 +311,31 @@ impl PyValue {
 /// Copapy), anything else the `pow` function of the math library (float result).
 pub fn power(py: Python<'_>, base: &Value, exponent: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     if let Some((n, float_exponent)) = integer_exponent(exponent)? {
-        let small = i64::try_from(n)
-            .ok()
+        let small = n
+            .and_then(|n| i64::try_from(n).ok())
             .filter(|n| n.unsigned_abs() <= u64::from(u32::MAX));
-        match small {
-            Some(n) => {
-                let base = if float_exponent {
-                    trace::to_float(base)
-                } else {
-                    base.clone()
-                };
-                return wrap(py, trace::powi(&base, n).map_err(trace_err)?);
-            }
-            // an int result would need 2**32 multiplications; a float base keeps its type
-            None if base.ty() != ScalarType::Float => {
-                return Err(PyValueError::new_err(format!(
-                    "integer exponent {n} is too large for an int or bool base: use an \
-                     exponent below 2**32 in magnitude, or a float base"
-                )));
-            }
-            None => {}
+        if let Some(small) = small {
+            let base = if float_exponent {
+                trace::to_float(base)
+            } else {
+                base.clone()
+            };
+            return wrap(py, trace::powi(&base, small).map_err(trace_err)?);
+        }
+        // multiplications only go to 2**32; an int result must not silently become a float
+        if base.ty() != ScalarType::Float {
+            return Err(PyValueError::new_err(format!(
+                "integer exponent {} is too large for an int or bool base: use an exponent \
+                 below 2**32 in magnitude, or a float base",
+                exponent.repr()?
+            )));
+        }
+        // For a float base every such power is 0, ±1, ±inf or NaN: powf gives it, but the
+        // exponent rounded to float32 is even, so an odd n is x * x**(n - 1) to keep the sign.
+        if let Some(n) = n.filter(|n| n & 1 == 1) {
+            let even = Value::constant(ScalarType::Float, ((n - 1) as f32).to_bits());
+            let p = trace::binary(Op::Pow, base, &even).map_err(trace_err)?;
+            return wrap(py, trace::binary(Op::Mul, base, &p).map_err(trace_err)?);
         }
     }
     let Some(e) = operand(exponent, ScalarType::Float)? else {
