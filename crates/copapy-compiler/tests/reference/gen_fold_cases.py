@@ -13,6 +13,10 @@ import numpy as np
 F = np.float32
 I32 = np.int32
 FLOATS = [0.0, -0.0, 1.5, -2.25, 3.0, 7.0, -0.5, 1e-45, -1e-45, 3.4028235e38, np.inf, -np.inf, np.nan]
+# float quotients (a - fmod(a, b)) / b that round just below an integer, where npy_divmodf
+# corrects the floor upwards
+DIVMOD_PAIRS = [(169173.328125, 210.11940002441406), (-171.7960968017578, 0.024291589856147766),
+                (1.2658816576004028, -0.0007164716953411698), (-33165.83203125, 0.6525106430053711)]
 INTS = [0, 1, -1, 2, 7, -7, 3, 31, 32, -32, 33, 1000, -(2**31), 2**31 - 1]
 
 FLOAT_OPS = {
@@ -46,6 +50,10 @@ def main() -> None:
                 for b in FLOATS:
                     rows.append(f"    ({op}, F, {fbits(F(a)):#010x}, {fbits(F(b)):#010x}, "
                                 f"{result_bits(fn(F(a), F(b))):#010x}),")
+        for op, fn in (("FloorDiv", np.floor_divide), ("Mod", np.remainder)):
+            for a, b in DIVMOD_PAIRS:
+                rows.append(f"    ({op}, F, {fbits(F(a)):#010x}, {fbits(F(b)):#010x}, "
+                            f"{result_bits(fn(F(a), F(b))):#010x}),")
         for op, fn in INT_OPS.items():
             for a in INTS:
                 for b in INTS:
