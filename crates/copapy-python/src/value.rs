@@ -330,12 +330,21 @@ pub fn power(py: Python<'_>, base: &Value, exponent: &Bound<'_, PyAny>) -> PyRes
                 exponent.repr()?
             )));
         }
-        // For a float base every such power is 0, ±1, ±inf or NaN: powf gives it, but the
-        // exponent rounded to float32 is even, so an odd n is x * x**(n - 1) to keep the sign.
+        // For a float base every such power is 0, ±1, ±inf or NaN, the same for n - 1 as
+        // for n; powf gives it, but the exponent rounded to float32 is even, so for an odd n
+        // the sign of x (-0.0 included, found as 1/x < 0) is put back.
         if let Some(n) = n.filter(|n| n & 1 == 1) {
-            let even = Value::constant(ScalarType::Float, ((n - 1) as f32).to_bits());
-            let p = trace::binary(Op::Pow, base, &even).map_err(trace_err)?;
-            return wrap(py, trace::binary(Op::Mul, base, &p).map_err(trace_err)?);
+            let f = |x: f32| Value::constant(ScalarType::Float, x.to_bits());
+            let t = |op, a: &Value, b: &Value| trace::binary(op, a, b).map_err(trace_err);
+            let p = t(Op::Pow, base, &f((n - 1) as f32))?;
+            let below = t(Op::Lt, base, &f(0.0))?;
+            let reciprocal = t(Op::Div, &f(1.0), base)?;
+            let negative = t(Op::Or, &below, &t(Op::Lt, &reciprocal, &f(0.0))?)?;
+            let flipped = trace::unary(Op::Neg, &p).map_err(trace_err)?;
+            return wrap(
+                py,
+                trace::select(&negative, &flipped, &p).map_err(trace_err)?,
+            );
         }
     }
     let Some(e) = operand(exponent, ScalarType::Float)? else {
