@@ -41,6 +41,29 @@ pub enum FormatError {
         /// Architecture of the runner.
         runner: Arch,
     },
+    /// The program needs CPU features the runner does not have.
+    MissingFeatures {
+        /// Feature bits the program needs.
+        needed: u32,
+        /// Feature bits the runner has.
+        available: u32,
+    },
+    /// An alignment field is not a power of two up to [`crate::format::MAX_ALIGN`].
+    BadAlignment {
+        /// The section the alignment is for (code or data).
+        section: Section,
+        /// The value found.
+        align: u32,
+    },
+    /// A buffer given to the runner is not aligned as the program requires.
+    BufferMisaligned {
+        /// The section the buffer is for (code or data).
+        section: Section,
+        /// The alignment the program requires.
+        align: u32,
+        /// The address of the buffer.
+        addr: usize,
+    },
     /// The stored checksum does not match the contents.
     ChecksumMismatch {
         /// Checksum in the header.
@@ -68,6 +91,25 @@ pub enum FormatError {
         index: usize,
         /// The byte found.
         value: u8,
+    },
+    /// A symbol record has an unknown role byte.
+    UnknownRole {
+        /// Index of the symbol.
+        index: usize,
+        /// The byte found.
+        value: u8,
+    },
+    /// A symbol has more dimensions than [`crate::format::MAX_RANK`].
+    BadRank {
+        /// Index of the symbol.
+        index: usize,
+        /// The rank found.
+        rank: u8,
+    },
+    /// A symbol's shape does not match its number of offsets (or is too large).
+    BadShape {
+        /// Index of the symbol.
+        index: usize,
     },
     /// The symbol records do not fill the symbol section exactly.
     BadSymbolTable {
@@ -118,6 +160,13 @@ pub enum FormatError {
         /// Size of that buffer.
         len: usize,
     },
+    /// A symbol element's slot is not aligned to its 4-byte size.
+    SymbolMisaligned {
+        /// Index of the symbol.
+        index: usize,
+        /// Data offset of the misaligned element.
+        offset: u32,
+    },
     /// A symbol's 4-byte slot is not inside the data.
     SymbolOutOfRange {
         /// Index of the symbol.
@@ -166,6 +215,23 @@ impl fmt::Display for FormatError {
                 program.name(),
                 runner.name()
             ),
+            MissingFeatures { needed, available } => write!(
+                f,
+                "program needs CPU features {needed:#x} but this runner has {available:#x} \
+                 (missing {:#x}); compile for a lower feature level",
+                needed & !available
+            ),
+            BadAlignment { section, align } => write!(
+                f,
+                "{} alignment {align} is not a power of two up to {}",
+                section.name(),
+                crate::format::MAX_ALIGN
+            ),
+            BufferMisaligned { section, align, addr } => write!(
+                f,
+                "the {} buffer at {addr:#x} is not aligned to the {align} bytes the program requires",
+                section.name()
+            ),
             ChecksumMismatch { stored, computed } => write!(
                 f,
                 "checksum mismatch: file corrupted (stored {stored:#010x}, contents give {computed:#010x})"
@@ -173,6 +239,13 @@ impl fmt::Display for FormatError {
             UnknownEncoding { index, value } => write!(f, "patch {index} has unknown encoding {value}"),
             UnknownBase { index, value } => write!(f, "patch {index} has unknown base buffer {value}"),
             UnknownScalarType { index, value } => write!(f, "symbol {index} has unknown type {value}"),
+            UnknownRole { index, value } => write!(f, "symbol {index} has unknown role {value}"),
+            BadRank { index, rank } => write!(
+                f,
+                "symbol {index} has {rank} dimensions, at most {} are allowed",
+                crate::format::MAX_RANK
+            ),
+            BadShape { index } => write!(f, "symbol {index} has more elements than its record holds"),
             BadSymbolTable { index } => write!(
                 f,
                 "symbol table is malformed at symbol {index}: records do not fill the symbol section exactly"
@@ -192,6 +265,10 @@ impl fmt::Display for FormatError {
                 "patch {index} out of range: target {} offset {target} is outside the {len}-byte {} buffer",
                 base.name(),
                 base.name()
+            ),
+            SymbolMisaligned { index, offset } => write!(
+                f,
+                "symbol {index} misaligned: its slot at data offset {offset} is not a multiple of 4"
             ),
             SymbolOutOfRange { index, offset, data_len } => write!(
                 f,

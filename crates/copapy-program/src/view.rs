@@ -1,10 +1,10 @@
 //! Zero-copy, allocation-free reading of program files (what a `no_std` runner uses).
 
 use crate::format::{
-    check_layout, u16_at, u32_at, Crc32, Section, CHECKSUM_AT, HEADER_BYTES, MAGIC,
-    PATCH_RECORD_BYTES, SYMBOL_RECORD_BYTES, VERSION,
+    check_align, check_layout, u16_at, u32_at, Crc32, Section, SymbolSlots, CHECKSUM_AT,
+    HEADER_BYTES, MAGIC, MAX_RANK, PATCH_RECORD_BYTES, SYMBOL_RECORD_BYTES, VERSION,
 };
-use crate::{Arch, Base, Encoding, FormatError, Patch, ScalarType};
+use crate::{Arch, Base, Encoding, FormatError, Patch, Role, ScalarType};
 
 /// A validated program file, borrowing its sections from the file bytes.
 ///
@@ -15,8 +15,7 @@ use crate::{Arch, Base, Encoding, FormatError, Patch, ScalarType};
 /// ```
 /// # #[cfg(feature = "alloc")] {
 /// use copapy_program::{Arch, Program, ProgramView};
-/// let p = Program { arch: Arch::X86_64, code: vec![0xC3], data: vec![0; 4],
-///                   patches: vec![], entry: 0, symbols: vec![] };
+/// let p = Program::new(Arch::X86_64, vec![0xC3], vec![0; 4], vec![], 0);
 /// let bytes = p.encode();
 /// let view = ProgramView::parse(&bytes).unwrap();
 /// assert_eq!(view.code, &[0xC3]);
@@ -26,6 +25,12 @@ use crate::{Arch, Base, Encoding, FormatError, Patch, ScalarType};
 pub struct ProgramView<'a> {
     /// Architecture the code is for.
     pub arch: Arch,
+    /// CPU feature bits the code needs (see [`ProgramView::check_features`]).
+    pub features: u32,
+    /// Alignment in bytes the code buffer must have.
+    pub code_align: u32,
+    /// Alignment in bytes the data buffer must have.
+    pub data_align: u32,
     /// Machine code (before patching).
     pub code: &'a [u8],
     /// Initial data image.
@@ -55,31 +60,70 @@ fn decode_symbol(index: usize, rest: &[u8]) -> Result<(SymbolView<'_>, usize), F
     if rest.len() < SYMBOL_RECORD_BYTES {
         return Err(FormatError::BadSymbolTable { index });
     }
-    let offset = u32_at(rest, 0);
-    let ty = ScalarType::from_u8(rest[4]).ok_or(FormatError::UnknownScalarType {
+    let role = Role::from_u8(rest[0]).ok_or(FormatError::UnknownRole {
         index,
-        value: rest[4],
+        value: rest[0],
     })?;
-    let name_len = u16_at(rest, 6) as usize;
-    let end = SYMBOL_RECORD_BYTES + name_len;
+    let ty = ScalarType::from_u8(rest[1]).ok_or(FormatError::UnknownScalarType {
+        index,
+        value: rest[1],
+    })?;
+    let rank = rest[2];
+    if rank as usize > MAX_RANK {
+        return Err(FormatError::BadRank { index, rank });
+    }
+    let name_len = u16_at(rest, 4) as usize;
+    let dims_end = SYMBOL_RECORD_BYTES + 4 * rank as usize;
+    let dims_bytes = rest
+        .get(SYMBOL_RECORD_BYTES..dims_end)
+        .ok_or(FormatError::BadSymbolTable { index })?;
+    let mut dims = [0u32; MAX_RANK];
+    // The element count is bounded by the bytes left, so a huge shape is refused
+    // before anything multiplies past u64.
+    let mut count: u64 = 1;
+    for (d, b) in dims.iter_mut().zip(dims_bytes.chunks_exact(4)) {
+        *d = u32_at(b, 0);
+        count = count.saturating_mul(*d as u64);
+    }
+    let name_end = dims_end + name_len;
     let name = rest
-        .get(SYMBOL_RECORD_BYTES..end)
+        .get(dims_end..name_end)
         .ok_or(FormatError::BadSymbolTable { index })?;
     let name = core::str::from_utf8(name).map_err(|_| FormatError::SymbolNameNotUtf8 { index })?;
-    Ok((SymbolView { name, offset, ty }, end))
+    let left = (rest.len() - name_end) as u64;
+    if count > left / 4 {
+        return Err(FormatError::BadShape { index });
+    }
+    let end = name_end + 4 * count as usize;
+    let sym = SymbolView {
+        name,
+        role,
+        ty,
+        rank,
+        dims,
+        offsets: &rest[name_end..end],
+    };
+    Ok((sym, end))
 }
 
 impl<'a> ProgramView<'a> {
     /// Parses and fully validates a program file without copying or allocating.
     ///
-    /// Checks in order: magic, version, architecture byte, section sizes against the
-    /// file length, checksum, record contents, layout (see [`FormatError`]). It does
-    /// not check that the architecture is the host's: use [`ProgramView::check_arch`].
+    /// Checks in order: magic, version, architecture byte, alignment fields, section
+    /// sizes against the file length, checksum, record contents, layout (see
+    /// [`FormatError`]). It does not check that the architecture and CPU features are
+    /// the runner's: use [`ProgramView::check_arch`] and [`ProgramView::check_features`].
     pub fn parse(bytes: &'a [u8]) -> Result<ProgramView<'a>, FormatError> {
         if bytes.len() >= 4 && bytes[..4] != MAGIC {
             return Err(FormatError::BadMagic([
                 bytes[0], bytes[1], bytes[2], bytes[3],
             ]));
+        }
+        if bytes.len() >= 6 {
+            let version = u16_at(bytes, 4);
+            if version != VERSION {
+                return Err(FormatError::UnsupportedVersion { found: version });
+            }
         }
         if bytes.len() < HEADER_BYTES {
             return Err(FormatError::Truncated {
@@ -88,17 +132,18 @@ impl<'a> ProgramView<'a> {
                 found: bytes.len() as u64,
             });
         }
-        let version = u16_at(bytes, 4);
-        if version != VERSION {
-            return Err(FormatError::UnsupportedVersion { found: version });
-        }
         let arch = Arch::from_u8(bytes[6]).ok_or(FormatError::UnknownArch(bytes[6]))?;
-        let code_len = u32_at(bytes, 8) as u64;
-        let data_len = u32_at(bytes, 12) as u64;
-        let patch_count = u32_at(bytes, 16) as u64;
-        let symbol_count = u32_at(bytes, 20);
-        let symbols_len = u32_at(bytes, 24) as u64;
-        let entry = u32_at(bytes, 28);
+        let features = u32_at(bytes, 8);
+        let code_align = u16_at(bytes, 12) as u32;
+        let data_align = u16_at(bytes, 14) as u32;
+        check_align(Section::Code, code_align)?;
+        check_align(Section::Data, data_align)?;
+        let code_len = u32_at(bytes, 16) as u64;
+        let data_len = u32_at(bytes, 20) as u64;
+        let patch_count = u32_at(bytes, 24) as u64;
+        let symbol_count = u32_at(bytes, 28);
+        let symbols_len = u32_at(bytes, 32) as u64;
+        let entry = u32_at(bytes, 36);
         let stored = u32_at(bytes, CHECKSUM_AT);
 
         // Section boundaries, in u64 so no size in the header can overflow.
@@ -137,6 +182,9 @@ impl<'a> ProgramView<'a> {
 
         let view = ProgramView {
             arch,
+            features,
+            code_align,
+            data_align,
             code: &bytes[bounds[0].0..bounds[0].1],
             data: &bytes[bounds[1].0..bounds[1].1],
             entry,
@@ -165,7 +213,9 @@ impl<'a> ProgramView<'a> {
             view.data.len(),
             entry,
             view.patches(),
-            view.symbols().map(|s| s.offset),
+            view.symbols().map(|s| SymbolSlots {
+                offsets: s.offsets(),
+            }),
         )?;
         Ok(view)
     }
@@ -175,6 +225,11 @@ impl<'a> ProgramView<'a> {
     /// The error's message reads e.g. "program is for aarch64 but this runner is x86_64".
     pub fn check_arch(&self, runner: Arch) -> Result<(), FormatError> {
         crate::format::check_arch(self.arch, runner)
+    }
+
+    /// Refuses the program if it needs a CPU feature bit that `runner` lacks.
+    pub fn check_features(&self, runner: u32) -> Result<(), FormatError> {
+        crate::format::check_features(self.features, runner)
     }
 
     /// Number of patches.
@@ -202,6 +257,11 @@ impl<'a> ProgramView<'a> {
             count: self.symbol_count as usize,
         }
     }
+
+    /// The symbol called `name`, if any.
+    pub fn symbol(&self, name: &str) -> Option<SymbolView<'a>> {
+        self.symbols().find(|s| s.name == name)
+    }
 }
 
 /// Iterator over the patches of a [`ProgramView`].
@@ -224,15 +284,60 @@ impl Iterator for PatchIter<'_> {
     }
 }
 
-/// One symbol of a [`ProgramView`], borrowing its name from the file.
+/// One symbol of a [`ProgramView`], borrowing its name and offsets from the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SymbolView<'a> {
     /// Variable name.
     pub name: &'a str,
-    /// Offset of its slot in data memory.
-    pub offset: u32,
-    /// Scalar type stored in the slot.
+    /// Whether the variable is an input, output or state.
+    pub role: Role,
+    /// Scalar type of every element.
     pub ty: ScalarType,
+    rank: u8,
+    dims: [u32; MAX_RANK],
+    offsets: &'a [u8],
+}
+
+impl<'a> SymbolView<'a> {
+    /// The dimensions (empty for a scalar).
+    pub fn shape(&self) -> &[u32] {
+        &self.dims[..self.rank as usize]
+    }
+
+    /// Number of elements (1 for a scalar).
+    pub fn len(&self) -> usize {
+        self.offsets.len() / 4
+    }
+
+    /// Whether the symbol has no elements (a zero dimension).
+    pub fn is_empty(&self) -> bool {
+        self.offsets.is_empty()
+    }
+
+    /// Data offset of every element, row-major.
+    pub fn offsets(&self) -> OffsetIter<'a> {
+        OffsetIter {
+            rest: self.offsets.chunks_exact(4),
+        }
+    }
+}
+
+/// Iterator over the element offsets of a [`SymbolView`].
+#[derive(Clone, Debug)]
+pub struct OffsetIter<'a> {
+    rest: core::slice::ChunksExact<'a, u8>,
+}
+
+impl Iterator for OffsetIter<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        self.rest.next().map(|b| u32_at(b, 0))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.rest.size_hint()
+    }
 }
 
 /// Iterator over the symbols of a [`ProgramView`].

@@ -42,7 +42,7 @@ pub enum PatchError {
         /// Index of the patch.
         index: usize,
     },
-    /// A buffer given to [`install`] is smaller than the program's.
+    /// A buffer given to [`install`](crate::install) is smaller than the program's.
     BufferTooSmall {
         /// Which buffer.
         base: Base,
@@ -174,45 +174,6 @@ pub fn apply_patch_iter(
         }
     }
     Ok(())
-}
-
-/// Copies a parsed program into caller-provided memory and patches it for the
-/// addresses of those buffers: the whole runner for a `no_std` target whose code
-/// and data memory are static arrays (e.g. firmware running from RAM).
-///
-/// `code` must be at least `view.code.len()` bytes and `data` at least
-/// `view.data.len()`; the tails beyond are left as they are. The caller then makes
-/// `code` executable if its platform needs that (and flushes the instruction cache
-/// on non-x86 targets), and calls `code[view.entry..]` with the
-/// `extern "C" fn(f32, f32, i32, i32)` signature. Check [`ProgramView::check_arch`]
-/// first.
-///
-/// [`ProgramView::check_arch`]: copapy_program::ProgramView::check_arch
-pub fn install(
-    view: &copapy_program::ProgramView<'_>,
-    code: &mut [u8],
-    data: &mut [u8],
-) -> Result<(), PatchError> {
-    if code.len() < view.code.len() {
-        return Err(PatchError::BufferTooSmall {
-            base: Base::Code,
-            needed: view.code.len(),
-            available: code.len(),
-        });
-    }
-    if data.len() < view.data.len() {
-        return Err(PatchError::BufferTooSmall {
-            base: Base::Data,
-            needed: view.data.len(),
-            available: data.len(),
-        });
-    }
-    let code = &mut code[..view.code.len()];
-    let data = &mut data[..view.data.len()];
-    code.copy_from_slice(view.code);
-    data.copy_from_slice(view.data);
-    let (code_addr, data_addr) = (code.as_ptr() as u64, data.as_ptr() as u64);
-    apply_patch_iter(code, code_addr, data_addr, data.len(), view.patches())
 }
 
 #[cfg(test)]
@@ -371,53 +332,6 @@ mod tests {
             &[rel(0, Base::Data, 0, i32::MIN)]
         )
         .is_err());
-    }
-
-    #[test]
-    fn install_into_static_buffers() {
-        let mut code = [0xF3, 0x0F, 0x10, 0x05, 0, 0, 0, 0, 0xC3];
-        let p = rel(4, Base::Data, 4, -4);
-        // A tiny hand-made file: header fields as in copapy_program::format.
-        let mut file = [0u8; 36 + 9 + 8 + 16];
-        file[..4].copy_from_slice(b"CPPY");
-        file[4] = 1; // version
-        file[6] = 1; // x86_64
-        file[8] = 9; // code bytes
-        file[12] = 8; // data bytes
-        file[16] = 1; // one patch
-        file[36..45].copy_from_slice(&code);
-        file[45..53].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
-        file[53..57].copy_from_slice(&p.offset.to_le_bytes());
-        file[57] = p.encoding as u8;
-        file[58] = p.base as u8;
-        file[61..65].copy_from_slice(&p.target.to_le_bytes());
-        file[65..69].copy_from_slice(&p.addend.to_le_bytes());
-        let mut crc = copapy_program::format::Crc32::new();
-        crc.update(&file[..32]);
-        crc.update(&file[36..]);
-        let c = crc.finish().to_le_bytes();
-        file[32..36].copy_from_slice(&c);
-        let view = copapy_program::ProgramView::parse(&file).unwrap();
-
-        let mut code_mem = [0u8; 16];
-        let mut data_mem = [0u8; 8];
-        install(&view, &mut code_mem, &mut data_mem).unwrap();
-        assert_eq!(data_mem, [1, 2, 3, 4, 5, 6, 7, 8]);
-        let disp = i32::from_le_bytes(code_mem[4..8].try_into().unwrap()) as i64;
-        let field_end = code_mem.as_ptr() as i64 + 8;
-        assert_eq!(field_end + disp, data_mem.as_ptr() as i64 + 4);
-        code[4..8].copy_from_slice(&code_mem[4..8]);
-        assert_eq!(code_mem[..9], code);
-
-        let mut small = [0u8; 4];
-        assert_eq!(
-            install(&view, &mut code_mem, &mut small),
-            Err(PatchError::BufferTooSmall {
-                base: Base::Data,
-                needed: 8,
-                available: 4
-            })
-        );
     }
 
     #[test]

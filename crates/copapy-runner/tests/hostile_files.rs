@@ -2,8 +2,9 @@
 //! touch memory outside its buffers. These tests throw truncations, bit flips and random
 //! (but correctly checksummed) files at the parser and the loader.
 
+use copapy_program::format::CHECKSUM_AT;
 use copapy_program::format::{Crc32, HEADER_BYTES};
-use copapy_program::{Arch, Base, Encoding, Patch, Program, ProgramView, ScalarType, Symbol};
+use copapy_program::{Arch, Base, Encoding, Patch, Program, ProgramView, Role, ScalarType, Symbol};
 use copapy_runner::LoadedProgram;
 
 /// A small valid x86_64 program: `movss xmm0,[rip+d0]; addss xmm0,xmm0; movss [rip+d4],xmm0; ret`.
@@ -23,18 +24,18 @@ fn valid_program() -> Program {
         target,
         addend: -4,
     };
-    Program {
-        arch: Arch::X86_64,
-        code,
-        data,
-        patches: vec![patch(4, 0), patch(16, 4)],
-        entry: 0,
-        symbols: vec![Symbol {
-            name: "y".into(),
-            offset: 4,
+    let mut p = Program::new(Arch::X86_64, code, data, vec![patch(4, 0), patch(16, 4)], 0);
+    p.symbols = vec![
+        Symbol::scalar("x", Role::Input, ScalarType::Float, 0),
+        Symbol {
+            name: "xy".into(),
+            role: Role::Output,
             ty: ScalarType::Float,
-        }],
-    }
+            shape: vec![2],
+            offsets: vec![0, 4],
+        },
+    ];
+    p
 }
 
 /// Deterministic xorshift so a failure reproduces.
@@ -50,10 +51,10 @@ impl Rng {
 
 fn reseal(file: &mut [u8]) {
     let mut crc = Crc32::new();
-    crc.update(&file[..HEADER_BYTES - 4]);
+    crc.update(&file[..CHECKSUM_AT]);
     crc.update(&file[HEADER_BYTES..]);
     let sum = crc.finish().to_le_bytes();
-    file[HEADER_BYTES - 4..HEADER_BYTES].copy_from_slice(&sum);
+    file[CHECKSUM_AT..HEADER_BYTES].copy_from_slice(&sum);
 }
 
 #[test]
