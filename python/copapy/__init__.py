@@ -44,6 +44,7 @@ from ._math import (
     tan,
 )
 from ._neural import relu, sigmoid
+from ._program import load
 from ._quaternion import quaternion
 from ._tensors import arange, concat, diagonal, eye, identity, ones, tensor, zeros
 from ._tensors import tensor as matrix
@@ -77,6 +78,7 @@ __all__ = [
     "identity",
     "iif",
     "jit",
+    "load",
     "log",
     "matrix",
     "max",

@@ -218,7 +218,7 @@ pub(crate) fn check_layout<I: Iterator<Item = u32>>(
                     data_len,
                 });
             }
-            if offset as usize % ScalarType::BYTES != 0 {
+            if !(offset as usize).is_multiple_of(ScalarType::BYTES) {
                 return Err(FormatError::SymbolMisaligned { index, offset });
             }
         }

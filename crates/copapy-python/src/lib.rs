@@ -12,6 +12,7 @@ use copapy_compiler::Op;
 mod autograd;
 mod convert;
 mod jit;
+mod symbols;
 mod target;
 mod value;
 

@@ -41,7 +41,7 @@ impl From<PatchError> for InstallError {
 }
 
 fn check_aligned(section: Section, align: u32, addr: usize) -> Result<(), FormatError> {
-    if addr % align as usize == 0 {
+    if addr.is_multiple_of(align as usize) {
         Ok(())
     } else {
         Err(FormatError::BufferMisaligned {

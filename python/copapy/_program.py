@@ -1,0 +1,17 @@
+"""Program files: loading a saved program back into a runnable target."""
+
+import os
+
+from ._core import Target
+
+
+def load(path: str | os.PathLike[str]) -> Target:
+    """Loads a program file written by ``Target.save`` and returns a target that runs it.
+
+    The target knows the program's variables by name only (``tg.read_value("speed")``,
+    ``tg.write_value("speed", 1.5)``, ``tg.variables()``); the file is checked completely
+    (format, checksum, architecture, every patch and variable) before anything runs.
+    """
+    with open(path, "rb") as f:
+        data = f.read()
+    return Target._from_program_bytes(data)
