@@ -91,7 +91,7 @@ def saved_program() -> bytes:
         (lambda d: (d.__setitem__(4, 9), reseal(d)), "format version 9 is not supported"),
         (lambda d: (d.__setitem__(6, 2), reseal(d)), "program is for aarch64 but this runner is x86_64"),
         (lambda d: (d.__setitem__(6, 77), reseal(d)), "unknown architecture number 77"),
-        (lambda d: (d.__setitem__(8, 1), reseal(d)), "needs CPU features 0x1"),
+        (lambda d: (d.__setitem__(8, d[8] | 0x80), reseal(d)), r"missing 0x80\)"),
         (lambda d: (d.__setitem__(12, 3), reseal(d)), "code alignment 3 is not a power of two"),
         (lambda d: d.__setitem__(HEADER + 1, d[HEADER + 1] ^ 0x40), "checksum mismatch: file corrupted"),
         (lambda d: d.__delitem__(slice(len(d) - 3, None)), "file truncated"),

@@ -1,17 +1,23 @@
 """Program files: loading a saved program back into a runnable target."""
 
 import os
+from typing import Any
 
 from ._core import Target
 
 
-def load(path: str | os.PathLike[str]) -> Target:
+def load(path: str | os.PathLike[str], runner: Any = None) -> Target:
     """Loads a program file written by ``Target.save`` and returns a target that runs it.
 
     The target knows the program's variables by name only (``tg.read_value("speed")``,
     ``tg.write_value("speed", 1.5)``, ``tg.variables()``); the file is checked completely
     (format, checksum, architecture, every patch and variable) before anything runs.
+    ``runner`` runs it on a ``copapy-run`` instead, as for ``Target(runner=...)``.
     """
     with open(path, "rb") as f:
         data = f.read()
-    return Target._from_program_bytes(data)
+    if runner is None:
+        return Target._from_program_bytes(data)
+    from ._remote import connect
+
+    return Target._from_program_bytes(data, connect(runner))

@@ -538,9 +538,15 @@ mod tests {
         let bytes = sample().encode();
         let patches_at = HEADER_BYTES + 12 + 8;
         let mut b = bytes.clone();
-        b[patches_at + 4] = 7;
+        b[patches_at + 4] = 200;
         reseal(&mut b);
-        assert_eq!(err(&b), FormatError::UnknownEncoding { index: 0, value: 7 });
+        assert_eq!(
+            err(&b),
+            FormatError::UnknownEncoding {
+                index: 0,
+                value: 200
+            }
+        );
         let mut b = bytes.clone();
         b[patches_at + PATCH_RECORD_BYTES + 5] = 9;
         reseal(&mut b);

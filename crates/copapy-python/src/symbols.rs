@@ -217,13 +217,18 @@ pub fn build(
     Ok(out)
 }
 
-/// Reads symbol `s` from `data`: a number, or nested lists in its shape.
-pub fn read(py: Python<'_>, s: &Symbol, data: &[u8]) -> PyResult<Py<PyAny>> {
+/// Reads symbol `s` through `read_u32` (a device read of one slot): a number, or
+/// nested lists in its shape.
+pub fn read(
+    py: Python<'_>,
+    s: &Symbol,
+    read_u32: impl Fn(u32) -> PyResult<u32>,
+) -> PyResult<Py<PyAny>> {
     let items: Vec<Py<PyAny>> = s
         .offsets
         .iter()
-        .map(|&o| crate::convert::to_python(py, s.ty, copapy_compiler::compile::read_bits(data, o)))
-        .collect();
+        .map(|&o| Ok(crate::convert::to_python(py, s.ty, read_u32(o)?)))
+        .collect::<PyResult<_>>()?;
     if s.shape.is_empty() {
         return Ok(items.into_iter().next().expect("a scalar has one offset"));
     }
@@ -300,4 +305,168 @@ pub fn unknown(name: &str, symbols: &[Symbol]) -> PyErr {
         "the program has no variable named {name:?}; its variables are: {}",
         known.join(", ")
     ))
+}
+
+/// The symbol plan of one `Target.compile` call, made before compiling (given names
+/// claimed, positional arguments flattened) and finished once slots are known.
+pub struct Plan {
+    /// Every value to compile: the outputs, then every element of a planned symbol
+    /// (numbers in containers become constants, so they get a slot too).
+    pub all: Vec<Value>,
+    planned: Vec<Planned>,
+    generated: Vec<usize>,
+    named_ids: FxHashSet<usize>,
+    taken: NameSet,
+}
+
+/// Plans the symbols of `tg.compile(*values, names=names)`; `outputs` are the values
+/// collected from `values`.
+pub fn plan(
+    values: &Bound<'_, PyTuple>,
+    outputs: &[Value],
+    names: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Plan> {
+    let mut taken = NameSet::new();
+    let mut planned: Vec<Planned> = Vec::new();
+    if let Some(names) = names {
+        for (k, obj) in names.iter() {
+            let name: String = k.extract().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "names maps str names to values, got a {} key",
+                    type_name(&k)
+                ))
+            })?;
+            taken.claim(&name)?;
+            planned.push(Planned {
+                name,
+                flat: flatten(&obj)?,
+            });
+        }
+    }
+    let named_ids: FxHashSet<usize> = planned
+        .iter()
+        .flat_map(|p| p.flat.values.iter().map(Value::id))
+        .collect();
+    let mut generated = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        let flat = flatten(&v)?;
+        let already = flat.values.len() == 1 && named_ids.contains(&flat.values[0].id());
+        if !already && !flat.values.is_empty() {
+            generated.push(planned.len());
+            planned.push(Planned {
+                name: format!("out{i}"),
+                flat,
+            });
+        }
+    }
+    let mut all = outputs.to_vec();
+    for p in &planned {
+        all.extend(p.flat.values.iter().cloned());
+    }
+    Ok(Plan {
+        all,
+        planned,
+        generated,
+        named_ids,
+        taken,
+    })
+}
+
+impl Plan {
+    /// The symbol table once `compiled` (compiled from `self.all` and `updates`) is known.
+    ///
+    /// A variable named with `cp.value(name=...)` always has its own symbol; an unnamed
+    /// one gets `in<k>` unless a `names` entry covers it; positional arguments not named
+    /// get `out<i>`.
+    pub fn finish(
+        mut self,
+        compiled: &copapy_compiler::Compiled,
+        updates: &[(Value, Value)],
+    ) -> PyResult<Vec<Symbol>> {
+        let mut slot_of: FxHashMap<usize, u32> = FxHashMap::default();
+        for (v, &o) in self.all.iter().zip(&compiled.outputs) {
+            slot_of.insert(v.id(), o);
+        }
+        for ((state, _), &o) in updates.iter().zip(&compiled.states) {
+            slot_of.insert(state.id(), o);
+        }
+        for (v, o) in &compiled.inputs {
+            slot_of.insert(v.id(), *o);
+        }
+        let variables = compiled
+            .inputs
+            .iter()
+            .map(|(v, _)| v)
+            .chain(updates.iter().map(|(s, _)| s));
+        let mut seen: FxHashSet<usize> = FxHashSet::default();
+        let mut unnamed = Vec::new();
+        for v in variables {
+            if !seen.insert(v.id()) {
+                continue;
+            }
+            match name_of(v.id()) {
+                Some(name) => {
+                    self.taken.claim(&name)?;
+                    self.planned.push(Planned {
+                        name,
+                        flat: Flat {
+                            shape: Vec::new(),
+                            values: vec![v.clone()],
+                        },
+                    });
+                }
+                None if self.named_ids.contains(&v.id()) => {}
+                None => unnamed.push(v.clone()),
+            }
+        }
+        let (mut outs, mut ins) = (0, 0);
+        for &i in &self.generated {
+            self.planned[i].name = self.taken.generate("out", &mut outs);
+        }
+        for v in unnamed {
+            let name = self.taken.generate("in", &mut ins);
+            self.planned.push(Planned {
+                name,
+                flat: Flat {
+                    shape: Vec::new(),
+                    values: vec![v],
+                },
+            });
+        }
+        let states: FxHashSet<usize> = updates.iter().map(|(s, _)| s.id()).collect();
+        build(&self.planned, &|v| slot_of.get(&v.id()).copied(), &states)
+    }
+}
+
+/// Pairs the state variables and next values of `updates` element by element: a dict
+/// `{state: next}` or, for containers (which are not hashable), a list of
+/// `(state, next)` pairs.
+pub fn collect_updates(updates: &Bound<'_, PyAny>) -> PyResult<Vec<(Value, Value)>> {
+    let pairs: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = if let Ok(d) = updates.cast::<PyDict>() {
+        d.iter().collect()
+    } else {
+        let bad = || {
+            PyTypeError::new_err(
+                "updates takes a dict {state: next_value} or a list of (state, next_value) pairs",
+            )
+        };
+        let mut v = Vec::new();
+        for item in updates.try_iter().map_err(|_| bad())? {
+            v.push(item?.extract().map_err(|_| bad())?);
+        }
+        v
+    };
+    let mut out = Vec::new();
+    for (state, next) in pairs {
+        let s = flatten(&state)?;
+        let n = flatten(&next)?;
+        if s.shape != n.shape {
+            return Err(PyValueError::new_err(format!(
+                "an update pairs a state of shape {:?} with a next value of shape {:?}: they must match",
+                s.shape, n.shape
+            )));
+        }
+        out.extend(s.values.into_iter().zip(n.values));
+    }
+    Ok(out)
 }

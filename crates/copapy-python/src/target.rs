@@ -1,110 +1,80 @@
 //! `copapy.Target`: compiles values, owns the loaded program, runs it, reads and writes its data.
 
-use std::sync::OnceLock;
-
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyImportError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
-use copapy_compiler::compile::{compile_with_updates, read_bits, CompileError};
-use copapy_compiler::select::StencilTable;
-use copapy_compiler::stencil_db::StencilDb;
+use copapy_compiler::compile::{compile_with_updates, CompileError};
+use copapy_compiler::targets::{Backend, Target as TargetSpec};
 use copapy_compiler::{ScalarType, Value};
-use copapy_program::{Program, Symbol};
+use copapy_program::{Arch, Program, Symbol};
 use copapy_runner::LoadedProgram;
-use rustc_hash::FxHashSet;
 
 use crate::convert::{bits_for, number_bits, to_python, type_name};
-use crate::symbols::{self, NameSet, Planned};
+use crate::device::Device;
+use crate::symbols;
 use crate::value::PyValue;
 
-/// The stencils for the machine this module runs on, parsed once.
-struct Backend {
-    db: StencilDb,
-    table: StencilTable,
+fn backend(target: &'static TargetSpec) -> PyResult<&'static Backend> {
+    target.backend().map_err(PyRuntimeError::new_err)
 }
 
-static STENCILS_X86_64: &[u8] = include_bytes!("../../../stencils/x86_64.o");
-
-fn backend() -> PyResult<&'static Backend> {
-    static BACKEND: OnceLock<Result<Backend, String>> = OnceLock::new();
-    BACKEND
-        .get_or_init(|| {
-            if !cfg!(target_arch = "x86_64") {
-                return Err(format!(
-                    "copapy has no native stencils for this machine ({}) yet; x86_64 is supported",
-                    std::env::consts::ARCH
-                ));
-            }
-            let db = StencilDb::parse(STENCILS_X86_64)
-                .map_err(|e| format!("stencil object is invalid: {e}"))?;
-            let table = StencilTable::new(&db);
-            Ok(Backend { db, table })
-        })
-        .as_ref()
-        .map_err(|e| PyRuntimeError::new_err(e.clone()))
-}
-
-/// Compiles `outputs` (and end-of-run `updates`) with the native stencils.
-fn compile_program(
-    outputs: &[Value],
-    updates: &[(Value, Value)],
-) -> PyResult<copapy_compiler::Compiled> {
-    let be = backend()?;
-    compile_with_updates(&be.db, &be.table, outputs, updates).map_err(|e| match e {
-        CompileError::Missing(_) | CompileError::Link(_) => PyRuntimeError::new_err(e.to_string()),
-        e => PyValueError::new_err(e.to_string()),
+/// The target of this machine, or an error naming the machine.
+fn host_target() -> PyResult<&'static TargetSpec> {
+    TargetSpec::host().ok_or_else(|| {
+        PyRuntimeError::new_err(format!(
+            "copapy cannot run code natively on this machine ({}); compile for one of its \
+             targets with cp.Target('<name>') instead",
+            std::env::consts::ARCH
+        ))
     })
 }
 
-/// Loads a program into host memory.
-fn load_program(program: &Program) -> PyResult<LoadedProgram> {
-    LoadedProgram::load(program)
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot load the program: {e}")))
+/// Compiles `outputs`, with `updates` stored at the end of every run.
+fn compile_for(
+    target: &'static TargetSpec,
+    outputs: &[Value],
+    updates: &[(Value, Value)],
+) -> PyResult<copapy_compiler::Compiled> {
+    let be = backend(target)?;
+    let mut compiled =
+        compile_with_updates(&be.db, &be.table, outputs, updates).map_err(|e| match e {
+            CompileError::Missing(_) | CompileError::Link(_) => {
+                PyRuntimeError::new_err(e.to_string())
+            }
+            e => PyValueError::new_err(e.to_string()),
+        })?;
+    compiled.program.features = target.features.0;
+    Ok(compiled)
 }
 
 /// Compiles `outputs` with the native stencils and loads the program.
 pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled, LoadedProgram)> {
-    let compiled = compile_program(outputs, &[])?;
-    let program = load_program(&compiled.program)?;
+    let compiled = compile_for(host_target()?, outputs, &[])?;
+    let program = LoadedProgram::load(&compiled.program)
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot load the compiled program: {e}")))?;
     Ok((compiled, program))
 }
 
-/// Pairs the state variables and next values of `updates` element by element: a dict
-/// `{state: next}` or, for containers (which are not hashable), a list of
-/// `(state, next)` pairs.
-fn collect_updates(updates: &Bound<'_, PyAny>) -> PyResult<Vec<(Value, Value)>> {
-    let pairs: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> =
-        if let Ok(d) = updates.cast::<pyo3::types::PyDict>() {
-            d.iter().collect()
-        } else {
-            let bad = || {
-                PyTypeError::new_err(
-                "updates takes a dict {state: next_value} or a list of (state, next_value) pairs",
-            )
-            };
-            let mut v = Vec::new();
-            for item in updates.try_iter().map_err(|_| bad())? {
-                let item = item?;
-                v.push(item.extract().map_err(|_| bad())?);
-            }
-            v
-        };
-    let mut out = Vec::new();
-    for (state, next) in pairs {
-        let s = symbols::flatten(&state)?;
-        let n = symbols::flatten(&next)?;
-        if s.shape != n.shape {
-            return Err(PyValueError::new_err(format!(
-                "an update pairs a state of shape {:?} with a next value of shape {:?}: they must match",
-                s.shape, n.shape
-            )));
-        }
-        out.extend(s.values.into_iter().zip(n.values));
+/// The device that runs programs for `target`: host memory for the host's own
+/// target, the emulator (`copapy._emulator`) for any other.
+fn make_device(py: Python<'_>, target: &'static TargetSpec, program: &Program) -> PyResult<Device> {
+    if Some(target.arch) == Arch::host() {
+        return Device::host(program);
     }
-    Ok(out)
+    let emulator = py
+        .import(intern!(py, "copapy._emulator"))?
+        .getattr(intern!(py, "Emulator"))?;
+    match emulator.call1((target.name,)) {
+        Ok(device) => Device::python(py, device.unbind(), program),
+        // unicorn is an optional extra: the program can still be saved
+        Err(e) if e.is_instance_of::<PyImportError>(py) => Ok(Device::Unavailable(
+            e.value(py).str().map(|s| s.to_string()).unwrap_or_default(),
+        )),
+        Err(e) => Err(e),
+    }
 }
 
 /// `(name, role, dtype, shape)` of a program variable, as `Target.variables()` lists it.
@@ -119,14 +89,13 @@ struct Var {
 }
 
 struct Loaded {
-    program: LoadedProgram,
+    device: Device,
+    program: Program,
     vars: FxHashMap<usize, Var>,
     /// Keeps every mapped node alive, so its address (the map key) is never reused.
     _keep: Vec<Value>,
     steps: usize,
-    /// The program as compiled, with its symbol table (what `save` writes).
-    file: Program,
-    /// Index into `file.symbols` by name.
+    /// Index into `program.symbols` by name.
     by_name: FxHashMap<String, usize>,
 }
 
@@ -134,8 +103,8 @@ impl Loaded {
     fn symbol(&self, name: &str) -> PyResult<&Symbol> {
         self.by_name
             .get(name)
-            .map(|&i| &self.file.symbols[i])
-            .ok_or_else(|| symbols::unknown(name, &self.file.symbols))
+            .map(|&i| &self.program.symbols[i])
+            .ok_or_else(|| symbols::unknown(name, &self.program.symbols))
     }
 }
 
@@ -147,9 +116,13 @@ fn index_symbols(symbols: &[Symbol]) -> FxHashMap<String, usize> {
         .collect()
 }
 
-/// A machine to compile for and run on (this process's CPU).
+/// A machine to compile for and run on: this process's CPU, or another architecture
+/// (run in the emulator).
 #[pyclass(module = "copapy", name = "Target")]
 pub struct Target {
+    spec: &'static TargetSpec,
+    /// A remote device (`runner=`) that every compiled program is installed on.
+    runner: Option<Py<PyAny>>,
     loaded: Option<Loaded>,
     has_run: bool,
 }
@@ -222,11 +195,11 @@ impl Target {
         Ok(to_python(
             py,
             var.ty,
-            read_bits(loaded.program.data(), var.offset),
+            loaded.device.read_u32(py, var.offset)?,
         ))
     }
 
-    fn write_one(&mut self, v: &PyValue, x: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn write_one(&mut self, py: Python<'_>, v: &PyValue, x: &Bound<'_, PyAny>) -> PyResult<()> {
         let (_, var) = self.var(v)?;
         if !var.input {
             return Err(PyValueError::new_err(
@@ -236,26 +209,51 @@ impl Target {
         }
         let bits = bits_for(var.ty, x)?;
         let loaded = self.loaded.as_mut().expect("checked by var()");
-        let o = var.offset as usize;
-        loaded.program.data_mut()[o..o + 4].copy_from_slice(&bits.to_le_bytes());
-        Ok(())
+        loaded.device.write(py, var.offset, &bits.to_le_bytes())
     }
 }
 
 #[pymethods]
 impl Target {
     #[new]
-    #[pyo3(signature = (arch = "native", optimization = "O3"))]
-    fn new(arch: &str, optimization: &str) -> PyResult<Self> {
+    #[pyo3(signature = (arch = "native", optimization = "O3", runner = None))]
+    fn new(
+        py: Python<'_>,
+        arch: &str,
+        optimization: &str,
+        runner: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         let _ = optimization; // one optimisation level exists; accepted for Copapy compatibility
-        let host = std::env::consts::ARCH;
-        if arch != "native" && arch != host {
-            return Err(PyValueError::new_err(format!(
-                "cannot run code for '{arch}' on this {host} machine: use Target() or Target('{host}')"
-            )));
-        }
-        backend()?;
+                              // A runner (a `copapy-run` address, "process", or a device object) decides the
+                              // architecture: programs are compiled for what it runs.
+        let runner = match runner {
+            None => None,
+            Some(r) => Some(
+                py.import(intern!(py, "copapy._remote"))?
+                    .getattr(intern!(py, "connect"))?
+                    .call1((r,))?,
+            ),
+        };
+        let spec = match (&runner, arch) {
+            (None, "native") => host_target()?,
+            (None, name) => TargetSpec::find(name).map_err(PyValueError::new_err)?,
+            (Some(device), name) => {
+                let device_arch: String = device.getattr(intern!(py, "arch"))?.extract()?;
+                let spec = TargetSpec::find(&device_arch).map_err(PyValueError::new_err)?;
+                if name != "native"
+                    && TargetSpec::find(name).ok().map(|t| t.arch) != Some(spec.arch)
+                {
+                    return Err(PyValueError::new_err(format!(
+                        "the runner executes {device_arch} code, not {name}: omit arch or pass '{device_arch}'"
+                    )));
+                }
+                spec
+            }
+        };
+        backend(spec)?;
         Ok(Target {
+            spec,
+            runner: runner.map(Bound::unbind),
             loaded: None,
             has_run: false,
         })
@@ -266,10 +264,11 @@ impl Target {
     /// `names` maps names to values or containers for the program's symbol table (on
     /// top of names given with `cp.value(..., name=...)`; the rest get `out<i>` for the
     /// i-th argument and `in<k>` for other variables). `updates` maps state variables
-    /// to their next values, stored at the end of every run.
+    /// to their next values, stored at the end of every run, so one run is one loop step.
     #[pyo3(signature = (*values, names = None, updates = None))]
     fn compile(
         &mut self,
+        py: Python<'_>,
         values: &Bound<'_, PyTuple>,
         names: Option<&Bound<'_, pyo3::types::PyDict>>,
         updates: Option<&Bound<'_, PyAny>>,
@@ -279,105 +278,20 @@ impl Target {
             collect(&v, &mut outputs)?;
         }
         let update_pairs = match updates {
-            Some(u) => collect_updates(u)?,
+            Some(u) => symbols::collect_updates(u)?,
             None => Vec::new(),
         };
-        // Symbols: given names first, so generated ones avoid them.
-        let mut taken = NameSet::new();
-        let mut planned: Vec<Planned> = Vec::new();
-        if let Some(names) = names {
-            for (k, obj) in names.iter() {
-                let name: String = k.extract().map_err(|_| {
-                    PyTypeError::new_err(format!(
-                        "names maps str names to values, got a {} key",
-                        type_name(&k)
-                    ))
-                })?;
-                taken.claim(&name)?;
-                planned.push(Planned {
-                    name,
-                    flat: symbols::flatten(&obj)?,
-                });
-            }
-        }
-        let named_ids: FxHashSet<usize> = planned
-            .iter()
-            .flat_map(|p| p.flat.values.iter().map(Value::id))
-            .collect();
-        let mut generated = Vec::new();
-        for (i, v) in values.iter().enumerate() {
-            let flat = symbols::flatten(&v)?;
-            let already = flat.values.len() == 1 && named_ids.contains(&flat.values[0].id());
-            if !already && !flat.values.is_empty() {
-                generated.push(planned.len());
-                planned.push(Planned {
-                    name: format!("out{i}"),
-                    flat,
-                });
-            }
-        }
-        let mut all = outputs.clone();
-        for p in &planned {
-            all.extend(p.flat.values.iter().cloned());
-        }
-        let compiled = compile_program(&all, &update_pairs)?;
-        let mut slot_of: FxHashMap<usize, u32> = FxHashMap::default();
-        for (v, &o) in all.iter().zip(&compiled.outputs) {
-            slot_of.insert(v.id(), o);
-        }
-        for ((state, _), &o) in update_pairs.iter().zip(&compiled.states) {
-            slot_of.insert(state.id(), o);
-        }
-        // Variables the program reads, in program order: their own name or a generated one.
-        let mut variables: Vec<&Value> = compiled.inputs.iter().map(|(v, _)| v).collect();
-        variables.extend(update_pairs.iter().map(|(s, _)| s));
-        for (v, o) in &compiled.inputs {
-            slot_of.insert(v.id(), *o);
-        }
-        // A variable named with cp.value(name=...) always has its own symbol; an unnamed
-        // one gets a generated name unless a `names` entry already covers it.
-        let mut seen: FxHashSet<usize> = FxHashSet::default();
-        let mut unnamed = Vec::new();
-        for v in variables {
-            if !seen.insert(v.id()) {
-                continue;
-            }
-            match symbols::name_of(v.id()) {
-                Some(name) => {
-                    taken.claim(&name)?;
-                    planned.push(Planned {
-                        name,
-                        flat: symbols::Flat {
-                            shape: Vec::new(),
-                            values: vec![v.clone()],
-                        },
-                    });
-                }
-                None if named_ids.contains(&v.id()) => {}
-                None => unnamed.push(v.clone()),
-            }
-        }
-        let (mut outs, mut ins) = (0, 0);
-        for i in generated {
-            planned[i].name = taken.generate("out", &mut outs);
-        }
-        for v in unnamed {
-            let name = taken.generate("in", &mut ins);
-            planned.push(Planned {
-                name,
-                flat: symbols::Flat {
-                    shape: Vec::new(),
-                    values: vec![v],
-                },
-            });
-        }
-        let states: FxHashSet<usize> = update_pairs.iter().map(|(s, _)| s.id()).collect();
-        let table = symbols::build(&planned, &|v| slot_of.get(&v.id()).copied(), &states)?;
-        let mut file = compiled.program;
-        file.symbols = table;
-        file.validate()
+        let plan = symbols::plan(values, &outputs, names)?;
+        let mut compiled = compile_for(self.spec, &plan.all, &update_pairs)?;
+        compiled.program.symbols = plan.finish(&compiled, &update_pairs)?;
+        compiled
+            .program
+            .validate()
             .map_err(|e| PyRuntimeError::new_err(format!("compiled program is invalid: {e}")))?;
-        let program = load_program(&file)?;
+        let device = match &self.runner {
+            Some(r) => Device::python(py, r.clone_ref(py), &compiled.program)?,
+            None => make_device(py, self.spec, &compiled.program)?,
+        };
         let mut vars = FxHashMap::default();
         let mut keep = Vec::with_capacity(outputs.len() + compiled.inputs.len());
         for (v, &offset) in outputs.iter().zip(&compiled.outputs) {
@@ -422,21 +336,21 @@ impl Target {
             });
         }
         self.loaded = Some(Loaded {
-            program,
+            device,
+            by_name: index_symbols(&compiled.program.symbols),
+            program: compiled.program,
             vars,
             _keep: keep,
             steps: compiled.steps,
-            by_name: index_symbols(&file.symbols),
-            file,
         });
         self.has_run = false;
         Ok(())
     }
 
     /// Runs the compiled program once. Data memory keeps its state between runs.
-    fn run(&mut self) -> PyResult<()> {
+    fn run(&mut self, py: Python<'_>) -> PyResult<()> {
         let loaded = self.loaded.as_mut().ok_or_else(no_program)?;
-        loaded.program.run();
+        loaded.device.run(py)?;
         self.has_run = true;
         Ok(())
     }
@@ -464,7 +378,7 @@ impl Target {
                     sym.name
                 )));
             }
-            return symbols::read(py, sym, loaded.program.data());
+            return symbols::read(py, sym, |o| loaded.device.read_u32(py, o));
         }
         let items = v.try_iter().map_err(|_| {
             PyTypeError::new_err(format!(
@@ -488,15 +402,14 @@ impl Target {
     ) -> PyResult<()> {
         let py = slf.py();
         if let Ok(pv) = v.cast::<PyValue>() {
-            return slf.borrow_mut().write_one(pv.get(), x);
+            return slf.borrow_mut().write_one(py, pv.get(), x);
         }
         if let Ok(name) = v.cast::<PyString>() {
             let mut this = slf.borrow_mut();
             let loaded = this.loaded.as_mut().ok_or_else(no_program)?;
             let bits = symbols::bits_for_symbol(loaded.symbol(name.to_str()?)?, x)?;
-            let data = loaded.program.data_mut();
             for (o, b) in bits {
-                data[o as usize..o as usize + 4].copy_from_slice(&b.to_le_bytes());
+                loaded.device.write(py, o, &b.to_le_bytes())?;
             }
             return Ok(());
         }
@@ -541,14 +454,27 @@ impl Target {
         Ok(())
     }
 
-    /// The compiled program as a program file (see docs/program-format.md).
+    /// Size and shape of the compiled program: steps (stencils), code and data bytes.
+    fn stats(&self) -> PyResult<(usize, usize, usize)> {
+        let l = self.loaded()?;
+        Ok((l.steps, l.program.code.len(), l.program.data.len()))
+    }
+
+    /// The target's name, e.g. `"x86_64"` or `"cortex-m4"`.
+    #[getter]
+    fn arch(&self) -> &'static str {
+        self.spec.name
+    }
+
+    /// The compiled program as a program file (what any device or runner loads; see
+    /// docs/program-format.md).
     fn program_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(py, &self.loaded()?.file.encode()))
+        Ok(PyBytes::new(py, &self.loaded()?.program.encode()))
     }
 
     /// Writes the compiled program to `path` as a program file, for `cp.load` or `copapy-run`.
     fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
-        let bytes = self.loaded()?.file.encode();
+        let bytes = self.loaded()?.program.encode();
         std::fs::write(&path, bytes).map_err(|e| {
             pyo3::exceptions::PyOSError::new_err(format!("cannot write {}: {e}", path.display()))
         })
@@ -558,35 +484,44 @@ impl Target {
     fn variables(&self) -> PyResult<Vec<VariableInfo>> {
         Ok(self
             .loaded()?
-            .file
+            .program
             .symbols
             .iter()
             .map(|s| (s.name.clone(), s.role.name(), s.ty.name(), s.shape.clone()))
             .collect())
     }
 
-    /// A target running the program file `data` (what `cp.load` calls).
+    /// A target running the program file `data` (what `cp.load` calls): in this
+    /// process, or on `runner` (a device object) if given.
     #[staticmethod]
-    fn _from_program_bytes(data: &[u8]) -> PyResult<Target> {
-        let file = Program::decode(data)
+    #[pyo3(signature = (data, runner = None))]
+    fn _from_program_bytes(
+        py: Python<'_>,
+        data: &[u8],
+        runner: Option<Py<PyAny>>,
+    ) -> PyResult<Target> {
+        let program = Program::decode(data)
             .map_err(|e| PyValueError::new_err(format!("not a valid program file: {e}")))?;
-        let program = load_program(&file)?;
+        let device = match &runner {
+            Some(r) => Device::python(py, r.clone_ref(py), &program)?,
+            None => Device::host(&program)?,
+        };
+        let spec = copapy_compiler::targets::TARGETS
+            .iter()
+            .find(|t| t.arch == program.arch)
+            .ok_or_else(|| PyValueError::new_err("the program's architecture has no target"))?;
         Ok(Target {
+            spec,
+            runner,
             loaded: Some(Loaded {
+                device,
+                by_name: index_symbols(&program.symbols),
                 program,
                 vars: FxHashMap::default(),
                 _keep: Vec::new(),
                 steps: 0,
-                by_name: index_symbols(&file.symbols),
-                file,
             }),
             has_run: false,
         })
-    }
-
-    /// Size and shape of the compiled program: steps (stencils), code and data bytes.
-    fn stats(&self) -> PyResult<(usize, usize, usize)> {
-        let l = self.loaded()?;
-        Ok((l.steps, l.file.code.len(), l.file.data.len()))
     }
 }

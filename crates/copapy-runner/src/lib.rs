@@ -15,6 +15,7 @@
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod fields;
 mod install;
 mod patch;
 pub use install::{call_entry, install, EntryFn, InstallError};
