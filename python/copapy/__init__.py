@@ -44,7 +44,7 @@ from ._math import (
     tan,
 )
 from ._neural import relu, sigmoid
-from ._program import load
+from ._program import load, loads
 from ._quaternion import quaternion
 from ._tensors import arange, concat, diagonal, eye, identity, ones, tensor, zeros
 from ._tensors import tensor as matrix
@@ -79,6 +79,7 @@ __all__ = [
     "iif",
     "jit",
     "load",
+    "loads",
     "log",
     "matrix",
     "max",

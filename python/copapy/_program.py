@@ -15,9 +15,13 @@ def load(path: str | os.PathLike[str], runner: Any = None) -> Target:
     ``runner`` runs it on a ``copapy-run`` instead, as for ``Target(runner=...)``.
     """
     with open(path, "rb") as f:
-        data = f.read()
+        return loads(f.read(), runner)
+
+
+def loads(data: bytes, runner: Any = None) -> Target:
+    """Like :func:`load`, from the bytes of a program file (``Target.program_bytes()``)."""
     if runner is None:
-        return Target._from_program_bytes(data)
+        return Target._from_program_bytes(bytes(data))
     from ._remote import connect
 
-    return Target._from_program_bytes(data, connect(runner))
+    return Target._from_program_bytes(bytes(data), connect(runner))

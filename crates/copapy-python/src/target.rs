@@ -502,14 +502,33 @@ impl Target {
     ) -> PyResult<Target> {
         let program = Program::decode(data)
             .map_err(|e| PyValueError::new_err(format!("not a valid program file: {e}")))?;
+        // The target whose architecture and features the program was compiled for
+        // (e.g. cortex-m4 among the Thumb targets): its emulator runs it if this
+        // machine cannot.
+        let candidates = copapy_compiler::targets::TARGETS
+            .iter()
+            .filter(|t| t.arch == program.arch);
+        let mut spec = None;
+        let mut missing = None;
+        for t in candidates {
+            match copapy_program::format::check_features(program.features, t.features.0) {
+                Ok(()) => {
+                    spec = Some(t);
+                    break;
+                }
+                Err(e) => missing = Some(e),
+            }
+        }
+        let spec = spec.ok_or_else(|| {
+            PyValueError::new_err(match missing {
+                Some(e) => format!("no copapy target can run this program: {e}"),
+                None => "the program's architecture has no copapy target".to_string(),
+            })
+        })?;
         let device = match &runner {
             Some(r) => Device::python(py, r.clone_ref(py), &program)?,
-            None => Device::host(&program)?,
+            None => make_device(py, spec, &program)?,
         };
-        let spec = copapy_compiler::targets::TARGETS
-            .iter()
-            .find(|t| t.arch == program.arch)
-            .ok_or_else(|| PyValueError::new_err("the program's architecture has no target"))?;
         Ok(Target {
             spec,
             runner,
