@@ -13,7 +13,8 @@ echo "== stencil ops";   .venv/bin/python stencils/check_ops.py
 echo "== math ulp";      .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
 echo "== ruff";          .venv/bin/ruff check python tests benches examples stencils
 echo "== mypy";          .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
-echo "== copapy-run";    cargo build --release -q -p copapy-run  # tests/test_remote.py runs it
+echo "== firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
+echo "== copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/test_remote.py, test_firmware.py
 echo "== pytest";        .venv/bin/python -m pytest -q tests
 # The whole suite again on every foreign architecture, in the emulator: the same tests
 # against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET).
