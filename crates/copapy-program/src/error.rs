@@ -64,6 +64,14 @@ pub enum FormatError {
         /// The address of the buffer.
         addr: usize,
     },
+    /// A reserved byte is not zero (so the file is not the one canonical encoding of
+    /// its program, and a future version may give the byte a meaning).
+    ReservedNotZero {
+        /// Where: the header, or a patch or symbol record.
+        section: Section,
+        /// Index of the record (0 for the header).
+        index: usize,
+    },
     /// The stored checksum does not match the contents.
     ChecksumMismatch {
         /// Checksum in the header.
@@ -230,6 +238,14 @@ impl fmt::Display for FormatError {
             BufferMisaligned { section, align, addr } => write!(
                 f,
                 "the {} buffer at {addr:#x} is not aligned to the {align} bytes the program requires",
+                section.name()
+            ),
+            ReservedNotZero { section: Section::Header, .. } => {
+                write!(f, "reserved header byte 7 is not zero")
+            }
+            ReservedNotZero { section, index } => write!(
+                f,
+                "{} record {index} has a reserved byte that is not zero",
                 section.name()
             ),
             ChecksumMismatch { stored, computed } => write!(

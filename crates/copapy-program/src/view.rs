@@ -46,6 +46,12 @@ fn decode_patch(index: usize, r: &[u8]) -> Result<Patch, FormatError> {
     let encoding =
         Encoding::from_u8(r[4]).ok_or(FormatError::UnknownEncoding { index, value: r[4] })?;
     let base = Base::from_u8(r[5]).ok_or(FormatError::UnknownBase { index, value: r[5] })?;
+    if r[6] != 0 || r[7] != 0 {
+        return Err(FormatError::ReservedNotZero {
+            section: Section::Patches,
+            index,
+        });
+    }
     Ok(Patch {
         offset: u32_at(r, 0),
         encoding,
@@ -69,6 +75,12 @@ fn decode_symbol(index: usize, rest: &[u8]) -> Result<(SymbolView<'_>, usize), F
         value: rest[1],
     })?;
     let rank = rest[2];
+    if rest[3] != 0 || rest[6] != 0 || rest[7] != 0 {
+        return Err(FormatError::ReservedNotZero {
+            section: Section::Symbols,
+            index,
+        });
+    }
     if rank as usize > MAX_RANK {
         return Err(FormatError::BadRank { index, rank });
     }
@@ -133,6 +145,12 @@ impl<'a> ProgramView<'a> {
             });
         }
         let arch = Arch::from_u8(bytes[6]).ok_or(FormatError::UnknownArch(bytes[6]))?;
+        if bytes[7] != 0 {
+            return Err(FormatError::ReservedNotZero {
+                section: Section::Header,
+                index: 0,
+            });
+        }
         let features = u32_at(bytes, 8);
         let code_align = u16_at(bytes, 12) as u32;
         let data_align = u16_at(bytes, 14) as u32;

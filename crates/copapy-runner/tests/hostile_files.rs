@@ -117,3 +117,56 @@ fn random_files_with_a_correct_checksum_never_panic() {
     }
     assert!(accepted < 20_000, "the parser accepted every mutation");
 }
+
+/// Inputs the fuzzer (`fuzz/fuzz_targets/program_decode.rs`) found, kept so the bugs stay
+/// fixed: the first byte says whether the fuzzer resealed the checksum, as in the target.
+#[test]
+fn fuzzer_findings_stay_fixed() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fuzz-regressions/program_decode"
+    );
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).expect("regression inputs") {
+        let input = std::fs::read(entry.unwrap().path()).unwrap();
+        let Some((&mode, rest)) = input.split_first() else {
+            continue;
+        };
+        let mut file = rest.to_vec();
+        if mode & 1 == 1 && file.len() >= HEADER_BYTES {
+            reseal(&mut file);
+        }
+        if let Ok(view) = ProgramView::parse(&file) {
+            // whatever is accepted is the one canonical encoding of its program
+            let program = Program::decode(&file).unwrap();
+            assert_eq!(program.encode(), file);
+            let mut code = vec![0u8; 1 << 16];
+            let mut data = vec![0u8; 1 << 16];
+            let _ = copapy_runner::install(&view, &mut code, &mut data);
+        }
+        seen += 1;
+    }
+    assert!(seen >= 1);
+}
+
+#[test]
+fn reserved_bytes_must_be_zero() {
+    let file = valid_program().encode();
+    // header byte 7, the first patch record's reserved u16, the first symbol's reserved bytes
+    let patches_at = HEADER_BYTES + 21 + 8;
+    let symbols_at = patches_at + 2 * 16;
+    for at in [
+        7,
+        patches_at + 6,
+        patches_at + 7,
+        symbols_at + 3,
+        symbols_at + 6,
+        symbols_at + 7,
+    ] {
+        let mut bad = file.clone();
+        bad[at] = 1;
+        reseal(&mut bad);
+        let e = ProgramView::parse(&bad).unwrap_err();
+        assert!(e.to_string().contains("reserved"), "byte {at}: {e}");
+    }
+}
