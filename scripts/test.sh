@@ -16,6 +16,7 @@ echo "== mypy";          .venv/bin/mypy --strict python/copapy examples tests/ty
 echo "== firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
 echo "== copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/test_remote.py, test_firmware.py
 echo "== pytest";        .venv/bin/python -m pytest -q tests
+echo "== wheel";         scripts/build_wheel.sh >/dev/null && scripts/check_wheel.sh
 # The whole suite again on every foreign architecture, in the emulator: the same tests
 # against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET).
 for target in aarch64 armv7 armv6 cortex-m4 riscv64 riscv32; do

@@ -28,6 +28,13 @@ class RunnerError(RuntimeError):
     """The runner refused a request; the message is the runner's."""
 
 
+def _is_binary(path: str) -> bool:
+    """Whether ``path`` is a native executable, not the ``copapy-run`` console script
+    (which would start itself again)."""
+    with open(path, "rb") as f:
+        return not f.read(2).startswith(b"#!")
+
+
 def find_runner() -> str:
     """The ``copapy-run`` executable: ``$COPAPY_RUN``, the one installed with this
     package, one on ``PATH``, or one built in this source tree (``cargo build --release``)."""
@@ -36,7 +43,7 @@ def find_runner() -> str:
     root = Path(__file__).resolve().parent.parent.parent
     candidates += [str(root / "target" / kind / "copapy-run") for kind in ("release", "debug")]
     for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK):
+        if c and os.path.isfile(c) and os.access(c, os.X_OK) and _is_binary(c):
             return c
     raise FileNotFoundError(
         "copapy-run not found: set COPAPY_RUN, put copapy-run on PATH, or build it with "
