@@ -15,7 +15,6 @@ import contextlib
 import io
 import runpy
 import sys
-from pathlib import Path
 from typing import Any
 
 from _reference import ROOT, measure_both
