@@ -26,5 +26,6 @@ CPM_NOINLINE float cpm_atan2f(float y, float x);     /* C argument order: atan2f
 CPM_NOINLINE float cpm_expf(float x);
 CPM_NOINLINE float cpm_logf(float x);
 CPM_NOINLINE float cpm_powf(float x, float y);       /* C99 powf special cases */
+CPM_NOINLINE float cpm_tanhf(float x);
 
 #endif
