@@ -613,10 +613,14 @@ def concat(tensors: _VPiece, *more: _VPiece) -> vector[float]: ...
 def concat(tensors: Any, *more: Any, axis: int = 0) -> Any: ...
 def concat(tensors: Any, *more: Any, axis: int = 0) -> Any:
     """Join vectors (and scalars, as one-element pieces) into a vector, or tensors along
-    ``axis`` into a tensor. The pieces are a list or tuple (Copapy's
-    ``concat(tensors, axis)``) or, equally, separate arguments."""
+    ``axis`` into a tensor. The pieces are a list or tuple, as in Copapy's
+    ``concat(tensors, axis=0)`` (a second positional argument after the list is the
+    axis), or separate arguments."""
     arrays: tuple[Any, ...]
-    if not more and isinstance(tensors, (list, tuple)):
+    positional_axis = len(more) == 1 and isinstance(more[0], int) and not isinstance(more[0], bool)
+    if isinstance(tensors, (list, tuple)) and (not more or positional_axis):
+        if more:
+            axis = more[0]
         arrays = tuple(tensors)
     else:
         arrays = (tensors, *more)
