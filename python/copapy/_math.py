@@ -365,6 +365,9 @@ def _is_float(x: Any) -> bool:
 
 
 def _flat(x: Any) -> list[Any]:
+    values = getattr(x, "values", None)
+    if isinstance(values, tuple):  # vectors, tensors, quaternions: flat already
+        return list(values)
     out: list[Any] = []
     for e in x:
         if _is_container(e):

@@ -52,7 +52,8 @@ def sorting_network(n: int) -> list[tuple[int, int]]:
 
 
 def _as_list(samples: Iterable[Any], what: str) -> list[Any]:
-    items = list(samples)
+    values = getattr(samples, "values", None)  # a 1-D tensor iterates as 0-d tensors
+    items = list(values if isinstance(values, tuple) else samples)
     if not items:
         raise ValueError(f"{what} of an empty vector")
     for s in items:
