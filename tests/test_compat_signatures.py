@@ -278,3 +278,53 @@ def test_every_table_name_is_a_public_name() -> None:
         assert head in cp.__all__ or head in ("filters", "nn"), name
     assert all(callable(resolve(n)) for n in COPAPY)
     assert isinstance(filters.sort, Callable)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------------------
+# The Rust extension takes the same names, and its type stubs say so
+
+
+CORE = {
+    "atan2": ["x", "y"], "pow": ["x", "y"], "minimum": ["x", "y"], "maximum": ["x", "y"],
+    "iif": ["expression", "true_result", "false_result"], "grad": ["x", "y"], "sign": ["x"],
+    "sqrt": ["x"], "sin": ["x"], "tanh": ["x"], "log": ["x"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORE))
+def test_rust_functions_take_copapys_names(name: str) -> None:
+    assert mismatch(CORE[name], inspect.signature(getattr(cp._core, name))) is None
+
+
+def stub_signatures() -> dict[str, list[str]]:
+    """Parameter names of every function and ``Target`` method in ``_core.pyi``."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse((Path(cp.__file__).parent / "_core.pyi").read_text())
+    out: dict[str, list[str]] = {}
+
+    def names(fn: ast.FunctionDef) -> list[str]:
+        a = fn.args
+        ps = [p.arg for p in a.posonlyargs + a.args if p.arg not in ("self", "cls")]
+        return ps + (["*" + a.vararg.arg] if a.vararg else [])
+
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            out[node.name] = names(node)
+        elif isinstance(node, ast.ClassDef) and node.name == "Target":
+            for fn in node.body:
+                if isinstance(fn, ast.FunctionDef) and not fn.name.startswith("__"):
+                    out["Target." + fn.name] = names(fn)  # overloads agree: the last one wins
+    return out
+
+
+def test_type_stubs_use_the_extensions_parameter_names() -> None:
+    stubs = stub_signatures()
+    assert {"atan2", "iif", "grad", "tanh", "Target.read_value", "Target.write_value"} <= set(stubs)
+    for name, ps in stubs.items():
+        obj = getattr(cp._core.Target, name.split(".")[1]) if "." in name else getattr(cp._core, name)
+        if not callable(obj) or isinstance(obj, type):
+            continue
+        real = [describe(p).rstrip("=") for p in params(inspect.signature(obj))]
+        assert ps == real, f"_core.pyi {name}{ps} != extension {real}"
