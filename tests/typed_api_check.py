@@ -209,6 +209,9 @@ def copapy_names() -> None:
     assert_type(cp.atan2(x=a, y=b), cp.value[float])
     assert_type(cp.tanh(a), cp.value[float])
     assert_type(cp.tanh(0.5), float)
+    assert_type(cp.min(a, b), cp.value[float])
+    assert_type(cp.max(1, 2), int)
+    assert cp.min([3.0, 1.0]) == 1.0
     assert_type(cp.nn.tanh(a), cp.value[float])
     assert_type(cp.nn.relu(a), cp.value[float])
     assert_type(cp.clamp(a, min_value=0.0, max_value=1.0), cp.value[float])

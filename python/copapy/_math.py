@@ -270,6 +270,14 @@ def _reduce(x: Any, pick: Callable[[Any, Any], Any], name: str) -> Any:
     return items[0]
 
 
+@overload
+def min(x: value[U], y: value[U] | U) -> value[U]: ...
+@overload
+def min(x: U, y: value[U]) -> value[U]: ...
+@overload
+def min(x: U, y: U) -> U: ...
+@overload
+def min(x: Any, y: Any = None) -> Any: ...
 def min(x: Any, y: Any = None) -> Any:
     """``min(x, y)``: ``minimum(x, y)`` elementwise (Copapy 0.0.7); ``min(v)`` with one
     vector, matrix, list or tuple: its smallest element (Copapy's newest API, NumPy's
@@ -281,6 +289,14 @@ def min(x: Any, y: Any = None) -> Any:
     return minimum(x, y)
 
 
+@overload
+def max(x: value[U], y: value[U] | U) -> value[U]: ...
+@overload
+def max(x: U, y: value[U]) -> value[U]: ...
+@overload
+def max(x: U, y: U) -> U: ...
+@overload
+def max(x: Any, y: Any = None) -> Any: ...
 def max(x: Any, y: Any = None) -> Any:
     """``max(x, y)``: ``maximum(x, y)`` elementwise (Copapy 0.0.7); ``max(v)`` with one
     vector, matrix, list or tuple: its largest element (a NaN element gives NaN)."""
