@@ -6,6 +6,10 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "cargo not found: install Rust with rustup (https://rustup.rs) and run again" >&2
   exit 1
 fi
+# stencils/build.py disassembles the non-x86 objects with llvm-objdump (Debian: llvm)
+if ! command -v llvm-objdump >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && apt-get install -y -qq llvm >/dev/null) || echo "note: could not install llvm (llvm-objdump)" >&2
+fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -r scripts/requirements-dev.txt

@@ -16,3 +16,9 @@ echo "== math ulp";      .venv/bin/python stencils/ulp_error.py --stride 4099 --
 echo "== ruff";          .venv/bin/ruff check python tests benches examples stencils
 echo "== mypy";          .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
 echo "== pytest";        .venv/bin/python -m pytest -q tests
+# The whole suite again on every foreign architecture, in the emulator: the same tests
+# against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET).
+for target in aarch64 armv7 armv6 cortex-m4 riscv64 riscv32; do
+  echo "== pytest on $target (emulated)"
+  COPAPY_TEST_TARGET=$target .venv/bin/python -m pytest -q -p no:cacheprovider tests
+done

@@ -796,3 +796,21 @@ CPM_NOINLINE float cpm_atan2f(float y, float x) {
     }
     return cpm_from_bits(cpm_bits(r) | sy);
 }
+
+/* ---------------------------------------------------------------- integer division */
+
+#if CPM_NO_HW_DIVIDE
+CPM_NOINLINE int32_t cpm_div_s32(int32_t x, int32_t d) {
+    uint32_t negative = (uint32_t)((x ^ d) < 0);
+    uint32_t ux = x < 0 ? 0u - (uint32_t)x : (uint32_t)x;
+    uint32_t ud = d < 0 ? 0u - (uint32_t)d : (uint32_t)d;
+    uint32_t q = 0, r = 0;
+    for (int k = 31; k >= 0; k--) {
+        r = (r << 1) | ((ux >> k) & 1u);
+        uint32_t take = 0u - (uint32_t)(r >= ud); /* all ones when ud fits */
+        r -= ud & take;
+        q |= (take & 1u) << k;
+    }
+    return (int32_t)(negative ? 0u - q : q);
+}
+#endif

@@ -15,11 +15,13 @@ pub mod autodiff;
 pub mod compile;
 pub mod fold;
 pub mod graph;
+pub mod isa;
 pub mod link;
 pub mod optimise;
 pub mod schedule;
 pub mod select;
 pub mod stencil_db;
+pub mod targets;
 pub mod trace;
 
 pub use compile::{compile, CompileError, Compiled};

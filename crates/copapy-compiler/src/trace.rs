@@ -5,7 +5,7 @@
 //! float, comparisons give bool, bitwise operations take ints and bools only. Constants
 //! are folded immediately with the same semantics as the stencils ([`crate::fold`]).
 //!
-//! Identities applied here are exact for every input except the two the design accepts:
+//! Identities applied here are exact for every input except the two the README documents:
 //! `x * 0 → 0` and `x - x → 0` assume finite values (they are what make sparse
 //! matrices cheap). `x + 0.0` is *not* rewritten for floats, because `-0.0 + 0.0` is `+0.0`.
 

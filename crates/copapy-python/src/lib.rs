@@ -11,6 +11,7 @@ use copapy_compiler::Op;
 
 mod autograd;
 mod convert;
+mod device;
 mod jit;
 mod structural;
 mod target;
@@ -115,5 +116,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(iif, m)?)?;
     m.add_function(wrap_pyfunction!(sign, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::grad, m)?)?;
+    m.add_function(wrap_pyfunction!(device::place_program, m)?)?;
     Ok(())
 }

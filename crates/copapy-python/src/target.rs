@@ -2,59 +2,74 @@
 
 use std::sync::OnceLock;
 
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyImportError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
-use copapy_compiler::compile::{read_bits, CompileError};
-use copapy_compiler::select::StencilTable;
-use copapy_compiler::stencil_db::StencilDb;
+use copapy_compiler::compile::CompileError;
+use copapy_compiler::targets::{Backend, Target as TargetSpec};
 use copapy_compiler::{compile, ScalarType, Value};
+use copapy_program::{Arch, Program};
 use copapy_runner::LoadedProgram;
 
 use crate::convert::{bits_for, number_bits, to_python, type_name};
+use crate::device::Device;
 use crate::structural::StructuralIndex;
 use crate::value::PyValue;
 
-/// The stencils for the machine this module runs on, parsed once.
-struct Backend {
-    db: StencilDb,
-    table: StencilTable,
+fn backend(target: &'static TargetSpec) -> PyResult<&'static Backend> {
+    target.backend().map_err(PyRuntimeError::new_err)
 }
 
-static STENCILS_X86_64: &[u8] = include_bytes!("../../../stencils/x86_64.o");
+/// The target of this machine, or an error naming the machine.
+fn host_target() -> PyResult<&'static TargetSpec> {
+    TargetSpec::host().ok_or_else(|| {
+        PyRuntimeError::new_err(format!(
+            "copapy cannot run code natively on this machine ({}); compile for one of its \
+             targets with cp.Target('<name>') instead",
+            std::env::consts::ARCH
+        ))
+    })
+}
 
-fn backend() -> PyResult<&'static Backend> {
-    static BACKEND: OnceLock<Result<Backend, String>> = OnceLock::new();
-    BACKEND
-        .get_or_init(|| {
-            if !cfg!(target_arch = "x86_64") {
-                return Err(format!(
-                    "copapy has no native stencils for this machine ({}) yet; x86_64 is supported",
-                    std::env::consts::ARCH
-                ));
-            }
-            let db = StencilDb::parse(STENCILS_X86_64)
-                .map_err(|e| format!("stencil object is invalid: {e}"))?;
-            let table = StencilTable::new(&db);
-            Ok(Backend { db, table })
-        })
-        .as_ref()
-        .map_err(|e| PyRuntimeError::new_err(e.clone()))
+fn compile_for(
+    target: &'static TargetSpec,
+    outputs: &[Value],
+) -> PyResult<copapy_compiler::Compiled> {
+    let be = backend(target)?;
+    compile(&be.db, &be.table, outputs).map_err(|e| match e {
+        CompileError::NothingToCompile => PyValueError::new_err(e.to_string()),
+        e => PyRuntimeError::new_err(e.to_string()),
+    })
 }
 
 /// Compiles `outputs` with the native stencils and loads the program.
 pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled, LoadedProgram)> {
-    let be = backend()?;
-    let compiled = compile(&be.db, &be.table, outputs).map_err(|e| match e {
-        CompileError::NothingToCompile => PyValueError::new_err(e.to_string()),
-        e => PyRuntimeError::new_err(e.to_string()),
-    })?;
+    let compiled = compile_for(host_target()?, outputs)?;
     let program = LoadedProgram::load(&compiled.program)
         .map_err(|e| PyRuntimeError::new_err(format!("cannot load the compiled program: {e}")))?;
     Ok((compiled, program))
+}
+
+/// The device that runs programs for `target`: host memory for the host's own
+/// target, the emulator (`copapy._emulator`) for any other.
+fn make_device(py: Python<'_>, target: &'static TargetSpec, program: &Program) -> PyResult<Device> {
+    if Some(target.arch) == Arch::host() {
+        return Device::host(program);
+    }
+    let emulator = py
+        .import(intern!(py, "copapy._emulator"))?
+        .getattr(intern!(py, "Emulator"))?;
+    match emulator.call1((target.name,)) {
+        Ok(device) => Device::python(py, device.unbind(), program),
+        // unicorn is an optional extra: the program can still be saved
+        Err(e) if e.is_instance_of::<PyImportError>(py) => Ok(Device::Unavailable(
+            e.value(py).str().map(|s| s.to_string()).unwrap_or_default(),
+        )),
+        Err(e) => Err(e),
+    }
 }
 
 /// Where a compiled variable lives.
@@ -66,20 +81,21 @@ struct Var {
 }
 
 struct Loaded {
-    program: LoadedProgram,
+    device: Device,
+    program: Program,
     vars: FxHashMap<usize, Var>,
     /// Keeps every mapped node alive, so its address (the map key) is never reused.
     keep: Vec<Value>,
     /// `keep` by structure, built by the first lookup of a value not found by identity.
     structural: OnceLock<StructuralIndex>,
     steps: usize,
-    code_size: usize,
-    data_size: usize,
 }
 
-/// A machine to compile for and run on (this process's CPU).
+/// A machine to compile for and run on: this process's CPU, or another architecture
+/// (run in the emulator).
 #[pyclass(module = "copapy", name = "Target")]
 pub struct Target {
+    spec: &'static TargetSpec,
     loaded: Option<Loaded>,
     has_run: bool,
 }
@@ -161,11 +177,11 @@ impl Target {
         Ok(to_python(
             py,
             var.ty,
-            read_bits(loaded.program.data(), var.offset),
+            loaded.device.read_u32(py, var.offset)?,
         ))
     }
 
-    fn write_one(&mut self, v: &PyValue, x: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn write_one(&mut self, py: Python<'_>, v: &PyValue, x: &Bound<'_, PyAny>) -> PyResult<()> {
         let (_, var) = self.var(v)?;
         if !var.input {
             return Err(PyValueError::new_err(
@@ -175,9 +191,7 @@ impl Target {
         }
         let bits = bits_for(var.ty, x)?;
         let loaded = self.loaded.as_mut().expect("checked by var()");
-        let o = var.offset as usize;
-        loaded.program.data_mut()[o..o + 4].copy_from_slice(&bits.to_le_bytes());
-        Ok(())
+        loaded.device.write(py, var.offset, &bits.to_le_bytes())
     }
 }
 
@@ -187,14 +201,14 @@ impl Target {
     #[pyo3(signature = (arch = "native", optimization = "O3"))]
     fn new(arch: &str, optimization: &str) -> PyResult<Self> {
         let _ = optimization; // one optimisation level exists; accepted for Copapy compatibility
-        let host = std::env::consts::ARCH;
-        if arch != "native" && arch != host {
-            return Err(PyValueError::new_err(format!(
-                "cannot run code for '{arch}' on this {host} machine: use Target() or Target('{host}')"
-            )));
-        }
-        backend()?;
+        let spec = if arch == "native" {
+            host_target()?
+        } else {
+            TargetSpec::find(arch).map_err(PyValueError::new_err)?
+        };
+        backend(spec)?;
         Ok(Target {
+            spec,
             loaded: None,
             has_run: false,
         })
@@ -202,12 +216,13 @@ impl Target {
 
     /// Compiles the code that computes `values` (values, or lists/tuples of values).
     #[pyo3(signature = (*values))]
-    fn compile(&mut self, values: &Bound<'_, PyTuple>) -> PyResult<()> {
+    fn compile(&mut self, py: Python<'_>, values: &Bound<'_, PyTuple>) -> PyResult<()> {
         let mut outputs = Vec::new();
         for v in values.iter() {
             collect(&v, &mut outputs)?;
         }
-        let (compiled, program) = compile_values(&outputs)?;
+        let compiled = compile_for(self.spec, &outputs)?;
+        let device = make_device(py, self.spec, &compiled.program)?;
         let mut vars = FxHashMap::default();
         let mut keep = Vec::with_capacity(outputs.len() + compiled.inputs.len());
         for (v, &offset) in outputs.iter().zip(&compiled.outputs) {
@@ -242,22 +257,21 @@ impl Target {
             keep.push(v);
         }
         self.loaded = Some(Loaded {
-            program,
+            device,
+            program: compiled.program,
             vars,
             keep,
             structural: OnceLock::new(),
             steps: compiled.steps,
-            code_size: compiled.program.code.len(),
-            data_size: compiled.program.data.len(),
         });
         self.has_run = false;
         Ok(())
     }
 
     /// Runs the compiled program once. Data memory keeps its state between runs.
-    fn run(&mut self) -> PyResult<()> {
+    fn run(&mut self, py: Python<'_>) -> PyResult<()> {
         let loaded = self.loaded.as_mut().ok_or_else(no_program)?;
-        loaded.program.run();
+        loaded.device.run(py)?;
         self.has_run = true;
         Ok(())
     }
@@ -307,7 +321,7 @@ impl Target {
         let (v, x) = (variables, data);
         let py = slf.py();
         if let Ok(pv) = v.cast::<PyValue>() {
-            return slf.borrow_mut().write_one(pv.get(), x);
+            return slf.borrow_mut().write_one(py, pv.get(), x);
         }
         if let Ok(hook) = v.getattr(intern!(py, "_cp_write")) {
             hook.call1((slf, x))?;
@@ -353,6 +367,17 @@ impl Target {
     /// Size and shape of the compiled program: steps (stencils), code and data bytes.
     fn stats(&self) -> PyResult<(usize, usize, usize)> {
         let l = self.loaded()?;
-        Ok((l.steps, l.code_size, l.data_size))
+        Ok((l.steps, l.program.code.len(), l.program.data.len()))
+    }
+
+    /// The target's name, e.g. `"x86_64"` or `"cortex-m4"`.
+    #[getter]
+    fn arch(&self) -> &'static str {
+        self.spec.name
+    }
+
+    /// The compiled program as a program file (what any device or runner loads).
+    fn program_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.loaded()?.program.encode()))
     }
 }

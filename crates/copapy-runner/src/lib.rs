@@ -15,6 +15,7 @@
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod fields;
 mod patch;
 pub use patch::{apply_patch_iter, apply_patches, install, PatchError};
 

@@ -2,7 +2,9 @@
 
 use core::fmt;
 
-use copapy_program::{Base, Encoding, Patch};
+use copapy_program::{Base, Encoding, Patch, ValueKind};
+
+use crate::fields::{write_field, FieldError};
 
 /// Why a patch could not be applied. No bad input makes [`apply_patches`] panic;
 /// it returns one of these instead and leaves the fields of later patches untouched.
@@ -30,17 +32,24 @@ pub enum PatchError {
         /// Size of that buffer.
         len: usize,
     },
-    /// A 32-bit relative field cannot reach the target (more than ±2 GiB away).
-    Rel32OutOfReach {
+    /// The value does not fit the patched field: a branch or an address out of the
+    /// instruction's reach.
+    OutOfReach {
         /// Index of the patch.
         index: usize,
-        /// The displacement that does not fit in an `i32`.
+        /// The field's encoding.
+        encoding: Encoding,
+        /// The value that does not fit (a distance or an address).
         value: i128,
     },
-    /// An absolute address computes to a value outside `0..2^64`.
-    AddressOverflow {
+    /// The value is not a multiple of the field's scale (e.g. an odd branch distance).
+    Misaligned {
         /// Index of the patch.
         index: usize,
+        /// The field's encoding.
+        encoding: Encoding,
+        /// The misaligned value.
+        value: i128,
     },
     /// A buffer given to [`install`] is smaller than the program's.
     BufferTooSmall {
@@ -66,14 +75,18 @@ impl fmt::Display for PatchError {
                 "patch {index} out of range: target {} offset {target} is outside the {len}-byte buffer",
                 base.name()
             ),
-            PatchError::Rel32OutOfReach { index, value } => write!(
+            PatchError::OutOfReach { index, encoding, value } => write!(
                 f,
-                "patch {index}: target is {value} bytes from the patched instruction, beyond the \
-                 ±2 GiB a 32-bit relative field reaches (code and data must be mapped together)"
+                "patch {index}: value {value:#x} does not fit the {} field (target out of the \
+                 instruction's reach: code and data must be placed together, and below 4 GiB \
+                 for 32-bit targets)",
+                encoding.name()
             ),
-            PatchError::AddressOverflow { index } => {
-                write!(f, "patch {index}: target address overflows 64 bits")
-            }
+            PatchError::Misaligned { index, encoding, value } => write!(
+                f,
+                "patch {index}: value {value:#x} is not aligned as the {} field requires",
+                encoding.name()
+            ),
             PatchError::BufferTooSmall { base, needed, available } => write!(
                 f,
                 "the program needs {needed} {} bytes, the runner has room for {available}",
@@ -91,10 +104,10 @@ impl core::error::Error for PatchError {}
 /// data buffer is placed at `data_addr` and is `data_len` bytes long. For a patch
 /// `p`, with `base_addr` the address of its base buffer:
 ///
-/// * [`Encoding::Rel32`] writes the little-endian `i32`
-///   `(base_addr + p.target + p.addend) - (code_addr + p.offset)`;
-///   an error if it does not fit in 32 bits.
-/// * [`Encoding::Abs64`] writes the little-endian `u64` `base_addr + p.target + p.addend`.
+/// `S = base_addr + p.target + p.addend` and `P = code_addr + p.offset`; the value is
+/// S, S−P or the page distance as [`Encoding::kind`] says, written into the
+/// instruction field by [`write_field`] (the table is on [`Encoding`]); a value that
+/// does not fit its field is an error, never truncated.
 ///
 /// Every field and target is bounds-checked; this never panics.
 ///
@@ -159,19 +172,24 @@ pub fn apply_patch_iter(
             });
         }
         let target = base_addr as i128 + p.target as i128 + p.addend as i128;
-        match p.encoding {
-            Encoding::Rel32 => {
-                let place = code_addr as i128 + p.offset as i128;
-                let value = target - place;
-                let v = i32::try_from(value)
-                    .map_err(|_| PatchError::Rel32OutOfReach { index, value })?;
-                field.copy_from_slice(&v.to_le_bytes());
-            }
-            Encoding::Abs64 => {
-                let v = u64::try_from(target).map_err(|_| PatchError::AddressOverflow { index })?;
-                field.copy_from_slice(&v.to_le_bytes());
-            }
-        }
+        let place = code_addr as i128 + p.offset as i128;
+        let value = match p.encoding.kind() {
+            ValueKind::Absolute => target,
+            ValueKind::PcRelative => target - place,
+            ValueKind::PageRelative => (target & !0xFFF) - (place & !0xFFF),
+        };
+        write_field(p.encoding, field, value).map_err(|e| match e {
+            FieldError::OutOfReach => PatchError::OutOfReach {
+                index,
+                encoding: p.encoding,
+                value,
+            },
+            FieldError::Misaligned => PatchError::Misaligned {
+                index,
+                encoding: p.encoding,
+                value,
+            },
+        })?;
     }
     Ok(())
 }
@@ -268,8 +286,9 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e,
-            PatchError::Rel32OutOfReach {
+            PatchError::OutOfReach {
                 index: 0,
+                encoding: Encoding::Rel32,
                 value: 0x1_0000_0000
             }
         );
@@ -303,7 +322,11 @@ mod tests {
         };
         assert_eq!(
             apply_patches(&mut code, 0, 0, 0, &[p]),
-            Err(PatchError::AddressOverflow { index: 0 })
+            Err(PatchError::OutOfReach {
+                index: 0,
+                encoding: Encoding::Abs64,
+                value: -1
+            })
         );
     }
 
