@@ -69,7 +69,8 @@ pub fn unary(op: Op, a: &Value) -> Result<Value, TraceError> {
         | Op::Acos
         | Op::Atan
         | Op::Exp
-        | Op::Log => Ok(make_unary(op, ScalarType::Float, &to_float(a))),
+        | Op::Log
+        | Op::Tanh => Ok(make_unary(op, ScalarType::Float, &to_float(a))),
         Op::IntToFloat => Ok(to_float(a)),
         _ => Err(TraceError {
             message: format!("{op:?} is not a unary operation"),
