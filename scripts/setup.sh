@@ -17,4 +17,6 @@ fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -r scripts/requirements-dev.txt
+# the extension is abi3 now: an older per-version build would shadow it on import
+rm -f python/copapy/_core.cpython-*.so
 .venv/bin/maturin develop --release -q

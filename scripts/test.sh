@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+echo "== Copapy 0.0.7 reference (.venv-copapy-ref, for the compatibility tests)"
+benches/setup_reference.sh
 echo "== cargo fmt";     cargo fmt --all -- --check
 echo "== cargo clippy";  cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== cargo test";    cargo test --workspace -q

@@ -243,9 +243,10 @@ void st_bad_call(float a, float b, int32_t i, int32_t j) {
 }
 void st_bad_tail(float a, float b, int32_t i, int32_t j) { cp_mf = a + (float)table[idx & 3]; }
 void st_bad_two(float a, float b, int32_t i, int32_t j) {
+    /* long paths, so no target turns them into predicated code with one jump */
     if (i)
-        __attribute__((musttail)) return cp_next(b, a, i, j);
-    __attribute__((musttail)) return cp_next(a, b, i, j);
+        __attribute__((musttail)) return cp_next(b * a - b / a, a / b + a * b * a, i, j - 3);
+    __attribute__((musttail)) return cp_next(a / b * a - b, b / a - a * b * b, i + 5, j);
 }
 """
 

@@ -12,15 +12,29 @@ from pathlib import Path
 import numpy as np
 import pytest
 import refsem as R
+from conftest import TARGET
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 F32 = np.float32
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|-?inf|nan")
 
 
+# Under COPAPY_TEST_TARGET (conftest.py) the example runs with cp.Target() meaning that
+# target, in the emulator: the same check of every example on every architecture.
+ON_TARGET = """
+import runpy, sys, copapy
+native, target = copapy.Target, sys.argv[1]
+copapy.Target = lambda arch="native", *a, **k: native(target if arch == "native" else arch, *a, **k)
+sys.argv = sys.argv[2:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
+
+
 def run_example(name: str) -> str:
-    proc = subprocess.run([sys.executable, str(EXAMPLES / name)], capture_output=True, text=True,
-                          timeout=120, check=False)
+    cmd = [sys.executable, str(EXAMPLES / name)]
+    if TARGET:
+        cmd = [sys.executable, "-c", ON_TARGET, TARGET, str(EXAMPLES / name)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
     assert proc.returncode == 0, f"{name} exited {proc.returncode}:\n{proc.stderr}"
     return proc.stdout
 

@@ -538,15 +538,18 @@ mod tests {
         let bytes = sample().encode();
         let patches_at = HEADER_BYTES + 12 + 8;
         let mut b = bytes.clone();
-        b[patches_at + 4] = 200;
-        reseal(&mut b);
-        assert_eq!(
-            err(&b),
-            FormatError::UnknownEncoding {
-                index: 0,
-                value: 200
-            }
-        );
+        // one past the last encoding, and zero, are not encodings
+        for bad in [Encoding::ALL.len() as u8 + 1, 0] {
+            b[patches_at + 4] = bad;
+            reseal(&mut b);
+            assert_eq!(
+                err(&b),
+                FormatError::UnknownEncoding {
+                    index: 0,
+                    value: bad
+                }
+            );
+        }
         let mut b = bytes.clone();
         b[patches_at + PATCH_RECORD_BYTES + 5] = 9;
         reseal(&mut b);

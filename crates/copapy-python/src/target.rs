@@ -1,5 +1,7 @@
 //! `copapy.Target`: compiles values, owns the loaded program, runs it, reads and writes its data.
 
+use std::sync::OnceLock;
+
 use pyo3::exceptions::{PyImportError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -14,6 +16,7 @@ use copapy_runner::LoadedProgram;
 
 use crate::convert::{bits_for, number_bits, to_python, type_name};
 use crate::device::Device;
+use crate::structural::StructuralIndex;
 use crate::symbols;
 use crate::value::PyValue;
 
@@ -93,7 +96,9 @@ struct Loaded {
     program: Program,
     vars: FxHashMap<usize, Var>,
     /// Keeps every mapped node alive, so its address (the map key) is never reused.
-    _keep: Vec<Value>,
+    keep: Vec<Value>,
+    /// `keep` by structure, built by the first lookup of a value not found by identity.
+    structural: OnceLock<StructuralIndex>,
     steps: usize,
     /// Index into `program.symbols` by name.
     by_name: FxHashMap<String, usize>,
@@ -179,9 +184,18 @@ impl Target {
         self.loaded.as_ref().ok_or_else(no_program)
     }
 
+    /// Where `v` lives: found by identity, else a compiled value structurally equal to it
+    /// (Copapy's graph has structural identity, see `structural.rs`).
     fn var(&self, v: &PyValue) -> PyResult<(&Loaded, Var)> {
         let loaded = self.loaded.as_ref().ok_or_else(not_compiled)?;
-        let var = *loaded.vars.get(&v.value().id()).ok_or_else(not_compiled)?;
+        if let Some(var) = loaded.vars.get(&v.value().id()) {
+            return Ok((loaded, *var));
+        }
+        let index = loaded
+            .structural
+            .get_or_init(|| StructuralIndex::new(&loaded.keep));
+        let same = index.find(v.value()).ok_or_else(not_compiled)?;
+        let var = *loaded.vars.get(&same.id()).ok_or_else(not_compiled)?;
         Ok((loaded, var))
     }
 
@@ -334,13 +348,15 @@ impl Target {
                 ty: v.ty(),
                 input: false,
             });
+            keep.push(v);
         }
         self.loaded = Some(Loaded {
             device,
             by_name: index_symbols(&compiled.program.symbols),
             program: compiled.program,
             vars,
-            _keep: keep,
+            keep,
+            structural: OnceLock::new(),
             steps: compiled.steps,
         });
         self.has_run = false;
@@ -357,7 +373,10 @@ impl Target {
 
     /// Reads a compiled value (a Python number), or a list of them. Containers (vectors,
     /// matrices) come back as the same kind of container through their `_cp_read` hook.
-    fn read_value(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    /// A freshly traced value structurally equal to a compiled one reads that one.
+    #[pyo3(signature = (variables))]
+    fn read_value(slf: &Bound<'_, Self>, variables: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let v = variables;
         let py = slf.py();
         if let Ok(pv) = v.cast::<PyValue>() {
             return slf.borrow().read_one(py, pv.get());
@@ -395,11 +414,13 @@ impl Target {
 
     /// Writes a Python number into an input value, or numbers into a list of them.
     /// Containers check their shape in their `_cp_write` hook.
+    #[pyo3(signature = (variables, data))]
     fn write_value(
         slf: &Bound<'_, Self>,
-        v: &Bound<'_, PyAny>,
-        x: &Bound<'_, PyAny>,
+        variables: &Bound<'_, PyAny>,
+        data: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let (v, x) = (variables, data);
         let py = slf.py();
         if let Ok(pv) = v.cast::<PyValue>() {
             return slf.borrow_mut().write_one(py, pv.get(), x);
@@ -537,7 +558,8 @@ impl Target {
                 by_name: index_symbols(&program.symbols),
                 program,
                 vars: FxHashMap::default(),
-                _keep: Vec::new(),
+                keep: Vec::new(),
+                structural: OnceLock::new(),
                 steps: 0,
             }),
             has_run: false,

@@ -57,10 +57,16 @@ fn address32(value: i128) -> Result<u32, FieldError> {
 
 /// The (hi20, lo12) split of a RISC-V PC-relative value: `hi << 12` plus the
 /// sign-extended `lo` is `value`.
+///
+/// The reach is that of a signed 20-bit `hi` plus a signed 12-bit `lo`,
+/// `[-2^31 - 2^11, 2^31 - 2^11)` (as lld checks it), not the `i32` range: the
+/// farthest 2 KiB backwards need `hi = -2^19` and a negative `lo`.
 fn riscv_split(value: i128) -> Result<(u32, u32), FieldError> {
-    let v = i32::try_from(value).map_err(|_| FieldError::OutOfReach)?;
-    let hi = v.checked_add(0x800).ok_or(FieldError::OutOfReach)? >> 12;
-    let lo = v.wrapping_sub(hi << 12);
+    let hi = value.checked_add(0x800).ok_or(FieldError::OutOfReach)? >> 12;
+    if !(-(1 << 19)..1 << 19).contains(&hi) {
+        return Err(FieldError::OutOfReach);
+    }
+    let lo = value - (hi << 12);
     Ok(((hi as u32) & 0xF_FFFF, (lo as u32) & 0xFFF))
 }
 
