@@ -310,7 +310,7 @@ def stub_signatures() -> dict[str, list[str]]:
     def names(fn: ast.FunctionDef) -> list[str]:
         a = fn.args
         ps = [p.arg for p in a.posonlyargs + a.args if p.arg not in ("self", "cls")]
-        return ps + (["*" + a.vararg.arg] if a.vararg else [])
+        return ps + (["*" + a.vararg.arg] if a.vararg else []) + [p.arg for p in a.kwonlyargs]
 
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):

@@ -12,6 +12,7 @@
 //!
 //! The file format is described in the [`format`] module.
 #![no_std]
+#![forbid(unsafe_code)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

@@ -5,6 +5,8 @@
 //! `@cp.jit`; `autograd.rs` is `cp.grad`. The Python package (`python/copapy`)
 //! re-exports these and adds the functions that also accept plain numbers.
 
+#![forbid(unsafe_code)]
+
 use pyo3::prelude::*;
 
 use copapy_compiler::Op;

@@ -349,9 +349,13 @@ pub fn plan(
         .collect();
     let mut generated = Vec::new();
     for (i, v) in values.iter().enumerate() {
-        let flat = flatten(&v)?;
+        // An argument that is not one rectangular container of one dtype (a ragged or
+        // mixed list) is compiled as always but gets no generated name: its parts can
+        // be named with `names=`.
+        let Ok(flat) = flatten(&v) else { continue };
+        let one_dtype = flat.values.windows(2).all(|w| w[0].ty() == w[1].ty());
         let already = flat.values.len() == 1 && named_ids.contains(&flat.values[0].id());
-        if !already && !flat.values.is_empty() {
+        if one_dtype && !already && !flat.values.is_empty() {
             generated.push(planned.len());
             planned.push(Planned {
                 name: format!("out{i}"),
