@@ -530,16 +530,23 @@ impl Target {
             .iter()
             .filter(|t| t.arch == program.arch);
         let mut spec = None;
-        let mut missing = None;
+        // If none fits, name the missing features of the closest one (fewest missing bits).
+        let mut missing: Option<(u32, copapy_program::FormatError)> = None;
         for t in candidates {
             match copapy_program::format::check_features(program.features, t.features.0) {
                 Ok(()) => {
                     spec = Some(t);
                     break;
                 }
-                Err(e) => missing = Some(e),
+                Err(e) => {
+                    let count = (program.features & !t.features.0).count_ones();
+                    if missing.as_ref().is_none_or(|(c, _)| count < *c) {
+                        missing = Some((count, e));
+                    }
+                }
             }
         }
+        let missing = missing.map(|(_, e)| e);
         let spec = spec.ok_or_else(|| {
             PyValueError::new_err(match missing {
                 Some(e) => format!("no copapy target can run this program: {e}"),
