@@ -239,3 +239,21 @@ def test_without_unicorn_the_error_says_how_to_install_it(monkeypatch: pytest.Mo
     assert len(tg.program_bytes()) > 0
     with pytest.raises(RuntimeError, match=r"pip install 'copapy\[emulate\]'"):
         tg.run()
+
+
+def test_a_device_refuses_a_program_it_cannot_run() -> None:
+    """The header's architecture and CPU feature level are checked before anything is
+    placed: an armv7 program needs ARMv7 + VFPv3, which an ARMv6 core lacks."""
+    from copapy._emulator import Emulator
+
+    a = cp.value(1.5)
+    tg = cp.Target("armv7")
+    tg.compile(a * a)
+    program = tg.program_bytes()
+    with pytest.raises(RuntimeError, match="armv6 device cannot run the program.*armv7.*vfp3"):
+        Emulator("armv6").install(program)
+    with pytest.raises(RuntimeError, match="riscv32 device cannot run the program"):
+        Emulator("riscv32").install(program)
+    dev = Emulator("armv7")  # the right device takes it
+    dev.install(program)
+    dev.run()

@@ -116,8 +116,7 @@ fn install_code(e: &InstallError) -> i32 {
     match e {
         InstallError::Format(f) => format_code(f),
         InstallError::Patch(PatchError::BufferTooSmall { .. }) => code::BUFFER_TOO_SMALL,
-        InstallError::Patch(PatchError::FieldOutOfRange { .. })
-        | InstallError::Patch(PatchError::TargetOutOfRange { .. }) => code::PATCH_RANGE,
+        InstallError::Patch(PatchError::OutOfBounds(_)) => code::PATCH_RANGE,
         InstallError::Patch(_) => code::PATCH_REACH,
     }
 }

@@ -223,12 +223,15 @@ impl fmt::Display for FormatError {
                 program.name(),
                 runner.name()
             ),
-            MissingFeatures { needed, available } => write!(
-                f,
-                "program needs CPU features {needed:#x} but this runner has {available:#x} \
-                 (missing {:#x}); compile for a lower feature level",
-                needed & !available
-            ),
+            MissingFeatures { needed, available } => {
+                f.write_str("program needs CPU features ")?;
+                write_features(f, needed)?;
+                f.write_str(" but this runner has ")?;
+                write_features(f, available)?;
+                f.write_str(" (missing ")?;
+                write_features(f, needed & !available)?;
+                f.write_str("); compile for this runner's target")
+            }
             BadAlignment { section, align } => write!(
                 f,
                 "{} alignment {align} is not a power of two up to {}",
@@ -295,3 +298,24 @@ impl fmt::Display for FormatError {
 }
 
 impl core::error::Error for FormatError {}
+
+/// `armv7+vfp3`: the names of a feature bit set (unnamed bits in hex; `none` if empty).
+fn write_features(f: &mut fmt::Formatter<'_>, bits: u32) -> fmt::Result {
+    if bits == 0 {
+        return f.write_str("none");
+    }
+    let mut rest = bits;
+    let mut first = true;
+    for (feature, name) in crate::Features::NAMED {
+        if bits & feature.0 != 0 {
+            f.write_str(if first { "" } else { "+" })?;
+            f.write_str(name)?;
+            rest &= !feature.0;
+            first = false;
+        }
+    }
+    if rest != 0 {
+        write!(f, "{}{rest:#x}", if first { "" } else { "+" })?;
+    }
+    Ok(())
+}

@@ -604,7 +604,12 @@ mod tests {
                 available: 0b001
             }
         );
-        assert!(e.to_string().contains("missing 0x4"), "{e}");
+        assert!(e.to_string().contains("missing armv6)"), "{e}");
+        let e = FormatError::MissingFeatures {
+            needed: 0x8000_0008,
+            available: 0,
+        };
+        assert!(e.to_string().contains("missing armv7+0x80000000)"), "{e}");
         let mut p = sample();
         p.code_align = 24;
         assert_eq!(

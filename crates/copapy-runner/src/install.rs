@@ -40,7 +40,8 @@ impl From<PatchError> for InstallError {
     }
 }
 
-fn check_aligned(section: Section, align: u32, addr: usize) -> Result<(), FormatError> {
+/// Checks that a buffer at `addr` meets the program's alignment for `section`.
+pub fn check_aligned(section: Section, align: u32, addr: usize) -> Result<(), FormatError> {
     if addr.is_multiple_of(align as usize) {
         Ok(())
     } else {

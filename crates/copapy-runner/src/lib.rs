@@ -18,7 +18,7 @@ extern crate std;
 pub mod fields;
 mod install;
 mod patch;
-pub use install::{call_entry, install, EntryFn, InstallError};
+pub use install::{call_entry, check_aligned, install, EntryFn, InstallError};
 pub use patch::{apply_patch_iter, apply_patches, PatchError};
 
 #[cfg(all(feature = "std", unix))]

@@ -2,7 +2,8 @@
 
 use core::fmt;
 
-use copapy_program::{Base, Encoding, Patch, ValueKind};
+use copapy_program::format::check_patch;
+use copapy_program::{Base, Encoding, FormatError, Patch, ValueKind};
 
 use crate::fields::{write_field, FieldError};
 
@@ -10,28 +11,10 @@ use crate::fields::{write_field, FieldError};
 /// it returns one of these instead and leaves the fields of later patches untouched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PatchError {
-    /// The patched field does not lie inside the code.
-    FieldOutOfRange {
-        /// Index of the patch.
-        index: usize,
-        /// Code offset of the field.
-        offset: u32,
-        /// Field width.
-        width: usize,
-        /// Code size.
-        code_len: usize,
-    },
-    /// The target is outside its base buffer.
-    TargetOutOfRange {
-        /// Index of the patch.
-        index: usize,
-        /// Buffer of the target.
-        base: Base,
-        /// Target offset.
-        target: u32,
-        /// Size of that buffer.
-        len: usize,
-    },
+    /// The patched field or the target lies outside its buffer: the program crate's
+    /// own bounds check ([`check_patch`]), so a runner and a file validator never
+    /// disagree about what is in range.
+    OutOfBounds(FormatError),
     /// The value does not fit the patched field: a branch or an address out of the
     /// instruction's reach.
     OutOfReach {
@@ -65,29 +48,32 @@ pub enum PatchError {
 impl fmt::Display for PatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            PatchError::FieldOutOfRange { index, offset, width, code_len } => write!(
-                f,
-                "patch {index} out of range: its {width}-byte field at code offset {offset} \
-                 extends past the end of the {code_len} code bytes"
-            ),
-            PatchError::TargetOutOfRange { index, base, target, len } => write!(
-                f,
-                "patch {index} out of range: target {} offset {target} is outside the {len}-byte buffer",
-                base.name()
-            ),
-            PatchError::OutOfReach { index, encoding, value } => write!(
+            PatchError::OutOfBounds(e) => e.fmt(f),
+            PatchError::OutOfReach {
+                index,
+                encoding,
+                value,
+            } => write!(
                 f,
                 "patch {index}: value {value:#x} does not fit the {} field (target out of the \
                  instruction's reach: code and data must be placed together, and below 4 GiB \
                  for 32-bit targets)",
                 encoding.name()
             ),
-            PatchError::Misaligned { index, encoding, value } => write!(
+            PatchError::Misaligned {
+                index,
+                encoding,
+                value,
+            } => write!(
                 f,
                 "patch {index}: value {value:#x} is not aligned as the {} field requires",
                 encoding.name()
             ),
-            PatchError::BufferTooSmall { base, needed, available } => write!(
+            PatchError::BufferTooSmall {
+                base,
+                needed,
+                available,
+            } => write!(
                 f,
                 "the program needs {needed} {} bytes, the runner has room for {available}",
                 base.name()
@@ -148,29 +134,13 @@ pub fn apply_patch_iter(
 ) -> Result<(), PatchError> {
     let code_len = code.len();
     for (index, p) in patches.into_iter().enumerate() {
-        let width = p.encoding.width();
+        check_patch(index, &p, code_len, data_len).map_err(PatchError::OutOfBounds)?;
         let start = p.offset as usize;
-        let field = start
-            .checked_add(width)
-            .and_then(|end| code.get_mut(start..end))
-            .ok_or(PatchError::FieldOutOfRange {
-                index,
-                offset: p.offset,
-                width,
-                code_len,
-            })?;
-        let (base_addr, len) = match p.base {
-            Base::Code => (code_addr, code_len),
-            Base::Data => (data_addr, data_len),
+        let field = &mut code[start..start + p.encoding.width()];
+        let base_addr = match p.base {
+            Base::Code => code_addr,
+            Base::Data => data_addr,
         };
-        if p.target as usize >= len {
-            return Err(PatchError::TargetOutOfRange {
-                index,
-                base: p.base,
-                target: p.target,
-                len,
-            });
-        }
         let target = base_addr as i128 + p.target as i128 + p.addend as i128;
         let place = code_addr as i128 + p.offset as i128;
         let value = match p.encoding.kind() {
@@ -297,17 +267,19 @@ mod tests {
         let e = apply_patches(&mut code, 0, 0, 4, &[rel(5, Base::Code, 0, 0)]).unwrap_err();
         assert_eq!(
             e,
-            PatchError::FieldOutOfRange {
+            PatchError::OutOfBounds(FormatError::PatchFieldOutOfRange {
                 index: 0,
                 offset: 5,
                 width: 4,
                 code_len: 8
-            }
+            })
         );
         let p = rel(u32::MAX, Base::Code, 0, 0);
         assert!(matches!(
             apply_patches(&mut code, 0, 0, 4, &[p]),
-            Err(PatchError::FieldOutOfRange { .. })
+            Err(PatchError::OutOfBounds(
+                FormatError::PatchFieldOutOfRange { .. }
+            ))
         ));
         let p = Patch {
             offset: 1,
@@ -318,17 +290,19 @@ mod tests {
         };
         assert!(matches!(
             apply_patches(&mut code, 0, 0, 4, &[p]),
-            Err(PatchError::FieldOutOfRange { .. })
+            Err(PatchError::OutOfBounds(
+                FormatError::PatchFieldOutOfRange { .. }
+            ))
         ));
         let e = apply_patches(&mut code, 0, 0, 4, &[rel(0, Base::Data, 4, 0)]).unwrap_err();
         assert_eq!(
             e,
-            PatchError::TargetOutOfRange {
+            PatchError::OutOfBounds(FormatError::PatchTargetOutOfRange {
                 index: 0,
                 base: Base::Data,
                 target: 4,
                 len: 4
-            }
+            })
         );
         let e = apply_patches(
             &mut code,
@@ -340,11 +314,11 @@ mod tests {
         .unwrap_err();
         assert!(matches!(
             e,
-            PatchError::TargetOutOfRange {
+            PatchError::OutOfBounds(FormatError::PatchTargetOutOfRange {
                 index: 1,
                 base: Base::Code,
                 ..
-            }
+            })
         ));
         let mut empty = [0u8; 0];
         assert!(apply_patches(
