@@ -142,12 +142,25 @@ impl Default for Crc32 {
     }
 }
 
+// Readers never panic: callers check lengths first, and a read past the end gives 0.
+// Keeping every panic path out of the parser keeps `core::fmt` (panic messages) out of
+// firmware, which is most of a small runner's code size.
+
 pub(crate) fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
+    b.get(at..at.wrapping_add(2))
+        .and_then(|s| <[u8; 2]>::try_from(s).ok())
+        .map_or(0, u16::from_le_bytes)
 }
 
 pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+    b.get(at..at.wrapping_add(4))
+        .and_then(|s| <[u8; 4]>::try_from(s).ok())
+        .map_or(0, u32::from_le_bytes)
+}
+
+/// `b[from..to]`, or empty where that is out of range (callers check bounds first).
+pub(crate) fn sub(b: &[u8], from: usize, to: usize) -> &[u8] {
+    b.get(from..to).unwrap_or(&[])
 }
 
 /// Checks that the program can run on a runner for `runner`.

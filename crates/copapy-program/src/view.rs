@@ -1,7 +1,7 @@
 //! Zero-copy, allocation-free reading of program files (what a `no_std` runner uses).
 
 use crate::format::{
-    check_align, check_layout, u16_at, u32_at, Crc32, Section, SymbolSlots, CHECKSUM_AT,
+    check_align, check_layout, sub, u16_at, u32_at, Crc32, Section, SymbolSlots, CHECKSUM_AT,
     HEADER_BYTES, MAGIC, MAX_RANK, PATCH_RECORD_BYTES, SYMBOL_RECORD_BYTES, VERSION,
 };
 use crate::{Arch, Base, Encoding, FormatError, Patch, Role, ScalarType};
@@ -42,7 +42,7 @@ pub struct ProgramView<'a> {
     symbol_count: u32,
 }
 
-fn decode_patch(index: usize, r: &[u8]) -> Result<Patch, FormatError> {
+fn decode_patch(index: usize, r: &[u8; PATCH_RECORD_BYTES]) -> Result<Patch, FormatError> {
     let encoding =
         Encoding::from_u8(r[4]).ok_or(FormatError::UnknownEncoding { index, value: r[4] })?;
     let base = Base::from_u8(r[5]).ok_or(FormatError::UnknownBase { index, value: r[5] })?;
@@ -63,19 +63,19 @@ fn decode_patch(index: usize, r: &[u8]) -> Result<Patch, FormatError> {
 
 /// Reads the symbol record at the start of `rest`; returns it and the record length.
 fn decode_symbol(index: usize, rest: &[u8]) -> Result<(SymbolView<'_>, usize), FormatError> {
-    if rest.len() < SYMBOL_RECORD_BYTES {
-        return Err(FormatError::BadSymbolTable { index });
-    }
-    let role = Role::from_u8(rest[0]).ok_or(FormatError::UnknownRole {
+    let head: &[u8; SYMBOL_RECORD_BYTES] = rest
+        .first_chunk()
+        .ok_or(FormatError::BadSymbolTable { index })?;
+    let role = Role::from_u8(head[0]).ok_or(FormatError::UnknownRole {
         index,
-        value: rest[0],
+        value: head[0],
     })?;
-    let ty = ScalarType::from_u8(rest[1]).ok_or(FormatError::UnknownScalarType {
+    let ty = ScalarType::from_u8(head[1]).ok_or(FormatError::UnknownScalarType {
         index,
-        value: rest[1],
+        value: head[1],
     })?;
-    let rank = rest[2];
-    if rest[3] != 0 || rest[6] != 0 || rest[7] != 0 {
+    let rank = head[2];
+    if head[3] != 0 || head[6] != 0 || head[7] != 0 {
         return Err(FormatError::ReservedNotZero {
             section: Section::Symbols,
             index,
@@ -84,7 +84,7 @@ fn decode_symbol(index: usize, rest: &[u8]) -> Result<(SymbolView<'_>, usize), F
     if rank as usize > MAX_RANK {
         return Err(FormatError::BadRank { index, rank });
     }
-    let name_len = u16_at(rest, 4) as usize;
+    let name_len = u16_at(head, 4) as usize;
     let dims_end = SYMBOL_RECORD_BYTES + 4 * rank as usize;
     let dims_bytes = rest
         .get(SYMBOL_RECORD_BYTES..dims_end)
@@ -93,8 +93,8 @@ fn decode_symbol(index: usize, rest: &[u8]) -> Result<(SymbolView<'_>, usize), F
     // The element count is bounded by the bytes left, so a huge shape is refused
     // before anything multiplies past u64.
     let mut count: u64 = 1;
-    for (d, b) in dims.iter_mut().zip(dims_bytes.chunks_exact(4)) {
-        *d = u32_at(b, 0);
+    for (d, b) in dims.iter_mut().zip(dims_bytes.as_chunks::<4>().0) {
+        *d = u32::from_le_bytes(*b);
         count = count.saturating_mul(*d as u64);
     }
     let name_end = dims_end + name_len;
@@ -102,7 +102,7 @@ fn decode_symbol(index: usize, rest: &[u8]) -> Result<(SymbolView<'_>, usize), F
         .get(dims_end..name_end)
         .ok_or(FormatError::BadSymbolTable { index })?;
     let name = core::str::from_utf8(name).map_err(|_| FormatError::SymbolNameNotUtf8 { index })?;
-    let left = (rest.len() - name_end) as u64;
+    let left = rest.len().saturating_sub(name_end) as u64;
     if count > left / 4 {
         return Err(FormatError::BadShape { index });
     }
@@ -113,7 +113,7 @@ fn decode_symbol(index: usize, rest: &[u8]) -> Result<(SymbolView<'_>, usize), F
         ty,
         rank,
         dims,
-        offsets: &rest[name_end..end],
+        offsets: sub(rest, name_end, end),
     };
     Ok((sym, end))
 }
@@ -126,10 +126,10 @@ impl<'a> ProgramView<'a> {
     /// [`FormatError`]). It does not check that the architecture and CPU features are
     /// the runner's: use [`ProgramView::check_arch`] and [`ProgramView::check_features`].
     pub fn parse(bytes: &'a [u8]) -> Result<ProgramView<'a>, FormatError> {
-        if bytes.len() >= 4 && bytes[..4] != MAGIC {
-            return Err(FormatError::BadMagic([
-                bytes[0], bytes[1], bytes[2], bytes[3],
-            ]));
+        if let Some(magic) = bytes.first_chunk::<4>() {
+            if *magic != MAGIC {
+                return Err(FormatError::BadMagic(*magic));
+            }
         }
         if bytes.len() >= 6 {
             let version = u16_at(bytes, 4);
@@ -137,15 +137,15 @@ impl<'a> ProgramView<'a> {
                 return Err(FormatError::UnsupportedVersion { found: version });
             }
         }
-        if bytes.len() < HEADER_BYTES {
+        let Some(header) = bytes.first_chunk::<HEADER_BYTES>() else {
             return Err(FormatError::Truncated {
                 section: Section::Header,
                 expected: HEADER_BYTES as u64,
                 found: bytes.len() as u64,
             });
-        }
-        let arch = Arch::from_u8(bytes[6]).ok_or(FormatError::UnknownArch(bytes[6]))?;
-        if bytes[7] != 0 {
+        };
+        let arch = Arch::from_u8(header[6]).ok_or(FormatError::UnknownArch(header[6]))?;
+        if header[7] != 0 {
             return Err(FormatError::ReservedNotZero {
                 section: Section::Header,
                 index: 0,
@@ -191,8 +191,8 @@ impl<'a> ProgramView<'a> {
         }
 
         let mut crc = Crc32::new();
-        crc.update(&bytes[..CHECKSUM_AT]);
-        crc.update(&bytes[HEADER_BYTES..]);
+        crc.update(sub(header, 0, CHECKSUM_AT));
+        crc.update(sub(bytes, HEADER_BYTES, bytes.len()));
         let computed = crc.finish();
         if computed != stored {
             return Err(FormatError::ChecksumMismatch { stored, computed });
@@ -203,22 +203,28 @@ impl<'a> ProgramView<'a> {
             features,
             code_align,
             data_align,
-            code: &bytes[bounds[0].0..bounds[0].1],
-            data: &bytes[bounds[1].0..bounds[1].1],
+            code: sub(bytes, bounds[0].0, bounds[0].1),
+            data: sub(bytes, bounds[1].0, bounds[1].1),
             entry,
-            patches: &bytes[bounds[2].0..bounds[2].1],
-            symbols: &bytes[bounds[3].0..bounds[3].1],
+            patches: sub(bytes, bounds[2].0, bounds[2].1),
+            symbols: sub(bytes, bounds[3].0, bounds[3].1),
             symbol_count,
         };
 
         // Record contents.
-        for (index, r) in view.patches.chunks_exact(PATCH_RECORD_BYTES).enumerate() {
+        for (index, r) in view
+            .patches
+            .as_chunks::<PATCH_RECORD_BYTES>()
+            .0
+            .iter()
+            .enumerate()
+        {
             decode_patch(index, r)?;
         }
         let mut rest = view.symbols;
         for index in 0..symbol_count as usize {
             let (_, used) = decode_symbol(index, rest)?;
-            rest = &rest[used..];
+            rest = sub(rest, used, rest.len());
         }
         if !rest.is_empty() {
             return Err(FormatError::BadSymbolTable {
@@ -258,7 +264,7 @@ impl<'a> ProgramView<'a> {
     /// The patches, in file order.
     pub fn patches(&self) -> PatchIter<'a> {
         PatchIter {
-            records: self.patches.chunks_exact(PATCH_RECORD_BYTES),
+            records: self.patches.as_chunks::<PATCH_RECORD_BYTES>().0.iter(),
         }
     }
 
@@ -285,7 +291,7 @@ impl<'a> ProgramView<'a> {
 /// Iterator over the patches of a [`ProgramView`].
 #[derive(Clone, Debug)]
 pub struct PatchIter<'a> {
-    records: core::slice::ChunksExact<'a, u8>,
+    records: core::slice::Iter<'a, [u8; PATCH_RECORD_BYTES]>,
 }
 
 impl Iterator for PatchIter<'_> {
@@ -335,7 +341,7 @@ impl<'a> SymbolView<'a> {
     /// Data offset of every element, row-major.
     pub fn offsets(&self) -> OffsetIter<'a> {
         OffsetIter {
-            rest: self.offsets.chunks_exact(4),
+            rest: self.offsets.as_chunks::<4>().0.iter(),
         }
     }
 }
@@ -343,14 +349,14 @@ impl<'a> SymbolView<'a> {
 /// Iterator over the element offsets of a [`SymbolView`].
 #[derive(Clone, Debug)]
 pub struct OffsetIter<'a> {
-    rest: core::slice::ChunksExact<'a, u8>,
+    rest: core::slice::Iter<'a, [u8; 4]>,
 }
 
 impl Iterator for OffsetIter<'_> {
     type Item = u32;
 
     fn next(&mut self) -> Option<u32> {
-        self.rest.next().map(|b| u32_at(b, 0))
+        self.rest.next().map(|b| u32::from_le_bytes(*b))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -374,7 +380,7 @@ impl<'a> Iterator for SymbolIter<'a> {
             return None;
         }
         let (sym, used) = decode_symbol(self.index, self.rest).ok()?;
-        self.rest = &self.rest[used..];
+        self.rest = sub(self.rest, used, self.rest.len());
         self.index += 1;
         Some(sym)
     }

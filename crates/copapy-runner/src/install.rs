@@ -87,10 +87,19 @@ pub fn install(
     }
     check_aligned(Section::Code, view.code_align, code.as_ptr() as usize)?;
     check_aligned(Section::Data, view.data_align, data.as_ptr() as usize)?;
-    let code = &mut code[..view.code.len()];
-    let data = &mut data[..view.data.len()];
-    code.copy_from_slice(view.code);
-    data.copy_from_slice(view.data);
+    // zip instead of slicing and copy_from_slice: the same copy without a panic path
+    let (code, _) = code
+        .split_at_mut_checked(view.code.len())
+        .unwrap_or((&mut [], &mut []));
+    let (data, _) = data
+        .split_at_mut_checked(view.data.len())
+        .unwrap_or((&mut [], &mut []));
+    for (d, s) in code.iter_mut().zip(view.code) {
+        *d = *s;
+    }
+    for (d, s) in data.iter_mut().zip(view.data) {
+        *d = *s;
+    }
     let (code_addr, data_addr) = (code.as_ptr() as u64, data.as_ptr() as u64);
     apply_patch_iter(code, code_addr, data_addr, data.len(), view.patches())?;
     Ok(())

@@ -34,6 +34,14 @@ pub enum PatchError {
         /// The misaligned value.
         value: i128,
     },
+    /// The patch's encoding is for another instruction set than this runner's (it was
+    /// built without the `foreign-encodings` feature).
+    UnsupportedEncoding {
+        /// Index of the patch.
+        index: usize,
+        /// The encoding.
+        encoding: Encoding,
+    },
     /// A buffer given to [`install`](crate::install) is smaller than the program's.
     BufferTooSmall {
         /// Which buffer.
@@ -49,6 +57,12 @@ impl fmt::Display for PatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             PatchError::OutOfBounds(e) => e.fmt(f),
+            PatchError::UnsupportedEncoding { index, encoding } => write!(
+                f,
+                "patch {index}: this runner has no {} field writer: the program is for \
+                 another instruction set",
+                encoding.name()
+            ),
             PatchError::OutOfReach {
                 index,
                 encoding,
@@ -136,7 +150,15 @@ pub fn apply_patch_iter(
     for (index, p) in patches.into_iter().enumerate() {
         check_patch(index, &p, code_len, data_len).map_err(PatchError::OutOfBounds)?;
         let start = p.offset as usize;
-        let field = &mut code[start..start + p.encoding.width()];
+        let width = p.encoding.width();
+        let field = code
+            .get_mut(start..start + width)
+            .ok_or(PatchError::OutOfBounds(FormatError::PatchFieldOutOfRange {
+                index,
+                offset: p.offset,
+                width,
+                code_len,
+            }))?;
         let base_addr = match p.base {
             Base::Code => code_addr,
             Base::Data => data_addr,
@@ -158,6 +180,10 @@ pub fn apply_patch_iter(
                 index,
                 encoding: p.encoding,
                 value,
+            },
+            FieldError::Unsupported => PatchError::UnsupportedEncoding {
+                index,
+                encoding: p.encoding,
             },
         })?;
     }
