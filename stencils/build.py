@@ -1,25 +1,29 @@
 #!/usr/bin/env python3
-"""Build the stencil object for a target and check it.
+"""Build the stencil objects for every target and check them.
 
     python3 stencils/build.py                  regenerate generated/stencils.c, rebuild
-                                               x86_64.o, verify it, compare x86_64.dis
-    COPAPY_BLESS=1 python3 stencils/build.py   ... and rewrite the golden x86_64.dis
+                                               <target>.o for every target, verify them,
+                                               compare each <target>.dis
+    COPAPY_BLESS=1 python3 stencils/build.py   ... and rewrite the golden <target>.dis
     python3 stencils/build.py --check          rebuild into a temp dir; exit 1 unless the
-                                               generated C, the object bytes and the golden
-                                               disassembly all match what is committed and
-                                               the object passes the ABI checks
-    python3 stencils/build.py --target NAME    another target (see TARGETS); targets not
-                                               marked committed are built into stencils/build/
+                                               generated C, every object's bytes and every
+                                               golden disassembly match what is committed,
+                                               and every object passes the ABI checks here
+                                               and the copapy linker's own (stencil-check)
+    python3 stencils/build.py --target NAME    one target only (see TARGETS)
 
 The compiler is `python3 -m ziglang cc` (pip install -r stencils/requirements.txt). It
 always compiles generated/stencils.c from the stencils/ directory, so the object does
 not depend on where the checkout is: the same compiler gives the same bytes.
 
-ABI checks (see README.md): the only undefined symbols are cp_next, cp_mf, cp_mi, cp_mf2, cp_mi2;
-the st_* functions are exactly the ones gen_stencils.py lists; every stencil except
-st_return ends with the tail jump to cp_next; stencils call only cpm_* helpers; helpers
-never use the holes; only the target's PC-relative relocations appear (x86_64); sqrt
-is the hardware instruction.
+ABI checks (see README.md), the same for every target: the only undefined symbols are
+cp_next, cp_mf, cp_mi, cp_mf2, cp_mi2; the st_* functions are exactly the ones
+gen_stencils.py lists; every stencil except st_return has exactly one reference to
+cp_next, the target's tail jump, as its last instruction (only literal data may follow
+it); stencils call only cpm_* helpers; helpers never use the holes; only relocation
+types the linker supports appear; sqrt is the hardware instruction. Then the object is
+handed to the Rust stencil database (`cargo run --example stencil-check`), so an object
+the compiler would reject can never be committed.
 """
 import difflib
 import os
@@ -28,7 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -48,34 +52,50 @@ class Target:
     flags: list            # -target / -mcpu (+ extra) for zig cc, before COMMON_FLAGS
     objdump: list          # disassembler command that understands this target
     tail_reloc: str        # relocation of the final tail jump to cp_next
+    call_relocs: set       # relocations of calls (they may only call cpm_* helpers)
     sqrt_insn: str         # what __builtin_sqrtf must become
-    relocs: set = field(default_factory=set)  # allowed relocation types (empty: any)
-    committed: bool = False  # object + golden disassembly kept in the repo
+    relocs: set            # every relocation type the copapy linker accepts for it
 
 
-# Flags from /work/shared/DESIGN.md (verified for zig 0.17.1). Only x86_64 is built,
-# verified and committed for now; the others compile but their relocation rules and
-# helper calls (e.g. integer division on cores without a divide instruction) are not
-# checked yet.
+# One row per target; the Rust side has the matching row in
+# crates/copapy-compiler/src/targets.rs. Flags as verified in docs/architecture.md.
+# Cores are chosen as the least capable of their family, so a program runs on every
+# board of the row: armv7 is a Cortex-A9 (no integer divide in ARM mode: our helper
+# cpm_div_s32 divides), armv6 the ARM1176JZF-S of the Raspberry Pi 1/Zero (VFPv2, no
+# MOVW/MOVT, so addresses come from literal pools).
+_LLVM = ["llvm-objdump"]
+_ARM_RELOCS = {"R_ARM_JUMP24", "R_ARM_CALL", "R_ARM_MOVW_ABS_NC", "R_ARM_MOVT_ABS"}
+_RISCV_RELOCS = {"R_RISCV_CALL_PLT", "R_RISCV_PCREL_HI20", "R_RISCV_PCREL_LO12_I",
+                 "R_RISCV_PCREL_LO12_S"}
 TARGETS = {
     "x86_64": Target(
         ["-target", "x86_64-freestanding", "-mcpu=x86_64"], ["objdump"],
-        "R_X86_64_PLT32", "sqrtss", {"R_X86_64_PLT32", "R_X86_64_PC32"}, committed=True),
+        "R_X86_64_PLT32", {"R_X86_64_PLT32"}, "sqrtss", {"R_X86_64_PLT32", "R_X86_64_PC32"}),
     "aarch64": Target(
-        ["-target", "aarch64-freestanding", "-mcpu=generic"], ["llvm-objdump"],
-        "R_AARCH64_JUMP26", "fsqrt"),
-    "armv7a": Target(
-        ["-target", "arm-freestanding-eabihf", "-mcpu=cortex_a7"], ["llvm-objdump"],
-        "R_ARM_JUMP24", "vsqrt.f32"),
-    "cortex_m4": Target(
-        ["-target", "thumb-freestanding-eabihf", "-mcpu=cortex_m4+vfp4d16sp"], ["llvm-objdump"],
-        "R_ARM_THM_JUMP24", "vsqrt.f32"),
+        ["-target", "aarch64-freestanding", "-mcpu=generic"], _LLVM,
+        "R_AARCH64_JUMP26", {"R_AARCH64_CALL26"}, "fsqrt",
+        {"R_AARCH64_JUMP26", "R_AARCH64_CALL26", "R_AARCH64_ADR_PREL_PG_HI21",
+         "R_AARCH64_ADD_ABS_LO12_NC", "R_AARCH64_LDST8_ABS_LO12_NC",
+         "R_AARCH64_LDST16_ABS_LO12_NC", "R_AARCH64_LDST32_ABS_LO12_NC",
+         "R_AARCH64_LDST64_ABS_LO12_NC", "R_AARCH64_LDST128_ABS_LO12_NC"}),
+    "armv7": Target(
+        ["-target", "arm-freestanding-eabihf", "-mcpu=cortex_a9"], _LLVM,
+        "R_ARM_JUMP24", {"R_ARM_CALL"}, "vsqrt.f32", _ARM_RELOCS | {"R_ARM_ABS32"}),
+    "armv6": Target(
+        ["-target", "arm-freestanding-eabihf", "-mcpu=arm1176jzf_s"], _LLVM,
+        "R_ARM_JUMP24", {"R_ARM_CALL"}, "vsqrt.f32", _ARM_RELOCS | {"R_ARM_ABS32"}),
+    "cortex-m4": Target(
+        ["-target", "thumb-freestanding-eabihf", "-mcpu=cortex_m4+vfp4d16sp"], _LLVM,
+        "R_ARM_THM_JUMP24", {"R_ARM_THM_CALL"}, "vsqrt.f32",
+        {"R_ARM_THM_JUMP24", "R_ARM_THM_CALL", "R_ARM_THM_MOVW_ABS_NC", "R_ARM_THM_MOVT_ABS",
+         "R_ARM_ABS32"}),
     "riscv64": Target(
         ["-target", "riscv64-freestanding", "-mcpu=baseline_rv64", "-mno-relax", "-mcmodel=medany"],
-        ["llvm-objdump"], "R_RISCV_CALL_PLT", "fsqrt.s"),
+        _LLVM, "R_RISCV_CALL_PLT", {"R_RISCV_CALL_PLT"}, "fsqrt.s", _RISCV_RELOCS),
     "riscv32": Target(
         ["-target", "riscv32-freestanding", "-mcpu=generic_rv32+m+a+f+c", "-mno-relax",
-         "-mcmodel=medany"], ["llvm-objdump"], "R_RISCV_CALL_PLT", "fsqrt.s"),
+         "-mcmodel=medany"], _LLVM, "R_RISCV_CALL_PLT", {"R_RISCV_CALL_PLT"}, "fsqrt.s",
+        _RISCV_RELOCS),
 }
 
 HOLES = {"cp_next", "cp_mf", "cp_mi", "cp_mf2", "cp_mi2"}
@@ -111,23 +131,32 @@ def disassemble(target, obj):
 
 
 def parse_functions(dis):
-    """{name: [(offset, text, [(reloc_type, symbol)])]} from disassemble() output."""
-    funcs, cur = {}, None
+    """{name: [(offset, text, [(reloc_type, symbol, offset)], is_data)]} from disassemble().
+
+    ARM mapping symbols ($a, $t, $d, $x) are not functions: lines after a `$d` label
+    are literal data of the function they sit in."""
+    funcs, cur, data = {}, None, False
     for line in dis.splitlines():
         m = re.match(r"^[0-9a-f]+ <([^>]+)>:$", line)
         if m:
-            cur = funcs.setdefault(m.group(1), [])
+            if m.group(1).startswith("$"):
+                data = m.group(1).startswith("$d")
+            else:
+                cur, data = funcs.setdefault(m.group(1), []), False
+            continue
+        if line.startswith("Disassembly of section"):
+            cur = None
             continue
         if cur is None:
             continue
         m = re.match(r"^\s+([0-9a-f]+):\s+(R_\S+)\s+(\S+)$", line)
-        if m:
+        if m and cur:
             sym = re.sub(r"[-+]0x[0-9a-f]+$", "", m.group(3))
             cur[-1][2].append((m.group(2), sym, int(m.group(1), 16)))
             continue
         m = re.match(r"^\s+([0-9a-f]+):\s+(.*)$", line)
         if m:
-            cur.append((int(m.group(1), 16), m.group(2).strip(), []))
+            cur.append((int(m.group(1), 16), m.group(2).strip(), [], data))
     return funcs
 
 
@@ -163,15 +192,17 @@ def verify(target, obj, dis):
             errors.append(f"global function {n} is neither a stencil st_* nor a helper cpm_*")
     funcs = parse_functions(dis)
     for name, insns in sorted(funcs.items()):
-        relocs = [(ty, sym, off, text) for _, text, rs in insns for ty, sym, off in rs]
+        relocs = [(ty, sym, off, text) for _, text, rs, _ in insns for ty, sym, off in rs]
         for ty, sym, _off, text in relocs:
-            if t.relocs and ty not in t.relocs:
+            if ty not in t.relocs:
                 errors.append(f"{name}: relocation {ty} against {sym} (allowed: {sorted(t.relocs)})")
             if name.startswith("cpm_") and sym in HOLES:
                 errors.append(f"{name}: helper uses the hole {sym}")
             if sym in undef - HOLES:
                 errors.append(f"{name}: refers to undefined {sym}")
-            if target == "x86_64" and text.startswith("call") and not sym.startswith("cpm_"):
+            is_call = ty in t.call_relocs and (ty != t.tail_reloc or text.split()[0] in
+                                               ("call", "callq", "jalr", "auipc"))
+            if is_call and sym != "cp_next" and not sym.startswith("cpm_"):
                 errors.append(f"{name}: calls {sym} (only cpm_* helpers may be called)")
         if not name.startswith("st_"):
             continue
@@ -184,17 +215,17 @@ def verify(target, obj, dis):
             # e.g. a select compiled into a branch with a tail call on each side: the
             # linker drops only the final jump, so there must be exactly one
             errors.append(f"{name}: {exits} jumps to cp_next (exactly one, the last, allowed)")
-        if target == "x86_64":
-            last_off, last_text, last_relocs = insns[-1]
-            size = gfuncs.get(name, 0)
-            if not (last_text.startswith("jmp") and
-                    [(ty, sym) for ty, sym, _ in last_relocs] == [(t.tail_reloc, "cp_next")] and
-                    last_relocs[0][2] == size - 4):
-                errors.append(f"{name}: does not end with `jmp cp_next` ({last_text!r})")
-        else:
-            if not any(ty == t.tail_reloc and sym == "cp_next" for ty, sym, _, _ in relocs):
-                errors.append(f"{name}: no {t.tail_reloc} tail call to cp_next")
-        if "_sqrt_" in name and not any(text.startswith(t.sqrt_insn) for _, text, _ in insns):
+        code = [i for i in insns if not i[3]]
+        last_relocs = [(ty, sym) for ty, sym, _ in code[-1][2]] if code else []
+        # RISC-V's tail call is an auipc+jalr pair whose relocation sits on the auipc
+        tail = code[-2] if target.startswith("riscv") and len(code) >= 2 else (code[-1] if code else None)
+        tail_relocs = [(ty, sym) for ty, sym, _ in tail[2]] if tail else []
+        if (t.tail_reloc, "cp_next") not in tail_relocs or (
+                target.startswith("riscv") and not code[-1][1].startswith("jr")) or (
+                not target.startswith("riscv") and not last_relocs):
+            errors.append(f"{name}: does not end with its tail jump to cp_next "
+                          f"({code[-1][1] if code else 'no code'!r})")
+        if "_sqrt_" in name and not any(text.startswith(t.sqrt_insn) for _, text, _, _ in insns):
             errors.append(f"{name}: sqrt is not the {t.sqrt_insn} instruction")
     return errors
 
@@ -212,18 +243,17 @@ void st_bad_call(float a, float b, int32_t i, int32_t j) {
 }
 void st_bad_tail(float a, float b, int32_t i, int32_t j) { cp_mf = a + (float)table[idx & 3]; }
 void st_bad_two(float a, float b, int32_t i, int32_t j) {
+    /* long paths, so no target turns them into predicated code with one jump */
     if (i)
-        __attribute__((musttail)) return cp_next(b, a, i, j);
-    __attribute__((musttail)) return cp_next(a, b, i, j);
+        __attribute__((musttail)) return cp_next(b * a - b / a, a / b + a * b * a, i, j - 3);
+    __attribute__((musttail)) return cp_next(a / b * a - b, b / a - a * b * b, i + 5, j);
 }
 """
 
 
 def selftest(target):
-    """The checker must catch a libc call, an absolute relocation, a missing tail and
-    a second exit."""
-    if target != "x86_64":
-        return []
+    """The checker must catch a libc call, an absolute relocation (x86_64), a missing
+    tail and a second exit, on every target."""
     with tempfile.TemporaryDirectory() as tmp:
         src, obj = os.path.join(tmp, "bad.c"), os.path.join(tmp, "bad.o")
         with open(src, "w") as f:
@@ -233,19 +263,28 @@ def selftest(target):
         subprocess.run(cmd, check=True, capture_output=True)
         errors = "\n".join(verify(target, obj, disassemble(target, obj)))
     wanted = ["undefined symbols must be exactly", "st_bad_call: calls floorf",
-              "relocation R_X86_64_32", "st_bad_tail: does not end with `jmp cp_next`",
+              "st_bad_tail: does not end with its tail jump",
               "missing stencil st_add_f_r0r0_r0", "unexpected stencil st_bad_call",
               "st_bad_two: 2 jumps to cp_next"]
+    if target == "x86_64":
+        wanted.append("relocation R_X86_64_32")
     return [f"checker self-test: expected an error containing {w!r}" for w in wanted
             if w not in errors]
 
 
 def paths(target):
-    if TARGETS[target].committed:
-        return os.path.join(HERE, f"{target}.o"), os.path.join(HERE, f"{target}.dis")
-    d = os.path.join(HERE, "build")
-    os.makedirs(d, exist_ok=True)
-    return os.path.join(d, f"{target}.o"), os.path.join(d, f"{target}.dis")
+    return os.path.join(HERE, f"{target}.o"), os.path.join(HERE, f"{target}.dis")
+
+
+def linker_check(obj):
+    """Errors the copapy linker's stencil database reports for obj (its exact rules)."""
+    root = os.path.dirname(HERE)
+    r = subprocess.run(["cargo", "run", "-q", "-p", "copapy-compiler", "--example",
+                        "stencil-check", "--", obj], cwd=root, capture_output=True, text=True)
+    if r.returncode == 0:
+        return []
+    return [line for line in (r.stdout + r.stderr).splitlines() if line.strip()] or [
+        f"stencil-check failed with exit code {r.returncode}"]
 
 
 def summary(target, obj, dis):
@@ -267,60 +306,61 @@ def diff_summary(old, new, name):
     return head + (f"\n... ({len(d) - 40} more diff lines)" if len(d) > 40 else "")
 
 
-def main(argv):
-    check = "--check" in argv
-    target = "x86_64"
-    if "--target" in argv:
-        target = argv[argv.index("--target") + 1]
-        if target not in TARGETS:
-            sys.exit(f"build.py: unknown target {target}; known: {', '.join(TARGETS)}")
-    bless = os.environ.get("COPAPY_BLESS") == "1"
-    failures = []
-
-    if check:
-        failures += selftest(target)
-        if gen_stencils.main(["--check"]) != 0:
-            failures.append("generated/stencils.c is out of date (run gen_stencils.py)")
-    else:
-        gen_stencils.main([])
-
+def build_target(target, check, bless, failures):
+    failures += selftest(target) if check else []
     obj_path, dis_path = paths(target)
     with tempfile.TemporaryDirectory() as tmp:
         fresh = os.path.join(tmp, f"{target}.o")
         compile_object(target, fresh)
         dis = disassemble(target, fresh)
         errors = verify(target, fresh, dis)
+        errors += [f"linker: {e}" for e in linker_check(fresh)]
         for e in errors:
-            print(f"ABI: {e}", file=sys.stderr)
+            print(f"ABI ({target}): {e}", file=sys.stderr)
         if errors:
             failures.append(f"{len(errors)} ABI violations in the {target} object")
         new_bytes = open(fresh, "rb").read()
         if check:
-            if not TARGETS[target].committed:
-                print(f"note: {target} has no committed object; checked the ABI only")
-            else:
-                old_bytes = open(obj_path, "rb").read() if os.path.exists(obj_path) else b""
-                if old_bytes != new_bytes:
-                    failures.append(
-                        f"{os.path.relpath(obj_path)} differs from a fresh build "
-                        f"({len(old_bytes)} vs {len(new_bytes)} bytes): run "
-                        "`python3 stencils/build.py` with the pinned compiler "
-                        "(stencils/requirements.txt) and commit the result")
+            old_bytes = open(obj_path, "rb").read() if os.path.exists(obj_path) else b""
+            if old_bytes != new_bytes:
+                failures.append(
+                    f"{os.path.relpath(obj_path)} differs from a fresh build "
+                    f"({len(old_bytes)} vs {len(new_bytes)} bytes): run "
+                    "`python3 stencils/build.py` with the pinned compiler "
+                    "(stencils/requirements.txt) and commit the result")
         else:
             shutil.copyfile(fresh, obj_path)
             print(f"wrote {os.path.relpath(obj_path)} ({len(new_bytes)} bytes)")
-        if TARGETS[target].committed or not check:
-            old_dis = open(dis_path).read() if os.path.exists(dis_path) else ""
-            if (bless or not TARGETS[target].committed) and not check:
-                with open(dis_path, "w", newline="\n") as f:
-                    f.write(dis)
-                print(f"wrote {os.path.relpath(dis_path)}"
-                      + (" (blessed)" if TARGETS[target].committed else ""))
-            elif old_dis != dis:
-                print(diff_summary(old_dis, dis, os.path.basename(dis_path)), file=sys.stderr)
-                failures.append(f"{os.path.relpath(dis_path)} differs from the disassembly of the "
-                                "fresh object: review the diff, then rerun with COPAPY_BLESS=1")
+        old_dis = open(dis_path).read() if os.path.exists(dis_path) else ""
+        if (bless or not old_dis) and not check:
+            with open(dis_path, "w", newline="\n") as f:
+                f.write(dis)
+            print(f"wrote {os.path.relpath(dis_path)}" + (" (blessed)" if bless else ""))
+        elif old_dis != dis:
+            print(diff_summary(old_dis, dis, os.path.basename(dis_path)), file=sys.stderr)
+            failures.append(f"{os.path.relpath(dis_path)} differs from the disassembly of the "
+                            "fresh object: review the diff, then rerun with COPAPY_BLESS=1")
         print(summary(target, fresh, dis))
+
+
+def main(argv):
+    check = "--check" in argv
+    targets = list(TARGETS)
+    if "--target" in argv:
+        target = argv[argv.index("--target") + 1]
+        if target not in TARGETS:
+            sys.exit(f"build.py: unknown target {target}; known: {', '.join(TARGETS)}")
+        targets = [target]
+    bless = os.environ.get("COPAPY_BLESS") == "1"
+    failures = []
+
+    if check:
+        if gen_stencils.main(["--check"]) != 0:
+            failures.append("generated/stencils.c is out of date (run gen_stencils.py)")
+    else:
+        gen_stencils.main([])
+    for target in targets:
+        build_target(target, check, bless, failures)
 
     if failures:
         for f in failures:

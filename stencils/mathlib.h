@@ -10,6 +10,8 @@
 #ifndef COPAPY_MATHLIB_H
 #define COPAPY_MATHLIB_H
 
+#include <stdint.h>
+
 #define CPM_NOINLINE __attribute__((noinline))
 
 CPM_NOINLINE float cpm_floorf(float x);
@@ -26,5 +28,16 @@ CPM_NOINLINE float cpm_atan2f(float y, float x);     /* C argument order: atan2f
 CPM_NOINLINE float cpm_expf(float x);
 CPM_NOINLINE float cpm_logf(float x);
 CPM_NOINLINE float cpm_powf(float x, float y);       /* C99 powf special cases */
+CPM_NOINLINE float cpm_tanhf(float x);
+/* Cores without an integer divide instruction (ARMv6, ARMv7-A in ARM state such as
+ * Cortex-A9) divide with cpm_div_s32: x / d truncated toward 0, for d != 0 and not
+ * (INT_MIN, -1); 32 fixed steps of restoring division, no data-dependent branch. The
+ * compiler would otherwise call libgcc's __aeabi_idiv, which programs do not have. */
+#if defined(__arm__) && !defined(__ARM_FEATURE_IDIV)
+#define CPM_NO_HW_DIVIDE 1
+CPM_NOINLINE int32_t cpm_div_s32(int32_t x, int32_t d);
+#else
+#define CPM_NO_HW_DIVIDE 0
+#endif
 
 #endif

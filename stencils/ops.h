@@ -69,15 +69,24 @@ OP i32 op_mul_i(i32 x, i32 y) { return (i32)((u32)x * (u32)y); }
 OP i32 op_divisor_i(i32 x, i32 y) {
     return ((y == 0) | ((x == INT32_MIN) & (y == -1))) ? 1 : y;
 }
+/* Truncating x / d and x % d for a divisor that is never 0 and never -1 with
+ * x = INT_MIN; cores without a divide instruction use our helper (mathlib.h). */
+#if CPM_NO_HW_DIVIDE
+OP i32 op_tdiv_i(i32 x, i32 d) { return cpm_div_s32(x, d); }
+OP i32 op_trem_i(i32 x, i32 d) { return (i32)((u32)x - (u32)cpm_div_s32(x, d) * (u32)d); }
+#else
+OP i32 op_tdiv_i(i32 x, i32 d) { return x / d; }
+OP i32 op_trem_i(i32 x, i32 d) { return x % d; }
+#endif
 OP i32 op_floordiv_i(i32 x, i32 y) {
     i32 d = op_divisor_i(x, y);
-    i32 q = x / d, r = x % d;
+    i32 q = op_tdiv_i(x, d), r = op_trem_i(x, d);
     q -= (r != 0) & ((r ^ d) < 0);
     return y == 0 ? 0 : q;
 }
 OP i32 op_mod_i(i32 x, i32 y) {
     i32 d = op_divisor_i(x, y);
-    i32 r = x % d;
+    i32 r = op_trem_i(x, d);
     return ((r != 0) & ((r ^ d) < 0)) ? r + d : r;
 }
 OP i32 op_and_i(i32 x, i32 y) { return x & y; }
@@ -116,6 +125,7 @@ OP f32 op_acos_f(f32 x) { return cpm_acosf(x); }
 OP f32 op_atan_f(f32 x) { return cpm_atanf(x); }
 OP f32 op_exp_f(f32 x) { return cpm_expf(x); }
 OP f32 op_log_f(f32 x) { return cpm_logf(x); }
+OP f32 op_tanh_f(f32 x) { return cpm_tanhf(x); }
 OP f32 op_copy_f(f32 x) { return x; }
 OP i32 op_neg_i(i32 x) { return (i32)(0u - (u32)x); } /* -INT_MIN = INT_MIN */
 OP i32 op_abs_i(i32 x) { return x < 0 ? (i32)(0u - (u32)x) : x; }

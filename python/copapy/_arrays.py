@@ -292,6 +292,37 @@ def write_container(target: Any, arr: Any, data: Any) -> None:
     target.write_value(list(vals), flat)
 
 
+def element_dtype(vals: Iterable[Any]) -> str:
+    """The promoted type of numbers and values: float over int over bool."""
+    kinds = set()
+    for x in vals:
+        kinds.add(x.dtype if type(x) is _V else "bool" if isinstance(x, bool) else
+                  "int" if isinstance(x, int) else "float")
+    if "float" in kinds or not kinds:
+        return "float"
+    return "int" if "int" in kinds else "bool"
+
+
+def _reduce_truth(vals: Sequence[Any], all_: bool) -> Any:
+    """``all``/``any`` of elements: constants are settled in Python, traced elements
+    become ``x != 0`` combined pairwise with ``&`` (all) or ``|`` (any)."""
+    traced = []
+    for x in vals:
+        if type(x) is _V:
+            traced.append(x != 0)
+        elif bool(x) != all_:
+            return not all_  # a zero decides all(), a non-zero any()
+    if not traced:
+        return all_
+    combine = operator.and_ if all_ else operator.or_
+    while len(traced) > 1:
+        nxt = list(map(combine, traced[0::2], traced[1::2]))
+        if len(traced) & 1:
+            nxt.append(traced[-1])
+        traced = nxt
+    return traced[0]
+
+
 class ArrayBase(Generic[TNum]):
     """What ``cp.vector`` and ``cp.tensor`` share: a flat row-major ``values`` tuple and a
     ``shape``; NumPy conversion of constant contents; the Target read/write hooks."""
@@ -315,8 +346,45 @@ class ArrayBase(Generic[TNum]):
     def ndim(self) -> int:
         return len(self.shape)
 
+    @property
+    def dtype(self) -> str:
+        """Type of the elements as NumPy would promote them: ``'float'`` if any element is
+        a float (also for no elements), else ``'int'`` if any is an int, else ``'bool'``."""
+        return element_dtype(self.values)
+
     def _with_values(self, vals: tuple[Any, ...]) -> ArrayBase[Any]:
         raise NotImplementedError
+
+    def __bool__(self) -> bool:
+        """NumPy's rule: the truth value of the one element, ambiguous for more (use
+        ``.all()`` or ``.any()``). Traced elements have no truth value while tracing."""
+        vals = self.values
+        kind = type(self).__name__
+        if any(type(x) is _V for x in vals):
+            raise TypeError(
+                f"the truth value of a {kind} of traced values is not known while tracing; "
+                "use cp.iif(condition, true_result, false_result) to choose between values "
+                "(with .all() or .any() to combine the elements of a condition)"
+            )
+        if len(vals) == 1:
+            return bool(vals[0])
+        if not vals:
+            raise ValueError(
+                f"the truth value of an empty {kind} is ambiguous; use len() to test for elements"
+            )
+        raise ValueError(
+            f"the truth value of a {kind} with more than one element is ambiguous; use .any() or .all()"
+        )
+
+    def all(self) -> Any:
+        """Whether every element is non-zero: a bool, or a traced bool value when elements
+        are traced (constant elements decide or drop out while tracing)."""
+        return _reduce_truth(self.values, all_=True)
+
+    def any(self) -> Any:
+        """Whether any element is non-zero: a bool, or a traced bool value when elements
+        are traced (constant elements decide or drop out while tracing)."""
+        return _reduce_truth(self.values, all_=False)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         import numpy as np

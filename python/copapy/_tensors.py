@@ -356,13 +356,13 @@ class tensor(A.ArrayBase[TNum]):
 
     # --- shape ----------------------------------------------------------------------------
 
-    def reshape(self, *shape: int | Sequence[int]) -> tensor[TNum]:
+    def reshape(self, *new_shape: int | Sequence[int]) -> tensor[TNum]:
         """The same elements with a new shape; one dimension may be -1 (inferred)."""
         dims: tuple[int, ...]
-        if len(shape) == 1 and not isinstance(shape[0], int):
-            dims = tuple(_op.index(d) for d in shape[0])
+        if len(new_shape) == 1 and not isinstance(new_shape[0], int):
+            dims = tuple(_op.index(d) for d in new_shape[0])
         else:
-            dims = tuple(_op.index(d) for d in shape)  # type: ignore[arg-type]
+            dims = tuple(_op.index(d) for d in new_shape)  # type: ignore[arg-type]
         n = len(self.values)
         if dims.count(-1) > 1:
             raise ValueError("reshape: only one dimension can be -1")
@@ -618,17 +618,33 @@ def diagonal(vec: Any) -> tensor[Any]:
     return _ten(tuple(vals), (n, n))
 
 
+_VPieceInt: TypeAlias = "vector[int] | value[int] | int"
+_VPiece: TypeAlias = "vector[Any] | value[Any] | float"
+
+
 @overload
-def concat(*arrays: vector[int] | value[int] | int) -> vector[int]: ...
+def concat(tensors: Sequence[vector[int] | value[int] | int]) -> vector[int]: ...
 @overload
-def concat(*arrays: vector[Any] | value[Any] | float) -> vector[float]: ...
+def concat(tensors: Sequence[vector[Any] | value[Any] | float]) -> vector[float]: ...
 @overload
-def concat(*arrays: tensor[Any] | vector[Any] | value[Any] | float | Sequence[Any], axis: int = 0) -> Any: ...
-def concat(*arrays: Any, axis: int = 0) -> Any:
+def concat(tensors: _VPieceInt, *more: _VPieceInt) -> vector[int]: ...
+@overload
+def concat(tensors: _VPiece, *more: _VPiece) -> vector[float]: ...
+@overload
+def concat(tensors: Any, *more: Any, axis: int = 0) -> Any: ...
+def concat(tensors: Any, *more: Any, axis: int = 0) -> Any:
     """Join vectors (and scalars, as one-element pieces) into a vector, or tensors along
-    ``axis`` into a tensor. A single list or tuple argument is taken as the pieces."""
-    if len(arrays) == 1 and isinstance(arrays[0], (list, tuple)):
-        arrays = tuple(arrays[0])
+    ``axis`` into a tensor. The pieces are a list or tuple, as in Copapy's
+    ``concat(tensors, axis=0)`` (a second positional argument after the list is the
+    axis), or separate arguments."""
+    arrays: tuple[Any, ...]
+    positional_axis = len(more) == 1 and isinstance(more[0], int) and not isinstance(more[0], bool)
+    if isinstance(tensors, (list, tuple)) and (not more or positional_axis):
+        if more:
+            axis = more[0]
+        arrays = tuple(tensors)
+    else:
+        arrays = (tensors, *more)
     if not arrays:
         raise ValueError("concat needs at least one piece")
     if not any(type(p) is tensor for p in arrays):

@@ -11,15 +11,19 @@
 //!
 //! [`compile()`] drives stages 2 to 4; [`autodiff`] transforms traced graphs (reverse mode).
 
+#![forbid(unsafe_code)]
+
 pub mod autodiff;
 pub mod compile;
 pub mod fold;
 pub mod graph;
+pub mod isa;
 pub mod link;
 pub mod optimise;
 pub mod schedule;
 pub mod select;
 pub mod stencil_db;
+pub mod targets;
 pub mod trace;
 
 pub use compile::{compile, CompileError, Compiled};

@@ -5,7 +5,7 @@
 //! float, comparisons give bool, bitwise operations take ints and bools only. Constants
 //! are folded immediately with the same semantics as the stencils ([`crate::fold`]).
 //!
-//! Identities applied here are exact for every input except the two the design accepts:
+//! Identities applied here are exact for every input except the two the README documents:
 //! `x * 0 → 0` and `x - x → 0` assume finite values (they are what make sparse
 //! matrices cheap), and `x * 0` is `+0.0` also where IEEE gives `-0.0` (negative `x`).
 //! Every other rewrite keeps the result type and the sign of zero: `x + 0.0` and `0.0 - x`
@@ -75,7 +75,8 @@ pub fn unary(op: Op, a: &Value) -> Result<Value, TraceError> {
         | Op::Acos
         | Op::Atan
         | Op::Exp
-        | Op::Log => Ok(make_unary(op, ScalarType::Float, &to_float(a))),
+        | Op::Log
+        | Op::Tanh => Ok(make_unary(op, ScalarType::Float, &to_float(a))),
         Op::IntToFloat => Ok(to_float(a)),
         _ => Err(TraceError {
             message: format!("{op:?} is not a unary operation"),

@@ -220,7 +220,7 @@ fn links_thirty_thousand_steps() {
     let start = std::time::Instant::now();
     let p = link(&db, &steps, data).unwrap();
     let took = start.elapsed();
-    // Timing is reported, not asserted (see DESIGN.md: benchmarks measure speed).
+    // Timing is reported, not asserted (docs/architecture.md: benchmarks measure speed).
     eprintln!(
         "linked {} steps into {} code bytes, {} patches in {took:?}",
         steps.len(),

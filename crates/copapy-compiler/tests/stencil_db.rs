@@ -251,7 +251,26 @@ fn relocation_classification_is_by_raw_elf_type() {
     // Same number, other architecture: not x86_64's meaning.
     assert_eq!(classify(Arch::AArch64, elf::R_X86_64_PC32.0), None);
     assert_eq!(reloc_name(Arch::X86_64, 9), "R_X86_64_GOTPCREL (type 9)");
-    assert_eq!(reloc_name(Arch::AArch64, 283), "type 283 (aarch64)");
+    assert_eq!(
+        classify(Arch::AArch64, elf::R_AARCH64_CALL26.0),
+        Some(Encoding::A64Branch26)
+    );
+    assert_eq!(
+        reloc_name(Arch::AArch64, 283),
+        "R_AARCH64_CALL26 (type 283)"
+    );
+    assert_eq!(reloc_name(Arch::AArch64, 9999), "type 9999 (aarch64)");
+    // ARM and Thumb share relocation numbers but not their meaning
+    assert_eq!(
+        classify(Arch::Thumb, elf::R_ARM_JUMP24.0),
+        None,
+        "ARM-state branch in Thumb code"
+    );
+    assert_eq!(
+        classify(Arch::Arm, elf::R_ARM_THM_JUMP24.0),
+        None,
+        "Thumb branch in ARM code"
+    );
 }
 
 /// The committed stencil object parses, and every stencil but `st_return` ends in a tail jump.

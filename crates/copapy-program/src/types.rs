@@ -53,6 +53,78 @@ impl Arch {
     }
 }
 
+/// CPU features a program needs, as a bit set (the "feature level" in its header).
+///
+/// A runner refuses a program that needs a feature it does not have
+/// ([`Features::missing`]). Bits only say what the *stencils* use: e.g. the `armv7`
+/// target needs ARMv7 and VFPv3 but no integer divide instruction, so it runs on a
+/// Cortex-A9.
+///
+/// ```
+/// use copapy_program::Features;
+/// let needs = Features::ARMV7.union(Features::VFP3);
+/// let has = Features::ARMV6.union(Features::VFP2);
+/// assert_eq!(needs.missing(has), Features::ARMV7.union(Features::VFP3));
+/// assert!(needs.missing(needs.union(Features::NEON)).is_empty());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Features(pub u32);
+
+impl Features {
+    /// x86_64 SSE2 (every x86_64 CPU).
+    pub const SSE2: Features = Features(1 << 0);
+    /// AArch64 floating point and Advanced SIMD (every Cortex-A53 and later).
+    pub const NEON: Features = Features(1 << 1);
+    /// ARMv6 instructions in ARM state.
+    pub const ARMV6: Features = Features(1 << 2);
+    /// ARMv7 instructions (MOVW/MOVT) in ARM state.
+    pub const ARMV7: Features = Features(1 << 3);
+    /// VFPv2 single precision (ARM1176JZF-S).
+    pub const VFP2: Features = Features(1 << 4);
+    /// VFPv3 (Cortex-A7, A9; VFPv3-D16 suffices).
+    pub const VFP3: Features = Features(1 << 5);
+    /// ARMv7E-M Thumb-2 with hardware divide (Cortex-M4, M7).
+    pub const ARMV7EM: Features = Features(1 << 6);
+    /// FPv4-SP single-precision FPU (Cortex-M4F).
+    pub const FPV4_SP: Features = Features(1 << 7);
+    /// RISC-V M (multiply and divide).
+    pub const RV_M: Features = Features(1 << 8);
+    /// RISC-V F (single-precision floating point).
+    pub const RV_F: Features = Features(1 << 9);
+    /// RISC-V C (compressed instructions).
+    pub const RV_C: Features = Features(1 << 10);
+
+    /// Every named feature with its name, in bit order.
+    pub const NAMED: [(Features, &'static str); 11] = [
+        (Features::SSE2, "sse2"),
+        (Features::NEON, "neon"),
+        (Features::ARMV6, "armv6"),
+        (Features::ARMV7, "armv7"),
+        (Features::VFP2, "vfp2"),
+        (Features::VFP3, "vfp3"),
+        (Features::ARMV7EM, "armv7e-m"),
+        (Features::FPV4_SP, "fpv4-sp"),
+        (Features::RV_M, "rv-m"),
+        (Features::RV_F, "rv-f"),
+        (Features::RV_C, "rv-c"),
+    ];
+
+    /// Both sets.
+    pub const fn union(self, other: Features) -> Features {
+        Features(self.0 | other.0)
+    }
+
+    /// The features of `self` that `has` lacks.
+    pub const fn missing(self, has: Features) -> Features {
+        Features(self.0 & !has.0)
+    }
+
+    /// Whether no feature is set.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+}
+
 /// Which buffer a patch target lies in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -82,34 +154,164 @@ impl Base {
     }
 }
 
-/// How a patch value is written into the instruction bytes.
+/// How a patch value is written into the instruction bytes: one instruction field
+/// of one instruction set each.
 ///
-/// The set is kept small on purpose: each one is a few lines in the runner.
+/// The host compiler interprets the ELF relocations (implicit ARM addends, paired
+/// relocations, tail calls) and reduces each to one of these; the runner only
+/// computes a value and writes it into the field, keeping every other bit of the
+/// instruction. `S` is the target address (`base + target`), `A` the patch addend,
+/// `P` the address of the field; all little-endian.
+///
+/// | encoding | value | field | ELF relocations |
+/// | --- | --- | --- | --- |
+/// | `Rel32` | S+A−P | whole `i32` | `R_X86_64_PC32`, `PLT32` |
+/// | `Abs64` | S+A | whole `u64` | `R_X86_64_64` |
+/// | `Abs32` | S+A | whole `u32` | `R_ARM_ABS32` (literal pools) |
+/// | `A64Branch26` | (S+A−P)/4 | `B`/`BL` imm26, bits 0–25 | `R_AARCH64_JUMP26`, `CALL26` |
+/// | `A64AdrPage21` | (Page(S+A)−Page(P))/4096 | `ADRP` immlo 29–30, immhi 5–23 | `ADR_PREL_PG_HI21` |
+/// | `A64Lo12Scale0`..`Scale4` | ((S+A) & 0xfff) >> n | `ADD`/`LDR`/`STR` imm12, bits 10–21 | `ADD_ABS_LO12_NC`, `LDST{8,16,32,64,128}_ABS_LO12_NC` |
+/// | `ArmBranch24` | (S+A−P)/4 | `B`/`BL` imm24, bits 0–23 | `R_ARM_JUMP24`, `CALL` |
+/// | `ArmMovwAbs`, `ArmMovtAbs` | (S+A) & 0xffff, (S+A) >> 16 | imm4:imm12 (16–19, 0–11) | `R_ARM_MOVW_ABS_NC`, `MOVT_ABS` |
+/// | `ThumbBranch24` | (S+A−P)/2 | `B.W`/`BL` S:J1:J2:imm10:imm11 | `R_ARM_THM_JUMP24`, `THM_CALL` |
+/// | `ThumbMovwAbs`, `ThumbMovtAbs` | as ARM | imm4:i:imm3:imm8 | `R_ARM_THM_MOVW_ABS_NC`, `THM_MOVT_ABS` |
+/// | `RvHi20` | (S+A−P+0x800) >> 12 | `AUIPC` imm20, bits 12–31 | `R_RISCV_PCREL_HI20` |
+/// | `RvLo12I`, `RvLo12S` | low 12 bits of S+A−P, signed | I-type 20–31 / S-type 7–11, 25–31 | `PCREL_LO12_I`, `_S` |
+/// | `RvCall` | S+A−P | `AUIPC`+`JALR` pair (8 bytes) | `R_RISCV_CALL_PLT` |
+///
+/// A RISC-V `PCREL_LO12` relocation refers to the `AUIPC` of its pair, not to the
+/// target: the host gives its patch the pair's target and an addend of `A + (P_lo −
+/// P_hi)`, so the runner computes the same S+A−P as for the `AUIPC` without pairing.
+/// A value that does not fit its field, or is not a multiple of the field's scale, is
+/// an error in the runner, never truncated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
+#[allow(missing_docs)] // the table above documents each variant
 pub enum Encoding {
-    /// x86_64 `R_X86_64_PC32` / `PLT32`: little-endian `i32` = target + addend - place.
-    /// Out of range (more than ±2 GiB) is an error.
     Rel32 = 1,
-    /// 64-bit absolute address, little-endian: target + addend.
     Abs64 = 2,
+    Abs32 = 3,
+    A64Branch26 = 4,
+    A64AdrPage21 = 5,
+    A64Lo12Scale0 = 6,
+    A64Lo12Scale1 = 7,
+    A64Lo12Scale2 = 8,
+    A64Lo12Scale3 = 9,
+    A64Lo12Scale4 = 10,
+    ArmBranch24 = 11,
+    ArmMovwAbs = 12,
+    ArmMovtAbs = 13,
+    ThumbBranch24 = 14,
+    ThumbMovwAbs = 15,
+    ThumbMovtAbs = 16,
+    RvHi20 = 17,
+    RvLo12I = 18,
+    RvLo12S = 19,
+    RvCall = 20,
+}
+
+/// What the value of an [`Encoding`] is computed from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ValueKind {
+    /// The target address, S+A.
+    Absolute,
+    /// The distance from the field, S+A−P.
+    PcRelative,
+    /// The distance between 4 KiB pages, Page(S+A)−Page(P) (AArch64 `ADRP`).
+    PageRelative,
 }
 
 impl Encoding {
+    /// Every encoding, in numeric order.
+    pub const ALL: [Encoding; 20] = [
+        Encoding::Rel32,
+        Encoding::Abs64,
+        Encoding::Abs32,
+        Encoding::A64Branch26,
+        Encoding::A64AdrPage21,
+        Encoding::A64Lo12Scale0,
+        Encoding::A64Lo12Scale1,
+        Encoding::A64Lo12Scale2,
+        Encoding::A64Lo12Scale3,
+        Encoding::A64Lo12Scale4,
+        Encoding::ArmBranch24,
+        Encoding::ArmMovwAbs,
+        Encoding::ArmMovtAbs,
+        Encoding::ThumbBranch24,
+        Encoding::ThumbMovwAbs,
+        Encoding::ThumbMovtAbs,
+        Encoding::RvHi20,
+        Encoding::RvLo12I,
+        Encoding::RvLo12S,
+        Encoding::RvCall,
+    ];
+
     /// Number of code bytes the patched field occupies.
     pub const fn width(self) -> usize {
         match self {
-            Encoding::Rel32 => 4,
-            Encoding::Abs64 => 8,
+            Encoding::Abs64 | Encoding::RvCall => 8,
+            _ => 4,
+        }
+    }
+
+    /// What the value written into the field is computed from.
+    pub const fn kind(self) -> ValueKind {
+        match self {
+            Encoding::Abs64
+            | Encoding::Abs32
+            | Encoding::A64Lo12Scale0
+            | Encoding::A64Lo12Scale1
+            | Encoding::A64Lo12Scale2
+            | Encoding::A64Lo12Scale3
+            | Encoding::A64Lo12Scale4
+            | Encoding::ArmMovwAbs
+            | Encoding::ArmMovtAbs
+            | Encoding::ThumbMovwAbs
+            | Encoding::ThumbMovtAbs => ValueKind::Absolute,
+            Encoding::A64AdrPage21 => ValueKind::PageRelative,
+            Encoding::Rel32
+            | Encoding::A64Branch26
+            | Encoding::ArmBranch24
+            | Encoding::ThumbBranch24
+            | Encoding::RvHi20
+            | Encoding::RvLo12I
+            | Encoding::RvLo12S
+            | Encoding::RvCall => ValueKind::PcRelative,
         }
     }
 
     /// Decodes the `encoding` byte of a patch record.
     pub const fn from_u8(v: u8) -> Option<Encoding> {
-        match v {
-            1 => Some(Encoding::Rel32),
-            2 => Some(Encoding::Abs64),
-            _ => None,
+        if v >= 1 && v as usize <= Encoding::ALL.len() {
+            Some(Encoding::ALL[v as usize - 1])
+        } else {
+            None
+        }
+    }
+
+    /// Name used in messages and golden files, e.g. `"ThumbBranch24"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Encoding::Rel32 => "Rel32",
+            Encoding::Abs64 => "Abs64",
+            Encoding::Abs32 => "Abs32",
+            Encoding::A64Branch26 => "A64Branch26",
+            Encoding::A64AdrPage21 => "A64AdrPage21",
+            Encoding::A64Lo12Scale0 => "A64Lo12Scale0",
+            Encoding::A64Lo12Scale1 => "A64Lo12Scale1",
+            Encoding::A64Lo12Scale2 => "A64Lo12Scale2",
+            Encoding::A64Lo12Scale3 => "A64Lo12Scale3",
+            Encoding::A64Lo12Scale4 => "A64Lo12Scale4",
+            Encoding::ArmBranch24 => "ArmBranch24",
+            Encoding::ArmMovwAbs => "ArmMovwAbs",
+            Encoding::ArmMovtAbs => "ArmMovtAbs",
+            Encoding::ThumbBranch24 => "ThumbBranch24",
+            Encoding::ThumbMovwAbs => "ThumbMovwAbs",
+            Encoding::ThumbMovtAbs => "ThumbMovtAbs",
+            Encoding::RvHi20 => "RvHi20",
+            Encoding::RvLo12I => "RvLo12I",
+            Encoding::RvLo12S => "RvLo12S",
+            Encoding::RvCall => "RvCall",
         }
     }
 }
@@ -164,3 +366,46 @@ impl ScalarType {
         }
     }
 }
+
+/// What a program does with a variable in its symbol table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Role {
+    /// Written by the user between runs, read by the program.
+    Input = 0,
+    /// Computed by the program on every run; reading it before a run gives its initial value.
+    Output = 1,
+    /// Read by the program and overwritten with its next value at the end of every run
+    /// (`Target.compile(..., updates={x: ...})`); the user may also write it.
+    State = 2,
+}
+
+impl Role {
+    /// Decodes the role byte of a symbol record.
+    pub const fn from_u8(v: u8) -> Option<Role> {
+        match v {
+            0 => Some(Role::Input),
+            1 => Some(Role::Output),
+            2 => Some(Role::State),
+            _ => None,
+        }
+    }
+
+    /// `"input"`, `"output"` or `"state"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Role::Input => "input",
+            Role::Output => "output",
+            Role::State => "state",
+        }
+    }
+
+    /// Whether users may write the variable between runs.
+    pub const fn writable(self) -> bool {
+        !matches!(self, Role::Output)
+    }
+}
+
+/// CPU feature bits (the `features` field of a program) for a runner
+/// that knows none: a program needing any feature is refused by such a runner.
+pub const NO_FEATURES: u32 = 0;

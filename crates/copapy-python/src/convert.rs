@@ -83,8 +83,10 @@ fn read_int(obj: &Bound<'_, PyAny>) -> PyResult<Number> {
     let int = if obj.is_instance_of::<PyInt>() {
         obj.clone()
     } else {
-        // SAFETY: PyNumber_Index returns a new reference or NULL with an exception set.
-        unsafe { Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyNumber_Index(obj.as_ptr()))? }
+        // through Python's operator.index: the module forbids unsafe code outside ndarray.rs
+        py.import(pyo3::intern!(py, "operator"))?
+            .getattr(pyo3::intern!(py, "index"))?
+            .call1((obj,))?
     };
     if let Ok(i) = int.extract::<i128>() {
         return Ok(Number::Int(i));

@@ -3,66 +3,86 @@
 use std::sync::OnceLock;
 use std::thread::ThreadId;
 
-use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyImportError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
-use copapy_compiler::compile::{read_bits, CompileError};
-use copapy_compiler::select::StencilTable;
-use copapy_compiler::stencil_db::StencilDb;
-use copapy_compiler::{compile, ScalarType, Value};
-use copapy_runner::{LoadError, LoadedProgram};
+use copapy_compiler::compile::{compile_with_updates, CompileError};
+use copapy_compiler::targets::{Backend, Target as TargetSpec};
+use copapy_compiler::{ScalarType, Value};
+use copapy_program::{Arch, Program, Symbol};
+use copapy_runner::LoadedProgram;
 
 use crate::convert::{bits_for, number_bits, to_python, type_name};
+use crate::device::Device;
+use crate::structural::StructuralIndex;
+use crate::symbols;
 use crate::value::PyValue;
 use crate::walk;
 
-/// The stencils for the machine this module runs on, parsed once.
-struct Backend {
-    db: StencilDb,
-    table: StencilTable,
+fn backend(target: &'static TargetSpec) -> PyResult<&'static Backend> {
+    target.backend().map_err(PyRuntimeError::new_err)
 }
 
-static STENCILS_X86_64: &[u8] = include_bytes!("../../../stencils/x86_64.o");
+/// The target of this machine, or an error naming the machine.
+fn host_target() -> PyResult<&'static TargetSpec> {
+    TargetSpec::host().ok_or_else(|| {
+        PyRuntimeError::new_err(format!(
+            "copapy cannot run code natively on this machine ({}); compile for one of its \
+             targets with cp.Target('<name>') instead",
+            std::env::consts::ARCH
+        ))
+    })
+}
 
-fn backend() -> PyResult<&'static Backend> {
-    static BACKEND: OnceLock<Result<Backend, String>> = OnceLock::new();
-    BACKEND
-        .get_or_init(|| {
-            if !cfg!(target_arch = "x86_64") {
-                return Err(format!(
-                    "copapy has no native stencils for this machine ({}) yet; x86_64 is supported",
-                    std::env::consts::ARCH
-                ));
+/// Compiles `outputs`, with `updates` stored at the end of every run.
+fn compile_for(
+    target: &'static TargetSpec,
+    outputs: &[Value],
+    updates: &[(Value, Value)],
+) -> PyResult<copapy_compiler::Compiled> {
+    let be = backend(target)?;
+    let mut compiled =
+        compile_with_updates(&be.db, &be.table, outputs, updates).map_err(|e| match e {
+            CompileError::Missing(_) | CompileError::Link(_) => {
+                PyRuntimeError::new_err(e.to_string())
             }
-            let db = StencilDb::parse(STENCILS_X86_64)
-                .map_err(|e| format!("stencil object is invalid: {e}"))?;
-            let table = StencilTable::new(&db);
-            Ok(Backend { db, table })
-        })
-        .as_ref()
-        .map_err(|e| PyRuntimeError::new_err(e.clone()))
+            e => PyValueError::new_err(e.to_string()),
+        })?;
+    compiled.program.features = target.features.0;
+    Ok(compiled)
 }
 
 /// Compiles `outputs` with the native stencils and loads the program.
 pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled, LoadedProgram)> {
-    let be = backend()?;
-    let compiled = compile(&be.db, &be.table, outputs).map_err(|e| match e {
-        CompileError::NothingToCompile => PyValueError::new_err(e.to_string()),
-        e => PyRuntimeError::new_err(e.to_string()),
-    })?;
-    let program = LoadedProgram::load(&compiled.program).map_err(|e| match e {
-        LoadError::Os { .. } => PyMemoryError::new_err(format!(
-            "the operating system refused memory for the compiled program ({e}): too many \
-             programs may be loaded at once; drop Targets and jit functions no longer needed, \
-             or give jit functions a smaller cache_size"
-        )),
-        e => PyRuntimeError::new_err(format!("cannot load the compiled program: {e}")),
-    })?;
+    let compiled = compile_for(host_target()?, outputs, &[])?;
+    let program = LoadedProgram::load(&compiled.program).map_err(crate::device::load_error)?;
     Ok((compiled, program))
 }
+
+/// The device that runs programs for `target`: host memory for the host's own
+/// target, the emulator (`copapy._emulator`) for any other.
+fn make_device(py: Python<'_>, target: &'static TargetSpec, program: &Program) -> PyResult<Device> {
+    if Some(target.arch) == Arch::host() {
+        return Device::host(program);
+    }
+    let emulator = py
+        .import(intern!(py, "copapy._emulator"))?
+        .getattr(intern!(py, "Emulator"))?;
+    match emulator.call1((target.name,)) {
+        Ok(device) => Device::python(py, device.unbind(), program),
+        // unicorn is an optional extra: the program can still be saved
+        Err(e) if e.is_instance_of::<PyImportError>(py) => Ok(Device::Unavailable(
+            e.value(py).str().map(|s| s.to_string()).unwrap_or_default(),
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// `(name, role, dtype, shape)` of a program variable, as `Target.variables()` lists it.
+type VariableInfo = (String, &'static str, &'static str, Vec<u32>);
 
 /// Where a compiled variable lives.
 #[derive(Clone, Copy)]
@@ -73,18 +93,42 @@ struct Var {
 }
 
 struct Loaded {
-    program: LoadedProgram,
+    device: Device,
+    program: Program,
     vars: FxHashMap<usize, Var>,
     /// Keeps every mapped node alive, so its address (the map key) is never reused.
-    _keep: Vec<Value>,
+    keep: Vec<Value>,
+    /// `keep` by structure, built by the first lookup of a value not found by identity.
+    structural: OnceLock<StructuralIndex>,
     steps: usize,
-    code_size: usize,
-    data_size: usize,
+    /// Index into `program.symbols` by name.
+    by_name: FxHashMap<String, usize>,
 }
 
-/// A machine to compile for and run on (this process's CPU).
+impl Loaded {
+    fn symbol(&self, name: &str) -> PyResult<&Symbol> {
+        self.by_name
+            .get(name)
+            .map(|&i| &self.program.symbols[i])
+            .ok_or_else(|| symbols::unknown(name, &self.program.symbols))
+    }
+}
+
+fn index_symbols(symbols: &[Symbol]) -> FxHashMap<String, usize> {
+    symbols
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.clone(), i))
+        .collect()
+}
+
+/// A machine to compile for and run on: this process's CPU, or another architecture
+/// (run in the emulator).
 #[pyclass(module = "copapy", name = "Target")]
 pub struct Target {
+    spec: &'static TargetSpec,
+    /// A remote device (`runner=`) that every compiled program is installed on.
+    runner: Option<Py<PyAny>>,
     loaded: Option<Loaded>,
     has_run: bool,
     /// While `write_value` walks its arguments: the writes found so far (offset, bits),
@@ -106,6 +150,16 @@ fn borrow_mut<'py>(slf: &Bound<'py, Target>) -> PyResult<PyRefMut<'py, Target>> 
         PyRuntimeError::new_err(
             "this Target is in use by another call (another thread, or code called back \
              from inside compile/read_value/write_value): wait until that call returns",
+        )
+    })
+}
+
+/// The Target for reading, or a clear error while a call is changing it.
+fn borrow<'py>(slf: &Bound<'py, Target>) -> PyResult<PyRef<'py, Target>> {
+    slf.try_borrow().map_err(|_| {
+        PyRuntimeError::new_err(
+            "this Target is in use by another call (another thread, or code called back \
+             from inside compile/write_value): wait until that call returns",
         )
     })
 }
@@ -171,9 +225,18 @@ impl Target {
         self.loaded.as_ref().ok_or_else(no_program)
     }
 
+    /// Where `v` lives: found by identity, else a compiled value structurally equal to it
+    /// (Copapy's graph has structural identity, see `structural.rs`).
     fn var(&self, v: &PyValue) -> PyResult<(&Loaded, Var)> {
         let loaded = self.loaded.as_ref().ok_or_else(not_compiled)?;
-        let var = *loaded.vars.get(&v.value().id()).ok_or_else(not_compiled)?;
+        if let Some(var) = loaded.vars.get(&v.value().id()) {
+            return Ok((loaded, *var));
+        }
+        let index = loaded
+            .structural
+            .get_or_init(|| StructuralIndex::new(&loaded.keep));
+        let same = index.find(v.value()).ok_or_else(not_compiled)?;
+        let var = *loaded.vars.get(&same.id()).ok_or_else(not_compiled)?;
         Ok((loaded, var))
     }
 
@@ -187,7 +250,7 @@ impl Target {
         Ok(to_python(
             py,
             var.ty,
-            read_bits(loaded.program.data(), var.offset),
+            loaded.device.read_u32(py, var.offset)?,
         ))
     }
 
@@ -208,12 +271,22 @@ impl Target {
         Ok(())
     }
 
-    fn apply_writes(&mut self, writes: &[(u32, u32)]) -> PyResult<()> {
+    /// Checks and converts a write to the named program variable `name` (all its elements).
+    fn plan_named(&mut self, name: &Bound<'_, PyString>, x: &Bound<'_, PyAny>) -> PyResult<()> {
+        let loaded = self.loaded.as_ref().ok_or_else(no_program)?;
+        let bits = symbols::bits_for_symbol(loaded.symbol(name.to_str()?)?, x)?;
+        match self.pending.as_mut() {
+            Some((_, writes)) => writes.extend(bits),
+            None => self.pending = Some((std::thread::current().id(), bits)),
+        }
+        Ok(())
+    }
+
+    /// Applies planned writes through the device (host memory, emulator or remote runner).
+    fn apply_writes(&mut self, py: Python<'_>, writes: &[(u32, u32)]) -> PyResult<()> {
         let loaded = self.loaded.as_mut().ok_or_else(not_compiled)?;
-        let data = loaded.program.data_mut();
         for &(offset, bits) in writes {
-            let o = offset as usize;
-            data[o..o + 4].copy_from_slice(&bits.to_le_bytes());
+            loaded.device.write(py, offset, &bits.to_le_bytes())?;
         }
         Ok(())
     }
@@ -277,17 +350,44 @@ impl Target {
 #[pymethods]
 impl Target {
     #[new]
-    #[pyo3(signature = (arch = "native", optimization = "O3"))]
-    fn new(arch: &str, optimization: &str) -> PyResult<Self> {
+    #[pyo3(signature = (arch = "native", optimization = "O3", runner = None))]
+    fn new(
+        py: Python<'_>,
+        arch: &str,
+        optimization: &str,
+        runner: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         let _ = optimization; // one optimisation level exists; accepted for Copapy compatibility
-        let host = std::env::consts::ARCH;
-        if arch != "native" && arch != host {
-            return Err(PyValueError::new_err(format!(
-                "cannot run code for '{arch}' on this {host} machine: use Target() or Target('{host}')"
-            )));
-        }
-        backend()?;
+                              // A runner (a `copapy-run` address, "process", or a device object) decides the
+                              // architecture: programs are compiled for what it runs.
+        let runner = match runner {
+            None => None,
+            Some(r) => Some(
+                py.import(intern!(py, "copapy._remote"))?
+                    .getattr(intern!(py, "connect"))?
+                    .call1((r,))?,
+            ),
+        };
+        let spec = match (&runner, arch) {
+            (None, "native") => host_target()?,
+            (None, name) => TargetSpec::find(name).map_err(PyValueError::new_err)?,
+            (Some(device), name) => {
+                let device_arch: String = device.getattr(intern!(py, "arch"))?.extract()?;
+                let spec = TargetSpec::find(&device_arch).map_err(PyValueError::new_err)?;
+                if name != "native"
+                    && TargetSpec::find(name).ok().map(|t| t.arch) != Some(spec.arch)
+                {
+                    return Err(PyValueError::new_err(format!(
+                        "the runner executes {device_arch} code, not {name}: omit arch or pass '{device_arch}'"
+                    )));
+                }
+                spec
+            }
+        };
+        backend(spec)?;
         Ok(Target {
+            spec,
+            runner: runner.map(Bound::unbind),
             loaded: None,
             has_run: false,
             pending: None,
@@ -295,14 +395,43 @@ impl Target {
     }
 
     /// Compiles the code that computes `values` (values, or lists/tuples of values).
-    #[pyo3(signature = (*values))]
-    fn compile(slf: &Bound<'_, Self>, values: &Bound<'_, PyTuple>) -> PyResult<()> {
+    ///
+    /// `names` maps names to values or containers for the program's symbol table (on
+    /// top of names given with `cp.value(..., name=...)`; the rest get `out<i>` for the
+    /// i-th argument and `in<k>` for other variables). `updates` maps state variables
+    /// to their next values, stored at the end of every run, so one run is one loop step.
+    #[pyo3(signature = (*values, names = None, updates = None))]
+    fn compile(
+        slf: &Bound<'_, Self>,
+        values: &Bound<'_, PyTuple>,
+        names: Option<&Bound<'_, pyo3::types::PyDict>>,
+        updates: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let py = slf.py();
         // no borrow while walking: a generator among the values may use this Target
+        let (spec, runner) = {
+            let this = borrow_mut(slf)?;
+            (this.spec, this.runner.as_ref().map(|r| r.clone_ref(py)))
+        };
         let mut outputs = Vec::new();
         for v in values.iter() {
             collect(&v, &mut outputs)?;
         }
-        let (compiled, program) = compile_values(&outputs)?;
+        let update_pairs = match updates {
+            Some(u) => symbols::collect_updates(u)?,
+            None => Vec::new(),
+        };
+        let plan = symbols::plan(values, &outputs, names)?;
+        let mut compiled = compile_for(spec, &plan.all, &update_pairs)?;
+        compiled.program.symbols = plan.finish(&compiled, &update_pairs)?;
+        compiled
+            .program
+            .validate()
+            .map_err(|e| PyRuntimeError::new_err(format!("compiled program is invalid: {e}")))?;
+        let device = match runner {
+            Some(r) => Device::python(py, r, &compiled.program)?,
+            None => make_device(py, spec, &compiled.program)?,
+        };
         let mut vars = FxHashMap::default();
         let mut keep = Vec::with_capacity(outputs.len() + compiled.inputs.len());
         for (v, &offset) in outputs.iter().zip(&compiled.outputs) {
@@ -327,6 +456,17 @@ impl Target {
             );
             keep.push(v);
         }
+        for ((state, _), &offset) in update_pairs.iter().zip(&compiled.states) {
+            vars.insert(
+                state.id(),
+                Var {
+                    offset,
+                    ty: state.ty(),
+                    input: true,
+                },
+            );
+            keep.push(state.clone());
+        }
         // intermediates the user still holds: readable, as Copapy's README relies on
         for (v, offset) in compiled.exposed {
             vars.entry(v.id()).or_insert(Var {
@@ -334,40 +474,39 @@ impl Target {
                 ty: v.ty(),
                 input: false,
             });
+            keep.push(v);
         }
         let mut this = borrow_mut(slf)?;
         this.loaded = Some(Loaded {
-            program,
+            device,
+            by_name: index_symbols(&compiled.program.symbols),
+            program: compiled.program,
             vars,
-            _keep: keep,
+            keep,
+            structural: OnceLock::new(),
             steps: compiled.steps,
-            code_size: compiled.program.code.len(),
-            data_size: compiled.program.data.len(),
         });
         this.has_run = false;
         Ok(())
     }
 
     /// Runs the compiled program once. Data memory keeps its state between runs.
-    fn run(&mut self) -> PyResult<()> {
+    fn run(&mut self, py: Python<'_>) -> PyResult<()> {
         let loaded = self.loaded.as_mut().ok_or_else(no_program)?;
-        loaded.program.run();
+        loaded.device.run(py)?;
         self.has_run = true;
         Ok(())
     }
 
     /// Reads a compiled value (a Python number), or a list of them. Containers (vectors,
     /// matrices) come back as the same kind of container through their `_cp_read` hook.
-    fn read_value(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    /// A freshly traced value structurally equal to a compiled one reads that one.
+    #[pyo3(signature = (variables))]
+    fn read_value(slf: &Bound<'_, Self>, variables: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let v = variables;
         let py = slf.py();
         if let Ok(pv) = v.cast::<PyValue>() {
-            let this = slf.try_borrow().map_err(|_| {
-                PyRuntimeError::new_err(
-                    "this Target is in use by another call (another thread, or code called \
-                     back from inside compile/write_value): wait until that call returns",
-                )
-            })?;
-            return this.read_one(py, pv.get());
+            return borrow(slf)?.read_one(py, pv.get());
         }
         if number_bits(v)?.is_some() {
             return Ok(v.clone().unbind());
@@ -376,10 +515,17 @@ impl Target {
         if let Some(hook) = walk::attr(v, intern!(py, "_cp_read"))? {
             return Ok(hook.call1((slf,))?.unbind());
         }
-        if v.is_instance_of::<PyString>() {
-            return Err(PyTypeError::new_err(
-                "read_value takes a copapy value or a list of them, not a str",
-            ));
+        if let Ok(name) = v.cast::<PyString>() {
+            let this = borrow(slf)?;
+            let loaded = this.loaded()?;
+            let sym = loaded.symbol(name.to_str()?)?;
+            if !sym.role.writable() && !this.has_run {
+                return Err(PyRuntimeError::new_err(format!(
+                    "{:?} is computed by the program, which has not run yet: call Target.run() first",
+                    sym.name
+                )));
+            }
+            return symbols::read(py, sym, |o| loaded.device.read_u32(py, o));
         }
         let items = walk::iterate(v, || {
             PyTypeError::new_err(format!(
@@ -396,11 +542,14 @@ impl Target {
 
     /// Writes a Python number into an input value, or numbers into a list of them.
     /// Containers check their shape in their `_cp_write` hook.
+    #[pyo3(signature = (variables, data))]
     fn write_value(
         slf: &Bound<'_, Self>,
-        v: &Bound<'_, PyAny>,
-        x: &Bound<'_, PyAny>,
+        variables: &Bound<'_, PyAny>,
+        data: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let (v, x) = (variables, data);
+        let py = slf.py();
         // called back from a container's `_cp_write` hook: part of the outer write's plan
         let me = std::thread::current().id();
         {
@@ -419,16 +568,113 @@ impl Target {
                 None => this.pending = Some((me, Vec::new())),
             }
         }
-        let planned = Self::plan_write(slf, v, x);
+        // a program variable by name (Copapy's string form): a top-level form only
+        let planned = match v.cast::<PyString>() {
+            Ok(name) => borrow_mut(slf).and_then(|mut this| this.plan_named(name, x)),
+            Err(_) => Self::plan_write(slf, v, x),
+        };
         let mut this = borrow_mut(slf)?;
         let writes = this.pending.take().map(|(_, w)| w).unwrap_or_default();
         planned?;
-        this.apply_writes(&writes)
+        this.apply_writes(py, &writes)
     }
 
     /// Size and shape of the compiled program: steps (stencils), code and data bytes.
     fn stats(&self) -> PyResult<(usize, usize, usize)> {
         let l = self.loaded()?;
-        Ok((l.steps, l.code_size, l.data_size))
+        Ok((l.steps, l.program.code.len(), l.program.data.len()))
+    }
+
+    /// The target's name, e.g. `"x86_64"` or `"cortex-m4"`.
+    #[getter]
+    fn arch(&self) -> &'static str {
+        self.spec.name
+    }
+
+    /// The compiled program as a program file (what any device or runner loads; see
+    /// docs/program-format.md).
+    fn program_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.loaded()?.program.encode()))
+    }
+
+    /// Writes the compiled program to `path` as a program file, for `cp.load` or `copapy-run`.
+    fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
+        let bytes = self.loaded()?.program.encode();
+        std::fs::write(&path, bytes).map_err(|e| {
+            pyo3::exceptions::PyOSError::new_err(format!("cannot write {}: {e}", path.display()))
+        })
+    }
+
+    /// The program's variables: `(name, role, dtype, shape)` for each symbol.
+    fn variables(&self) -> PyResult<Vec<VariableInfo>> {
+        Ok(self
+            .loaded()?
+            .program
+            .symbols
+            .iter()
+            .map(|s| (s.name.clone(), s.role.name(), s.ty.name(), s.shape.clone()))
+            .collect())
+    }
+
+    /// A target running the program file `data` (what `cp.load` calls): in this
+    /// process, or on `runner` (a device object) if given.
+    #[staticmethod]
+    #[pyo3(signature = (data, runner = None))]
+    fn _from_program_bytes(
+        py: Python<'_>,
+        data: &[u8],
+        runner: Option<Py<PyAny>>,
+    ) -> PyResult<Target> {
+        let program = Program::decode(data)
+            .map_err(|e| PyValueError::new_err(format!("not a valid program file: {e}")))?;
+        // The target whose architecture and features the program was compiled for
+        // (e.g. cortex-m4 among the Thumb targets): its emulator runs it if this
+        // machine cannot.
+        let candidates = copapy_compiler::targets::TARGETS
+            .iter()
+            .filter(|t| t.arch == program.arch);
+        let mut spec = None;
+        // If none fits, name the missing features of the closest one (fewest missing bits).
+        let mut missing: Option<(u32, copapy_program::FormatError)> = None;
+        for t in candidates {
+            match copapy_program::format::check_features(program.features, t.features.0) {
+                Ok(()) => {
+                    spec = Some(t);
+                    break;
+                }
+                Err(e) => {
+                    let count = (program.features & !t.features.0).count_ones();
+                    if missing.as_ref().is_none_or(|(c, _)| count < *c) {
+                        missing = Some((count, e));
+                    }
+                }
+            }
+        }
+        let missing = missing.map(|(_, e)| e);
+        let spec = spec.ok_or_else(|| {
+            PyValueError::new_err(match missing {
+                Some(e) => format!("no copapy target can run this program: {e}"),
+                None => "the program's architecture has no copapy target".to_string(),
+            })
+        })?;
+        let device = match &runner {
+            Some(r) => Device::python(py, r.clone_ref(py), &program)?,
+            None => make_device(py, spec, &program)?,
+        };
+        Ok(Target {
+            spec,
+            runner,
+            loaded: Some(Loaded {
+                device,
+                by_name: index_symbols(&program.symbols),
+                program,
+                vars: FxHashMap::default(),
+                keep: Vec::new(),
+                structural: OnceLock::new(),
+                steps: 0,
+            }),
+            has_run: false,
+            pending: None,
+        })
     }
 }

@@ -18,6 +18,8 @@ use crate::convert::{convert_bits, number, parse_dtype, type_name, Number};
 #[pyclass(module = "copapy", name = "value", frozen)]
 pub struct PyValue {
     v: Value,
+    /// Whether this object gave its node a name (and must take it back when dropped).
+    named: bool,
 }
 
 impl PyValue {
@@ -25,7 +27,7 @@ impl PyValue {
     /// object lives, so a program compiled meanwhile keeps it readable.
     pub fn from_graph(v: Value) -> PyValue {
         v.expose();
-        PyValue { v }
+        PyValue { v, named: false }
     }
 
     pub fn value(&self) -> &Value {
@@ -35,6 +37,9 @@ impl PyValue {
 
 impl Drop for PyValue {
     fn drop(&mut self) {
+        if self.named {
+            crate::symbols::forget_name(self.v.id());
+        }
         self.v.unexpose();
     }
 }
@@ -107,8 +112,11 @@ fn integer_exponent(e: &Bound<'_, PyAny>) -> PyResult<Option<(Option<i128>, bool
 #[pymethods]
 impl PyValue {
     #[new]
-    #[pyo3(signature = (source, dtype = None))]
-    fn new(source: &Bound<'_, PyAny>, dtype: Option<&str>) -> PyResult<Self> {
+    #[pyo3(signature = (source, dtype = None, name = None))]
+    fn new(source: &Bound<'_, PyAny>, dtype: Option<&str>, name: Option<&str>) -> PyResult<Self> {
+        if let Some(n) = name {
+            crate::symbols::check_name(n)?;
+        }
         if source.cast::<PyValue>().is_ok() {
             return Err(PyTypeError::new_err(
                 "value(...) takes a Python number; this is already a copapy value",
@@ -127,7 +135,22 @@ impl PyValue {
                 (ty, convert_bits(ty, n)?)
             }
         };
-        Ok(PyValue::from_graph(Value::input(ty, bits)))
+        let mut v = PyValue::from_graph(Value::input(ty, bits));
+        if let Some(n) = name {
+            crate::symbols::set_name(v.v.id(), n.to_owned());
+            v.named = true;
+        }
+        Ok(v)
+    }
+
+    /// The name given with `value(..., name=...)`, or None.
+    #[getter]
+    fn name(&self) -> Option<String> {
+        if self.named {
+            crate::symbols::name_of(self.v.id())
+        } else {
+            None
+        }
     }
 
     /// Type name: 'float', 'int' or 'bool'.

@@ -1,0 +1,227 @@
+"""The emulator device: runs programs for a foreign architecture in unicorn.
+
+``cp.Target("riscv32")`` on an x86_64 machine compiles riscv32 code and runs it here,
+placed in memory as a real runner places it: one region, code pages followed by data
+pages, a separate stack, and the entry called with the return address pointing at a
+stop address. The program file is the only thing that crosses to this device; the
+runner core (``_core.place_program``) validates it and applies its patches for the
+addresses chosen here, exactly as a runner on the board would.
+
+unicorn (GPL-2.0) is an optional dependency (``pip install copapy[emulate]``); without
+it, creating an emulator raises an ImportError that says so. capstone, if installed,
+disassembles the code around a fault for the error message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import _core
+
+CODE_BASE = 0x0001_0000
+STACK_TOP = 0x4000_0000
+STACK_SIZE = 0x10_0000
+STOP = 0x0000_F000  # the return address of the entry call; a page of its own
+PAGE = 0x1000
+#: Instructions one run may execute before it is stopped as runaway.
+DEFAULT_BUDGET = 200_000_000
+
+INSTALL_HINT = (
+    "running code for {target} on this machine needs the unicorn emulator, an optional "
+    "dependency: pip install 'copapy[emulate]' (or pip install unicorn)"
+)
+
+
+@dataclass(frozen=True)
+class _Machine:
+    """How unicorn and capstone see one copapy target."""
+
+    uc_arch: str
+    uc_mode: tuple[str, ...]
+    cpu: str | None
+    cs_arch: str
+    cs_mode: tuple[str, ...]
+    thumb: bool = False
+
+
+_MACHINES = {
+    "x86_64": _Machine("UC_ARCH_X86", ("UC_MODE_64",), None, "CS_ARCH_X86", ("CS_MODE_64",)),
+    "aarch64": _Machine("UC_ARCH_ARM64", ("UC_MODE_ARM",), None, "CS_ARCH_ARM64", ("CS_MODE_ARM",)),
+    "armv7": _Machine("UC_ARCH_ARM", ("UC_MODE_ARM",), "UC_CPU_ARM_CORTEX_A9", "CS_ARCH_ARM",
+                      ("CS_MODE_ARM",)),
+    "armv6": _Machine("UC_ARCH_ARM", ("UC_MODE_ARM",), "UC_CPU_ARM_1176", "CS_ARCH_ARM",
+                      ("CS_MODE_ARM",)),
+    "cortex-m4": _Machine("UC_ARCH_ARM", ("UC_MODE_THUMB", "UC_MODE_MCLASS"), "UC_CPU_ARM_CORTEX_M4",
+                          "CS_ARCH_ARM", ("CS_MODE_THUMB", "CS_MODE_MCLASS"), thumb=True),
+    "riscv64": _Machine("UC_ARCH_RISCV", ("UC_MODE_RISCV64",), None, "CS_ARCH_RISCV",
+                        ("CS_MODE_RISCV64", "CS_MODE_RISCVC")),
+    "riscv32": _Machine("UC_ARCH_RISCV", ("UC_MODE_RISCV32",), None, "CS_ARCH_RISCV",
+                        ("CS_MODE_RISCV32", "CS_MODE_RISCVC")),
+}
+
+
+def _round_up(n: int, to: int = PAGE) -> int:
+    return (n + to - 1) // to * to
+
+
+class Emulator:
+    """A device (see ``_device.py``) that runs one target's programs in unicorn."""
+
+    def __init__(self, target: str, budget: int = DEFAULT_BUDGET) -> None:
+        if target not in _MACHINES:
+            raise ValueError(f"the emulator has no machine for target {target!r}")
+        try:
+            import unicorn
+        except ImportError as e:
+            raise ImportError(INSTALL_HINT.format(target=target)) from e
+        self.arch = target
+        self.budget = budget
+        self._uc_mod = unicorn
+        self._machine = _MACHINES[target]
+        self._uc: Any = None
+        self._entry = 0
+        self._data_addr = 0
+        self._data_len = 0
+        self._code_len = 0
+
+    # ---------------------------------------------------------------- device protocol
+    def install(self, program: bytes) -> None:
+        """Places a program file: validates it, patches it for this memory, maps it."""
+        uc_mod = self._uc_mod
+        m = self._machine
+        # the sizes decide the data address, so place once to learn them
+        code, data, _ = _core.place_program(program, CODE_BASE, CODE_BASE, self.arch)
+        data_addr = CODE_BASE + _round_up(len(code))
+        code, data, entry = _core.place_program(program, CODE_BASE, data_addr, self.arch)
+        mode = 0
+        for name in m.uc_mode:
+            mode |= getattr(uc_mod, name)
+        uc = uc_mod.Uc(getattr(uc_mod, m.uc_arch), mode)
+        if m.cpu is not None:
+            uc.ctl_set_cpu_model(getattr(_consts(uc_mod, m.uc_arch), m.cpu))
+        region = _round_up(len(code)) + _round_up(max(len(data), 1))
+        uc.mem_map(CODE_BASE, region)
+        uc.mem_map(STOP, PAGE, uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC)
+        uc.mem_map(STACK_TOP - STACK_SIZE, STACK_SIZE)
+        uc.mem_write(CODE_BASE, code)
+        uc.mem_write(data_addr, data)
+        # code read+execute, data read+write: never writable and executable at once
+        uc.mem_protect(CODE_BASE, _round_up(len(code)), uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC)
+        uc.mem_protect(data_addr, _round_up(max(len(data), 1)),
+                       uc_mod.UC_PROT_READ | uc_mod.UC_PROT_WRITE)
+        self._enable_fpu(uc)
+        self._uc, self._entry = uc, entry
+        self._data_addr, self._data_len, self._code_len = data_addr, len(data), len(code)
+
+    def run(self) -> None:
+        """Calls the entry once; data memory keeps its state between runs."""
+        uc = self._require()
+        uc_mod = self._uc_mod
+        self._prepare_call(uc)
+        try:
+            uc.emu_start(self._entry, STOP, timeout=0, count=self.budget)
+        except uc_mod.UcError as e:
+            pc = self._pc(uc)
+            raise RuntimeError(
+                f"the {self.arch} program faulted at {pc:#x} ({e}); code is at "
+                f"{CODE_BASE:#x}..{CODE_BASE + self._code_len:#x}, data at "
+                f"{self._data_addr:#x}..{self._data_addr + self._data_len:#x}\n"
+                + self._disassemble_around(uc, pc)
+            ) from None
+        pc = self._pc(uc)
+        if pc != STOP:
+            raise RuntimeError(
+                f"the {self.arch} program did not return within {self.budget:,} instructions "
+                f"(stopped at {pc:#x}); raise the budget with Emulator(..., budget=N) if it is "
+                "really this long\n" + self._disassemble_around(uc, pc)
+            )
+
+    def read(self, offset: int, size: int) -> bytes:
+        """Reads data memory."""
+        self._check(offset, size)
+        return bytes(self._require().mem_read(self._data_addr + offset, size))
+
+    def write(self, offset: int, data: bytes) -> None:
+        """Writes data memory."""
+        self._check(offset, len(data))
+        self._require().mem_write(self._data_addr + offset, bytes(data))
+
+    # ---------------------------------------------------------------- details
+    def _require(self) -> Any:
+        if self._uc is None:
+            raise RuntimeError("no program installed on this emulator")
+        return self._uc
+
+    def _check(self, offset: int, size: int) -> None:
+        if offset < 0 or size < 0 or offset + size > self._data_len:
+            raise ValueError(
+                f"data access {offset}..{offset + size} outside the {self._data_len}-byte data memory"
+            )
+
+    def _enable_fpu(self, uc: Any) -> None:
+        arch = self._machine.uc_arch
+        c = _consts(self._uc_mod, arch)
+        if arch == "UC_ARCH_ARM" and not self._machine.thumb:
+            uc.reg_write(c.UC_ARM_REG_C1_C0_2, uc.reg_read(c.UC_ARM_REG_C1_C0_2) | (0xF << 20))
+            uc.reg_write(c.UC_ARM_REG_FPEXC, 0x4000_0000)
+        elif arch == "UC_ARCH_ARM":
+            # Cortex-M: CPACR is memory mapped (SCB, 0xE000ED88); full access to CP10/11
+            uc.reg_write(c.UC_ARM_REG_C1_C0_2, uc.reg_read(c.UC_ARM_REG_C1_C0_2) | (0xF << 20))
+        elif arch == "UC_ARCH_ARM64":
+            uc.reg_write(c.UC_ARM64_REG_CPACR_EL1, 3 << 20)
+        elif arch == "UC_ARCH_RISCV":
+            uc.reg_write(c.UC_RISCV_REG_MSTATUS, uc.reg_read(c.UC_RISCV_REG_MSTATUS) | (1 << 13))
+
+    def _prepare_call(self, uc: Any) -> None:
+        arch = self._machine.uc_arch
+        c = _consts(self._uc_mod, arch)
+        sp = STACK_TOP - 64
+        if arch == "UC_ARCH_X86":
+            sp -= 8
+            uc.mem_write(sp, STOP.to_bytes(8, "little"))
+            uc.reg_write(c.UC_X86_REG_RSP, sp)
+        elif arch == "UC_ARCH_ARM64":
+            uc.reg_write(c.UC_ARM64_REG_SP, sp)
+            uc.reg_write(c.UC_ARM64_REG_X30, STOP)
+        elif arch == "UC_ARCH_ARM":
+            uc.reg_write(c.UC_ARM_REG_SP, sp)
+            uc.reg_write(c.UC_ARM_REG_LR, STOP | int(self._machine.thumb))
+        else:
+            uc.reg_write(c.UC_RISCV_REG_SP, sp)
+            uc.reg_write(c.UC_RISCV_REG_RA, STOP)
+
+    def _pc(self, uc: Any) -> int:
+        arch = self._machine.uc_arch
+        c = _consts(self._uc_mod, arch)
+        reg = {"UC_ARCH_X86": "UC_X86_REG_RIP", "UC_ARCH_ARM64": "UC_ARM64_REG_PC",
+               "UC_ARCH_ARM": "UC_ARM_REG_PC", "UC_ARCH_RISCV": "UC_RISCV_REG_PC"}[arch]
+        return int(uc.reg_read(getattr(c, reg)))
+
+    def _disassemble_around(self, uc: Any, pc: int) -> str:
+        try:
+            import capstone  # type: ignore[import-untyped]
+        except ImportError:
+            return "(install capstone to see the instructions around it)"
+        m = self._machine
+        mode = 0
+        for name in m.cs_mode:
+            mode |= getattr(capstone, name)
+        md = capstone.Cs(getattr(capstone, m.cs_arch), mode)
+        start = max(CODE_BASE, (pc & ~1) - 16)
+        end = min(CODE_BASE + self._code_len, (pc & ~1) + 16)
+        if start >= end:
+            return f"(pc {pc:#x} is outside the program's code)"
+        code = bytes(uc.mem_read(start, end - start))
+        lines = []
+        for insn in md.disasm(code, start):
+            mark = "=>" if insn.address == pc & ~1 else "  "
+            lines.append(f"{mark} {insn.address:#010x}: {insn.mnemonic} {insn.op_str}")
+        return "\n".join(lines)
+
+
+def _consts(uc_mod: Any, arch: str) -> Any:
+    """unicorn's register constants module for an architecture."""
+    module = {"UC_ARCH_X86": "x86_const", "UC_ARCH_ARM64": "arm64_const",
+              "UC_ARCH_ARM": "arm_const", "UC_ARCH_RISCV": "riscv_const"}[arch]
+    return getattr(uc_mod, module)

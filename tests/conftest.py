@@ -1,0 +1,28 @@
+"""Running the numeric test modules on a foreign target.
+
+With ``COPAPY_TEST_TARGET=riscv32`` (any target name), ``cp.Target()`` in the tests
+compiles for that target and runs the program in the emulator, so the same tests —
+compared with the same NumPy references — check every architecture. scripts/test.sh
+runs the operator, math and function tests this way for every target.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import copapy as cp
+import pytest
+
+TARGET = os.environ.get("COPAPY_TEST_TARGET")
+
+
+if TARGET:
+    _native_target = cp.Target
+
+    def _target_for_tests(arch: str = "native", *args: Any, **kwargs: Any) -> Any:
+        return _native_target(TARGET if arch == "native" else arch, *args, **kwargs)
+
+    @pytest.fixture(autouse=True)
+    def _foreign_target(monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(cp, "Target", _target_for_tests)
