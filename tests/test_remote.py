@@ -14,6 +14,7 @@ import threading
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import copapy as cp
 import numpy as np
@@ -201,3 +202,38 @@ def test_runner_arguments_are_checked() -> None:
         Target(runner=object())
     with pytest.raises(ConnectionRefusedError):
         Target(runner="tcp://127.0.0.1:1")
+
+
+def test_jit_on_a_tcp_runner(runner_port: int) -> None:
+    """@cp.jit(runner=...) compiles each signature for the runner's architecture and
+    calls it there; results are NumPy float32's."""
+
+    @cp.jit(runner=f"tcp://127.0.0.1:{runner_port}")
+    def f(a: Any, b: Any) -> Any:
+        return [a * b + a, cp.sqrt(b)]
+
+    for a, b in [(2.0, 3.0), (0.1, 7.5), (-1.5, 0.25)]:
+        fa, fb = np.float32(a), np.float32(b)
+        got = f(a, b)
+        assert got == [float(fa * fb + fa), float(np.sqrt(fb))]
+    assert f(2, 3) == [8, float(np.sqrt(np.float32(3)))]  # an int signature: a second program
+    assert f.specialisations == 2
+
+
+def test_jit_on_an_emulated_target() -> None:
+    @cp.jit(arch="cortex-m4")
+    def g(v: Any) -> Any:
+        return sum(x * x for x in v)
+
+    xs = [0.5, -1.25, 3.0]
+    want = np.float32(0.0)
+    for x in xs:
+        want = want + np.float32(x) * np.float32(x)
+    assert g(xs) == float(want)
+
+
+def test_jit_placement_errors() -> None:
+    with pytest.raises(ValueError, match="unknown target 'x86'"):
+        cp.jit(lambda a: a, arch="x86")
+    with pytest.raises(TypeError, match="runner is an address"):
+        cp.jit(lambda a: a, runner=object())  # type: ignore[arg-type]

@@ -14,13 +14,27 @@ DEFAULT_CACHE_SIZE = 64
 
 
 @overload
-def jit(func: Callable[P, R], *, cache_size: int = DEFAULT_CACHE_SIZE) -> Callable[P, R]: ...
+def jit(
+    func: Callable[P, R],
+    *,
+    cache_size: int = DEFAULT_CACHE_SIZE,
+    arch: str = "native",
+    runner: str | None = None,
+) -> Callable[P, R]: ...
 @overload
 def jit(
-    func: None = None, *, cache_size: int = DEFAULT_CACHE_SIZE
+    func: None = None,
+    *,
+    cache_size: int = DEFAULT_CACHE_SIZE,
+    arch: str = "native",
+    runner: str | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
 def jit(
-    func: Callable[P, R] | None = None, *, cache_size: int = DEFAULT_CACHE_SIZE
+    func: Callable[P, R] | None = None,
+    *,
+    cache_size: int = DEFAULT_CACHE_SIZE,
+    arch: str = "native",
+    runner: str | None = None,
 ) -> Callable[P, R] | Callable[[Callable[P, R]], Callable[P, R]]:
     """Compiles ``func`` to native code on its first call and calls that code afterwards.
 
@@ -44,6 +58,12 @@ def jit(
     Called with traced values (from inside another traced function), a jit function is
     traced into the caller's program instead of being compiled on its own.
 
+    Like ``cp.Target``, a jit function can run elsewhere: ``@cp.jit(arch="riscv32")``
+    compiles for that target and runs in the emulator, ``@cp.jit(runner="tcp://HOST:PORT")``
+    (or ``"process"``) on a ``copapy-run``; each specialisation gets its own device or
+    connection, and a call writes the arguments, runs and reads the result in one round
+    trip each.
+
     Example::
 
         @cp.jit
@@ -54,7 +74,7 @@ def jit(
     """
 
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
-        compiled = _core.jit_function(fn, cache_size)
+        compiled = _core.jit_function(fn, cache_size, arch, runner)
         functools.update_wrapper(compiled, fn)
         return compiled
 

@@ -26,8 +26,9 @@ use copapy_compiler::{ScalarType, Value};
 use copapy_runner::LoadedProgram;
 
 use crate::convert::{number, number_bits, to_python, type_name, Number};
+use crate::device::Device;
 use crate::ndarray::{self, Elem};
-use crate::target::compile_values;
+use crate::target::{compile_for, compile_values, make_device, resolve_placement};
 use crate::value::PyValue;
 use crate::walk;
 
@@ -64,11 +65,34 @@ enum Output {
     },
 }
 
+/// Where a jit function's programs run.
+enum Placement {
+    /// In this process, called directly (the fast path).
+    Host,
+    /// On another device: a target name (run in the emulator) or a runner address;
+    /// every specialisation gets its own device (emulator or connection).
+    Device {
+        arch: String,
+        runner: Option<String>,
+    },
+}
+
+/// A specialisation's compiled program, where it runs.
+enum SpecProgram {
+    Host(LoadedProgram),
+    /// Any other device, with a copy of its data memory: arguments are bound into the
+    /// copy, which is written whole, run, and read back whole (one round trip each).
+    Device {
+        device: Device,
+        data: Vec<u8>,
+    },
+}
+
 struct Specialisation {
     inputs: Vec<Input>,
     output: Output,
     /// `None` when the function's result needs no code at all.
-    program: Option<LoadedProgram>,
+    program: Option<SpecProgram>,
     /// Value of [`JitFunction::clock`] when last called (for least-recently-used eviction).
     last_used: u64,
 }
@@ -87,6 +111,8 @@ pub struct JitFunction {
     cache_size: usize,
     /// Counts calls, to order specialisations by last use.
     clock: u64,
+    /// Where the programs run.
+    placement: Placement,
 }
 
 thread_local! {
@@ -489,6 +515,7 @@ fn specialise(
     py: Python<'_>,
     func: &Bound<'_, PyAny>,
     args: &Bound<'_, PyTuple>,
+    placement: &Placement,
 ) -> PyResult<Specialisation> {
     let mut traced = Traced {
         args: Vec::new(),
@@ -506,7 +533,7 @@ fn specialise(
     let program = if outputs.is_empty() {
         None
     } else {
-        let (compiled, program) = compile_values(&outputs)?;
+        let (compiled, program) = compile_placed(py, placement, &outputs)?;
         let by_id: FxHashMap<usize, u32> =
             compiled.inputs.iter().map(|(v, o)| (v.id(), *o)).collect();
         let mut slots = traced.values.iter().map(|v| by_id.get(&v.id()).copied());
@@ -524,6 +551,31 @@ fn specialise(
     })
 }
 
+/// Compiles `outputs` for `placement` and installs the program there.
+fn compile_placed(
+    py: Python<'_>,
+    placement: &Placement,
+    outputs: &[Value],
+) -> PyResult<(copapy_compiler::Compiled, SpecProgram)> {
+    match placement {
+        Placement::Host => {
+            let (compiled, program) = compile_values(outputs)?;
+            Ok((compiled, SpecProgram::Host(program)))
+        }
+        Placement::Device { arch, runner } => {
+            let runner = runner.as_ref().map(|r| PyString::new(py, r).into_any());
+            let (spec, connected) = resolve_placement(py, arch, runner.as_ref())?;
+            let compiled = compile_for(spec, outputs, &[])?;
+            let device = match connected {
+                Some(d) => Device::python(py, d.unbind(), &compiled.program)?,
+                None => make_device(py, spec, &compiled.program)?,
+            };
+            let data = compiled.program.data.clone();
+            Ok((compiled, SpecProgram::Device { device, data }))
+        }
+    }
+}
+
 /// Binds `args` to `spec`, runs it and reads the result; `None` if they do not match.
 fn call_spec(
     py: Python<'_>,
@@ -535,7 +587,8 @@ fn call_spec(
     }
     let mut scratch = Vec::new();
     let data = match spec.program.as_mut() {
-        Some(p) => p.data_mut(),
+        Some(SpecProgram::Host(p)) => p.data_mut(),
+        Some(SpecProgram::Device { data, .. }) => &mut data[..],
         None => &mut scratch[..],
     };
     for (input, arg) in spec.inputs.iter().zip(args.iter()) {
@@ -544,9 +597,15 @@ fn call_spec(
         }
     }
     let data: &[u8] = match spec.program.as_mut() {
-        Some(p) => {
+        Some(SpecProgram::Host(p)) => {
             p.run();
             p.data()
+        }
+        Some(SpecProgram::Device { device, data }) => {
+            device.write(py, 0, data)?;
+            device.run(py)?;
+            device.read(py, 0, data)?;
+            data
         }
         None => &[],
     };
@@ -580,18 +639,52 @@ fn call_cached(
 #[pymethods]
 impl JitFunction {
     #[new]
-    #[pyo3(signature = (func, cache_size = DEFAULT_CACHE_SIZE))]
-    fn new(func: Py<PyAny>, cache_size: usize) -> PyResult<Self> {
+    #[pyo3(signature = (func, cache_size = DEFAULT_CACHE_SIZE, arch = "native", runner = None))]
+    fn new(
+        func: Py<PyAny>,
+        cache_size: usize,
+        arch: &str,
+        runner: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         if cache_size == 0 {
             return Err(PyValueError::new_err(
                 "cache_size must be at least 1 (the number of specialisations kept)",
             ));
         }
+        let runner = match runner {
+            None => None,
+            Some(r) => Some(r.extract::<String>().map_err(|_| {
+                PyTypeError::new_err(
+                    "a jit function's runner is an address ('tcp://HOST:PORT' or 'process'): \
+                     each specialisation gets its own connection, so one device object cannot \
+                     serve them; use cp.Target(runner=device) for a device object",
+                )
+            })?),
+        };
+        let placement = if arch == "native" && runner.is_none() {
+            Placement::Host
+        } else {
+            // check the names now, so a typo fails at decoration and not at the first call
+            let spec = if runner.is_none() {
+                Some(copapy_compiler::targets::Target::find(arch).map_err(PyValueError::new_err)?)
+            } else {
+                None
+            };
+            if spec.is_some_and(|s| Some(s.arch) == copapy_program::Arch::host()) {
+                Placement::Host
+            } else {
+                Placement::Device {
+                    arch: arch.to_string(),
+                    runner,
+                }
+            }
+        };
         Ok(JitFunction {
             func: Some(func),
             specs: FxHashMap::default(),
             cache_size,
             clock: 0,
+            placement,
         })
     }
 
@@ -643,7 +736,17 @@ impl JitFunction {
         if let Some(r) = call_cached(slf, &sig, args)? {
             return Ok(r);
         }
-        let spec = specialise(py, func.bind(py), args)?;
+        let placement = {
+            let this = slf.try_borrow().map_err(|_| busy())?;
+            match &this.placement {
+                Placement::Host => Placement::Host,
+                Placement::Device { arch, runner } => Placement::Device {
+                    arch: arch.clone(),
+                    runner: runner.clone(),
+                },
+            }
+        };
+        let spec = specialise(py, func.bind(py), args, &placement)?;
         {
             let mut this = slf.try_borrow_mut().map_err(|_| busy())?;
             // another thread (or a nested call) may have compiled the same signature meanwhile

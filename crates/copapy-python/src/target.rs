@@ -38,7 +38,7 @@ fn host_target() -> PyResult<&'static TargetSpec> {
 }
 
 /// Compiles `outputs`, with `updates` stored at the end of every run.
-fn compile_for(
+pub(crate) fn compile_for(
     target: &'static TargetSpec,
     outputs: &[Value],
     updates: &[(Value, Value)],
@@ -64,7 +64,11 @@ pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled,
 
 /// The device that runs programs for `target`: host memory for the host's own
 /// target, the emulator (`copapy._emulator`) for any other.
-fn make_device(py: Python<'_>, target: &'static TargetSpec, program: &Program) -> PyResult<Device> {
+pub(crate) fn make_device(
+    py: Python<'_>,
+    target: &'static TargetSpec,
+    program: &Program,
+) -> PyResult<Device> {
     if Some(target.arch) == Arch::host() {
         return Device::host(program);
     }
@@ -347,6 +351,41 @@ impl Target {
     }
 }
 
+/// Where programs run: the target to compile for and, with `runner=`, the connected
+/// device (a `copapy-run` address, "process", or a device object). Shared by `Target`
+/// and `@cp.jit`.
+pub(crate) fn resolve_placement<'py>(
+    py: Python<'py>,
+    arch: &str,
+    runner: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(&'static TargetSpec, Option<Bound<'py, PyAny>>)> {
+    // A runner decides the architecture: programs are compiled for what it runs.
+    let runner = match runner {
+        None => None,
+        Some(r) => Some(
+            py.import(intern!(py, "copapy._remote"))?
+                .getattr(intern!(py, "connect"))?
+                .call1((r,))?,
+        ),
+    };
+    let spec = match (&runner, arch) {
+        (None, "native") => host_target()?,
+        (None, name) => TargetSpec::find(name).map_err(PyValueError::new_err)?,
+        (Some(device), name) => {
+            let device_arch: String = device.getattr(intern!(py, "arch"))?.extract()?;
+            let spec = TargetSpec::find(&device_arch).map_err(PyValueError::new_err)?;
+            if name != "native" && TargetSpec::find(name).ok().map(|t| t.arch) != Some(spec.arch) {
+                return Err(PyValueError::new_err(format!(
+                    "the runner executes {device_arch} code, not {name}: omit arch or pass '{device_arch}'"
+                )));
+            }
+            spec
+        }
+    };
+    backend(spec)?;
+    Ok((spec, runner))
+}
+
 #[pymethods]
 impl Target {
     #[new]
@@ -358,33 +397,7 @@ impl Target {
         runner: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let _ = optimization; // one optimisation level exists; accepted for Copapy compatibility
-                              // A runner (a `copapy-run` address, "process", or a device object) decides the
-                              // architecture: programs are compiled for what it runs.
-        let runner = match runner {
-            None => None,
-            Some(r) => Some(
-                py.import(intern!(py, "copapy._remote"))?
-                    .getattr(intern!(py, "connect"))?
-                    .call1((r,))?,
-            ),
-        };
-        let spec = match (&runner, arch) {
-            (None, "native") => host_target()?,
-            (None, name) => TargetSpec::find(name).map_err(PyValueError::new_err)?,
-            (Some(device), name) => {
-                let device_arch: String = device.getattr(intern!(py, "arch"))?.extract()?;
-                let spec = TargetSpec::find(&device_arch).map_err(PyValueError::new_err)?;
-                if name != "native"
-                    && TargetSpec::find(name).ok().map(|t| t.arch) != Some(spec.arch)
-                {
-                    return Err(PyValueError::new_err(format!(
-                        "the runner executes {device_arch} code, not {name}: omit arch or pass '{device_arch}'"
-                    )));
-                }
-                spec
-            }
-        };
-        backend(spec)?;
+        let (spec, runner) = resolve_placement(py, arch, runner)?;
         Ok(Target {
             spec,
             runner: runner.map(Bound::unbind),
