@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Create .venv-copapy-ref with the public Copapy release, for side-by-side benchmarks
-# (benches/bench_core.py runs the same measurements under it and under our .venv).
+# Create .venv-copapy-ref with the public Copapy release: the reference that the
+# compatibility tests (tests/copapy_reference.py) and the side-by-side benchmarks
+# (benches/bench_*.py) run the same programs under. Installs only when it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv-copapy-ref/bin/python ]; then
   python3 -m venv .venv-copapy-ref
 fi
-.venv-copapy-ref/bin/python -m pip install -q --upgrade pip
-.venv-copapy-ref/bin/python -m pip install -q "copapy==0.0.7.post0" numpy
+if ! .venv-copapy-ref/bin/python -c \
+    "import importlib.metadata as m, numpy; assert m.version('copapy') == '0.0.7.post0'" 2>/dev/null; then
+  .venv-copapy-ref/bin/python -m pip install -q --upgrade pip
+  .venv-copapy-ref/bin/python -m pip install -q "copapy==0.0.7.post0" numpy
+fi
 .venv-copapy-ref/bin/python -c "import copapy; print('Copapy reference ready:', copapy.__file__)"

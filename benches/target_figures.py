@@ -12,39 +12,23 @@ instructions the stencils for `add`, `mul` and `sin` cost (from the golden disas
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import Any
 
 import copapy as cp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "stencils"))
+from build import parse_functions  # noqa: E402  (the golden-disassembly reader)
+
 TARGETS = ["x86_64", "aarch64", "armv7", "armv6", "cortex-m4", "riscv64", "riscv32"]
 
 
-def functions(dis: str) -> dict[str, list[str]]:
-    """Instruction lines per function of an objdump listing (literal data excluded)."""
-    out: dict[str, list[str]] = {}
-    cur: list[str] | None = None
-    data = False
-    for line in dis.splitlines():
-        m = re.match(r"^[0-9a-f]+ <([^>]+)>:$", line)
-        if m:
-            if m.group(1).startswith("$"):
-                data = m.group(1).startswith("$d")
-            else:
-                cur, data = out.setdefault(m.group(1), []), False
-            continue
-        if cur is not None and not data and re.match(r"^\s+[0-9a-f]+:\s+\S", line) \
-                and not re.match(r"^\s+[0-9a-f]+:\s+R_", line):
-            cur.append(line)
-    return out
-
-
-def instructions(funcs: dict[str, list[str]], name: str, target: str) -> int:
-    """Instructions of a stencil as linked: its tail jump (two on RISC-V) is dropped."""
+def instructions(funcs: dict[str, Any], name: str, target: str) -> int:
+    """Instructions of a stencil as linked (literal data excluded): its tail jump (two
+    instructions on RISC-V) is dropped."""
     tail = 2 if target.startswith("riscv") else 1
-    return len(funcs[name]) - tail
+    return sum(1 for insn in funcs[name] if not insn[3]) - tail
 
 
 def basic() -> list[Any]:
@@ -78,13 +62,13 @@ def main() -> int:
     for t in TARGETS:
         obj = os.path.getsize(os.path.join(ROOT, "stencils", f"{t}.o"))
         with open(os.path.join(ROOT, "stencils", f"{t}.dis")) as f:
-            funcs = functions(f.read())
+            funcs = parse_functions(f.read())
         bc, bd = sizes(t, basic)
         ic, idata = sizes(t, inverse_kinematics)
         add = instructions(funcs, "st_add_f_r0r1_r0", t)
         mul = instructions(funcs, "st_mul_f_r0r1_r0", t)
         sin = instructions(funcs, "st_sin_f_r0_r0", t)
-        helper = len(funcs["cpm_sinf"])
+        helper = sum(1 for insn in funcs["cpm_sinf"] if not insn[3])
         print(f"| {t} | {obj:,} B | {bc:,} + {bd:,} B | {ic:,} + {idata:,} B | {add} | {mul} "
               f"| {sin} (+ {helper}) |")
     return 0

@@ -10,7 +10,13 @@ fi
 if ! command -v llvm-objdump >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   (apt-get update -qq && apt-get install -y -qq llvm >/dev/null) || echo "note: could not install llvm (llvm-objdump)" >&2
 fi
+# the firmware runner core is built for Cortex-M4 in the test script
+if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed | grep -q thumbv7em-none-eabihf; then
+  rustup target add thumbv7em-none-eabihf || echo "note: could not add the thumbv7em-none-eabihf target" >&2
+fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -r scripts/requirements-dev.txt
+# the extension is abi3 now: an older per-version build would shadow it on import
+rm -f python/copapy/_core.cpython-*.so
 .venv/bin/maturin develop --release -q

@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+echo "== Copapy 0.0.7 reference (.venv-copapy-ref, for the compatibility tests)"
+benches/setup_reference.sh
 echo "== cargo fmt";     cargo fmt --all -- --check
 echo "== cargo clippy";  cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== cargo test";    cargo test --workspace -q
@@ -13,7 +15,11 @@ echo "== stencil ops";   .venv/bin/python stencils/check_ops.py
 echo "== math ulp";      .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
 echo "== ruff";          .venv/bin/ruff check python tests benches examples stencils
 echo "== mypy";          .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
+echo "== stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
+echo "== firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
+echo "== copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/test_remote.py, test_firmware.py
 echo "== pytest";        .venv/bin/python -m pytest -q tests
+echo "== wheel";         scripts/build_wheel.sh >/dev/null && scripts/check_wheel.sh
 # The whole suite again on every foreign architecture, in the emulator: the same tests
 # against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET).
 for target in aarch64 armv7 armv6 cortex-m4 riscv64 riscv32; do

@@ -37,7 +37,7 @@ BINARY = {
     ("i", "i"): "add sub mul floordiv mod and or xor shl shr lt le gt ge eq ne min max",
 }
 UNARY = {
-    ("f", "f"): "neg abs sqrt sin cos tan asin acos atan exp log",
+    ("f", "f"): "neg abs sqrt sin cos tan asin acos atan exp log tanh",
     ("i", "i"): "neg abs",
     ("i", "f"): "itof",
 }

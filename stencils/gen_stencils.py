@@ -38,7 +38,7 @@ BINARY = {
     ("i", "i"): "add sub mul floordiv mod and or xor shl shr lt le gt ge eq ne min max",
 }
 UNARY = {
-    ("f", "f"): "neg abs sqrt sin cos tan asin acos atan exp log copy",
+    ("f", "f"): "neg abs sqrt sin cos tan asin acos atan exp log tanh copy",
     ("i", "i"): "neg abs copy",
     ("i", "f"): "itof",
 }

@@ -416,7 +416,9 @@ CPM_INLINE cpm_df cpm_exp_kernel(float rh, float rl) {
 /* exp(wh + wl) for -104 <= wh <= 89, |wl| <= ulp(wh): Cody-Waite reduction by n ln 2
  * (wh - n C1 is exact: |result| <= 0.35 is below both operands), the kernel, and the
  * scaling by 2^n (n in [-150, 128]) with one rounding, also for subnormal results. */
-CPM_INLINE float cpm_exp_df(float wh, float wl) {
+/* exp(wh + wl) = (k.h + k.l) 2^n, unrounded: the reduction and kernel shared by exp,
+ * pow and tanh. */
+CPM_INLINE cpm_df cpm_exp_split(float wh, float wl, int32_t *np) {
     /* round to nearest: +-0.5 with the sign of wh (by bits: a ternary on two float
      * constants becomes a 2-entry table with an absolute address on x86_64) */
     float half = cpm_from_bits(0x3f000000u | (cpm_bits(wh) & 0x80000000u));
@@ -425,7 +427,13 @@ CPM_INLINE float cpm_exp_df(float wh, float wl) {
     float t = wh - fn * CPM_LN2_C1;
     cpm_df r = cpm_df_sum(t, -(fn * CPM_LN2_C2));
     cpm_df rr = cpm_df_sum(r.h, r.l + (wl - fn * CPM_LN2_C3));
-    cpm_df k = cpm_exp_kernel(rr.h, rr.l);
+    *np = n;
+    return cpm_exp_kernel(rr.h, rr.l);
+}
+
+CPM_INLINE float cpm_exp_df(float wh, float wl) {
+    int32_t n;
+    cpm_df k = cpm_exp_split(wh, wl, &n);
     if (n > -126 || (n == -126 && k.h >= 1.0f)) /* normal result: scaling is exact */
         return cpm_scale2(k.h + k.l, n);
     /* subnormal result: scaled by 2^64 (exactly) it lies below B = 2^-62, whose binade
@@ -578,6 +586,35 @@ CPM_NOINLINE float cpm_tanf(float x) {
         v = t.h + t.l;
     }
     return cpm_from_bits(cpm_bits(v) ^ (ux & 0x80000000u)); /* tan is odd */
+}
+
+/* ------------------------------------------------------------------ tanh */
+
+/* tanh |x| = (e - 1)/(e + 1) with e = exp(2|x|) as a double-float (the exp reduction
+ * and kernel, scaled by 2^n exactly: 1 <= n <= 28 here, a normal result): e - 1 is exact
+ * to the kernel's absolute error (e.h - 1 by Sterbenz for small x), which is of the order
+ * of |x|^3 2^-34, so the quotient is good to about 2^-38 relative and rounds once.
+ * Below 2^-12, tanh x = x rounds correctly; from 9.5 on, tanh x rounds to 1. Odd. */
+CPM_NOINLINE float cpm_tanhf(float x) {
+    uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
+    if (ax > CPM_INF_BITS)
+        return cpm_from_bits(CPM_NAN_BITS);
+    if (ax < 0x39800000u) /* |x| < 2^-12, also +-0 and subnormals */
+        return x;
+    float v;
+    if (ax >= 0x41180000u) { /* |x| >= 9.5, also inf */
+        v = 1.0f;
+    } else {
+        int32_t n;
+        cpm_df k = cpm_exp_split(2.0f * cpm_from_bits(ax), 0.0f, &n);
+        float s = cpm_from_bits((uint32_t)(n + 127) << 23);
+        cpm_df e = cpm_df_norm(k.h * s, k.l * s);
+        cpm_df num = cpm_df_add(e, (cpm_df){-1.0f, 0.0f});
+        cpm_df den = cpm_df_add(e, (cpm_df){1.0f, 0.0f});
+        cpm_df t = cpm_df_div(num, den);
+        v = t.h + t.l;
+    }
+    return cpm_from_bits(cpm_bits(v) | (ux & 0x80000000u));
 }
 
 /* ------------------------------------------------------------------ asin / acos */

@@ -5,7 +5,7 @@ mathlib.c is compiled natively for the host (zig cc, -O2 -ffp-contract=off, shar
 library) together with a small harness that evaluates a range of float32 bit patterns,
 and called through ctypes.
 
-* One-argument functions sin cos tan asin acos atan exp log: every float32 bit pattern
+* One-argument functions sin cos tan asin acos atan exp log tanh: every float32 bit pattern
   (2^32, or a stride with --stride). The reference is NumPy's float64 function of the
   (exact) float32 input; the error is |result - ref64| / ulp32(ref64), i.e. the
   fractional ulp error against the exact value, up to the float64 reference's own error
@@ -24,7 +24,7 @@ and called through ctypes.
 * fmod, NumPy floor_divide and remainder: random and structured pairs, bit-exact
   against np.fmod / np.floor_divide / np.remainder on float32 (NaN == NaN).
 
-Bars (exit 1 above them): sin cos exp log <= 1 ulp, tan asin acos atan atan2 pow
+Bars (exit 1 above them): sin cos exp log tanh <= 1 ulp, tan asin acos atan atan2 pow
 <= 2 ulp, everywhere; no NaN/inf/signed-zero mistakes; floor/fmod/divmod bit-exact.
 The largest error over normal results (|ref| >= 2^-126) is printed as well.
 
@@ -54,7 +54,8 @@ static f1 pick(int f) {
     switch (f) {
     case 0: return cpm_sinf;  case 1: return cpm_cosf;  case 2: return cpm_floorf;
     case 3: return cpm_tanf;  case 4: return cpm_asinf; case 5: return cpm_acosf;
-    case 6: return cpm_atanf; case 7: return cpm_expf;  default: return cpm_logf;
+    case 6: return cpm_atanf; case 7: return cpm_expf;  case 9: return cpm_tanhf;
+    default: return cpm_logf;
     }
 }
 /* out[k] = fn(float with bits start + k * stride) */
@@ -73,11 +74,11 @@ void cpm_eval2(int f, const float *a, const float *b, uint32_t n, float *out) {
 """
 
 FUNCS1 = {"sin": 0, "cos": 1, "floor": 2, "tan": 3, "asin": 4, "acos": 5, "atan": 6, "exp": 7,
-          "log": 8}
+          "log": 8, "tanh": 9}
 REF1 = {"sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin, "acos": np.arccos,
-        "atan": np.arctan, "exp": np.exp, "log": np.log}
+        "atan": np.arctan, "exp": np.exp, "log": np.log, "tanh": np.tanh}
 BAR = {"sin": 1.0, "cos": 1.0, "exp": 1.0, "log": 1.0, "tan": 2.0, "asin": 2.0, "acos": 2.0,
-       "atan": 2.0, "atan2": 2.0, "pow": 2.0}
+       "atan": 2.0, "atan2": 2.0, "pow": 2.0, "tanh": 1.0}
 FUNCS2 = {"atan2": (3, np.arctan2), "pow": (4, np.power)}
 NAN_BITS = 0x7FC00000
 _lib = None
@@ -320,7 +321,7 @@ def check_two_over_pi_table():
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--stride", type=int, default=1, help="test every N-th bit pattern (power of 2)")
-    ap.add_argument("--funcs", default="sin,cos,tan,asin,acos,atan,exp,log,atan2,pow,floor,fmod,divmod")
+    ap.add_argument("--funcs", default="sin,cos,tan,asin,acos,atan,exp,log,tanh,atan2,pow,floor,fmod,divmod")
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--pairs", type=int, default=2_000_000,
                     help="pairs per random class for atan2/pow and fmod/divmod")

@@ -45,7 +45,7 @@ def numbers(line: str) -> list[str]:
 
 ALL_EXAMPLES = ["basic.py", "pid_controller.py", "fixed_point_filter.py", "forward_kinematics.py",
                 "attitude_integration.py", "sensor_filter.py", "neural_layer.py", "jit_example.py",
-                "inverse_kinematics.py"]
+                "inverse_kinematics.py", "pid_state_loop.py", "state_space_filter.py"]
 
 
 def test_every_example_is_tested() -> None:
@@ -87,6 +87,42 @@ def test_pid_controller() -> None:
     out = [line for line in run_example("pid_controller.py").splitlines() if line.startswith("t=")]
     got = [(float(re.search(r"y=(\S+)", s)[1]), float(re.search(r"u=(\S+)", s)[1])) for s in out]  # type: ignore[index]
     assert got == pid_reference()
+
+
+def pid_state_loop_reference() -> list[tuple[float, float]]:
+    dt, kp, ki, kd, gain, tau = F32(0.01), F32(2.0), F32(5.0), F32(0.1), F32(0.8), F32(0.5)
+    y, integral, prev_error, rows = F32(0.0), F32(0.0), F32(0.0), []
+    for step in range(300):
+        error = F32(1.0) - y
+        new_integral = integral + error * dt
+        raw = kp * error + ki * new_integral + kd * ((error - prev_error) / dt)
+        u = np.minimum(np.maximum(raw, F32(-10)), F32(10))
+        y = y + dt * (gain * u - y) / tau
+        integral, prev_error = new_integral, error
+        if step % 50 == 49:
+            rows.append((float(y), float(u)))
+    return rows
+
+
+def test_pid_state_loop() -> None:
+    out = [line for line in run_example("pid_state_loop.py").splitlines() if line.startswith("t=")]
+    got = [(float(re.search(r"y=(\S+)", s)[1]), float(re.search(r"u=(\S+)", s)[1])) for s in out]  # type: ignore[index]
+    assert got == pid_state_loop_reference()
+
+
+def test_state_space_filter() -> None:
+    a = np.array([[0.98, 0.03], [-0.03, 0.97]], dtype=F32)
+    b, c, d = np.array([0.01, 0.02], dtype=F32), np.array([1.0, 0.5], dtype=F32), F32(0.05)
+    x, want = np.zeros(2, dtype=F32), []
+    for k in range(40):
+        u = F32(math.sin(0.3 * k))
+        y = c[0] * x[0] + c[1] * x[1] + d * u
+        x = np.array([a[i, 0] * x[0] + a[i, 1] * x[1] + b[i] * u for i in range(2)], dtype=F32)
+        if k % 8 == 7:
+            want.append([float(y), float(x[0]), float(x[1])])
+    lines = run_example("state_space_filter.py").splitlines()
+    got = [[float(t.split("=")[1]) for t in line.split()[1:]] for line in lines]
+    assert got == want
 
 
 def filter_reference() -> list[int]:

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
-import subprocess
-from pathlib import Path
 from typing import Any
 
 import copapy as cp
@@ -20,6 +17,7 @@ import numpy as np
 import pytest
 import refsem as R
 from copapy import filters
+from copapy_reference import run_reference
 from readback import nested
 
 F32 = np.float32
@@ -264,10 +262,6 @@ def test_compiled_median_is_a_selection_network() -> None:
 # element, the inverse permutation of numpy.argsort (a bug there: its docstring promises
 # numpy's meaning); the test pins down that relation.
 
-COPAPY_PYTHON = Path(os.environ.get("COPAPY_REFERENCE_PYTHON", "/tmp/cpref/bin/python"))
-
-
-@pytest.mark.skipif(not COPAPY_PYTHON.exists(), reason="Copapy 0.0.7 reference venv not installed")
 def test_agrees_with_copapy_where_copapy_is_well_defined() -> None:
     ws = [w for w in windows(7, 6, count=15, ties=False) if all(math.isfinite(x) for x in w)]
     script = f"""
@@ -280,11 +274,10 @@ args = [filters.argsort(cp.vector(v)) for v in ins]
 tg = cp.Target()
 tg.compile(meds, *args)
 tg.run()
-print(repr(([tg.read_value(m) for m in meds], [[tg.read_value(i) for i in a] for a in args])))
+import json
+print(json.dumps(([tg.read_value(m) for m in meds], [[tg.read_value(i) for i in a] for a in args])))
 """
-    proc = subprocess.run([str(COPAPY_PYTHON), "-c", script], capture_output=True, text=True, check=True,
-                          cwd="/")
-    their_meds, their_args = eval(proc.stdout)  # noqa: S307 - our own script's repr
+    their_meds, their_args = run_reference(script)
     c = Compiled(7, lambda v: [filters.median(v), *filters.argsort(v)])
     for w, tm, ta in zip(ws, their_meds, their_args, strict=True):
         got = c(w)

@@ -8,15 +8,13 @@ matrix, rotations are Rodrigues' formula, Euler angles come from composing axis 
 from __future__ import annotations
 
 import math
-import os
-import subprocess
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import copapy as cp
 import numpy as np
 import pytest
+from copapy_reference import run_reference
 from readback import nested
 
 Arr = np.ndarray[Any, np.dtype[np.float64]]
@@ -412,9 +410,7 @@ def test_composition_is_rotation_composition() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Same numbers as Copapy 0.0.7 on plain numbers (skipped when it is not installed)
-
-COPAPY_PYTHON = Path(os.environ.get("COPAPY_REFERENCE_PYTHON", "/tmp/cpref/bin/python"))
+# Same numbers as Copapy 0.0.7 on plain numbers (tests/copapy_reference.py)
 
 COMPAT_SCRIPT = """
 import copapy as cp
@@ -429,7 +425,8 @@ out = {
     'axis': vals(a.toAxisAngle()[0]), 'angle': [a.toAxisAngle()[1]],
     'scalar': vals(((a + 1.5) * 2 - 0.5) / 3), 'rsub': vals(1 - a), 'conj': vals(a.conjugate()),
 }
-print(repr(out))
+import json
+print(json.dumps(out))
 """
 
 
@@ -441,11 +438,8 @@ def flat_floats(x: Any) -> list[float]:
     return [f for e in x for f in flat_floats(e)]
 
 
-@pytest.mark.skipif(not COPAPY_PYTHON.exists(), reason="Copapy 0.0.7 reference venv not installed")
 def test_plain_results_identical_to_copapy() -> None:
-    proc = subprocess.run([str(COPAPY_PYTHON), "-c", COMPAT_SCRIPT], capture_output=True, text=True,
-                          check=True, cwd="/")
-    theirs: dict[str, list[float]] = eval(proc.stdout)  # noqa: S307 - our own script's repr
+    theirs: dict[str, list[float]] = run_reference(COMPAT_SCRIPT)
     a = cp.quaternion(0.3, -0.2, 0.9, 0.1)
     b = cp.quaternion(-0.5, 0.25, 0.4, 0.8)
     ours: dict[str, Callable[[], Any]] = {

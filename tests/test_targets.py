@@ -14,7 +14,6 @@ other result has the same bits everywhere.
 from __future__ import annotations
 
 import math
-import os
 import struct
 import sys
 from collections.abc import Callable
@@ -23,6 +22,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
+from conftest import TARGET
 
 FOREIGN = ["aarch64", "armv7", "armv6", "cortex-m4", "riscv64", "riscv32"]
 ALL = ["x86_64", *FOREIGN]
@@ -185,10 +185,9 @@ def test_state_persists_and_writes_work_on_a_foreign_target() -> None:
 
 
 def test_target_names() -> None:
-    # under COPAPY_TEST_TARGET (conftest.py) the machine the tests run on is that target
-    native = os.environ.get("COPAPY_TEST_TARGET", "x86_64")
-    assert cp.Target().arch == native
-    assert cp.Target("native").arch == native
+    # under COPAPY_TEST_TARGET (conftest.py) the default target is that one
+    assert cp.Target().arch == (TARGET or "x86_64")
+    assert cp.Target("native").arch == (TARGET or "x86_64")
     assert cp.Target("arm64").arch == "aarch64"  # Copapy's name
     for arch in ALL:
         assert cp.Target(arch).arch == arch
@@ -240,3 +239,21 @@ def test_without_unicorn_the_error_says_how_to_install_it(monkeypatch: pytest.Mo
     assert len(tg.program_bytes()) > 0
     with pytest.raises(RuntimeError, match=r"pip install 'copapy\[emulate\]'"):
         tg.run()
+
+
+def test_a_device_refuses_a_program_it_cannot_run() -> None:
+    """The header's architecture and CPU feature level are checked before anything is
+    placed: an armv7 program needs ARMv7 + VFPv3, which an ARMv6 core lacks."""
+    from copapy._emulator import Emulator
+
+    a = cp.value(1.5)
+    tg = cp.Target("armv7")
+    tg.compile(a * a)
+    program = tg.program_bytes()
+    with pytest.raises(RuntimeError, match="armv6 device cannot run the program.*armv7.*vfp3"):
+        Emulator("armv6").install(program)
+    with pytest.raises(RuntimeError, match="riscv32 device cannot run the program"):
+        Emulator("riscv32").install(program)
+    dev = Emulator("armv7")  # the right device takes it
+    dev.install(program)
+    dev.run()

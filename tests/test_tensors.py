@@ -10,7 +10,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
-from test_vectors import F32, Prog, assert_bits, needs_hook, pairwise
+from test_vectors import F32, Prog, assert_bits, pairwise
 
 RNG = np.random.default_rng(77)
 
@@ -292,7 +292,6 @@ def test_map_math_and_numpy_interop() -> None:
     assert all(isinstance(e, cp.value) for e in h.values)
 
 
-@needs_hook
 def test_target_read_and_write_tensor() -> None:
     x = traced(F32([[1.0, 2.0], [3.0, 4.0]]))
     y = x @ x + cp.eye(2)

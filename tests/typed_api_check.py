@@ -201,6 +201,35 @@ def rejected() -> None:
     f & 1  # type: ignore[operator]
 
 
+# --- Copapy's names: keywords and the newest API ---------------------------------------------
+
+
+def copapy_names() -> None:
+    a, b = cp.value(0.5), cp.value(2.0)
+    assert_type(cp.atan2(x=a, y=b), cp.value[float])
+    assert_type(cp.tanh(a), cp.value[float])
+    assert_type(cp.tanh(0.5), float)
+    assert_type(cp.min(a, b), cp.value[float])
+    assert_type(cp.max(1, 2), int)
+    assert cp.min([3.0, 1.0]) == 1.0
+    assert_type(cp.nn.tanh(a), cp.value[float])
+    assert_type(cp.nn.relu(a), cp.value[float])
+    assert_type(cp.clamp(a, min_value=0.0, max_value=1.0), cp.value[float])
+    assert_type(cp.iif(expression=a > b, true_result=a, false_result=b), cp.value[float])
+    assert_type(cp.iif(a > b, cp.value(1), 2), cp.value[int])
+    assert_type(cp.grad(x=a * b, y=a), cp.value[float])
+    v = cp.vector([a, b])
+    assert_type(v.dtype, str)
+    assert v.dtype == "float"
+    assert cp.vector([1.0, 3.0]).all() is True
+    tg = cp.Target()
+    tg.compile(a + 1)
+    tg.write_value(variables=a, data=1.5)
+    tg.run()
+    assert_type(tg.read_value(variables=a + 1), float)
+    assert tg.read_value(a + 1) == 2.5
+
+
 # --- Copapy-style untyped helper code still passes -------------------------------------------
 
 
@@ -216,7 +245,7 @@ def untyped_is_fine(x: Any) -> Any:
 
 
 if __name__ == "__main__":
-    for check in (scalars, functions, containers, quaternions, filter_functions, target):
+    for check in (scalars, functions, containers, quaternions, filter_functions, target, copapy_names):
         check()
     assert isinstance(moving_average([cp.value(1.0)], [0.5]), cp.value)
     print("typed API: all checks ran")

@@ -18,7 +18,7 @@ them; ``Target.run`` executes the native code.
 
 from typing import Any
 
-from . import filters
+from . import filters, nn
 from ._autograd import grad
 from ._core import Target, value
 from ._jit import jit
@@ -42,13 +42,25 @@ from ._math import (
     sin,
     sqrt,
     tan,
+    tanh,
 )
 from ._ndarray import array
 from ._neural import relu, sigmoid
+from ._program import load, loads
 from ._quaternion import quaternion
 from ._tensors import arange, concat, diagonal, eye, identity, ones, tensor, zeros
 from ._tensors import tensor as matrix
-from ._vectors import angle_between, distance, rotate_vector, scalar_projection, vector, vector_projection
+from ._vectors import (
+    angle_between,
+    cross,
+    distance,
+    dot,
+    rotate_vector,
+    scalar_projection,
+    vector,
+    vector_projection,
+)
+from .filters import argsort, sort
 
 NumLike = value[Any] | int | float
 """Anything that can take part in an operation: a traced value or a Python number."""
@@ -64,14 +76,17 @@ __all__ = [
     "angle_between",
     "array",
     "arange",
+    "argsort",
     "asin",
     "atan",
     "atan2",
     "clamp",
     "concat",
     "cos",
+    "cross",
     "diagonal",
     "distance",
+    "dot",
     "exp",
     "eye",
     "filters",
@@ -79,12 +94,15 @@ __all__ = [
     "identity",
     "iif",
     "jit",
+    "load",
+    "loads",
     "log",
     "matrix",
     "max",
     "maximum",
     "min",
     "minimum",
+    "nn",
     "ones",
     "pow",
     "quaternion",
@@ -94,8 +112,10 @@ __all__ = [
     "sigmoid",
     "sign",
     "sin",
+    "sort",
     "sqrt",
     "tan",
+    "tanh",
     "tensor",
     "value",
     "vector",

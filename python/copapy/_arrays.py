@@ -233,6 +233,10 @@ def map_scalar_r(op: Callable[[Any, Any], Any], s: Any, a: Sequence[Any]) -> tup
 # --- Target integration -------------------------------------------------------------------
 
 
+_NOT_SEQUENCES = (str, bytes, dict, set, frozenset)
+"""Iterables that are never a list of numbers: text, and containers without an order."""
+
+
 def flatten_data(data: Any, shape: tuple[int, ...], what: str) -> list[Any]:
     """Numbers of ``data`` (nested lists/tuples, a NumPy array, a vector or tensor of
     numbers) in row-major order, checked against ``shape``."""
@@ -242,7 +246,7 @@ def flatten_data(data: Any, shape: tuple[int, ...], what: str) -> list[Any]:
     elif hasattr(data, "tolist") and hasattr(data, "shape"):  # NumPy array
         dshape = tuple(data.shape)
         flat = list(data.reshape(-1).tolist()) if dshape else [data.item()]
-    elif isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
+    elif isinstance(data, _NOT_SEQUENCES) or not isinstance(data, Iterable):
         raise TypeError(f"writing to {what} of shape {shape} needs a list or array of numbers, "
                         f"got a {type_name(data)}")
     else:
@@ -261,7 +265,7 @@ def _nested_shape(data: Any, out: list[Any]) -> tuple[int, ...]:
     if s is not None:
         out.append(s)
         return ()
-    if isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
+    if isinstance(data, _NOT_SEQUENCES) or not isinstance(data, Iterable):
         raise TypeError(f"expected numbers or lists of numbers, got a {type_name(data)}")
     items = list(data)
     subs = [_nested_shape(x, out) for x in items]
@@ -292,6 +296,37 @@ def write_container(target: Any, arr: Any, data: Any) -> None:
     target.write_value(list(vals), flat)
 
 
+def element_dtype(vals: Iterable[Any]) -> str:
+    """The promoted type of numbers and values: float over int over bool."""
+    kinds = set()
+    for x in vals:
+        kinds.add(x.dtype if type(x) is _V else "bool" if isinstance(x, bool) else
+                  "int" if isinstance(x, int) else "float")
+    if "float" in kinds or not kinds:
+        return "float"
+    return "int" if "int" in kinds else "bool"
+
+
+def _reduce_truth(vals: Sequence[Any], all_: bool) -> Any:
+    """``all``/``any`` of elements: constants are settled in Python, traced elements
+    become ``x != 0`` combined pairwise with ``&`` (all) or ``|`` (any)."""
+    traced = []
+    for x in vals:
+        if type(x) is _V:
+            traced.append(x != 0)
+        elif bool(x) != all_:
+            return not all_  # a zero decides all(), a non-zero any()
+    if not traced:
+        return all_
+    combine = operator.and_ if all_ else operator.or_
+    while len(traced) > 1:
+        nxt = list(map(combine, traced[0::2], traced[1::2]))
+        if len(traced) & 1:
+            nxt.append(traced[-1])
+        traced = nxt
+    return traced[0]
+
+
 class ArrayBase(Generic[TNum]):
     """What ``cp.vector`` and ``cp.tensor`` share: a flat row-major ``values`` tuple and a
     ``shape``; NumPy conversion of constant contents; the Target read/write hooks."""
@@ -300,12 +335,60 @@ class ArrayBase(Generic[TNum]):
     values: tuple[value[TNum] | TNum, ...]
     shape: tuple[int, ...]
 
+    # NumPy defers to our reflected operators (``ndarray + vector`` calls ``vector.__radd__``)
+    # instead of converting the container into an array of objects.
+    __array_ufunc__ = None
+
+    def __copy__(self) -> ArrayBase[TNum]:
+        return self._with_values(self.values)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ArrayBase[TNum]:
+        # the elements (values and Python numbers) are immutable
+        return self._with_values(self.values)
+
     @property
     def ndim(self) -> int:
         return len(self.shape)
 
+    @property
+    def dtype(self) -> str:
+        """Type of the elements as NumPy would promote them: ``'float'`` if any element is
+        a float (also for no elements), else ``'int'`` if any is an int, else ``'bool'``."""
+        return element_dtype(self.values)
+
     def _with_values(self, vals: tuple[Any, ...]) -> ArrayBase[Any]:
         raise NotImplementedError
+
+    def __bool__(self) -> bool:
+        """NumPy's rule: the truth value of the one element, ambiguous for more (use
+        ``.all()`` or ``.any()``). Traced elements have no truth value while tracing."""
+        vals = self.values
+        kind = type(self).__name__
+        if any(type(x) is _V for x in vals):
+            raise TypeError(
+                f"the truth value of a {kind} of traced values is not known while tracing; "
+                "use cp.iif(condition, true_result, false_result) to choose between values "
+                "(with .all() or .any() to combine the elements of a condition)"
+            )
+        if len(vals) == 1:
+            return bool(vals[0])
+        if not vals:
+            raise ValueError(
+                f"the truth value of an empty {kind} is ambiguous; use len() to test for elements"
+            )
+        raise ValueError(
+            f"the truth value of a {kind} with more than one element is ambiguous; use .any() or .all()"
+        )
+
+    def all(self) -> Any:
+        """Whether every element is non-zero: a bool, or a traced bool value when elements
+        are traced (constant elements decide or drop out while tracing)."""
+        return _reduce_truth(self.values, all_=True)
+
+    def any(self) -> Any:
+        """Whether any element is non-zero: a bool, or a traced bool value when elements
+        are traced (constant elements decide or drop out while tracing)."""
+        return _reduce_truth(self.values, all_=False)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         import numpy as np

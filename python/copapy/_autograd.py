@@ -1,23 +1,24 @@
 """``cp.grad``: reverse-mode automatic differentiation of traced values.
 
-``grad(y, x)`` adds the derivative of ``y`` to the traced graph (in Rust, see
+``grad(x, y)`` (Copapy's names: ``x`` is differentiated with respect to ``y``) adds the
+derivative of ``x`` to the traced graph (in Rust, see
 ``crates/copapy-compiler/src/autodiff.rs`` for every rule); the result is an ordinary
 ``cp.value`` that is optimised and compiled with everything else, and may itself be
 differentiated or used in a later ``grad`` call (gradient descent unrolled in a loop).
 
-Shapes:
+Shapes (``x`` the differentiated output, ``y`` the variables, as Copapy names them):
 
-* ``x`` a ``cp.value`` gives a value; a list or tuple gives a list (nested lists
+* ``y`` a ``cp.value`` gives a value; a list or tuple gives a list (nested lists
   nest); a ``cp.vector``, ``cp.tensor`` (matrix) or ``cp.quaternion`` gives the same
   kind of object with the same shape (rebuilt with its ``map`` method).
-* Entries of ``x`` that are plain numbers get the plain number ``0.0``; values that ``y``
+* Entries of ``y`` that are plain numbers get the plain number ``0.0``; values that ``x``
   does not depend on get a constant ``0.0`` value.
-* ``y`` a scalar value gives the gradient. ``y`` a vector, list or tuple gives the
-  Jacobian: one gradient per element of ``y`` (each shaped like ``x``) in a list, or, when
-  both ``y`` and ``x`` are vectors, an ``m x n`` matrix (``cp.tensor``) with
-  ``J[i, j] = d y[i] / d x[j]``. A plain-number ``y`` is a constant: all zeros.
+* ``x`` a scalar value gives the gradient. ``x`` a vector, list or tuple gives the
+  Jacobian: one gradient per element of ``x`` (each shaped like ``y``) in a list, or, when
+  both ``x`` and ``y`` are vectors, an ``m x n`` matrix (``cp.tensor``) with
+  ``J[i, j] = d x[i] / d y[j]``. A plain-number ``x`` is a constant: all zeros.
 
-Gradients exist for float values only: ``y`` or an entry of ``x`` that is an int or bool
+Gradients exist for float values only: ``x`` or an entry of ``y`` that is an int or bool
 value is a ``TypeError``. Paths through comparisons, ``//``, int conversions and other
 piecewise-constant operations contribute nothing. ``abs``, ``minimum``, ``maximum``,
 ``clamp`` and ``iif`` give subgradients: ``abs`` has derivative 0 at 0; ``minimum`` and
@@ -90,36 +91,41 @@ def _is_vector(x: Any) -> bool:
 
 
 @overload
-def grad(y: value[Any] | float, x: value[Any]) -> value[float]: ...
+def grad(x: value[Any] | float, y: value[Any]) -> value[float]: ...
 @overload
-def grad(y: value[Any] | float, x: list[Any] | tuple[Any, ...]) -> list[Any]: ...
+def grad(x: value[Any] | float, y: list[Any] | tuple[Any, ...]) -> list[Any]: ...
 @overload
-def grad(y: Any, x: Any) -> Any: ...
-def grad(y: Any, x: Any) -> Any:
-    """Derivative of ``y`` with respect to ``x`` (reverse mode), shaped like ``x``.
+def grad(x: Any, y: Any) -> Any: ...
+def grad(x: Any, y: Any) -> Any:
+    """Derivative of ``x`` with respect to ``y`` (reverse mode), shaped like ``y``.
 
-    ``y`` is a float ``cp.value`` (or a vector/list of them: a Jacobian); ``x`` is a
-    value, a list or tuple of values, a vector, a matrix or a quaternion. See the module
-    documentation for shapes and for the rules at kinks.
+    Copapy's parameter names: ``x`` is what is differentiated, a float ``cp.value`` (or a
+    vector/list of them: a Jacobian); ``y`` holds the variables, a value, a list or tuple
+    of values, a vector, a matrix or a quaternion. See the module documentation for shapes
+    and for the rules at kinks.
 
     Example::
 
-        x = cp.value(0.5)
-        dy = cp.grad(cp.sin(x) * x, x)   # cos(x) * x + sin(x), traced
+        t = cp.value(0.5)
+        dt = cp.grad(cp.sin(t) * t, t)   # cos(t) * t + sin(t), traced
     """
-    if isinstance(y, value) or (isinstance(y, (int, float)) and not isinstance(y, bool)):
-        if isinstance(x, (value, int, float, array)):
-            return _gradients(y, [x])[0]
+    return _grad(x, y)
+
+
+def _grad(out: Any, wrt: Any) -> Any:
+    if isinstance(out, value) or (isinstance(out, (int, float)) and not isinstance(out, bool)):
+        if isinstance(wrt, (value, int, float, array)):
+            return _gradients(out, [wrt])[0]
         leaves: list[Any] = []
-        _leaves(x, leaves)
-        return _rebuild(x, iter(_gradients(y, leaves)))
-    if _is_container(y) or isinstance(y, (list, tuple)):
+        _leaves(wrt, leaves)
+        return _rebuild(wrt, iter(_gradients(out, leaves)))
+    if _is_container(out) or isinstance(out, (list, tuple)):
         outputs: list[Any] = []
-        _leaves(y, outputs)
-        rows = [grad(yi, x) for yi in outputs]
-        if _is_vector(y) and _is_vector(x):
+        _leaves(out, outputs)
+        rows = [_grad(o, wrt) for o in outputs]
+        if _is_vector(out) and _is_vector(wrt):
             from ._tensors import tensor  # noqa: PLC0415 - optional until tensors are used
 
             return tensor([list(r.values) for r in rows])
         return rows
-    raise TypeError(f"cp.grad differentiates a copapy value, got {type(y).__name__}")
+    raise TypeError(f"cp.grad differentiates a copapy value, got {type(out).__name__}")

@@ -91,9 +91,9 @@ class Emulator:
         uc_mod = self._uc_mod
         m = self._machine
         # the sizes decide the data address, so place once to learn them
-        code, data, _ = _core.place_program(program, CODE_BASE, CODE_BASE)
+        code, data, _ = _core.place_program(program, CODE_BASE, CODE_BASE, self.arch)
         data_addr = CODE_BASE + _round_up(len(code))
-        code, data, entry = _core.place_program(program, CODE_BASE, data_addr)
+        code, data, entry = _core.place_program(program, CODE_BASE, data_addr, self.arch)
         mode = 0
         for name in m.uc_mode:
             mode |= getattr(uc_mod, name)

@@ -7,14 +7,17 @@ On a ``cp.value`` they add an operation to the graph (float32, our own math libr
 container and combine two containers of the same shape elementwise.
 """
 
+import builtins
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar, overload
+from typing import Any, TypeAlias, TypeVar, overload
 
 from . import _core, _ndarray
 from ._core import value
 
 U = TypeVar("U", int, float)
+
+_builtin_abs = builtins.abs
 
 
 # math function name -> array operation name where they differ
@@ -150,6 +153,17 @@ def exp(x: Any) -> Any:
 
 
 @overload
+def tanh(x: value[Any]) -> value[float]: ...
+@overload
+def tanh(x: float) -> float: ...
+@overload
+def tanh(x: Any) -> Any: ...
+def tanh(x: Any) -> Any:
+    """Hyperbolic tangent (our float32 implementation when compiled, see docs/math.md)."""
+    return _unary(x, _core.tanh, math.tanh, tanh)
+
+
+@overload
 def log(x: value[Any]) -> value[float]: ...
 @overload
 def log(x: float) -> float: ...
@@ -161,20 +175,37 @@ def log(x: Any) -> Any:
 
 
 @overload
-def atan2(y: value[Any], x: value[Any] | float) -> value[float]: ...
+def atan2(x: value[Any], y: value[Any] | float) -> value[float]: ...
 @overload
-def atan2(y: float, x: value[Any]) -> value[float]: ...
+def atan2(x: float, y: value[Any]) -> value[float]: ...
 @overload
-def atan2(y: float, x: float) -> float: ...
+def atan2(x: float, y: float) -> float: ...
 @overload
-def atan2(y: Any, x: Any) -> Any: ...
-def atan2(y: Any, x: Any) -> Any:
-    """Angle of the point (x, y) in radians, in [-pi, pi] (argument order as math.atan2)."""
-    return _binary(y, x, _core.atan2, math.atan2, atan2)
+def atan2(x: Any, y: Any) -> Any: ...
+def atan2(x: Any, y: Any) -> Any:
+    """``math.atan2(x, y)``: the angle in radians, in [-pi, pi], of the point whose
+    ordinate is the first argument and abscissa the second.
+
+    The parameters carry Copapy's names, so ``atan2(x=a, y=b)`` means what it means in
+    Copapy: ``math.atan2(a, b)`` (the first argument is the C library's ``y``).
+    """
+    return _binary(x, y, _core.atan2, math.atan2, atan2)
 
 
-def _plain_pow(x: Any, y: Any) -> Any:
-    return float(x**y)
+def _plain_pow(x: Any, y: Any) -> float:
+    """``x ** y`` in floats as NumPy's ``power`` (C ``pow``): NaN for a negative base
+    with a non-integer exponent, infinities on overflow and for a zero base with a
+    negative exponent, instead of Python's complex results and exceptions."""
+    xf, yf = float(x), float(y)
+    odd = yf.is_integer() and abs(yf) < 2.0**53 and int(yf) % 2 == 1
+    try:
+        return math.pow(xf, yf)
+    except OverflowError:
+        return -math.inf if xf < 0 and odd else math.inf
+    except ValueError:
+        if xf == 0:  # zero to a negative power: a pole, signed for odd exponents
+            return math.copysign(math.inf, xf) if odd else math.inf
+        return math.nan
 
 
 @overload
@@ -201,8 +232,18 @@ def minimum(x: U, y: U) -> U: ...
 @overload
 def minimum(x: Any, y: Any) -> Any: ...
 def minimum(x: Any, y: Any) -> Any:
-    """Smaller of x and y; compiled, a NaN in either propagates (as numpy.minimum)."""
-    return _binary(x, y, _core.minimum, lambda a, b: a if a < b else b, minimum)
+    """Smaller of x and y; a NaN in either propagates (as numpy.minimum)."""
+    return _binary(x, y, _core.minimum, _plain_minimum, minimum)
+
+
+def _is_nan(a: Any) -> bool:
+    return bool(a != a)
+
+
+def _plain_minimum(a: Any, b: Any) -> Any:
+    if _is_nan(a):
+        return a
+    return a if a < b else b
 
 
 @overload
@@ -214,12 +255,68 @@ def maximum(x: U, y: U) -> U: ...
 @overload
 def maximum(x: Any, y: Any) -> Any: ...
 def maximum(x: Any, y: Any) -> Any:
-    """Larger of x and y; compiled, a NaN in either propagates (as numpy.maximum)."""
-    return _binary(x, y, _core.maximum, lambda a, b: a if a > b else b, maximum)
+    """Larger of x and y; a NaN in either propagates (as numpy.maximum)."""
+    return _binary(x, y, _core.maximum, _plain_maximum, maximum)
 
 
-min = minimum  # Copapy's names
-max = maximum
+def _plain_maximum(a: Any, b: Any) -> Any:
+    if _is_nan(a):
+        return a
+    return a if a > b else b
+
+
+def _reduce(x: Any, pick: Callable[[Any, Any], Any], name: str) -> Any:
+    """The smallest or largest element of a container, pairwise (NaN propagates)."""
+    items = list(_flat(x)) if _is_container(x) else list(x)
+    if not items:
+        raise ValueError(f"{name}() of an empty sequence: it has no {name}imum")
+    while len(items) > 1:
+        nxt = [pick(a, b) for a, b in zip(items[0::2], items[1::2], strict=False)]
+        if len(items) % 2:
+            nxt.append(items[-1])
+        items = nxt
+    return items[0]
+
+
+@overload
+def min(x: value[U], y: value[U] | U) -> value[U]: ...
+@overload
+def min(x: U, y: value[U]) -> value[U]: ...
+@overload
+def min(x: U, y: U) -> U: ...
+@overload
+def min(x: Any, y: Any = None) -> Any: ...
+def min(x: Any, y: Any = None) -> Any:
+    """``min(x, y)``: ``minimum(x, y)`` elementwise (Copapy 0.0.7); ``min(v)`` with one
+    vector, matrix, list or tuple: its smallest element (Copapy's newest API, NumPy's
+    ``min``: a NaN element gives NaN)."""
+    if y is None:
+        if isinstance(x, value | int | float):
+            raise TypeError("min() of a single number: pass a vector or list to reduce, or two arguments")
+        if isinstance(x, _ndarray.array):
+            return x.min()
+        return _reduce(x, minimum, "min")
+    return minimum(x, y)
+
+
+@overload
+def max(x: value[U], y: value[U] | U) -> value[U]: ...
+@overload
+def max(x: U, y: value[U]) -> value[U]: ...
+@overload
+def max(x: U, y: U) -> U: ...
+@overload
+def max(x: Any, y: Any = None) -> Any: ...
+def max(x: Any, y: Any = None) -> Any:
+    """``max(x, y)``: ``maximum(x, y)`` elementwise (Copapy 0.0.7); ``max(v)`` with one
+    vector, matrix, list or tuple: its largest element (a NaN element gives NaN)."""
+    if y is None:
+        if isinstance(x, value | int | float):
+            raise TypeError("max() of a single number: pass a vector or list to reduce, or two arguments")
+        if isinstance(x, _ndarray.array):
+            return x.max()
+        return _reduce(x, maximum, "max")
+    return maximum(x, y)
 
 
 @overload
@@ -229,8 +326,9 @@ def abs(x: U) -> U: ...
 @overload
 def abs(x: Any) -> Any: ...
 def abs(x: Any) -> Any:
-    """Absolute value (abs of INT_MIN is INT_MIN, as int32 wraps)."""
-    return _unary(x, lambda v: v.__abs__(), lambda v: v if v >= 0 else -v, abs)
+    """Absolute value (traced: abs of INT_MIN is INT_MIN, as int32 wraps; plain numbers:
+    Python's ``abs``, so ``abs(-0.0)`` is ``0.0``)."""
+    return _unary(x, lambda v: v.__abs__(), _builtin_abs, abs)
 
 
 @overload
@@ -245,39 +343,61 @@ def sign(x: Any) -> Any:
 
 
 @overload
-def clamp(x: value[U], lo: value[U] | U, hi: value[U] | U) -> value[U]: ...
+def clamp(x: value[U], min_value: value[U] | U, max_value: value[U] | U) -> value[U]: ...
 @overload
-def clamp(x: U, lo: U, hi: U) -> U: ...
+def clamp(x: U, min_value: U, max_value: U) -> U: ...
 @overload
-def clamp(x: Any, lo: Any, hi: Any) -> Any: ...
-def clamp(x: Any, lo: Any, hi: Any) -> Any:
-    """x limited to [lo, hi]: minimum(maximum(x, lo), hi), as numpy.clip (NaN stays NaN)."""
-    return minimum(maximum(x, lo), hi)
+def clamp(x: Any, min_value: Any, max_value: Any) -> Any: ...
+def clamp(x: Any, min_value: Any, max_value: Any) -> Any:
+    """x limited to [min_value, max_value]: ``minimum(maximum(x, min_value), max_value)``,
+    as numpy.clip (NaN stays NaN)."""
+    return minimum(maximum(x, min_value), max_value)
+
+
+_IntLike: TypeAlias = "value[int] | int"
+_FloatLike: TypeAlias = "value[Any] | float"
 
 
 @overload
-def iif(cond: value[Any], a: value[U] | U, b: value[U] | U) -> value[U]: ...
+def iif(expression: value[Any], true_result: _IntLike, false_result: _IntLike) -> value[int]: ...
 @overload
-def iif(cond: float, a: U, b: U) -> U: ...
+def iif(expression: value[Any], true_result: _FloatLike, false_result: _FloatLike) -> value[float]: ...
 @overload
-def iif(cond: Any, a: Any, b: Any) -> Any: ...
-def iif(cond: Any, a: Any, b: Any) -> Any:
-    """``a`` where ``cond`` is non-zero, else ``b``, without branching.
+def iif(expression: float, true_result: int, false_result: int) -> int: ...
+@overload
+def iif(expression: float, true_result: float, false_result: float) -> float: ...
+@overload
+def iif(expression: Any, true_result: Any, false_result: Any) -> Any: ...
+def iif(expression: Any, true_result: Any, false_result: Any) -> Any:
+    """``true_result`` where ``expression`` is non-zero, else ``false_result``, without
+    branching (Copapy's parameter names).
 
     The value not selected never affects the result: ``iif(x > 0, cp.sqrt(x), 0)`` is 0
-    for x = -1, not NaN. With a plain number as condition the choice is made now.
-    Containers are handled elementwise (scalars broadcast).
+    for x = -1, not NaN. The result is a float when either result is a float, also when
+    the expression is a plain number and the choice is made now (``iif(True, 1, 2.0)`` is
+    ``1.0``). Containers are handled elementwise (scalars broadcast).
     """
-    if isinstance(cond, _ndarray.array):
-        return _ndarray.iif(cond, a, b)
-    if _is_container(cond) or _is_container(a) or _is_container(b):
-        return _elementwise(iif, cond, a, b)
-    if isinstance(cond, value):
-        return _core.iif(cond, a, b)
-    return a if cond else b
+    if isinstance(expression, _ndarray.array):
+        return _ndarray.iif(expression, true_result, false_result)
+    if _is_container(expression) or _is_container(true_result) or _is_container(false_result):
+        return _elementwise(iif, expression, true_result, false_result)
+    _check_numbers(iif, expression, true_result, false_result)
+    if isinstance(expression, value):
+        return _core.iif(expression, true_result, false_result)
+    chosen, other = (true_result, false_result) if expression else (false_result, true_result)
+    if _is_float(other) and not _is_float(chosen):
+        return chosen * 1.0 if isinstance(chosen, value) else float(chosen)
+    return chosen
+
+
+def _is_float(x: Any) -> bool:
+    return x.dtype == "float" if isinstance(x, value) else isinstance(x, float)
 
 
 def _flat(x: Any) -> list[Any]:
+    values = getattr(x, "values", None)
+    if isinstance(values, tuple):  # vectors, tensors, quaternions: flat already
+        return list(values)
     out: list[Any] = []
     for e in x:
         if _is_container(e):

@@ -3,6 +3,7 @@ and the constructors ``zeros ones arange eye identity diagonal concat``."""
 
 from __future__ import annotations
 
+import math
 import operator as _op
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, SupportsIndex, TypeAlias, TypeVar, cast, overload
@@ -370,13 +371,13 @@ class tensor(A.ArrayBase[TNum]):
 
     # --- shape ----------------------------------------------------------------------------
 
-    def reshape(self, *shape: int | Sequence[int]) -> tensor[TNum]:
+    def reshape(self, *new_shape: int | Sequence[int]) -> tensor[TNum]:
         """The same elements with a new shape; one dimension may be -1 (inferred)."""
         dims: tuple[int, ...]
-        if len(shape) == 1 and not isinstance(shape[0], int):
-            dims = tuple(_op.index(d) for d in shape[0])
+        if len(new_shape) == 1 and not isinstance(new_shape[0], int):
+            dims = tuple(_op.index(d) for d in new_shape[0])
         else:
-            dims = tuple(_op.index(d) for d in shape)  # type: ignore[arg-type]
+            dims = tuple(_op.index(d) for d in new_shape)  # type: ignore[arg-type]
         n = len(self.values)
         if dims.count(-1) > 1:
             raise ValueError("reshape: only one dimension can be -1")
@@ -574,17 +575,37 @@ def arange(start: float, stop: float | None = None, step: float = 1) -> tensor[A
         start, stop = 0, start
     if step == 0:
         raise ValueError("arange: step must not be zero")
+    n = _arange_length(start, stop, step)
     vals: list[Any] = []
     cur = start
-    if step > 0:
-        while cur < stop:
-            vals.append(cur)
-            cur += step
-    else:
-        while cur > stop:
-            vals.append(cur)
-            cur += step
+    for _ in range(n):
+        vals.append(cur)
+        cur += step
     return _ten(tuple(vals), (len(vals),))
+
+
+ARANGE_MAX = 1 << 24
+"""Most elements ``arange`` makes: each one is a constant held in Python, so far longer ranges
+are a mistake (a wrong step or bound) rather than a program."""
+
+
+def _arange_length(start: float, stop: float, step: float) -> int:
+    """Number of elements, computed first as NumPy does: ``ceil((stop - start) / step)``
+    (exact for ints), at least 0. A loop adding ``step`` until ``stop`` could run forever
+    (``2.0**53 + 1.0 == 2.0**53``, or an infinite ``stop``)."""
+    if isinstance(start, int) and isinstance(stop, int) and isinstance(step, int):
+        n = -((start - stop) // step)
+    else:
+        q = (stop - start) / step
+        if not math.isfinite(q):
+            raise ValueError(f"arange({start!r}, {stop!r}, {step!r}) has no finite length: "
+                             "use finite bounds and a non-zero finite step")
+        n = math.ceil(q)
+    n = max(n, 0)
+    if n > ARANGE_MAX:
+        raise ValueError(f"arange({start!r}, {stop!r}, {step!r}) would have {n} elements; "
+                         f"copapy makes at most {ARANGE_MAX} (check the step and the bounds)")
+    return n
 
 
 def eye(rows: int, cols: int | None = None) -> tensor[int]:
@@ -620,17 +641,33 @@ def diagonal(vec: Any) -> tensor[Any]:
     return _ten(tuple(vals), (n, n))
 
 
+_VPieceInt: TypeAlias = "vector[int] | value[int] | int"
+_VPiece: TypeAlias = "vector[Any] | value[Any] | float"
+
+
 @overload
-def concat(*arrays: vector[int] | value[int] | int) -> vector[int]: ...
+def concat(tensors: Sequence[vector[int] | value[int] | int]) -> vector[int]: ...
 @overload
-def concat(*arrays: vector[Any] | value[Any] | float) -> vector[float]: ...
+def concat(tensors: Sequence[vector[Any] | value[Any] | float]) -> vector[float]: ...
 @overload
-def concat(*arrays: tensor[Any] | vector[Any] | value[Any] | float | Sequence[Any], axis: int = 0) -> Any: ...
-def concat(*arrays: Any, axis: int = 0) -> Any:
+def concat(tensors: _VPieceInt, *more: _VPieceInt) -> vector[int]: ...
+@overload
+def concat(tensors: _VPiece, *more: _VPiece) -> vector[float]: ...
+@overload
+def concat(tensors: Any, *more: Any, axis: int = 0) -> Any: ...
+def concat(tensors: Any, *more: Any, axis: int = 0) -> Any:
     """Join vectors (and scalars, as one-element pieces) into a vector, or tensors along
-    ``axis`` into a tensor. A single list or tuple argument is taken as the pieces."""
-    if len(arrays) == 1 and isinstance(arrays[0], (list, tuple)):
-        arrays = tuple(arrays[0])
+    ``axis`` into a tensor. The pieces are a list or tuple, as in Copapy's
+    ``concat(tensors, axis=0)`` (a second positional argument after the list is the
+    axis), or separate arguments."""
+    arrays: tuple[Any, ...]
+    positional_axis = len(more) == 1 and isinstance(more[0], int) and not isinstance(more[0], bool)
+    if isinstance(tensors, (list, tuple)) and (not more or positional_axis):
+        if more:
+            axis = more[0]
+        arrays = tuple(tensors)
+    else:
+        arrays = (tensors, *more)
     if not arrays:
         raise ValueError("concat needs at least one piece")
     if not any(type(p) is tensor for p in arrays):

@@ -442,6 +442,34 @@ def dot_product(v1: vector[float], v2: vector[float]) -> float | value[float]:
     return v1.dot(v2)
 
 
+def dot(v1: Any, v2: Any) -> Any:
+    """``numpy.dot`` for what copapy holds: the dot product of two vectors (or lists), the
+    matrix product for matrices, the product for scalars. Pairwise summation."""
+    if isinstance(v1, _SCALARS) or isinstance(v2, _SCALARS):
+        return v1 * v2
+    if not isinstance(v1, A.ArrayBase):
+        v1 = vector(v1) if _is_flat(v1) else _as_tensor(v1)
+    if v1.ndim == 1 and (type(v2) is vector or (not isinstance(v2, A.ArrayBase) and _is_flat(v2))):
+        return vector(v1.values).dot(v2)
+    return v1 @ v2
+
+
+def cross(v1: Any, v2: Any) -> vector[Any]:
+    """Cross product of two 3-D vectors (vectors, 1-D tensors, lists or tuples)."""
+    a = v1 if type(v1) is vector else vector(v1)
+    return a.cross(v2 if type(v2) is vector else vector(v2))
+
+
+def _is_flat(x: Any) -> bool:
+    return isinstance(x, Sequence) and all(isinstance(e, _SCALARS) for e in x)
+
+
+def _as_tensor(x: Any) -> Any:
+    from ._tensors import tensor
+
+    return tensor(x)
+
+
 def distance(v1: vector[float], v2: vector[float]) -> float | value[float]:
     """Euclidean distance ``(v1 - v2).magnitude()``."""
     return (v1 - v2).magnitude()

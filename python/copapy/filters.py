@@ -1,4 +1,4 @@
-"""Filters over a window of samples: ``mean``, ``median``, ``argsort``.
+"""Filters over a window of samples: ``mean``, ``median``, ``argsort``, ``sort``.
 
 Compiled code has no data-dependent branches, so ``median`` and ``argsort`` on traced values
 run a fixed *sorting network* (Batcher's odd-even merge sort, O(n log² n) compare-exchange
@@ -31,7 +31,7 @@ from ._core import value
 if TYPE_CHECKING:
     from ._vectors import vector
 
-__all__ = ["argsort", "homogenize_vector", "mean", "median", "sorting_network"]
+__all__ = ["argsort", "homogenize_vector", "mean", "median", "sort", "sorting_network", "stable_sort_network"]
 
 
 def sorting_network(n: int) -> list[tuple[int, int]]:
@@ -52,7 +52,8 @@ def sorting_network(n: int) -> list[tuple[int, int]]:
 
 
 def _as_list(samples: Iterable[Any], what: str) -> list[Any]:
-    items = list(samples)
+    values = getattr(samples, "values", None)  # a 1-D tensor iterates as 0-d tensors
+    items = list(values if isinstance(values, tuple) else samples)
     if not items:
         raise ValueError(f"{what} of an empty vector")
     for s in items:
@@ -138,6 +139,19 @@ def _goes_after(ka: Any, ia: Any, kb: Any, ib: Any) -> Any:
     return key_after | (same_key & index_after) | (a_nan & (b_not_nan | index_after))
 
 
+def stable_sort_network(items: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The elements sorted ascending (NaNs last, equal elements in input order) and the
+    indices they came from, by the sorting network with branch-free swaps (``cp.iif``).
+    Nodes of the half the caller does not use are dropped by the optimiser."""
+    keys: list[Any] = list(items)
+    index: list[Any] = list(range(len(items)))
+    for i, j in sorting_network(len(items)):
+        swap = _goes_after(keys[i], index[i], keys[j], index[j])
+        keys[i], keys[j] = _math.iif(swap, keys[j], keys[i]), _math.iif(swap, keys[i], keys[j])
+        index[i], index[j] = _math.iif(swap, index[j], index[i]), _math.iif(swap, index[i], index[j])
+    return keys, index
+
+
 def argsort(input_vector: vector[Any] | Iterable[Any]) -> vector[int]:
     """Indices that sort the input, as ``numpy.argsort(kind='stable')`` (NaNs last)."""
     from ._vectors import vector
@@ -145,10 +159,22 @@ def argsort(input_vector: vector[Any] | Iterable[Any]) -> vector[int]:
     items = _as_list(input_vector, "argsort")
     if not _is_traced(items):
         return vector(_plain_argsort(items))
-    keys: list[Any] = list(items)
-    index: list[Any] = list(range(len(items)))
-    for i, j in sorting_network(len(items)):
-        swap = _goes_after(keys[i], index[i], keys[j], index[j])
-        keys[i], keys[j] = _math.iif(swap, keys[j], keys[i]), _math.iif(swap, keys[i], keys[j])
-        index[i], index[j] = _math.iif(swap, index[j], index[i]), _math.iif(swap, index[i], index[j])
-    return vector(index)
+    return vector(stable_sort_network(items)[1])
+
+
+def sort(input_vector: Any) -> Any:
+    """The elements in ascending order, as ``numpy.sort(kind='stable')`` (NaNs last),
+    branch-free when traced. A vector or 1-D tensor gives the same kind of container,
+    anything else a vector."""
+    from ._vectors import vector
+
+    if getattr(input_vector, "ndim", 1) != 1:
+        raise ValueError(f"sort needs a 1-D vector, got shape {input_vector.shape}")
+    items = _as_list(input_vector, "sort")
+    if _is_traced(items):
+        ordered = stable_sort_network(items)[0]
+    else:
+        ordered = [items[i] for i in _plain_argsort(items)]
+    if hasattr(input_vector, "_with_values"):
+        return input_vector._with_values(tuple(ordered))
+    return vector(ordered)

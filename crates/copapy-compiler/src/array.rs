@@ -51,7 +51,7 @@ impl Form {
 }
 
 /// What an array node computes. Operands are in [`ArrayNode::args`].
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ArrayOp {
     /// Elements stored in data memory with these initial bit patterns; an input the
     /// user can overwrite between runs (as `cp.value(1.0)` is for scalars).
@@ -463,6 +463,7 @@ pub fn stencil_names() -> Vec<String> {
         Op::Atan,
         Op::Exp,
         Op::Log,
+        Op::Tanh,
     ];
     for op in float_unary {
         names.push(format!("st_arr_{}_f_a", op.stencil_name()));

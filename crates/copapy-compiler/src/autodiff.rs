@@ -329,6 +329,7 @@ fn unary_rule(
                 Op::Atan => acc.send(&a, || div(g, &add(&fconst(ONE), &square(&a)?)?)),
                 Op::Exp => acc.send(&a, || mul(g, r)),
                 Op::Log => acc.send(&a, || div(g, &a)),
+                Op::Tanh => acc.send(&a, || mul(g, &sub(&fconst(ONE), &square(r)?)?)),
                 // int source (or not a float operation): no gradient
                 _ => Ok(()),
             }
@@ -537,6 +538,7 @@ mod tests {
                             Op::Cos => f.cos(),
                             Op::Log => f.ln(),
                             Op::Exp => f.exp(),
+                            Op::Tanh => f.tanh(),
                             _ => panic!("no host evaluation of {op:?}"),
                         }
                         .to_bits()

@@ -4,10 +4,12 @@ use std::fmt;
 
 use copapy_program::Program;
 
-use crate::graph::Value;
+use crate::graph::{ScalarType, Value};
+use crate::link::Step;
 use crate::link::{link, LinkError};
 use crate::optimise::build_arena;
 use crate::schedule::schedule;
+use crate::select::{Class, Place};
 use crate::select::{MissingStencil, StencilTable};
 use crate::stencil_db::StencilDb;
 
@@ -20,6 +22,8 @@ pub struct Compiled {
     pub inputs: Vec<(Value, u32)>,
     /// Every other value the user still held at compile time, with its data offset.
     pub exposed: Vec<(Value, u32)>,
+    /// Data offset of each updated state variable, in the order of the updates given.
+    pub states: Vec<u32>,
     /// Number of operations (stencil steps) in the program.
     pub steps: usize,
 }
@@ -30,6 +34,24 @@ pub enum CompileError {
     NothingToCompile,
     Missing(MissingStencil),
     Link(LinkError),
+    /// Update `index` targets a computed value; only variables (`cp.value`) hold state.
+    UpdateNotVariable {
+        index: usize,
+    },
+    /// Update `index` targets a variable already updated by an earlier one.
+    UpdateTwice {
+        index: usize,
+    },
+    /// Update `index` would store a value of another type in the variable.
+    UpdateType {
+        index: usize,
+        state: ScalarType,
+        value: ScalarType,
+    },
+    /// Update `index` pairs a state with a whole array: updates copy one scalar slot.
+    UpdateArray {
+        index: usize,
+    },
 }
 
 impl fmt::Display for CompileError {
@@ -40,6 +62,27 @@ impl fmt::Display for CompileError {
             ),
             CompileError::Missing(m) => m.fmt(f),
             CompileError::Link(e) => write!(f, "linking failed: {e}"),
+            CompileError::UpdateNotVariable { index } => write!(
+                f,
+                "update {index} targets a computed value: only variables made with cp.value(...) \
+                 can hold state between runs"
+            ),
+            CompileError::UpdateTwice { index } => write!(
+                f,
+                "update {index} targets a variable that an earlier update already sets: give each \
+                 state variable one next value"
+            ),
+            CompileError::UpdateType { index, state, value } => write!(
+                f,
+                "update {index} stores a {} value into a {} variable: convert it so the types match",
+                value.name(),
+                state.name()
+            ),
+            CompileError::UpdateArray { index } => write!(
+                f,
+                "update {index} has an array as its next value: updates store scalar \
+                 values; pair each element's state with its next value instead"
+            ),
         }
     }
 }
@@ -64,18 +107,100 @@ pub fn compile(
     table: &StencilTable,
     outputs: &[Value],
 ) -> Result<Compiled, CompileError> {
-    if outputs.is_empty() {
+    compile_with_updates(db, table, outputs, &[])
+}
+
+fn check_updates(updates: &[(Value, Value)]) -> Result<(), CompileError> {
+    for (index, (state, next)) in updates.iter().enumerate() {
+        if !state.is_input() {
+            return Err(CompileError::UpdateNotVariable { index });
+        }
+        if updates[..index].iter().any(|(s, _)| s.ptr_eq(state)) {
+            return Err(CompileError::UpdateTwice { index });
+        }
+        if crate::array::len_of(next).is_some() {
+            return Err(CompileError::UpdateArray { index });
+        }
+        if state.ty() != next.ty() {
+            return Err(CompileError::UpdateType {
+                index,
+                state: state.ty(),
+                value: next.ty(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Appends `data[dst] = data[src]` through register 0 of `class`.
+fn copy_slot(
+    steps: &mut Vec<Step>,
+    table: &StencilTable,
+    class: Class,
+    src: u32,
+    dst: u32,
+) -> Result<(), CompileError> {
+    let load = table.copy(class, Place::Mem, 0)?;
+    let store = table.store(class, 0)?;
+    steps.push(Step::new(load, Some(src)));
+    steps.push(Step::new(store, Some(dst)));
+    Ok(())
+}
+
+/// Like [`compile`], and at the end of every run each `(state, next)` of `updates`
+/// stores `next` into the variable `state`, so one run is one step of a loop.
+///
+/// Every next value is computed from the states' values at the start of the run
+/// (the copies come after all computation, and a next value that is itself a state
+/// is staged in a spare slot first, so `{x: y, y: x}` swaps).
+pub fn compile_with_updates(
+    db: &StencilDb,
+    table: &StencilTable,
+    outputs: &[Value],
+    updates: &[(Value, Value)],
+) -> Result<Compiled, CompileError> {
+    if outputs.is_empty() && updates.is_empty() {
         return Err(CompileError::NothingToCompile);
     }
-    let arena = build_arena(outputs);
-    let sched = schedule(&arena, table)?;
-    let steps = sched.steps.len();
-    let program = link(db, &sched.steps, sched.data)?;
-    let outputs = arena
+    check_updates(updates)?;
+    let mut all: Vec<Value> = outputs.to_vec();
+    // States are outputs too, so each has a slot even if nothing reads it.
+    all.extend(updates.iter().map(|(state, _)| state.clone()));
+    all.extend(updates.iter().map(|(_, next)| next.clone()));
+    let arena = build_arena(&all);
+    let mut sched = schedule(&arena, table)?;
+    let slots: Vec<u32> = arena
         .outputs
         .iter()
         .map(|&o| sched.slot[o as usize])
         .collect();
+    let n = outputs.len();
+    let states: Vec<u32> = slots[n..n + updates.len()].to_vec();
+    let nexts = &slots[n + updates.len()..];
+    let mut sources = nexts.to_vec();
+    for (i, (state, _)) in updates.iter().enumerate() {
+        let class = Class::of(state.ty());
+        if states.contains(&sources[i]) && sources[i] != states[i] {
+            let spare = sched.data.len() as u32;
+            sched.data.extend_from_slice(&[0; 4]);
+            copy_slot(&mut sched.steps, table, class, sources[i], spare)?;
+            sources[i] = spare;
+        }
+    }
+    for (i, (state, _)) in updates.iter().enumerate() {
+        if sources[i] != states[i] {
+            copy_slot(
+                &mut sched.steps,
+                table,
+                Class::of(state.ty()),
+                sources[i],
+                states[i],
+            )?;
+        }
+    }
+    let steps = sched.steps.len();
+    let program = link(db, &sched.steps, sched.data)?;
+    let outputs = slots[..n].to_vec();
     let inputs = arena
         .inputs
         .into_iter()
@@ -91,6 +216,7 @@ pub fn compile(
         outputs,
         inputs,
         exposed,
+        states,
         steps,
     })
 }

@@ -199,3 +199,77 @@ mod tests {
         assert!(divmod(-0.0, 5.0).0.is_sign_negative());
     }
 }
+
+/// Every folded operation against NumPy's results on edge operands (the table is generated
+/// by `tests/reference/gen_fold_cases.py`): the host must give the bits NumPy gives.
+#[cfg(test)]
+mod numpy_reference {
+    use super::*;
+    use crate::graph::Op::*;
+    use crate::graph::ScalarType::{Float as F, Int as I};
+
+    type Ty = ScalarType;
+
+    include!("../tests/reference/fold_cases.rs");
+
+    fn is_nan_bits(b: u32) -> bool {
+        f32::from_bits(b).is_nan()
+    }
+
+    fn float_result(op: Op, ty: Ty) -> bool {
+        ty == F && !matches!(op, Lt | Le | Gt | Ge | Eq | Ne)
+    }
+
+    #[test]
+    fn binary_operations_give_numpys_bits() {
+        let mut wrong = Vec::new();
+        for &(op, ty, a, b, want) in BINARY {
+            let got = binary(op, ty, a, b);
+            let ok = match got {
+                Some(g) if float_result(op, ty) && is_nan_bits(want) => is_nan_bits(g),
+                Some(g) => g == want,
+                None => false,
+            };
+            if !ok {
+                wrong.push(format!(
+                    "{op:?} {ty:?} {a:#x} {b:#x}: {got:x?}, NumPy {want:#x}"
+                ));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{} mismatches:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
+    }
+
+    #[test]
+    fn unary_operations_give_numpys_bits() {
+        let mut wrong = Vec::new();
+        for &(op, ty, a, want) in UNARY {
+            let got = unary(op, ty, a);
+            let ok = match got {
+                Some(g) if (ty == F || op == IntToFloat) && is_nan_bits(want) => is_nan_bits(g),
+                Some(g) => g == want,
+                None => false,
+            };
+            if !ok {
+                wrong.push(format!("{op:?} {ty:?} {a:#x}: {got:x?}, NumPy {want:#x}"));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{} mismatches:\n{}",
+            wrong.len(),
+            wrong.join("\n")
+        );
+    }
+
+    #[test]
+    fn select_picks_by_any_nonzero_condition() {
+        assert_eq!(select(1, 7, 9), 7);
+        assert_eq!(select(0x8000_0000, 7, 9), 7);
+        assert_eq!(select(0, 7, 9), 9);
+    }
+}

@@ -50,6 +50,7 @@ pub enum Op {
     Min,
     /// NumPy `maximum`: NaN in either operand propagates.
     Max,
+    Tanh,
 }
 
 impl Op {
@@ -89,6 +90,7 @@ impl Op {
             Op::Pow => "pow",
             Op::Min => "min",
             Op::Max => "max",
+            Op::Tanh => "tanh",
         }
     }
 
@@ -130,7 +132,7 @@ impl Op {
     ];
 
     /// Every unary operation, in a fixed order.
-    pub const UNARY: [Op; 12] = [
+    pub const UNARY: [Op; 13] = [
         Op::Neg,
         Op::Abs,
         Op::Sqrt,
@@ -143,6 +145,7 @@ impl Op {
         Op::Atan,
         Op::Exp,
         Op::Log,
+        Op::Tanh,
     ];
 }
 

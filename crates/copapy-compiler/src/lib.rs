@@ -11,6 +11,8 @@
 //!
 //! [`compile()`] drives stages 2 to 4; [`autodiff`] transforms traced graphs (reverse mode).
 
+#![forbid(unsafe_code)]
+
 pub mod array;
 pub mod autodiff;
 pub mod compile;

@@ -16,7 +16,7 @@
 //!
 //! Every hole becomes a [`Patch`]: `cp_next` holes point at the end of their stencil,
 //! data holes at the step's slot in the data buffer, object holes at the object's copy.
-//! The entry is offset 0 and the symbol table is left empty for the caller.
+//! The entry is offset 0; the symbol table is filled in by [`crate::compile()`].
 //!
 //! Linking is two passes over the steps (sizes, then bytes and patches) into vectors
 //! reserved to their exact final size; nothing else is allocated per step.
@@ -287,12 +287,18 @@ pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, Li
     debug_assert_eq!(code.len(), code_len as usize);
     debug_assert_eq!(patches.len(), patch_count);
 
-    Ok(Program {
-        arch: db.arch(),
-        code,
-        data,
-        patches,
-        entry: 0,
-        symbols: Vec::new(),
-    })
+    // Objects were placed at offsets aligned for them, so the code buffer needs the
+    // largest of their alignments (and 16 for the stencils' own loops and constants).
+    let code_align = db
+        .objects()
+        .iter()
+        .zip(&object_used)
+        .filter(|(_, used)| **used)
+        .map(|(o, _)| o.align.max(1))
+        .fold(16, u32::max)
+        .next_power_of_two()
+        .min(copapy_program::format::MAX_ALIGN);
+    let mut program = Program::new(db.arch(), code, data, patches, 0);
+    program.code_align = code_align;
+    Ok(program)
 }

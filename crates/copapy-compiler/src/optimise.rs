@@ -284,6 +284,78 @@ mod tests {
     }
 
     #[test]
+    fn self_comparisons_fold_for_ints_but_not_for_floats() {
+        // x == x is false for a NaN float, so only int and bool comparisons fold
+        let cases = [
+            (Op::Eq, 1),
+            (Op::Le, 1),
+            (Op::Ge, 1),
+            (Op::Ne, 0),
+            (Op::Lt, 0),
+            (Op::Gt, 0),
+        ];
+        for ty in [ScalarType::Int, ScalarType::Bool] {
+            let x = Value::input(ty, 0);
+            let one = Value::constant(ScalarType::Int, 1);
+            for (op, want) in cases {
+                // two separately traced x + 1 merge here, not at trace time
+                let a = binary(Op::Add, &x, &one).unwrap();
+                let b = binary(Op::Add, &x, &one).unwrap();
+                let arena = build_arena(&[binary(op, &a, &b).unwrap()]);
+                let out = arena.nodes[arena.outputs[0] as usize];
+                assert_eq!(out.kind, Kind::Const(want), "{ty:?} {op:?}");
+            }
+        }
+        let x = Value::input(ScalarType::Float, 0);
+        let one = Value::constant(ScalarType::Float, 1f32.to_bits());
+        for (op, _) in cases {
+            let a = binary(Op::Add, &x, &one).unwrap();
+            let b = binary(Op::Add, &x, &one).unwrap();
+            let arena = build_arena(&[binary(op, &a, &b).unwrap()]);
+            let out = arena.nodes[arena.outputs[0] as usize];
+            assert!(
+                matches!(out.kind, Kind::Binary(o, _, _) if o == op),
+                "float {op:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_select_between_equal_operands_is_that_operand_only() {
+        let c = Value::input(ScalarType::Bool, 1);
+        let x = Value::input(ScalarType::Float, 0);
+        let y = Value::input(ScalarType::Float, 0);
+        let two = Value::constant(ScalarType::Float, 2f32.to_bits());
+        let a = binary(Op::Mul, &x, &two).unwrap();
+        let b = binary(Op::Mul, &x, &two).unwrap();
+        let same = crate::trace::select(&c, &a, &b).unwrap();
+        let arena = build_arena(&[same]);
+        let out = arena.nodes[arena.outputs[0] as usize];
+        assert!(matches!(out.kind, Kind::Binary(Op::Mul, _, _)));
+        let differ = crate::trace::select(&c, &x, &y).unwrap();
+        let arena = build_arena(&[differ]);
+        let out = arena.nodes[arena.outputs[0] as usize];
+        assert!(matches!(out.kind, Kind::Select(..)));
+    }
+
+    #[test]
+    fn exposed_computed_nodes_are_listed_but_inputs_are_not() {
+        let x = Value::input(ScalarType::Float, 0);
+        let one = Value::constant(ScalarType::Float, 1f32.to_bits());
+        let held = binary(Op::Add, &x, &one).unwrap();
+        let dropped = binary(Op::Mul, &x, &x).unwrap();
+        let out = binary(Op::Sub, &held, &dropped).unwrap();
+        x.expose();
+        held.expose();
+        let arena = build_arena(&[out]);
+        assert_eq!(arena.exposed.len(), 1);
+        assert!(arena.exposed[0].0.ptr_eq(&held));
+        assert_eq!(arena.inputs.len(), 1);
+        x.unexpose();
+        held.unexpose();
+    }
+
+    #[test]
     fn operands_come_before_users() {
         let x = Value::input(ScalarType::Float, 0);
         let mut acc = x.clone();

@@ -798,9 +798,10 @@ mod tests {
             Op::Ge,
         ];
         for round in 0..300 {
+            // zeros among the inputs, so conditions of selects go both ways
             let mut pool: Vec<Value> = (0..4)
-                .map(|k| Value::input(ScalarType::Float, (1.5f32 + k as f32).to_bits()))
-                .chain((0..3).map(|k| Value::input(ScalarType::Int, (k * 7 - 5) as u32)))
+                .map(|k| Value::input(ScalarType::Float, ((k as f32 - 1.0) * 1.5).to_bits()))
+                .chain((0..3).map(|k| Value::input(ScalarType::Int, (k * 7 - 7) as u32)))
                 .collect();
             for _ in 0..(5 + rng.pick(40)) {
                 let a = pool[rng.pick(pool.len())].clone();

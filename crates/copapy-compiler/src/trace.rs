@@ -7,7 +7,10 @@
 //!
 //! Identities applied here are exact for every input except the two the README documents:
 //! `x * 0 → 0` and `x - x → 0` assume finite values (they are what make sparse
-//! matrices cheap). `x + 0.0` is *not* rewritten for floats, because `-0.0 + 0.0` is `+0.0`.
+//! matrices cheap), and `x * 0` is `+0.0` also where IEEE gives `-0.0` (negative `x`).
+//! Every other rewrite keeps the result type and the sign of zero: `x + 0.0` and `0.0 - x`
+//! are *not* rewritten for floats, because `-0.0 + 0.0` is `+0.0` and `0.0 - 0.0` is not
+//! `-0.0`; `-(-x)` cancels only when `x` has the result type (not for a bool).
 
 use std::fmt;
 
@@ -55,8 +58,11 @@ fn make_unary(op: Op, result: ScalarType, a: &Value) -> Value {
 pub fn unary(op: Op, a: &Value) -> Result<Value, TraceError> {
     match op {
         Op::Neg => {
+            // -(-x) is x only if x already has the result type: -(-True) is the int 1
             if let NodeKind::Unary(Op::Neg, inner) = a.kind() {
-                return Ok(inner.clone());
+                if inner.ty() == a.ty() {
+                    return Ok(inner.clone());
+                }
             }
             Ok(make_unary(op, arith_type(a.ty()), a))
         }
@@ -69,7 +75,8 @@ pub fn unary(op: Op, a: &Value) -> Result<Value, TraceError> {
         | Op::Acos
         | Op::Atan
         | Op::Exp
-        | Op::Log => Ok(make_unary(op, ScalarType::Float, &to_float(a))),
+        | Op::Log
+        | Op::Tanh => Ok(make_unary(op, ScalarType::Float, &to_float(a))),
         Op::IntToFloat => Ok(to_float(a)),
         _ => Err(TraceError {
             message: format!("{op:?} is not a unary operation"),
@@ -332,6 +339,10 @@ pub fn powi(x: &Value, n: i64) -> Result<Value, TraceError> {
     if n > i64::from(u32::MAX) {
         return Err(too_large(n));
     }
+    if n == 1 && x.ty() == ScalarType::Bool {
+        // True ** 1 is the int 1, as in Python
+        return binary(Op::Add, x, &Value::constant(ScalarType::Int, 0));
+    }
     if n < 8 {
         let mut acc = x.clone();
         for _ in 1..n {
@@ -408,6 +419,47 @@ mod tests {
         let x = Value::input(ScalarType::Float, 0);
         let n = unary(Op::Neg, &unary(Op::Neg, &x).unwrap()).unwrap();
         assert!(n.ptr_eq(&x));
+        let i = Value::input(ScalarType::Int, 0);
+        let n = unary(Op::Neg, &unary(Op::Neg, &i).unwrap()).unwrap();
+        assert!(n.ptr_eq(&i));
+    }
+
+    #[test]
+    fn double_negation_of_a_bool_is_an_int() {
+        let b = Value::input(ScalarType::Bool, 1);
+        let n = unary(Op::Neg, &unary(Op::Neg, &b).unwrap()).unwrap();
+        assert_eq!(n.ty(), ScalarType::Int);
+        assert!(!n.ptr_eq(&b));
+        assert_eq!(powi(&b, 1).unwrap().ty(), ScalarType::Int);
+    }
+
+    #[test]
+    fn zero_minus_x_stays_a_subtraction_for_floats() {
+        // 0.0 - 0.0 is +0.0 but -(0.0) is -0.0
+        let x = Value::input(ScalarType::Float, 0);
+        let d = binary(Op::Sub, &f(0.0), &x).unwrap();
+        assert!(matches!(d.kind(), NodeKind::Binary(Op::Sub, _, _)));
+        let i = Value::input(ScalarType::Int, 0);
+        let d = binary(Op::Sub, &Value::constant(ScalarType::Int, 0), &i).unwrap();
+        assert!(matches!(d.kind(), NodeKind::Unary(Op::Neg, _)));
+    }
+
+    #[test]
+    fn identities_that_would_change_the_type_are_not_applied() {
+        let b = Value::input(ScalarType::Bool, 1);
+        let int = |v: i32| Value::constant(ScalarType::Int, v as u32);
+        for (op, c) in [
+            (Op::Mul, 1),
+            (Op::Or, 0),
+            (Op::Xor, 0),
+            (Op::Shl, 0),
+            (Op::Shr, 0),
+            (Op::FloorDiv, 1),
+        ] {
+            let v = binary(op, &b, &int(c)).unwrap();
+            assert_eq!(v.ty(), ScalarType::Int, "{op:?}");
+            assert!(!v.ptr_eq(&b), "{op:?}");
+        }
     }
 
     #[test]

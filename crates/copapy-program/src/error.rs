@@ -41,6 +41,37 @@ pub enum FormatError {
         /// Architecture of the runner.
         runner: Arch,
     },
+    /// The program needs CPU features the runner does not have.
+    MissingFeatures {
+        /// Feature bits the program needs.
+        needed: u32,
+        /// Feature bits the runner has.
+        available: u32,
+    },
+    /// An alignment field is not a power of two up to [`crate::format::MAX_ALIGN`].
+    BadAlignment {
+        /// The section the alignment is for (code or data).
+        section: Section,
+        /// The value found.
+        align: u32,
+    },
+    /// A buffer given to the runner is not aligned as the program requires.
+    BufferMisaligned {
+        /// The section the buffer is for (code or data).
+        section: Section,
+        /// The alignment the program requires.
+        align: u32,
+        /// The address of the buffer.
+        addr: usize,
+    },
+    /// A reserved byte is not zero (so the file is not the one canonical encoding of
+    /// its program, and a future version may give the byte a meaning).
+    ReservedNotZero {
+        /// Where: the header, or a patch or symbol record.
+        section: Section,
+        /// Index of the record (0 for the header).
+        index: usize,
+    },
     /// The stored checksum does not match the contents.
     ChecksumMismatch {
         /// Checksum in the header.
@@ -68,6 +99,25 @@ pub enum FormatError {
         index: usize,
         /// The byte found.
         value: u8,
+    },
+    /// A symbol record has an unknown role byte.
+    UnknownRole {
+        /// Index of the symbol.
+        index: usize,
+        /// The byte found.
+        value: u8,
+    },
+    /// A symbol has more dimensions than [`crate::format::MAX_RANK`].
+    BadRank {
+        /// Index of the symbol.
+        index: usize,
+        /// The rank found.
+        rank: u8,
+    },
+    /// A symbol's shape does not match its number of offsets (or is too large).
+    BadShape {
+        /// Index of the symbol.
+        index: usize,
     },
     /// The symbol records do not fill the symbol section exactly.
     BadSymbolTable {
@@ -118,6 +168,13 @@ pub enum FormatError {
         /// Size of that buffer.
         len: usize,
     },
+    /// A symbol element's slot is not aligned to its 4-byte size.
+    SymbolMisaligned {
+        /// Index of the symbol.
+        index: usize,
+        /// Data offset of the misaligned element.
+        offset: u32,
+    },
     /// A symbol's 4-byte slot is not inside the data.
     SymbolOutOfRange {
         /// Index of the symbol.
@@ -166,6 +223,34 @@ impl fmt::Display for FormatError {
                 program.name(),
                 runner.name()
             ),
+            MissingFeatures { needed, available } => {
+                f.write_str("program needs CPU features ")?;
+                write_features(f, needed)?;
+                f.write_str(" but this runner has ")?;
+                write_features(f, available)?;
+                f.write_str(" (missing ")?;
+                write_features(f, needed & !available)?;
+                f.write_str("); compile for this runner's target")
+            }
+            BadAlignment { section, align } => write!(
+                f,
+                "{} alignment {align} is not a power of two up to {}",
+                section.name(),
+                crate::format::MAX_ALIGN
+            ),
+            BufferMisaligned { section, align, addr } => write!(
+                f,
+                "the {} buffer at {addr:#x} is not aligned to the {align} bytes the program requires",
+                section.name()
+            ),
+            ReservedNotZero { section: Section::Header, .. } => {
+                write!(f, "reserved header byte 7 is not zero")
+            }
+            ReservedNotZero { section, index } => write!(
+                f,
+                "{} record {index} has a reserved byte that is not zero",
+                section.name()
+            ),
             ChecksumMismatch { stored, computed } => write!(
                 f,
                 "checksum mismatch: file corrupted (stored {stored:#010x}, contents give {computed:#010x})"
@@ -173,6 +258,13 @@ impl fmt::Display for FormatError {
             UnknownEncoding { index, value } => write!(f, "patch {index} has unknown encoding {value}"),
             UnknownBase { index, value } => write!(f, "patch {index} has unknown base buffer {value}"),
             UnknownScalarType { index, value } => write!(f, "symbol {index} has unknown type {value}"),
+            UnknownRole { index, value } => write!(f, "symbol {index} has unknown role {value}"),
+            BadRank { index, rank } => write!(
+                f,
+                "symbol {index} has {rank} dimensions, at most {} are allowed",
+                crate::format::MAX_RANK
+            ),
+            BadShape { index } => write!(f, "symbol {index} has more elements than its record holds"),
             BadSymbolTable { index } => write!(
                 f,
                 "symbol table is malformed at symbol {index}: records do not fill the symbol section exactly"
@@ -193,6 +285,10 @@ impl fmt::Display for FormatError {
                 base.name(),
                 base.name()
             ),
+            SymbolMisaligned { index, offset } => write!(
+                f,
+                "symbol {index} misaligned: its slot at data offset {offset} is not a multiple of 4"
+            ),
             SymbolOutOfRange { index, offset, data_len } => write!(
                 f,
                 "symbol {index} out of range: its slot at data offset {offset} is outside the {data_len} data bytes"
@@ -202,3 +298,24 @@ impl fmt::Display for FormatError {
 }
 
 impl core::error::Error for FormatError {}
+
+/// `armv7+vfp3`: the names of a feature bit set (unnamed bits in hex; `none` if empty).
+fn write_features(f: &mut fmt::Formatter<'_>, bits: u32) -> fmt::Result {
+    if bits == 0 {
+        return f.write_str("none");
+    }
+    let mut rest = bits;
+    let mut first = true;
+    for (feature, name) in crate::Features::NAMED {
+        if bits & feature.0 != 0 {
+            f.write_str(if first { "" } else { "+" })?;
+            f.write_str(name)?;
+            rest &= !feature.0;
+            first = false;
+        }
+    }
+    if rest != 0 {
+        write!(f, "{}{rest:#x}", if first { "" } else { "+" })?;
+    }
+    Ok(())
+}

@@ -1,47 +1,57 @@
 //! The binary program file format (version [`VERSION`]).
 //!
-//! All integers are little-endian. A file is a fixed header followed by four sections
-//! with no padding between them:
+//! All integers are little-endian. A file is a fixed [`HEADER_BYTES`]-byte header
+//! followed by four sections with no padding between them: code, initial data,
+//! patch records, symbol records. The byte-by-byte table is in `docs/program-format.md`;
+//! in short:
 //!
 //! | offset | size | field |
 //! | --- | --- | --- |
 //! | 0 | 4 | magic `b"CPPY"` |
 //! | 4 | 2 | format version ([`VERSION`]) |
 //! | 6 | 1 | architecture ([`Arch`] as `u8`) |
-//! | 7 | 1 | reserved, written as 0 |
-//! | 8 | 4 | code length in bytes |
-//! | 12 | 4 | data length in bytes |
-//! | 16 | 4 | number of patches |
-//! | 20 | 4 | number of symbols |
-//! | 24 | 4 | length of the symbol section in bytes |
-//! | 28 | 4 | entry offset into code |
-//! | 32 | 4 | CRC-32 (IEEE) of header bytes 0..32 followed by everything after the header |
+//! | 7 | 1 | reserved, 0 |
+//! | 8 | 4 | CPU features the code needs (bitset, see [`check_features`]) |
+//! | 12 | 2 | code alignment in bytes (power of two) |
+//! | 14 | 2 | data alignment in bytes (power of two) |
+//! | 16 | 4 | code length in bytes |
+//! | 20 | 4 | data length in bytes |
+//! | 24 | 4 | number of patches |
+//! | 28 | 4 | number of symbols |
+//! | 32 | 4 | length of the symbol section in bytes |
+//! | 36 | 4 | entry offset into code |
+//! | 40 | 4 | CRC-32 (IEEE) of header bytes 0..40 followed by everything after the header |
 //!
-//! Then: the code bytes; the initial data image; `patches` records of
-//! [`PATCH_RECORD_BYTES`] bytes (`offset: u32, encoding: u8, base: u8, reserved: u16,
-//! target: u32, addend: i32`); and the symbol records (`offset: u32, type: u8,
-//! reserved: u8, name_len: u16, name: [u8; name_len]` UTF-8).
+//! A patch record is [`PATCH_RECORD_BYTES`] bytes: `offset: u32, encoding: u8, base: u8,
+//! reserved: u16, target: u32, addend: i32`. A symbol record is `role: u8, dtype: u8,
+//! rank: u8, reserved: u8, name_len: u16, reserved: u16`, then `rank` dimensions (`u32`
+//! each, rank at most [`MAX_RANK`]), the UTF-8 name, and one data offset (`u32`) per
+//! element (the product of the dimensions; 1 for a scalar), row-major.
 //!
 //! The checksum covers the header too, so a flipped bit anywhere (a size, the entry,
 //! a code byte) is reported as corruption rather than executed. A reader checks, in
-//! order: magic, version, architecture byte, section sizes against the file length,
-//! checksum, record contents, and finally that every patch, symbol and the entry lie
-//! inside their buffers (see [`FormatError`]).
+//! order: magic, version, architecture byte, alignment fields, section sizes against
+//! the file length, checksum, record contents, and finally that every patch, symbol and
+//! the entry lie inside their buffers (see [`FormatError`]).
 
-use crate::{Arch, FormatError, Patch};
+use crate::{Arch, FormatError, Patch, ScalarType};
 
 /// `b"CPPY"`: the first four bytes of every program file.
 pub const MAGIC: [u8; 4] = *b"CPPY";
 /// The format version this crate reads and writes.
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 /// Size of the fixed header.
-pub const HEADER_BYTES: usize = 36;
+pub const HEADER_BYTES: usize = 44;
 /// Size of one patch record.
 pub const PATCH_RECORD_BYTES: usize = 16;
-/// Size of a symbol record before its name.
+/// Size of a symbol record before its dimensions, name and offsets.
 pub const SYMBOL_RECORD_BYTES: usize = 8;
+/// Largest number of dimensions a symbol may have (a scalar has 0).
+pub const MAX_RANK: usize = 4;
+/// Largest alignment a program may ask for (one 4 KiB page).
+pub const MAX_ALIGN: u32 = 4096;
 /// Offset of the checksum field in the header.
-pub(crate) const CHECKSUM_AT: usize = 32;
+pub const CHECKSUM_AT: usize = 40;
 
 /// Which part of a program file a size refers to (for error messages).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,12 +142,25 @@ impl Default for Crc32 {
     }
 }
 
+// Readers never panic: callers check lengths first, and a read past the end gives 0.
+// Keeping every panic path out of the parser keeps `core::fmt` (panic messages) out of
+// firmware, which is most of a small runner's code size.
+
 pub(crate) fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
+    b.get(at..at.wrapping_add(2))
+        .and_then(|s| <[u8; 2]>::try_from(s).ok())
+        .map_or(0, u16::from_le_bytes)
 }
 
 pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+    b.get(at..at.wrapping_add(4))
+        .and_then(|s| <[u8; 4]>::try_from(s).ok())
+        .map_or(0, u32::from_le_bytes)
+}
+
+/// `b[from..to]`, or empty where that is out of range (callers check bounds first).
+pub(crate) fn sub(b: &[u8], from: usize, to: usize) -> &[u8] {
+    b.get(from..to).unwrap_or(&[])
 }
 
 /// Checks that the program can run on a runner for `runner`.
@@ -149,15 +172,49 @@ pub fn check_arch(program: Arch, runner: Arch) -> Result<(), FormatError> {
     }
 }
 
+/// Checks that a runner offering the CPU features `runner` (a bitset, bits defined
+/// per architecture next to [`Arch`]) has every feature the program needs.
+///
+/// ```
+/// use copapy_program::format::check_features;
+/// assert!(check_features(0b01, 0b11).is_ok());
+/// assert!(check_features(0b110, 0b010).is_err());
+/// ```
+pub fn check_features(program: u32, runner: u32) -> Result<(), FormatError> {
+    let missing = program & !runner;
+    if missing == 0 {
+        Ok(())
+    } else {
+        Err(FormatError::MissingFeatures {
+            needed: program,
+            available: runner,
+        })
+    }
+}
+
+/// Checks an alignment field: a power of two no larger than [`MAX_ALIGN`].
+pub fn check_align(section: Section, align: u32) -> Result<(), FormatError> {
+    if align.is_power_of_two() && align <= MAX_ALIGN {
+        Ok(())
+    } else {
+        Err(FormatError::BadAlignment { section, align })
+    }
+}
+
+/// One symbol's placement, as the layout check sees it.
+pub(crate) struct SymbolSlots<I> {
+    pub offsets: I,
+}
+
 /// The layout checks shared by [`crate::ProgramView::parse`] and `Program::validate`:
 /// entry inside code, every patch field inside code, every patch target inside its
-/// buffer, every symbol inside data.
-pub(crate) fn check_layout(
+/// buffer, every symbol element slot inside data and aligned to its 4-byte size.
+pub(crate) fn check_layout<I: Iterator<Item = u32>>(
     code_len: usize,
     data_len: usize,
     entry: u32,
     patches: impl Iterator<Item = Patch>,
-    symbols: impl Iterator<Item = u32>,
+    symbols: impl Iterator<Item = SymbolSlots<I>>,
 ) -> Result<(), FormatError> {
     if entry as usize >= code_len {
         return Err(FormatError::EntryOutOfRange { entry, code_len });
@@ -165,13 +222,18 @@ pub(crate) fn check_layout(
     for (index, p) in patches.enumerate() {
         check_patch(index, &p, code_len, data_len)?;
     }
-    for (index, offset) in symbols.enumerate() {
-        if (offset as usize).saturating_add(crate::ScalarType::BYTES) > data_len {
-            return Err(FormatError::SymbolOutOfRange {
-                index,
-                offset,
-                data_len,
-            });
+    for (index, s) in symbols.enumerate() {
+        for offset in s.offsets {
+            if (offset as usize).saturating_add(ScalarType::BYTES) > data_len {
+                return Err(FormatError::SymbolOutOfRange {
+                    index,
+                    offset,
+                    data_len,
+                });
+            }
+            if !(offset as usize).is_multiple_of(ScalarType::BYTES) {
+                return Err(FormatError::SymbolMisaligned { index, offset });
+            }
         }
     }
     Ok(())

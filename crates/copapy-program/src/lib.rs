@@ -12,6 +12,7 @@
 //!
 //! The file format is described in the [`format`] module.
 #![no_std]
+#![forbid(unsafe_code)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
@@ -27,4 +28,4 @@ pub use error::FormatError;
 #[cfg(feature = "alloc")]
 pub use program::{Program, Symbol};
 pub use types::*;
-pub use view::{PatchIter, ProgramView, SymbolIter, SymbolView};
+pub use view::{OffsetIter, PatchIter, ProgramView, SymbolIter, SymbolView};

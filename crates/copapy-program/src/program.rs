@@ -4,19 +4,41 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::format::{
-    check_layout, Crc32, Section, CHECKSUM_AT, HEADER_BYTES, MAGIC, PATCH_RECORD_BYTES, VERSION,
+    check_align, check_layout, Crc32, Section, SymbolSlots, CHECKSUM_AT, HEADER_BYTES, MAGIC,
+    MAX_RANK, PATCH_RECORD_BYTES, SYMBOL_RECORD_BYTES, VERSION,
 };
-use crate::{Arch, FormatError, Patch, ProgramView, ScalarType};
+use crate::{Arch, FormatError, Patch, ProgramView, Role, ScalarType};
 
-/// A user-visible variable: its name and where it lives in data memory.
+/// A user-visible variable: its name, role, type, shape and where its elements live.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Symbol {
     /// Variable name (UTF-8, at most 65535 bytes).
     pub name: String,
-    /// Byte offset of its slot in the data buffer.
-    pub offset: u32,
-    /// Type of the value in the slot.
+    /// Input, output or state.
+    pub role: Role,
+    /// Type of every element.
     pub ty: ScalarType,
+    /// Dimensions, at most [`MAX_RANK`]; empty for a scalar.
+    pub shape: Vec<u32>,
+    /// Data offset of every element, row-major (one for a scalar).
+    pub offsets: Vec<u32>,
+}
+
+impl Symbol {
+    /// A scalar variable at data offset `offset`.
+    pub fn scalar(name: impl Into<String>, role: Role, ty: ScalarType, offset: u32) -> Symbol {
+        Symbol {
+            name: name.into(),
+            role,
+            ty,
+            shape: Vec::new(),
+            offsets: alloc::vec![offset],
+        }
+    }
+
+    fn record_bytes(&self) -> usize {
+        SYMBOL_RECORD_BYTES + 4 * self.shape.len() + self.name.len() + 4 * self.offsets.len()
+    }
 }
 
 /// A compiled program: what the compiler produces and a runner loads.
@@ -28,15 +50,14 @@ pub struct Symbol {
 ///
 /// ```
 /// use copapy_program::{Arch, Base, Encoding, Patch, Program};
-/// let p = Program {
-///     arch: Arch::X86_64,
+/// let p = Program::new(
+///     Arch::X86_64,
 ///     // movss xmm0, [rip + data]; ret
-///     code: vec![0xF3, 0x0F, 0x10, 0x05, 0, 0, 0, 0, 0xC3],
-///     data: 1.5f32.to_le_bytes().to_vec(),
-///     patches: vec![Patch { offset: 4, encoding: Encoding::Rel32, base: Base::Data, target: 0, addend: -4 }],
-///     entry: 0,
-///     symbols: vec![],
-/// };
+///     vec![0xF3, 0x0F, 0x10, 0x05, 0, 0, 0, 0, 0xC3],
+///     1.5f32.to_le_bytes().to_vec(),
+///     vec![Patch { offset: 4, encoding: Encoding::Rel32, base: Base::Data, target: 0, addend: -4 }],
+///     0,
+/// );
 /// p.validate().unwrap();
 /// assert_eq!(Program::decode(&p.encode()).unwrap(), p);
 /// ```
@@ -44,6 +65,12 @@ pub struct Symbol {
 pub struct Program {
     /// Architecture the code is for.
     pub arch: Arch,
+    /// CPU feature bits the code needs (see [`crate::format::check_features`]).
+    pub features: u32,
+    /// Alignment in bytes the code buffer needs (power of two, at most 4096).
+    pub code_align: u32,
+    /// Alignment in bytes the data buffer needs (power of two, at most 4096).
+    pub data_align: u32,
     /// Machine code, unpatched.
     pub code: Vec<u8>,
     /// Initial data image (variables, constants, intermediate values).
@@ -61,17 +88,53 @@ fn len_u32(len: usize, section: Section) -> Result<u32, FormatError> {
 }
 
 impl Program {
-    /// Checks that the program is well formed: sizes fit the file format, the entry
-    /// and every patch field lie inside code, every patch target inside its base
-    /// buffer, every symbol slot inside data.
+    /// A program with no feature requirements, 16-byte code and data alignment and no symbols.
+    pub fn new(
+        arch: Arch,
+        code: Vec<u8>,
+        data: Vec<u8>,
+        patches: Vec<Patch>,
+        entry: u32,
+    ) -> Program {
+        Program {
+            arch,
+            features: 0,
+            code_align: 16,
+            data_align: 16,
+            code,
+            data,
+            patches,
+            entry,
+            symbols: Vec::new(),
+        }
+    }
+
+    /// Checks that the program is well formed: sizes and alignments fit the file
+    /// format, the entry and every patch field lie inside code, every patch target
+    /// inside its base buffer, every symbol element slot inside data and aligned.
     pub fn validate(&self) -> Result<(), FormatError> {
         len_u32(self.code.len(), Section::Code)?;
         len_u32(self.data.len(), Section::Data)?;
         len_u32(self.patches.len(), Section::Patches)?;
         len_u32(self.symbols.len(), Section::Symbols)?;
+        check_align(Section::Code, self.code_align)?;
+        check_align(Section::Data, self.data_align)?;
         for (index, s) in self.symbols.iter().enumerate() {
             if s.name.len() > u16::MAX as usize {
                 return Err(FormatError::SymbolNameTooLong { index });
+            }
+            if s.shape.len() > MAX_RANK {
+                return Err(FormatError::BadRank {
+                    index,
+                    rank: s.shape.len() as u8,
+                });
+            }
+            let count = s
+                .shape
+                .iter()
+                .try_fold(1usize, |n, &d| n.checked_mul(d as usize));
+            if count != Some(s.offsets.len()) {
+                return Err(FormatError::BadShape { index });
             }
         }
         len_u32(self.symbols_bytes(), Section::Symbols)?;
@@ -80,7 +143,9 @@ impl Program {
             self.data.len(),
             self.entry,
             self.patches.iter().copied(),
-            self.symbols.iter().map(|s| s.offset),
+            self.symbols.iter().map(|s| SymbolSlots {
+                offsets: s.offsets.iter().copied(),
+            }),
         )
     }
 
@@ -89,22 +154,23 @@ impl Program {
         crate::format::check_arch(self.arch, runner)
     }
 
+    /// Refuses the program if it needs a CPU feature bit that `runner` lacks.
+    pub fn check_features(&self, runner: u32) -> Result<(), FormatError> {
+        crate::format::check_features(self.features, runner)
+    }
+
     fn symbols_bytes(&self) -> usize {
-        self.symbols
-            .iter()
-            .map(|s| crate::format::SYMBOL_RECORD_BYTES + s.name.len())
-            .sum()
+        self.symbols.iter().map(Symbol::record_bytes).sum()
     }
 
     /// Encodes the program in the file format.
     ///
     /// # Panics
     ///
-    /// If [`Program::validate`] would report [`FormatError::TooLarge`] or
-    /// [`FormatError::SymbolNameTooLong`] (more than 4 GiB of code, a name longer
-    /// than 65535 bytes); the compiler never produces such programs.
+    /// If [`Program::validate`] would report an error; the compiler never produces
+    /// such programs. Call `validate` first for programs built by hand.
     pub fn encode(&self) -> Vec<u8> {
-        const MSG: &str = "program too large for the file format; see Program::validate";
+        const MSG: &str = "program does not fit the file format; see Program::validate";
         let symbols_len = self.symbols_bytes();
         let total = HEADER_BYTES
             + self.code.len()
@@ -116,6 +182,10 @@ impl Program {
         out.extend_from_slice(&VERSION.to_le_bytes());
         out.push(self.arch as u8);
         out.push(0);
+        out.extend_from_slice(&self.features.to_le_bytes());
+        for a in [self.code_align, self.data_align] {
+            out.extend_from_slice(&u16::try_from(a).expect(MSG).to_le_bytes());
+        }
         for n in [
             self.code.len(),
             self.data.len(),
@@ -139,12 +209,21 @@ impl Program {
             out.extend_from_slice(&p.addend.to_le_bytes());
         }
         for s in &self.symbols {
-            out.extend_from_slice(&s.offset.to_le_bytes());
+            out.push(s.role as u8);
             out.push(s.ty as u8);
+            out.push(u8::try_from(s.shape.len()).expect(MSG));
             out.push(0);
             out.extend_from_slice(&u16::try_from(s.name.len()).expect(MSG).to_le_bytes());
+            out.extend_from_slice(&[0, 0]);
+            for d in &s.shape {
+                out.extend_from_slice(&d.to_le_bytes());
+            }
             out.extend_from_slice(s.name.as_bytes());
+            for o in &s.offsets {
+                out.extend_from_slice(&o.to_le_bytes());
+            }
         }
+        debug_assert_eq!(out.len(), total);
         let mut crc = Crc32::new();
         crc.update(&out[..CHECKSUM_AT]);
         crc.update(&out[HEADER_BYTES..]);
@@ -161,6 +240,9 @@ impl Program {
     pub fn from_view(view: &ProgramView<'_>) -> Program {
         Program {
             arch: view.arch,
+            features: view.features,
+            code_align: view.code_align,
+            data_align: view.data_align,
             code: view.code.to_vec(),
             data: view.data.to_vec(),
             patches: view.patches().collect(),
@@ -169,8 +251,10 @@ impl Program {
                 .symbols()
                 .map(|s| Symbol {
                     name: s.name.into(),
-                    offset: s.offset,
+                    role: s.role,
                     ty: s.ty,
+                    shape: s.shape().to_vec(),
+                    offsets: s.offsets().collect(),
                 })
                 .collect(),
         }
@@ -187,6 +271,9 @@ mod tests {
     fn sample() -> Program {
         Program {
             arch: Arch::X86_64,
+            features: 0,
+            code_align: 16,
+            data_align: 4,
             code: vec![0xF3, 0x0F, 0x10, 0x05, 0, 0, 0, 0, 0xC3, 0x90, 0x90, 0x90],
             data: vec![0; 8],
             patches: vec![
@@ -207,15 +294,13 @@ mod tests {
             ],
             entry: 0,
             symbols: vec![
-                Symbol {
-                    name: "x".to_string(),
-                    offset: 0,
-                    ty: ScalarType::Float,
-                },
+                Symbol::scalar("x", Role::Input, ScalarType::Float, 0),
                 Symbol {
                     name: "zähler".to_string(),
-                    offset: 4,
+                    role: Role::State,
                     ty: ScalarType::Int,
+                    shape: vec![1, 2],
+                    offsets: vec![4, 0],
                 },
             ],
         }
@@ -262,13 +347,13 @@ mod tests {
             e,
             FormatError::Truncated {
                 section: Section::Header,
-                expected: 36,
+                expected: 44,
                 found: 10
             }
         );
         assert_eq!(
             e.to_string(),
-            "file truncated: a program header is 36 bytes, only 10 present"
+            "file truncated: a program header is 44 bytes, only 10 present"
         );
         let e = err(&bytes[..HEADER_BYTES + 5]);
         assert_eq!(
@@ -424,7 +509,7 @@ mod tests {
             })
         );
         let mut p = sample();
-        p.symbols[1].offset = 6;
+        p.symbols[1].offsets[0] = 6;
         assert_eq!(
             p.validate(),
             Err(FormatError::SymbolOutOfRange {
@@ -433,6 +518,16 @@ mod tests {
                 data_len: 8
             })
         );
+        let mut q = sample();
+        q.symbols[1].offsets[1] = 2;
+        assert_eq!(
+            q.validate(),
+            Err(FormatError::SymbolMisaligned {
+                index: 1,
+                offset: 2
+            })
+        );
+        assert_eq!(err(&q.encode()), q.validate().unwrap_err());
         assert!(err(&p.encode())
             .to_string()
             .starts_with("symbol 1 out of range"));
@@ -443,30 +538,47 @@ mod tests {
         let bytes = sample().encode();
         let patches_at = HEADER_BYTES + 12 + 8;
         let mut b = bytes.clone();
-        // far past the last encoding, so adding encodings keeps it unknown
-        b[patches_at + 4] = 0xEE;
-        reseal(&mut b);
-        assert_eq!(
-            err(&b),
-            FormatError::UnknownEncoding {
-                index: 0,
-                value: 0xEE
-            }
-        );
+        // one past the last encoding, and zero, are not encodings
+        for bad in [Encoding::ALL.len() as u8 + 1, 0] {
+            b[patches_at + 4] = bad;
+            reseal(&mut b);
+            assert_eq!(
+                err(&b),
+                FormatError::UnknownEncoding {
+                    index: 0,
+                    value: bad
+                }
+            );
+        }
         let mut b = bytes.clone();
         b[patches_at + PATCH_RECORD_BYTES + 5] = 9;
         reseal(&mut b);
         assert_eq!(err(&b), FormatError::UnknownBase { index: 1, value: 9 });
         let symbols_at = patches_at + 2 * PATCH_RECORD_BYTES;
         let mut b = bytes.clone();
-        b[symbols_at + 4] = 5;
+        b[symbols_at + 1] = 5;
         reseal(&mut b);
         assert_eq!(
             err(&b),
             FormatError::UnknownScalarType { index: 0, value: 5 }
         );
         let mut b = bytes.clone();
-        b[symbols_at + 6] = 200; // name length runs past the section
+        b[symbols_at] = 3;
+        reseal(&mut b);
+        assert_eq!(err(&b), FormatError::UnknownRole { index: 0, value: 3 });
+        let mut b = bytes.clone();
+        b[symbols_at + 2] = 5;
+        reseal(&mut b);
+        assert_eq!(err(&b), FormatError::BadRank { index: 0, rank: 5 });
+        // symbol 1's shape [1, 2] claims 2^32-ish elements
+        let second = symbols_at + SYMBOL_RECORD_BYTES + 1 + 4;
+        let mut b = bytes.clone();
+        b[second + SYMBOL_RECORD_BYTES..second + SYMBOL_RECORD_BYTES + 4]
+            .copy_from_slice(&u32::MAX.to_le_bytes());
+        reseal(&mut b);
+        assert_eq!(err(&b), FormatError::BadShape { index: 1 });
+        let mut b = bytes.clone();
+        b[symbols_at + 4] = 200; // name length runs past the section
         reseal(&mut b);
         assert_eq!(err(&b), FormatError::BadSymbolTable { index: 0 });
         let mut b = bytes.clone();
@@ -476,9 +588,72 @@ mod tests {
     }
 
     #[test]
+    fn features_and_alignment() {
+        let mut p = sample();
+        p.features = 0b101;
+        let bytes = p.encode();
+        let v = ProgramView::parse(&bytes).unwrap();
+        assert_eq!(v.features, 0b101);
+        assert_eq!((v.code_align, v.data_align), (16, 4));
+        assert!(v.check_features(0b111).is_ok());
+        let e = v.check_features(0b001).unwrap_err();
+        assert_eq!(
+            e,
+            FormatError::MissingFeatures {
+                needed: 0b101,
+                available: 0b001
+            }
+        );
+        assert!(e.to_string().contains("missing armv6)"), "{e}");
+        let e = FormatError::MissingFeatures {
+            needed: 0x8000_0008,
+            available: 0,
+        };
+        assert!(e.to_string().contains("missing armv7+0x80000000)"), "{e}");
+        let mut p = sample();
+        p.code_align = 24;
+        assert_eq!(
+            p.validate(),
+            Err(FormatError::BadAlignment {
+                section: Section::Code,
+                align: 24
+            })
+        );
+        let mut b = sample().encode();
+        b[14] = 0; // data alignment 0
+        reseal(&mut b);
+        assert_eq!(
+            err(&b),
+            FormatError::BadAlignment {
+                section: Section::Data,
+                align: 0
+            }
+        );
+    }
+
+    #[test]
+    fn shapes_must_match_offsets() {
+        let mut p = sample();
+        p.symbols[1].shape = vec![3];
+        assert_eq!(p.validate(), Err(FormatError::BadShape { index: 1 }));
+        p.symbols[1].shape = vec![1; 5];
+        assert!(matches!(
+            p.validate(),
+            Err(FormatError::BadRank { index: 1, rank: 5 })
+        ));
+        let v_bytes = sample().encode();
+        let v = ProgramView::parse(&v_bytes).unwrap();
+        let z = v.symbol("zähler").unwrap();
+        assert_eq!(z.shape(), &[1, 2]);
+        assert_eq!(z.offsets().collect::<Vec<_>>(), vec![4, 0]);
+        assert_eq!(z.role, Role::State);
+        assert!(v.symbol("nope").is_none());
+    }
+
+    #[test]
     fn huge_sizes_in_header_do_not_overflow() {
         let mut b = sample().encode();
-        for at in [8, 12, 16, 24] {
+        for at in [16, 20, 24, 32] {
             b[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         }
         reseal(&mut b);

@@ -366,3 +366,46 @@ impl ScalarType {
         }
     }
 }
+
+/// What a program does with a variable in its symbol table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Role {
+    /// Written by the user between runs, read by the program.
+    Input = 0,
+    /// Computed by the program on every run; reading it before a run gives its initial value.
+    Output = 1,
+    /// Read by the program and overwritten with its next value at the end of every run
+    /// (`Target.compile(..., updates={x: ...})`); the user may also write it.
+    State = 2,
+}
+
+impl Role {
+    /// Decodes the role byte of a symbol record.
+    pub const fn from_u8(v: u8) -> Option<Role> {
+        match v {
+            0 => Some(Role::Input),
+            1 => Some(Role::Output),
+            2 => Some(Role::State),
+            _ => None,
+        }
+    }
+
+    /// `"input"`, `"output"` or `"state"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Role::Input => "input",
+            Role::Output => "output",
+            Role::State => "state",
+        }
+    }
+
+    /// Whether users may write the variable between runs.
+    pub const fn writable(self) -> bool {
+        !matches!(self, Role::Output)
+    }
+}
+
+/// CPU feature bits (the `features` field of a program) for a runner
+/// that knows none: a program needing any feature is refused by such a runner.
+pub const NO_FEATURES: u32 = 0;

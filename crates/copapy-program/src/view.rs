@@ -1,10 +1,10 @@
 //! Zero-copy, allocation-free reading of program files (what a `no_std` runner uses).
 
 use crate::format::{
-    check_layout, u16_at, u32_at, Crc32, Section, CHECKSUM_AT, HEADER_BYTES, MAGIC,
-    PATCH_RECORD_BYTES, SYMBOL_RECORD_BYTES, VERSION,
+    check_align, check_layout, sub, u16_at, u32_at, Crc32, Section, SymbolSlots, CHECKSUM_AT,
+    HEADER_BYTES, MAGIC, MAX_RANK, PATCH_RECORD_BYTES, SYMBOL_RECORD_BYTES, VERSION,
 };
-use crate::{Arch, Base, Encoding, FormatError, Patch, ScalarType};
+use crate::{Arch, Base, Encoding, FormatError, Patch, Role, ScalarType};
 
 /// A validated program file, borrowing its sections from the file bytes.
 ///
@@ -15,8 +15,7 @@ use crate::{Arch, Base, Encoding, FormatError, Patch, ScalarType};
 /// ```
 /// # #[cfg(feature = "alloc")] {
 /// use copapy_program::{Arch, Program, ProgramView};
-/// let p = Program { arch: Arch::X86_64, code: vec![0xC3], data: vec![0; 4],
-///                   patches: vec![], entry: 0, symbols: vec![] };
+/// let p = Program::new(Arch::X86_64, vec![0xC3], vec![0; 4], vec![], 0);
 /// let bytes = p.encode();
 /// let view = ProgramView::parse(&bytes).unwrap();
 /// assert_eq!(view.code, &[0xC3]);
@@ -26,6 +25,12 @@ use crate::{Arch, Base, Encoding, FormatError, Patch, ScalarType};
 pub struct ProgramView<'a> {
     /// Architecture the code is for.
     pub arch: Arch,
+    /// CPU feature bits the code needs (see [`ProgramView::check_features`]).
+    pub features: u32,
+    /// Alignment in bytes the code buffer must have.
+    pub code_align: u32,
+    /// Alignment in bytes the data buffer must have.
+    pub data_align: u32,
     /// Machine code (before patching).
     pub code: &'a [u8],
     /// Initial data image.
@@ -37,10 +42,16 @@ pub struct ProgramView<'a> {
     symbol_count: u32,
 }
 
-fn decode_patch(index: usize, r: &[u8]) -> Result<Patch, FormatError> {
+fn decode_patch(index: usize, r: &[u8; PATCH_RECORD_BYTES]) -> Result<Patch, FormatError> {
     let encoding =
         Encoding::from_u8(r[4]).ok_or(FormatError::UnknownEncoding { index, value: r[4] })?;
     let base = Base::from_u8(r[5]).ok_or(FormatError::UnknownBase { index, value: r[5] })?;
+    if r[6] != 0 || r[7] != 0 {
+        return Err(FormatError::ReservedNotZero {
+            section: Section::Patches,
+            index,
+        });
+    }
     Ok(Patch {
         offset: u32_at(r, 0),
         encoding,
@@ -52,53 +63,105 @@ fn decode_patch(index: usize, r: &[u8]) -> Result<Patch, FormatError> {
 
 /// Reads the symbol record at the start of `rest`; returns it and the record length.
 fn decode_symbol(index: usize, rest: &[u8]) -> Result<(SymbolView<'_>, usize), FormatError> {
-    if rest.len() < SYMBOL_RECORD_BYTES {
-        return Err(FormatError::BadSymbolTable { index });
-    }
-    let offset = u32_at(rest, 0);
-    let ty = ScalarType::from_u8(rest[4]).ok_or(FormatError::UnknownScalarType {
+    let head: &[u8; SYMBOL_RECORD_BYTES] = rest
+        .first_chunk()
+        .ok_or(FormatError::BadSymbolTable { index })?;
+    let role = Role::from_u8(head[0]).ok_or(FormatError::UnknownRole {
         index,
-        value: rest[4],
+        value: head[0],
     })?;
-    let name_len = u16_at(rest, 6) as usize;
-    let end = SYMBOL_RECORD_BYTES + name_len;
+    let ty = ScalarType::from_u8(head[1]).ok_or(FormatError::UnknownScalarType {
+        index,
+        value: head[1],
+    })?;
+    let rank = head[2];
+    if head[3] != 0 || head[6] != 0 || head[7] != 0 {
+        return Err(FormatError::ReservedNotZero {
+            section: Section::Symbols,
+            index,
+        });
+    }
+    if rank as usize > MAX_RANK {
+        return Err(FormatError::BadRank { index, rank });
+    }
+    let name_len = u16_at(head, 4) as usize;
+    let dims_end = SYMBOL_RECORD_BYTES + 4 * rank as usize;
+    let dims_bytes = rest
+        .get(SYMBOL_RECORD_BYTES..dims_end)
+        .ok_or(FormatError::BadSymbolTable { index })?;
+    let mut dims = [0u32; MAX_RANK];
+    // The element count is bounded by the bytes left, so a huge shape is refused
+    // before anything multiplies past u64.
+    let mut count: u64 = 1;
+    for (d, b) in dims.iter_mut().zip(dims_bytes.as_chunks::<4>().0) {
+        *d = u32::from_le_bytes(*b);
+        count = count.saturating_mul(*d as u64);
+    }
+    let name_end = dims_end + name_len;
     let name = rest
-        .get(SYMBOL_RECORD_BYTES..end)
+        .get(dims_end..name_end)
         .ok_or(FormatError::BadSymbolTable { index })?;
     let name = core::str::from_utf8(name).map_err(|_| FormatError::SymbolNameNotUtf8 { index })?;
-    Ok((SymbolView { name, offset, ty }, end))
+    let left = rest.len().saturating_sub(name_end) as u64;
+    if count > left / 4 {
+        return Err(FormatError::BadShape { index });
+    }
+    let end = name_end + 4 * count as usize;
+    let sym = SymbolView {
+        name,
+        role,
+        ty,
+        rank,
+        dims,
+        offsets: sub(rest, name_end, end),
+    };
+    Ok((sym, end))
 }
 
 impl<'a> ProgramView<'a> {
     /// Parses and fully validates a program file without copying or allocating.
     ///
-    /// Checks in order: magic, version, architecture byte, section sizes against the
-    /// file length, checksum, record contents, layout (see [`FormatError`]). It does
-    /// not check that the architecture is the host's: use [`ProgramView::check_arch`].
+    /// Checks in order: magic, version, architecture byte, alignment fields, section
+    /// sizes against the file length, checksum, record contents, layout (see
+    /// [`FormatError`]). It does not check that the architecture and CPU features are
+    /// the runner's: use [`ProgramView::check_arch`] and [`ProgramView::check_features`].
     pub fn parse(bytes: &'a [u8]) -> Result<ProgramView<'a>, FormatError> {
-        if bytes.len() >= 4 && bytes[..4] != MAGIC {
-            return Err(FormatError::BadMagic([
-                bytes[0], bytes[1], bytes[2], bytes[3],
-            ]));
+        if let Some(magic) = bytes.first_chunk::<4>() {
+            if *magic != MAGIC {
+                return Err(FormatError::BadMagic(*magic));
+            }
         }
-        if bytes.len() < HEADER_BYTES {
+        if bytes.len() >= 6 {
+            let version = u16_at(bytes, 4);
+            if version != VERSION {
+                return Err(FormatError::UnsupportedVersion { found: version });
+            }
+        }
+        let Some(header) = bytes.first_chunk::<HEADER_BYTES>() else {
             return Err(FormatError::Truncated {
                 section: Section::Header,
                 expected: HEADER_BYTES as u64,
                 found: bytes.len() as u64,
             });
+        };
+        let arch = Arch::from_u8(header[6]).ok_or(FormatError::UnknownArch(header[6]))?;
+        if header[7] != 0 {
+            return Err(FormatError::ReservedNotZero {
+                section: Section::Header,
+                index: 0,
+            });
         }
-        let version = u16_at(bytes, 4);
-        if version != VERSION {
-            return Err(FormatError::UnsupportedVersion { found: version });
-        }
-        let arch = Arch::from_u8(bytes[6]).ok_or(FormatError::UnknownArch(bytes[6]))?;
-        let code_len = u32_at(bytes, 8) as u64;
-        let data_len = u32_at(bytes, 12) as u64;
-        let patch_count = u32_at(bytes, 16) as u64;
-        let symbol_count = u32_at(bytes, 20);
-        let symbols_len = u32_at(bytes, 24) as u64;
-        let entry = u32_at(bytes, 28);
+        let features = u32_at(bytes, 8);
+        let code_align = u16_at(bytes, 12) as u32;
+        let data_align = u16_at(bytes, 14) as u32;
+        check_align(Section::Code, code_align)?;
+        check_align(Section::Data, data_align)?;
+        let code_len = u32_at(bytes, 16) as u64;
+        let data_len = u32_at(bytes, 20) as u64;
+        let patch_count = u32_at(bytes, 24) as u64;
+        let symbol_count = u32_at(bytes, 28);
+        let symbols_len = u32_at(bytes, 32) as u64;
+        let entry = u32_at(bytes, 36);
         let stored = u32_at(bytes, CHECKSUM_AT);
 
         // Section boundaries, in u64 so no size in the header can overflow.
@@ -128,8 +191,8 @@ impl<'a> ProgramView<'a> {
         }
 
         let mut crc = Crc32::new();
-        crc.update(&bytes[..CHECKSUM_AT]);
-        crc.update(&bytes[HEADER_BYTES..]);
+        crc.update(sub(header, 0, CHECKSUM_AT));
+        crc.update(sub(bytes, HEADER_BYTES, bytes.len()));
         let computed = crc.finish();
         if computed != stored {
             return Err(FormatError::ChecksumMismatch { stored, computed });
@@ -137,22 +200,31 @@ impl<'a> ProgramView<'a> {
 
         let view = ProgramView {
             arch,
-            code: &bytes[bounds[0].0..bounds[0].1],
-            data: &bytes[bounds[1].0..bounds[1].1],
+            features,
+            code_align,
+            data_align,
+            code: sub(bytes, bounds[0].0, bounds[0].1),
+            data: sub(bytes, bounds[1].0, bounds[1].1),
             entry,
-            patches: &bytes[bounds[2].0..bounds[2].1],
-            symbols: &bytes[bounds[3].0..bounds[3].1],
+            patches: sub(bytes, bounds[2].0, bounds[2].1),
+            symbols: sub(bytes, bounds[3].0, bounds[3].1),
             symbol_count,
         };
 
         // Record contents.
-        for (index, r) in view.patches.chunks_exact(PATCH_RECORD_BYTES).enumerate() {
+        for (index, r) in view
+            .patches
+            .as_chunks::<PATCH_RECORD_BYTES>()
+            .0
+            .iter()
+            .enumerate()
+        {
             decode_patch(index, r)?;
         }
         let mut rest = view.symbols;
         for index in 0..symbol_count as usize {
             let (_, used) = decode_symbol(index, rest)?;
-            rest = &rest[used..];
+            rest = sub(rest, used, rest.len());
         }
         if !rest.is_empty() {
             return Err(FormatError::BadSymbolTable {
@@ -165,7 +237,9 @@ impl<'a> ProgramView<'a> {
             view.data.len(),
             entry,
             view.patches(),
-            view.symbols().map(|s| s.offset),
+            view.symbols().map(|s| SymbolSlots {
+                offsets: s.offsets(),
+            }),
         )?;
         Ok(view)
     }
@@ -177,6 +251,11 @@ impl<'a> ProgramView<'a> {
         crate::format::check_arch(self.arch, runner)
     }
 
+    /// Refuses the program if it needs a CPU feature bit that `runner` lacks.
+    pub fn check_features(&self, runner: u32) -> Result<(), FormatError> {
+        crate::format::check_features(self.features, runner)
+    }
+
     /// Number of patches.
     pub fn patch_count(&self) -> usize {
         self.patches.len() / PATCH_RECORD_BYTES
@@ -185,7 +264,7 @@ impl<'a> ProgramView<'a> {
     /// The patches, in file order.
     pub fn patches(&self) -> PatchIter<'a> {
         PatchIter {
-            records: self.patches.chunks_exact(PATCH_RECORD_BYTES),
+            records: self.patches.as_chunks::<PATCH_RECORD_BYTES>().0.iter(),
         }
     }
 
@@ -202,12 +281,17 @@ impl<'a> ProgramView<'a> {
             count: self.symbol_count as usize,
         }
     }
+
+    /// The symbol called `name`, if any.
+    pub fn symbol(&self, name: &str) -> Option<SymbolView<'a>> {
+        self.symbols().find(|s| s.name == name)
+    }
 }
 
 /// Iterator over the patches of a [`ProgramView`].
 #[derive(Clone, Debug)]
 pub struct PatchIter<'a> {
-    records: core::slice::ChunksExact<'a, u8>,
+    records: core::slice::Iter<'a, [u8; PATCH_RECORD_BYTES]>,
 }
 
 impl Iterator for PatchIter<'_> {
@@ -224,15 +308,60 @@ impl Iterator for PatchIter<'_> {
     }
 }
 
-/// One symbol of a [`ProgramView`], borrowing its name from the file.
+/// One symbol of a [`ProgramView`], borrowing its name and offsets from the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SymbolView<'a> {
     /// Variable name.
     pub name: &'a str,
-    /// Offset of its slot in data memory.
-    pub offset: u32,
-    /// Scalar type stored in the slot.
+    /// Whether the variable is an input, output or state.
+    pub role: Role,
+    /// Scalar type of every element.
     pub ty: ScalarType,
+    rank: u8,
+    dims: [u32; MAX_RANK],
+    offsets: &'a [u8],
+}
+
+impl<'a> SymbolView<'a> {
+    /// The dimensions (empty for a scalar).
+    pub fn shape(&self) -> &[u32] {
+        &self.dims[..self.rank as usize]
+    }
+
+    /// Number of elements (1 for a scalar).
+    pub fn len(&self) -> usize {
+        self.offsets.len() / 4
+    }
+
+    /// Whether the symbol has no elements (a zero dimension).
+    pub fn is_empty(&self) -> bool {
+        self.offsets.is_empty()
+    }
+
+    /// Data offset of every element, row-major.
+    pub fn offsets(&self) -> OffsetIter<'a> {
+        OffsetIter {
+            rest: self.offsets.as_chunks::<4>().0.iter(),
+        }
+    }
+}
+
+/// Iterator over the element offsets of a [`SymbolView`].
+#[derive(Clone, Debug)]
+pub struct OffsetIter<'a> {
+    rest: core::slice::Iter<'a, [u8; 4]>,
+}
+
+impl Iterator for OffsetIter<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        self.rest.next().map(|b| u32::from_le_bytes(*b))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.rest.size_hint()
+    }
 }
 
 /// Iterator over the symbols of a [`ProgramView`].
@@ -251,7 +380,7 @@ impl<'a> Iterator for SymbolIter<'a> {
             return None;
         }
         let (sym, used) = decode_symbol(self.index, self.rest).ok()?;
-        self.rest = &self.rest[used..];
+        self.rest = sub(self.rest, used, self.rest.len());
         self.index += 1;
         Some(sym)
     }

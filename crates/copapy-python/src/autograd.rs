@@ -12,14 +12,17 @@ use crate::array::PyArrayNode;
 use crate::convert::type_name;
 use crate::value::PyValue;
 
-/// `grad(y, xs)`: the derivative of the float value `y` with respect to each value in
-/// `xs`, as a list of values (a constant 0.0 value where `y` does not depend on it).
+/// `grad(x, y)`: the derivative of the float value `x` with respect to each value in
+/// the list `y`, as a list of values (a constant 0.0 value where `x` does not depend on
+/// it). Copapy's names: `x` is differentiated, `y` are the variables.
 #[pyfunction]
+#[pyo3(signature = (x, y))]
 pub fn grad(
     py: Python<'_>,
+    x: &Bound<'_, PyAny>,
     y: &Bound<'_, PyAny>,
-    xs: &Bound<'_, PyAny>,
 ) -> PyResult<Vec<Py<PyAny>>> {
+    let (y, xs) = (x, y);
     let y = y.cast::<PyValue>().map_err(|_| {
         PyTypeError::new_err(format!(
             "cp.grad needs a copapy value to differentiate, got {}",

@@ -12,12 +12,26 @@
 //! * [`Device::Unavailable`]: the program was compiled (it can be saved) but nothing
 //!   here can run it; every access says why.
 
-use pyo3::exceptions::PyRuntimeError;
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use copapy_program::Program;
-use copapy_runner::LoadedProgram;
+use copapy_runner::{LoadError, LoadedProgram};
+
+/// The Python exception for a program that could not be loaded into host memory:
+/// `MemoryError` when the operating system refused the memory (so callers can free
+/// programs and retry), `RuntimeError` for anything else.
+pub fn load_error(e: LoadError) -> PyErr {
+    match e {
+        LoadError::Os { .. } => PyMemoryError::new_err(format!(
+            "the operating system refused memory for the compiled program ({e}): too many \
+             programs may be loaded at once; drop Targets and jit functions no longer needed, \
+             or give jit functions a smaller cache_size"
+        )),
+        e => PyRuntimeError::new_err(format!("cannot load the compiled program: {e}")),
+    }
+}
 
 /// Where a program runs.
 pub enum Device {
@@ -34,7 +48,7 @@ impl Device {
     pub fn host(program: &Program) -> PyResult<Device> {
         LoadedProgram::load(program)
             .map(Device::Host)
-            .map_err(|e| PyRuntimeError::new_err(format!("cannot load the compiled program: {e}")))
+            .map_err(load_error)
     }
 
     /// Installs `program` on the Python device `device`.
@@ -109,21 +123,39 @@ impl Device {
     }
 }
 
-/// `place_program(program, code_addr, data_addr) -> (code, data, entry)`: validates a
-/// program file and returns its code patched for the given addresses, its initial
-/// data and the entry address (with the Thumb bit for Thumb code), for devices that
-/// place programs in memory themselves (the emulator). The runner core does the
-/// patching, exactly as on a real device.
+/// `place_program(program, code_addr, data_addr, target) -> (code, data, entry)`:
+/// validates a program file for the device `target` (its architecture, CPU features
+/// and the alignment of the two addresses) and returns its code patched for those
+/// addresses, its initial data and the entry address (with the Thumb bit for Thumb
+/// code). For devices that place programs in memory themselves (the emulator): the
+/// runner core does the checks and the patching, exactly as on a real device.
 #[pyfunction]
 pub fn place_program<'py>(
     py: Python<'py>,
     program: &[u8],
     code_addr: u64,
     data_addr: u64,
+    target: &str,
 ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, u64)> {
-    let view = copapy_program::ProgramView::parse(program).map_err(|e| {
+    use copapy_program::format::Section;
+    let spec = copapy_compiler::targets::Target::find(target)
+        .map_err(pyo3::exceptions::PyValueError::new_err)?;
+    let invalid = |e: copapy_program::FormatError| {
         pyo3::exceptions::PyValueError::new_err(format!("invalid program file: {e}"))
-    })?;
+    };
+    let refused = |e: copapy_program::FormatError| {
+        PyRuntimeError::new_err(format!(
+            "this {} device cannot run the program: {e}",
+            spec.name
+        ))
+    };
+    let view = copapy_program::ProgramView::parse(program).map_err(invalid)?;
+    view.check_arch(spec.arch).map_err(refused)?;
+    view.check_features(spec.features.0).map_err(refused)?;
+    copapy_runner::check_aligned(Section::Code, view.code_align, code_addr as usize)
+        .map_err(refused)?;
+    copapy_runner::check_aligned(Section::Data, view.data_align, data_addr as usize)
+        .map_err(refused)?;
     let mut code = view.code.to_vec();
     copapy_runner::apply_patch_iter(
         &mut code,

@@ -1,23 +1,27 @@
 //! `copapy.jit`: compile a Python function on first call, then call native code.
 //!
-//! A [`JitFunction`] keeps one compiled specialisation per call signature: the number
-//! of arguments, the scalar type of each number, and the length (lists, tuples) or
-//! shape and element type (NumPy arrays) of each container. A call walks its arguments
-//! against a specialisation's input template, writing each number straight into the
-//! program's data memory; if something does not match (another type or shape), the
-//! next specialisation is tried, and if none matches the function is traced and
-//! compiled again. Results are read back into the structure the function returned.
-//! Everything on the call path after the first call is Rust.
+//! A [`JitFunction`] keeps compiled specialisations by call signature: the number of
+//! arguments, the scalar type of each number, the kind and length of each list or tuple,
+//! the element format (dtype and byte order) and shape of each NumPy array, and the
+//! identity of any other object (such as `self` of a method). A call computes the signature
+//! of its arguments, finds the specialisation by hash, writes each number straight into
+//! its data memory, runs it and reads the result back into the structure the function
+//! returned. A new signature traces and compiles the function; at most `cache_size`
+//! specialisations are kept, the least recently used is dropped first.
+//!
+//! No borrow of the jit function is held while Python code runs (tracing), so the traced
+//! function may call jit functions, itself included: with traced values such a call becomes
+//! part of the trace, with numbers it is compiled and run as usual.
 //!
 //! A NumPy array of more than [`PACK_THRESHOLD`] elements arrives as one `cp.array`
 //! (Copapy's packing threshold): its numbers are copied into the array's data range in
 //! one pass per call, and a `cp.array` result comes back as a NumPy array.
 
-use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyRecursionError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::gc::PyVisit;
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use pyo3::PyTraverseError;
 use rustc_hash::FxHashMap;
 
@@ -26,27 +30,12 @@ use copapy_compiler::{ScalarType, Value};
 use copapy_runner::LoadedProgram;
 
 use crate::array::PyArrayNode;
-use crate::convert::{number_bits, to_python, type_name};
-use crate::target::compile_values;
+use crate::convert::{number, number_bits, to_python, type_name, Number};
+use crate::device::Device;
+use crate::ndarray::{self, Elem};
+use crate::target::{compile_for, compile_values, make_device, resolve_placement};
 use crate::value::PyValue;
-
-/// Element formats of NumPy arrays accepted as arguments.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Elem {
-    F64,
-    F32,
-    I64,
-    I32,
-}
-
-impl Elem {
-    fn scalar_type(self) -> ScalarType {
-        match self {
-            Elem::F64 | Elem::F32 => ScalarType::Float,
-            Elem::I64 | Elem::I32 => ScalarType::Int,
-        }
-    }
-}
+use crate::walk;
 
 /// NumPy arguments with more elements than this arrive as one `cp.array`.
 pub const PACK_THRESHOLD: usize = 64;
@@ -63,12 +52,15 @@ enum Input {
     Scalar(ScalarType, Option<u32>),
     /// A list or tuple with exactly these items.
     Seq { tuple: bool, items: Vec<Input> },
-    /// A NumPy array (C order) of this element format and shape.
+    /// A NumPy array of this element format and shape (any memory layout).
     Array {
         elem: Elem,
         shape: Vec<usize>,
         slots: Vec<Option<u32>>,
     },
+    /// Any other object (e.g. `self` of a method): passed to the function unchanged, so
+    /// the specialisation holds for this very object only.
+    Object(Py<PyAny>),
 }
 
 /// How the result is rebuilt from data memory.
@@ -93,235 +85,221 @@ enum Output {
     },
 }
 
+/// Where a jit function's programs run.
+enum Placement {
+    /// In this process, called directly (the fast path).
+    Host,
+    /// On another device: a target name (run in the emulator) or a runner address;
+    /// every specialisation gets its own device (emulator or connection).
+    Device {
+        arch: String,
+        runner: Option<String>,
+    },
+}
+
+/// A specialisation's compiled program, where it runs.
+enum SpecProgram {
+    Host(LoadedProgram),
+    /// Any other device, with a copy of its data memory: arguments are bound into the
+    /// copy, which is written whole, run, and read back whole (one round trip each).
+    Device {
+        device: Device,
+        data: Vec<u8>,
+    },
+}
+
 struct Specialisation {
     inputs: Vec<Input>,
     output: Output,
     /// `None` when the function's result needs no code at all.
-    program: Option<LoadedProgram>,
+    program: Option<SpecProgram>,
+    /// Value of [`JitFunction::clock`] when last called (for least-recently-used eviction).
+    last_used: u64,
 }
+
+/// Default of `cache_size`: specialisations kept per jit function.
+pub const DEFAULT_CACHE_SIZE: usize = 64;
 
 /// A function compiled on first call for each argument signature (`@cp.jit`).
 #[pyclass(module = "copapy", name = "jit_function", dict)]
 pub struct JitFunction {
     /// The Python function; `None` only after the garbage collector cleared a cycle.
     func: Option<Py<PyAny>>,
-    specs: Vec<Specialisation>,
-    /// The specialisation that matched last (tried first).
-    last: usize,
+    /// Specialisations by argument signature (see [`signature`]).
+    specs: FxHashMap<Vec<u64>, Specialisation>,
+    /// Most specialisations kept; the least recently used one goes first.
+    cache_size: usize,
+    /// Counts calls, to order specialisations by last use.
+    clock: u64,
+    /// Where the programs run.
+    placement: Placement,
 }
 
-fn array_elem(obj: &Bound<'_, PyAny>) -> Option<(Elem, Vec<usize>)> {
-    if !obj.hasattr("__array_interface__").unwrap_or(false) {
-        return None;
-    }
-    if let Ok(b) = PyBuffer::<f64>::get(obj) {
-        return Some((Elem::F64, b.shape().to_vec()));
-    }
-    if let Ok(b) = PyBuffer::<f32>::get(obj) {
-        return Some((Elem::F32, b.shape().to_vec()));
-    }
-    if let Ok(b) = PyBuffer::<i64>::get(obj) {
-        return Some((Elem::I64, b.shape().to_vec()));
-    }
-    if let Ok(b) = PyBuffer::<i32>::get(obj) {
-        return Some((Elem::I32, b.shape().to_vec()));
-    }
-    None
+thread_local! {
+    /// Jit calls inlined into a trace on this thread, nested (see `JitFunction::__call__`).
+    static INLINE_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// Copies a NumPy array's numbers (as f64 or i64) in C order.
-fn array_numbers(obj: &Bound<'_, PyAny>, elem: Elem) -> PyResult<ArrayNumbers> {
-    let py = obj.py();
-    Ok(match elem {
-        Elem::F64 => ArrayNumbers::Float(PyBuffer::<f64>::get(obj)?.to_vec(py)?),
-        Elem::F32 => ArrayNumbers::Float(
-            PyBuffer::<f32>::get(obj)?
-                .to_vec(py)?
-                .into_iter()
-                .map(f64::from)
-                .collect(),
-        ),
-        Elem::I64 => ArrayNumbers::Int(PyBuffer::<i64>::get(obj)?.to_vec(py)?),
-        Elem::I32 => ArrayNumbers::Int(
-            PyBuffer::<i32>::get(obj)?
-                .to_vec(py)?
-                .into_iter()
-                .map(i64::from)
-                .collect(),
-        ),
-    })
-}
-
-/// The array's numbers if it has exactly this element format and shape.
-fn array_numbers_if(obj: &Bound<'_, PyAny>, elem: Elem, shape: &[usize]) -> Option<ArrayNumbers> {
-    let py = obj.py();
-    fn take<T: pyo3::buffer::Element + Copy>(
-        obj: &Bound<'_, PyAny>,
-        shape: &[usize],
-        py: Python<'_>,
-    ) -> Option<Vec<T>> {
-        let b = PyBuffer::<T>::get(obj).ok()?;
-        if b.shape() != shape {
-            return None;
-        }
-        b.to_vec(py).ok()
+/// A number argument: a Python or NumPy number, or a 0-d NumPy array.
+fn scalar_number(arg: &Bound<'_, PyAny>) -> PyResult<Option<Number>> {
+    if let Some(n) = number(arg)? {
+        return Ok(Some(n));
     }
-    Some(match elem {
-        Elem::F64 => ArrayNumbers::Float(take::<f64>(obj, shape, py)?),
-        Elem::F32 => ArrayNumbers::Float(
-            take::<f32>(obj, shape, py)?
-                .into_iter()
-                .map(f64::from)
-                .collect(),
-        ),
-        Elem::I64 => ArrayNumbers::Int(take::<i64>(obj, shape, py)?),
-        Elem::I32 => ArrayNumbers::Int(
-            take::<i32>(obj, shape, py)?
-                .into_iter()
-                .map(i64::from)
-                .collect(),
-        ),
-    })
+    if ndarray::is_numpy(arg) && arg.getattr("ndim")?.extract::<usize>()? == 0 {
+        let a = ndarray::read(arg, true)?;
+        return Ok(a.numbers.first().copied());
+    }
+    Ok(None)
 }
 
-enum ArrayNumbers {
-    Float(Vec<f64>),
-    Int(Vec<i64>),
-}
-
-impl ArrayNumbers {
-    fn bits(&self, k: usize) -> PyResult<u32> {
-        match self {
-            ArrayNumbers::Float(v) => Ok((v[k] as f32).to_bits()),
-            ArrayNumbers::Int(v) => i32::try_from(v[k]).map(|i| i as u32).map_err(|_| {
-                pyo3::exceptions::PyOverflowError::new_err(format!(
-                    "array element {} does not fit in int32",
-                    v[k]
-                ))
-            }),
-        }
+/// Bits of `n` in a variable of type `ty` (the type the specialisation was traced with).
+fn input_bits(ty: ScalarType, n: Number) -> PyResult<u32> {
+    match ty {
+        ScalarType::Float => Ok(n.float_bits()),
+        ScalarType::Int => n.int32_bits(),
+        ScalarType::Bool => Ok(u32::from(matches!(n, Number::Bool(true)))),
     }
 }
 
-/// Copies the elements of a C-contiguous buffer of `T` into `out` as 4-byte patterns.
-fn copy_elements<T: pyo3::buffer::Element + Copy>(
-    arg: &Bound<'_, PyAny>,
-    shape: &[usize],
-    out: &mut [u8],
-    bits: impl Fn(T) -> PyResult<u32>,
-) -> PyResult<bool> {
-    let Ok(buf) = PyBuffer::<T>::get(arg) else {
-        return Ok(false);
-    };
-    if buf.shape() != shape {
+const SIG_BOOL: u64 = 1;
+const SIG_INT: u64 = 2;
+const SIG_FLOAT: u64 = 3;
+const SIG_LIST: u64 = 4;
+const SIG_TUPLE: u64 = 5;
+const SIG_ARRAY: u64 = 6;
+const SIG_OBJECT: u64 = 7;
+
+fn sig_scalar(ty: ScalarType) -> u64 {
+    match ty {
+        ScalarType::Bool => SIG_BOOL,
+        ScalarType::Int => SIG_INT,
+        ScalarType::Float => SIG_FLOAT,
+    }
+}
+
+/// Appends the signature of one argument: everything a specialisation depends on (scalar
+/// types, sequence kinds and lengths, array formats and shapes, identity of other objects).
+/// `Ok(false)` when the argument holds traced values (the call is part of a trace).
+fn signature(arg: &Bound<'_, PyAny>, sig: &mut Vec<u64>) -> PyResult<bool> {
+    if arg.cast::<PyValue>().is_ok() {
         return Ok(false);
     }
-    let py = arg.py();
-    if buf.is_c_contiguous() {
-        // SAFETY: `buf` holds the exporter's buffer (kept alive and unchanged while we hold
-        // the GIL, which we do), C-contiguous with `item_count` elements of `T` (PyBuffer
-        // checked the format and item size when it was acquired).
-        let items =
-            unsafe { std::slice::from_raw_parts(buf.buf_ptr() as *const T, buf.item_count()) };
-        for (dst, &x) in out.chunks_exact_mut(4).zip(items) {
-            dst.copy_from_slice(&bits(x)?.to_le_bytes());
-        }
-    } else {
-        for (dst, x) in out.chunks_exact_mut(4).zip(buf.to_vec(py)?) {
-            dst.copy_from_slice(&bits(x)?.to_le_bytes());
-        }
+    if let Some(n) = number(arg)? {
+        sig.push(sig_scalar(n.natural_type()));
+        return Ok(true);
     }
+    let tuple = arg.cast::<PyTuple>().is_ok();
+    if tuple || arg.cast::<PyList>().is_ok() {
+        let _level = walk::enter(arg, "jit function argument")?;
+        sig.push(if tuple { SIG_TUPLE } else { SIG_LIST });
+        sig.push(arg.len()? as u64);
+        for item in arg.try_iter()? {
+            if !signature(&item?, sig)? {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
+    }
+    if ndarray::is_numpy(arg) {
+        let a = ndarray::read(arg, false)?;
+        if a.shape.is_empty() {
+            sig.push(sig_scalar(a.elem.scalar_type()));
+        } else {
+            sig.push(SIG_ARRAY);
+            sig.push(u64::from(a.elem.code()));
+            sig.push(a.shape.len() as u64);
+            sig.extend(a.shape.iter().map(|&d| d as u64));
+        }
+        return Ok(true);
+    }
+    sig.push(SIG_OBJECT);
+    sig.push(arg.as_ptr() as u64);
     Ok(true)
-}
-
-fn int32_bits(x: i64) -> PyResult<u32> {
-    i32::try_from(x).map(|i| i as u32).map_err(|_| {
-        pyo3::exceptions::PyOverflowError::new_err(format!(
-            "array element {x} does not fit in int32"
-        ))
-    })
 }
 
 /// Writes `arg` into `data` if it matches `input`; `Ok(false)` on a mismatch.
 fn bind(input: &Input, arg: &Bound<'_, PyAny>, data: &mut [u8]) -> PyResult<bool> {
+    let put = |data: &mut [u8], slot: Option<u32>, bits: u32| {
+        if let Some(o) = slot {
+            let o = o as usize;
+            data[o..o + 4].copy_from_slice(&bits.to_le_bytes());
+        }
+    };
     match input {
         Input::Packed { elem, shape, slot } => {
-            let count: usize = shape.iter().product();
-            let mut scratch = Vec::new();
-            let out = match slot {
-                Some(o) => &mut data[*o as usize..*o as usize + 4 * count],
-                None => {
-                    scratch.resize(4 * count, 0);
-                    &mut scratch[..]
-                }
-            };
-            match elem {
-                Elem::F32 => copy_elements::<f32>(arg, shape, out, |x| Ok(x.to_bits())),
-                Elem::F64 => copy_elements::<f64>(arg, shape, out, |x| Ok((x as f32).to_bits())),
-                Elem::I32 => copy_elements::<i32>(arg, shape, out, |x| Ok(x as u32)),
-                Elem::I64 => copy_elements::<i64>(arg, shape, out, int32_bits),
+            if !ndarray::is_numpy(arg) {
+                return Ok(false);
             }
+            let a = ndarray::read(arg, true)?;
+            if a.elem != *elem || a.shape != *shape {
+                return Ok(false);
+            }
+            let ty = elem.scalar_type();
+            let Some(o) = slot.map(|o| o as usize) else {
+                return Ok(true); // the program does not read this array
+            };
+            let out = data.get_mut(o..o + 4 * a.numbers.len()).ok_or_else(|| {
+                PyRuntimeError::new_err(
+                    "internal error: a packed argument lies outside data memory",
+                )
+            })?;
+            for (dst, n) in out.chunks_exact_mut(4).zip(&a.numbers) {
+                dst.copy_from_slice(&input_bits(ty, *n)?.to_le_bytes());
+            }
+            Ok(true)
         }
         Input::Scalar(ty, slot) => {
             // fast path: a Python float for a float input
-            let given = if *ty == ScalarType::Float && arg.is_exact_instance_of::<PyFloat>() {
-                let x = arg.cast::<PyFloat>().expect("checked").value();
-                Some((ScalarType::Float, (x as f32).to_bits()))
+            let n = if let Ok(f) = arg.cast_exact::<PyFloat>() {
+                Number::Float(f.value())
             } else if arg.cast::<PyValue>().is_ok() {
                 return Ok(false);
             } else {
-                number_bits(arg)?
-            };
-            match given {
-                Some((given, bits)) if given == *ty => {
-                    if let Some(o) = slot {
-                        let o = *o as usize;
-                        data[o..o + 4].copy_from_slice(&bits.to_le_bytes());
-                    }
-                    Ok(true)
+                match scalar_number(arg)? {
+                    Some(n) => n,
+                    None => return Ok(false),
                 }
-                _ => Ok(false),
+            };
+            if n.natural_type() != *ty {
+                return Ok(false);
             }
+            put(data, *slot, input_bits(*ty, n)?);
+            Ok(true)
         }
         Input::Seq { tuple, items } => {
-            if *tuple {
-                match arg.cast::<PyTuple>() {
-                    Ok(t) if t.len() == items.len() => {
-                        for (item, a) in items.iter().zip(t.iter_borrowed()) {
-                            if !bind(item, &a, data)? {
-                                return Ok(false);
-                            }
-                        }
-                        Ok(true)
-                    }
-                    _ => Ok(false),
-                }
+            let ok = if *tuple {
+                arg.cast::<PyTuple>().is_ok()
             } else {
-                match arg.cast::<PyList>() {
-                    Ok(l) if l.len() == items.len() => {
-                        for (item, a) in items.iter().zip(l.iter()) {
-                            if !bind(item, &a, data)? {
-                                return Ok(false);
-                            }
-                        }
-                        Ok(true)
-                    }
-                    _ => Ok(false),
-                }
-            }
-        }
-        Input::Array { elem, shape, slots } => {
-            let Some(numbers) = array_numbers_if(arg, *elem, shape) else {
-                return Ok(false);
+                arg.cast::<PyList>().is_ok()
             };
-            for (k, slot) in slots.iter().enumerate() {
-                if let Some(o) = slot {
-                    let o = *o as usize;
-                    data[o..o + 4].copy_from_slice(&numbers.bits(k)?.to_le_bytes());
+            if !ok || arg.len()? != items.len() {
+                return Ok(false);
+            }
+            let _level = walk::enter(arg, "jit function argument")?;
+            for (item, a) in items.iter().zip(arg.try_iter()?) {
+                if !bind(item, &a?, data)? {
+                    return Ok(false);
                 }
             }
             Ok(true)
         }
+        Input::Array { elem, shape, slots } => {
+            if !ndarray::is_numpy(arg) {
+                return Ok(false);
+            }
+            let a = ndarray::read(arg, true)?;
+            if a.elem != *elem || a.shape != *shape {
+                return Ok(false);
+            }
+            let ty = elem.scalar_type();
+            for (slot, n) in slots.iter().zip(&a.numbers) {
+                if slot.is_some() {
+                    put(data, *slot, input_bits(ty, *n)?);
+                }
+            }
+            Ok(true)
+        }
+        Input::Object(obj) => Ok(arg.is(obj)),
     }
 }
 
@@ -330,10 +308,11 @@ fn read(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
         Output::Scalar(ty, offset) => to_python(py, *ty, read_bits(data, *offset)),
         Output::Packed { ty, shape, offset } => {
             let count: usize = shape.iter().product();
-            let bytes = pyo3::types::PyBytes::new(
-                py,
-                &data[*offset as usize..*offset as usize + 4 * count],
-            );
+            let start = *offset as usize;
+            let raw = data.get(start..start + 4 * count).ok_or_else(|| {
+                PyRuntimeError::new_err("internal error: a packed result lies outside data memory")
+            })?;
+            let bytes = PyBytes::new(py, raw);
             let dtype = if *ty == ScalarType::Float {
                 "<f4"
             } else {
@@ -400,41 +379,58 @@ fn new_input(
 }
 
 /// Builds the traced stand-in for one argument: numbers become input values,
-/// lists and tuples keep their type, NumPy arrays become `cp.vector` / `cp.matrix`.
+/// lists and tuples keep their type, NumPy arrays become `cp.vector` / `cp.matrix`, and any
+/// other object is passed through as it is.
 fn trace_arg(arg: &Bound<'_, PyAny>, values: &mut Vec<Value>) -> PyResult<(Py<PyAny>, Input)> {
     let py = arg.py();
-    if let Some((elem, shape)) = array_elem(arg).filter(|(_, shape)| !shape.is_empty()) {
-        let numbers = array_numbers(arg, elem)?;
-        let count: usize = shape.iter().product();
-        if count > PACK_THRESHOLD {
-            let ty = elem.scalar_type();
-            let init = (0..count)
-                .map(|k| numbers.bits(k))
+    if let Some(n) = scalar_number(arg)? {
+        let ty = n.natural_type();
+        let obj = new_input(py, ty, input_bits(ty, n)?, values)?;
+        return Ok((obj, Input::Scalar(ty, None)));
+    }
+    if ndarray::is_numpy(arg) {
+        let a = ndarray::read(arg, true)?;
+        let ty = a.elem.scalar_type();
+        if a.numbers.len() > PACK_THRESHOLD {
+            let init = a
+                .numbers
+                .iter()
+                .map(|n| input_bits(ty, *n))
                 .collect::<PyResult<Vec<_>>>()?;
             let v = copapy_compiler::array::data(ty, init)
                 .map_err(|e| PyTypeError::new_err(e.message))?;
             values.push(v.clone());
             let node = Py::new(py, PyArrayNode::new(v))?;
-            let array = py.import("copapy._ndarray")?.getattr("array")?;
-            let obj = array.call_method1("_of", (node, PyTuple::new(py, &shape)?, ty.name()))?;
-            let slot = None;
-            return Ok((obj.unbind(), Input::Packed { elem, shape, slot }));
+            let array = py
+                .import(intern!(py, "copapy._ndarray"))?
+                .getattr(intern!(py, "array"))?;
+            let obj = array.call_method1(
+                intern!(py, "_of"),
+                (node, PyTuple::new(py, &a.shape)?, ty.name()),
+            )?;
+            let input = Input::Packed {
+                elem: a.elem,
+                shape: a.shape,
+                slot: None,
+            };
+            return Ok((obj.unbind(), input));
         }
-        let ty = elem.scalar_type();
-        let mut flat = Vec::with_capacity(count);
-        for k in 0..count {
-            flat.push(new_input(py, ty, numbers.bits(k)?, values)?);
+        let mut flat = Vec::with_capacity(a.numbers.len());
+        for n in &a.numbers {
+            flat.push(new_input(py, ty, input_bits(ty, *n)?, values)?);
         }
-        let obj = container_for(py, &shape, flat)?;
-        let slots = vec![None; count];
-        return Ok((obj, Input::Array { elem, shape, slots }));
-    }
-    if let Some((ty, bits)) = number_bits(arg)? {
-        let obj = new_input(py, ty, bits, values)?;
-        return Ok((obj, Input::Scalar(ty, None)));
+        let obj = container_for(py, &a.shape, flat)?;
+        let slots = vec![None; a.numbers.len()];
+        let input = Input::Array {
+            elem: a.elem,
+            shape: a.shape,
+            slots,
+        };
+        return Ok((obj, input));
     }
     let tuple = arg.cast::<PyTuple>().is_ok();
     if tuple || arg.cast::<PyList>().is_ok() {
+        let _level = walk::enter(arg, "jit function argument")?;
         let mut objs = Vec::new();
         let mut items = Vec::new();
         for item in arg.try_iter()? {
@@ -449,10 +445,19 @@ fn trace_arg(arg: &Bound<'_, PyAny>, values: &mut Vec<Value>) -> PyResult<(Py<Py
         };
         return Ok((obj, Input::Seq { tuple, items }));
     }
-    Err(PyTypeError::new_err(format!(
-        "a jit function takes numbers, lists, tuples or NumPy arrays as arguments, got {}",
-        type_name(arg)
-    )))
+    if arg.is_instance_of::<PyString>()
+        || arg.is_instance_of::<PyBytes>()
+        || arg.is_instance_of::<PyDict>()
+        || arg.is_instance_of::<PySet>()
+        || arg.is_instance_of::<PyFrozenSet>()
+    {
+        return Err(PyTypeError::new_err(format!(
+            "a jit function takes numbers, lists, tuples or NumPy arrays as arguments \
+             (other objects, such as self, are passed through unchanged), got a {}",
+            type_name(arg)
+        )));
+    }
+    Ok((arg.clone().unbind(), Input::Object(arg.clone().unbind())))
 }
 
 /// `cp.vector` for 1-D and `cp.matrix` for 2-D arrays (nested lists where those are absent).
@@ -494,11 +499,19 @@ fn describe_output(obj: &Bound<'_, PyAny>, outputs: &mut Vec<Value>) -> PyResult
         // offset filled in after compilation, in the same order
         return Ok(Output::Scalar(ty, u32::MAX));
     }
-    if let Ok(node) = obj.getattr("_cp_node") {
+    if obj.is_none() || number_bits(obj)?.is_some() || obj.is_instance_of::<PyString>() {
+        return Ok(Output::Constant(obj.clone().unbind()));
+    }
+    let _level = walk::enter(obj, "jit function result")?;
+    if let Some(node) = walk::attr(obj, intern!(obj.py(), "_cp_node"))? {
         if let Ok(node) = node.cast::<PyArrayNode>() {
             let v = node.get().value().clone();
-            let shape: Vec<usize> = obj.getattr("shape")?.extract()?;
-            let ty = if obj.getattr("dtype")?.extract::<String>()? == "bool" {
+            let shape: Vec<usize> = obj.getattr(intern!(obj.py(), "shape"))?.extract()?;
+            let ty = if obj
+                .getattr(intern!(obj.py(), "dtype"))?
+                .extract::<String>()?
+                == "bool"
+            {
                 ScalarType::Bool
             } else {
                 v.ty()
@@ -529,16 +542,26 @@ fn describe_output(obj: &Bound<'_, PyAny>, outputs: &mut Vec<Value>) -> PyResult
         return Ok(Output::Dict { keys, items });
     }
     // vectors and matrices come back as (nested) lists
-    if let (Ok(values), Ok(shape)) = (obj.getattr("values"), obj.getattr("shape")) {
+    let py = obj.py();
+    if let (Some(values), Some(shape)) = (
+        walk::attr(obj, intern!(py, "values"))?,
+        walk::attr(obj, intern!(py, "shape"))?,
+    ) {
         let shape: Vec<usize> = shape.extract()?;
+        let _values_level = walk::enter(&values, "jit function result")?;
         let flat = values
             .try_iter()?
             .map(|i| describe_output(&i?, outputs))
             .collect::<PyResult<Vec<_>>>()?;
+        let count = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        if shape.len() > walk::MAX_DEPTH || count != Some(flat.len()) {
+            return Err(PyValueError::new_err(format!(
+                "a jit function returned a {} whose shape {shape:?} does not match its {} values",
+                type_name(obj),
+                flat.len()
+            )));
+        }
         return Ok(nest(flat, &shape));
-    }
-    if obj.is_none() || number_bits(obj)?.is_some() || obj.is_instance_of::<PyString>() {
-        return Ok(Output::Constant(obj.clone().unbind()));
     }
     Err(PyTypeError::new_err(format!(
         "a jit function must return values, numbers, None, strings, or lists, tuples, dicts, \
@@ -571,6 +594,15 @@ fn place_inputs(input: &mut Input, next: &mut impl Iterator<Item = Option<u32>>)
         Input::Seq { items, .. } => items.iter_mut().for_each(|i| place_inputs(i, next)),
         Input::Array { slots, .. } => slots.iter_mut().for_each(|s| *s = next.next().flatten()),
         Input::Packed { slot, .. } => *slot = next.next().flatten(),
+        Input::Object(_) => {}
+    }
+}
+
+fn visit_input(input: &Input, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+    match input {
+        Input::Object(obj) => visit.call(obj),
+        Input::Seq { items, .. } => items.iter().try_for_each(|i| visit_input(i, visit)),
+        Input::Scalar(..) | Input::Array { .. } | Input::Packed { .. } => Ok(()),
     }
 }
 
@@ -589,7 +621,7 @@ fn visit_output(output: &Output, visit: &PyVisit<'_>) -> Result<(), PyTraverseEr
 fn place_outputs(output: &mut Output, next: &mut impl Iterator<Item = u32>) {
     match output {
         Output::Scalar(_, offset) | Output::Packed { offset, .. } => {
-            *offset = next.next().expect("one offset per output")
+            *offset = next.next().unwrap_or(u32::MAX)
         }
         Output::Seq { items, .. } | Output::Dict { items, .. } => {
             items.iter_mut().for_each(|i| place_outputs(i, next))
@@ -598,120 +630,283 @@ fn place_outputs(output: &mut Output, next: &mut impl Iterator<Item = u32>) {
     }
 }
 
-impl JitFunction {
-    fn specialise(&mut self, py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<usize> {
-        let mut traced = Traced {
-            args: Vec::new(),
-            inputs: Vec::new(),
-            values: Vec::new(),
-        };
-        for arg in args.iter() {
-            let (obj, input) = trace_arg(&arg, &mut traced.values)?;
-            traced.args.push(obj);
-            traced.inputs.push(input);
-        }
-        let func = self.func.as_ref().ok_or_else(|| {
-            PyTypeError::new_err("this jit function was cleared by the garbage collector")
-        })?;
-        let result = func.bind(py).call1(PyTuple::new(py, &traced.args)?)?;
-        let mut outputs = Vec::new();
-        let mut output = describe_output(&result, &mut outputs)?;
-        let program = if outputs.is_empty() {
-            None
-        } else {
-            let (compiled, program) = compile_values(&outputs)?;
-            let by_id: FxHashMap<usize, u32> =
-                compiled.inputs.iter().map(|(v, o)| (v.id(), *o)).collect();
-            let mut slots = traced.values.iter().map(|v| by_id.get(&v.id()).copied());
-            for input in &mut traced.inputs {
-                place_inputs(input, &mut slots);
-            }
-            place_outputs(&mut output, &mut compiled.outputs.iter().copied());
-            Some(program)
-        };
-        self.specs.push(Specialisation {
-            inputs: traced.inputs,
-            output,
-            program,
-        });
-        Ok(self.specs.len() - 1)
+/// Traces `func` on stand-ins for `args` and compiles the result. Runs without any borrow
+/// of the jit function, so the traced code may call it (or other jit functions) again.
+fn specialise(
+    py: Python<'_>,
+    func: &Bound<'_, PyAny>,
+    args: &Bound<'_, PyTuple>,
+    placement: &Placement,
+) -> PyResult<Specialisation> {
+    let mut traced = Traced {
+        args: Vec::new(),
+        inputs: Vec::new(),
+        values: Vec::new(),
+    };
+    for arg in args.iter() {
+        let (obj, input) = trace_arg(&arg, &mut traced.values)?;
+        traced.args.push(obj);
+        traced.inputs.push(input);
     }
+    let result = func.call1(PyTuple::new(py, &traced.args)?)?;
+    let mut outputs = Vec::new();
+    let mut output = describe_output(&result, &mut outputs)?;
+    let program = if outputs.is_empty() {
+        None
+    } else {
+        let (compiled, program) = compile_placed(py, placement, &outputs)?;
+        let by_id: FxHashMap<usize, u32> =
+            compiled.inputs.iter().map(|(v, o)| (v.id(), *o)).collect();
+        let mut slots = traced.values.iter().map(|v| by_id.get(&v.id()).copied());
+        for input in &mut traced.inputs {
+            place_inputs(input, &mut slots);
+        }
+        place_outputs(&mut output, &mut compiled.outputs.iter().copied());
+        Some(program)
+    };
+    Ok(Specialisation {
+        inputs: traced.inputs,
+        output,
+        program,
+        last_used: 0,
+    })
+}
 
-    /// Binds `args` to specialisation `k`, runs it and reads the result.
-    fn try_call(
-        &mut self,
-        py: Python<'_>,
-        k: usize,
-        args: &Bound<'_, PyTuple>,
-    ) -> PyResult<Option<Py<PyAny>>> {
-        let spec = &mut self.specs[k];
-        if spec.inputs.len() != args.len() {
+/// Compiles `outputs` for `placement` and installs the program there.
+fn compile_placed(
+    py: Python<'_>,
+    placement: &Placement,
+    outputs: &[Value],
+) -> PyResult<(copapy_compiler::Compiled, SpecProgram)> {
+    match placement {
+        Placement::Host => {
+            let (compiled, program) = compile_values(outputs)?;
+            Ok((compiled, SpecProgram::Host(program)))
+        }
+        Placement::Device { arch, runner } => {
+            let runner = runner.as_ref().map(|r| PyString::new(py, r).into_any());
+            let (spec, connected) = resolve_placement(py, arch, runner.as_ref())?;
+            let compiled = compile_for(spec, outputs, &[])?;
+            let device = match connected {
+                Some(d) => Device::python(py, d.unbind(), &compiled.program)?,
+                None => make_device(py, spec, &compiled.program)?,
+            };
+            let data = compiled.program.data.clone();
+            Ok((compiled, SpecProgram::Device { device, data }))
+        }
+    }
+}
+
+/// Binds `args` to `spec`, runs it and reads the result; `None` if they do not match.
+fn call_spec(
+    py: Python<'_>,
+    spec: &mut Specialisation,
+    args: &Bound<'_, PyTuple>,
+) -> PyResult<Option<Py<PyAny>>> {
+    if spec.inputs.len() != args.len() {
+        return Ok(None);
+    }
+    let mut scratch = Vec::new();
+    let data = match spec.program.as_mut() {
+        Some(SpecProgram::Host(p)) => p.data_mut(),
+        Some(SpecProgram::Device { data, .. }) => &mut data[..],
+        None => &mut scratch[..],
+    };
+    for (input, arg) in spec.inputs.iter().zip(args.iter()) {
+        if !bind(input, &arg, data)? {
             return Ok(None);
         }
-        let mut scratch = Vec::new();
-        let data = match spec.program.as_mut() {
-            Some(p) => p.data_mut(),
-            None => &mut scratch[..],
-        };
-        for (input, arg) in spec.inputs.iter().zip(args.iter()) {
-            if !bind(input, &arg, data)? {
-                return Ok(None);
-            }
-        }
-        let data: &[u8] = match spec.program.as_mut() {
-            Some(p) => {
-                p.run();
-                p.data()
-            }
-            None => &[],
-        };
-        Ok(Some(read(py, &spec.output, data)?))
     }
+    let data: &[u8] = match spec.program.as_mut() {
+        Some(SpecProgram::Host(p)) => {
+            p.run();
+            p.data()
+        }
+        Some(SpecProgram::Device { device, data }) => {
+            device.write(py, 0, data)?;
+            device.run(py)?;
+            device.read(py, 0, data)?;
+            data
+        }
+        None => &[],
+    };
+    Ok(Some(read(py, &spec.output, data)?))
+}
+
+fn busy() -> PyErr {
+    PyRuntimeError::new_err(
+        "this jit function was called again while converting its own arguments (from an \
+         argument's __index__ or __float__, or another thread at that moment); such \
+         re-entrant calls are not supported: convert the arguments before the call",
+    )
+}
+
+/// Calls the specialisation for signature `sig`, if there is one.
+fn call_cached(
+    slf: &Bound<'_, JitFunction>,
+    sig: &[u64],
+    args: &Bound<'_, PyTuple>,
+) -> PyResult<Option<Py<PyAny>>> {
+    let mut this = slf.try_borrow_mut().map_err(|_| busy())?;
+    this.clock += 1;
+    let now = this.clock;
+    let Some(spec) = this.specs.get_mut(sig) else {
+        return Ok(None);
+    };
+    spec.last_used = now;
+    call_spec(slf.py(), spec, args)
 }
 
 #[pymethods]
 impl JitFunction {
     #[new]
-    fn new(func: Py<PyAny>) -> Self {
-        JitFunction {
-            func: Some(func),
-            specs: Vec::new(),
-            last: 0,
+    #[pyo3(signature = (func, cache_size = DEFAULT_CACHE_SIZE, arch = "native", runner = None))]
+    fn new(
+        func: Py<PyAny>,
+        cache_size: usize,
+        arch: &str,
+        runner: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        if cache_size == 0 {
+            return Err(PyValueError::new_err(
+                "cache_size must be at least 1 (the number of specialisations kept)",
+            ));
         }
+        let runner = match runner {
+            None => None,
+            Some(r) => Some(r.extract::<String>().map_err(|_| {
+                PyTypeError::new_err(
+                    "a jit function's runner is an address ('tcp://HOST:PORT' or 'process'): \
+                     each specialisation gets its own connection, so one device object cannot \
+                     serve them; use cp.Target(runner=device) for a device object",
+                )
+            })?),
+        };
+        let placement = if arch == "native" && runner.is_none() {
+            Placement::Host
+        } else {
+            // check the names now, so a typo fails at decoration and not at the first call
+            let spec = if runner.is_none() {
+                Some(copapy_compiler::targets::Target::find(arch).map_err(PyValueError::new_err)?)
+            } else {
+                None
+            };
+            if spec.is_some_and(|s| Some(s.arch) == copapy_program::Arch::host()) {
+                Placement::Host
+            } else {
+                Placement::Device {
+                    arch: arch.to_string(),
+                    runner,
+                }
+            }
+        };
+        Ok(JitFunction {
+            func: Some(func),
+            specs: FxHashMap::default(),
+            cache_size,
+            clock: 0,
+            placement,
+        })
     }
 
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__(
-        &mut self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         args: &Bound<'_, PyTuple>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
         if kwargs.is_some_and(|k| !k.is_empty()) {
             return Err(PyTypeError::new_err(
                 "a jit function takes positional arguments only",
             ));
         }
-        if self.last < self.specs.len() {
-            if let Some(r) = self.try_call(py, self.last, args)? {
-                return Ok(r);
+        let func = slf
+            .try_borrow()
+            .map_err(|_| busy())?
+            .func
+            .as_ref()
+            .map(|f| f.clone_ref(py))
+            .ok_or_else(|| {
+                PyTypeError::new_err("this jit function was cleared by the garbage collector")
+            })?;
+        let mut sig = Vec::with_capacity(args.len() + 2);
+        let mut plain = true;
+        for arg in args.iter() {
+            if !signature(&arg, &mut sig)? {
+                plain = false;
+                break;
             }
         }
-        for k in 0..self.specs.len() {
-            if k != self.last {
-                if let Some(r) = self.try_call(py, k, args)? {
-                    self.last = k;
-                    return Ok(r);
+        if !plain {
+            // called with traced values, i.e. from inside another trace: the function
+            // becomes part of that trace
+            let depth = INLINE_DEPTH.with(|d| d.get());
+            if depth >= walk::MAX_DEPTH {
+                return Err(PyRecursionError::new_err(format!(
+                    "jit functions called each other with traced values more than {} levels \
+                     deep; recursion on traced values never ends (use cp.iif and a loop)",
+                    walk::MAX_DEPTH
+                )));
+            }
+            INLINE_DEPTH.with(|d| d.set(depth + 1));
+            let r = func.bind(py).call1(args);
+            INLINE_DEPTH.with(|d| d.set(depth));
+            return Ok(r?.unbind());
+        }
+        if let Some(r) = call_cached(slf, &sig, args)? {
+            return Ok(r);
+        }
+        let placement = {
+            let this = slf.try_borrow().map_err(|_| busy())?;
+            match &this.placement {
+                Placement::Host => Placement::Host,
+                Placement::Device { arch, runner } => Placement::Device {
+                    arch: arch.clone(),
+                    runner: runner.clone(),
+                },
+            }
+        };
+        let spec = specialise(py, func.bind(py), args, &placement)?;
+        {
+            let mut this = slf.try_borrow_mut().map_err(|_| busy())?;
+            // another thread (or a nested call) may have compiled the same signature meanwhile
+            if !this.specs.contains_key(&sig) {
+                if this.specs.len() >= this.cache_size {
+                    let oldest = this
+                        .specs
+                        .iter()
+                        .min_by_key(|(_, s)| s.last_used)
+                        .map(|(k, _)| k.clone());
+                    if let Some(k) = oldest {
+                        this.specs.remove(&k);
+                    }
                 }
+                this.specs.insert(sig.clone(), spec);
             }
         }
-        let k = self.specialise(py, args)?;
-        self.last = k;
-        self.try_call(py, k, args)?.ok_or_else(|| {
-            PyTypeError::new_err(
+        call_cached(slf, &sig, args)?.ok_or_else(|| {
+            PyRuntimeError::new_err(
                 "internal error: a new specialisation did not match its own arguments",
             )
         })
+    }
+
+    /// `@cp.jit` on a method: `instance.method` binds the instance as the first argument.
+    fn __get__(
+        slf: &Bound<'_, Self>,
+        instance: Option<&Bound<'_, PyAny>>,
+        _owner: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        match instance {
+            Some(obj) if !obj.is_none() => Ok(py
+                .import("types")?
+                .getattr("MethodType")?
+                .call1((slf, obj))?
+                .unbind()),
+            _ => Ok(slf.clone().into_any().unbind()),
+        }
     }
 
     /// The function (and constants in results) may refer back to this object, e.g. a
@@ -719,8 +914,11 @@ impl JitFunction {
     /// collector see those references so such cycles are freed.
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.func)?;
-        for spec in &self.specs {
+        for spec in self.specs.values() {
             visit_output(&spec.output, &visit)?;
+            spec.inputs
+                .iter()
+                .try_for_each(|i| visit_input(i, &visit))?;
         }
         Ok(())
     }
@@ -728,12 +926,19 @@ impl JitFunction {
     fn __clear__(&mut self) {
         self.func = None;
         self.specs.clear();
-        self.last = 0;
     }
 
-    /// Number of compiled specialisations (one per argument signature seen).
+    /// Number of compiled specialisations kept (one per argument signature seen, at most
+    /// `cache_size`).
     #[getter]
     fn specialisations(&self) -> usize {
         self.specs.len()
+    }
+
+    /// Most specialisations kept; when a new one would exceed it, the least recently
+    /// used one is dropped (and its memory unmapped).
+    #[getter]
+    fn cache_size(&self) -> usize {
+        self.cache_size
     }
 }

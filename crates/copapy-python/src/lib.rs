@@ -5,6 +5,10 @@
 //! `@cp.jit`; `autograd.rs` is `cp.grad`. The Python package (`python/copapy`)
 //! re-exports these and adds the functions that also accept plain numbers.
 
+// `deny`, not `forbid`: ndarray.rs alone reads the CPython buffer protocol (arrays of any
+// dtype, byte order and layout, without copying), which has no safe binding.
+#![deny(unsafe_code)]
+
 use pyo3::prelude::*;
 
 use copapy_compiler::Op;
@@ -14,8 +18,13 @@ mod autograd;
 mod convert;
 mod device;
 mod jit;
+#[allow(unsafe_code)]
+mod ndarray;
+mod structural;
+mod symbols;
 mod target;
 mod value;
+mod walk;
 
 use value::PyValue;
 
@@ -24,6 +33,7 @@ macro_rules! unary_functions {
         $(
             #[doc = $doc]
             #[pyfunction]
+            #[pyo3(signature = (x))]
             fn $name(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
                 value::math_unary(py, x, $op)
             }
@@ -41,6 +51,7 @@ unary_functions! {
     atan => Op::Atan, "`atan(x)` for a value.";
     exp => Op::Exp, "`exp(x)` for a value.";
     log => Op::Log, "`log(x)` (natural logarithm) for a value.";
+    tanh => Op::Tanh, "`tanh(x)` for a value (copapy's own float32 hyperbolic tangent).";
 }
 
 macro_rules! binary_functions {
@@ -48,21 +59,23 @@ macro_rules! binary_functions {
         $(
             #[doc = $doc]
             #[pyfunction]
-            fn $name(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                value::math_binary(py, a, b, $op, stringify!($name))
+            #[pyo3(signature = (x, y))]
+            fn $name(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                value::math_binary(py, x, y, $op, stringify!($name))
             }
         )*
     };
 }
 
 binary_functions! {
-    atan2 => Op::Atan2, "`atan2(y, x)`: angle of the point (x, y), as C's atan2f.";
+    atan2 => Op::Atan2, "`atan2(x, y)`: C's `atan2f(x, y)`, the angle of the point (y, x) (Copapy's names).";
     minimum => Op::Min, "Smaller of two values (NumPy `minimum`: NaN propagates).";
     maximum => Op::Max, "Larger of two values (NumPy `maximum`: NaN propagates).";
 }
 
 /// `pow(x, y)`: integer constant exponents become multiplications, others `powf`.
 #[pyfunction]
+#[pyo3(signature = (x, y))]
 fn pow(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     if let Ok(v) = x.cast::<PyValue>() {
         return value::power(py, v.get().value(), y);
@@ -70,19 +83,22 @@ fn pow(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<P
     value::math_binary(py, x, y, Op::Pow, "pow")
 }
 
-/// `iif(cond, a, b)`: `a` where `cond` is non-zero, else `b`, without branching.
+/// `iif(expression, true_result, false_result)`: `true_result` where `expression` is
+/// non-zero, else `false_result`, without branching (Copapy's names).
 #[pyfunction]
+#[pyo3(signature = (expression, true_result, false_result))]
 fn iif(
     py: Python<'_>,
-    cond: &Bound<'_, PyAny>,
-    a: &Bound<'_, PyAny>,
-    b: &Bound<'_, PyAny>,
+    expression: &Bound<'_, PyAny>,
+    true_result: &Bound<'_, PyAny>,
+    false_result: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyAny>> {
-    value::iif(py, cond, a, b)
+    value::iif(py, expression, true_result, false_result)
 }
 
 /// `sign(x)`: 1, 0 or -1 as an int value (0 for NaN).
 #[pyfunction]
+#[pyo3(signature = (x))]
 fn sign(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
     value::sign(py, x)
 }
@@ -116,6 +132,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(atan, m)?)?;
     m.add_function(wrap_pyfunction!(exp, m)?)?;
     m.add_function(wrap_pyfunction!(log, m)?)?;
+    m.add_function(wrap_pyfunction!(tanh, m)?)?;
     m.add_function(wrap_pyfunction!(atan2, m)?)?;
     m.add_function(wrap_pyfunction!(minimum, m)?)?;
     m.add_function(wrap_pyfunction!(maximum, m)?)?;

@@ -1,21 +1,27 @@
 //! `copapy.Target`: compiles values, owns the loaded program, runs it, reads and writes its data.
 
+use std::sync::OnceLock;
+use std::thread::ThreadId;
+
 use pyo3::exceptions::{PyImportError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
-use copapy_compiler::compile::CompileError;
+use copapy_compiler::compile::{compile_with_updates, CompileError};
 use copapy_compiler::targets::{Backend, Target as TargetSpec};
-use copapy_compiler::{array, compile, ScalarType, Value};
-use copapy_program::{Arch, Program};
+use copapy_compiler::{array, ScalarType, Value};
+use copapy_program::{Arch, Program, Symbol};
 use copapy_runner::LoadedProgram;
 
 use crate::array::PyArrayNode;
 use crate::convert::{bits_for, number_bits, to_python, type_name};
 use crate::device::Device;
+use crate::structural::StructuralIndex;
+use crate::symbols;
 use crate::value::PyValue;
+use crate::walk;
 
 fn backend(target: &'static TargetSpec) -> PyResult<&'static Backend> {
     target.backend().map_err(PyRuntimeError::new_err)
@@ -32,28 +38,38 @@ fn host_target() -> PyResult<&'static TargetSpec> {
     })
 }
 
-fn compile_for(
+/// Compiles `outputs`, with `updates` stored at the end of every run.
+pub(crate) fn compile_for(
     target: &'static TargetSpec,
     outputs: &[Value],
+    updates: &[(Value, Value)],
 ) -> PyResult<copapy_compiler::Compiled> {
     let be = backend(target)?;
-    compile(&be.db, &be.table, outputs).map_err(|e| match e {
-        CompileError::NothingToCompile => PyValueError::new_err(e.to_string()),
-        e => PyRuntimeError::new_err(e.to_string()),
-    })
+    let mut compiled =
+        compile_with_updates(&be.db, &be.table, outputs, updates).map_err(|e| match e {
+            CompileError::Missing(_) | CompileError::Link(_) => {
+                PyRuntimeError::new_err(e.to_string())
+            }
+            e => PyValueError::new_err(e.to_string()),
+        })?;
+    compiled.program.features = target.features.0;
+    Ok(compiled)
 }
 
 /// Compiles `outputs` with the native stencils and loads the program.
 pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled, LoadedProgram)> {
-    let compiled = compile_for(host_target()?, outputs)?;
-    let program = LoadedProgram::load(&compiled.program)
-        .map_err(|e| PyRuntimeError::new_err(format!("cannot load the compiled program: {e}")))?;
+    let compiled = compile_for(host_target()?, outputs, &[])?;
+    let program = LoadedProgram::load(&compiled.program).map_err(crate::device::load_error)?;
     Ok((compiled, program))
 }
 
 /// The device that runs programs for `target`: host memory for the host's own
 /// target, the emulator (`copapy._emulator`) for any other.
-fn make_device(py: Python<'_>, target: &'static TargetSpec, program: &Program) -> PyResult<Device> {
+pub(crate) fn make_device(
+    py: Python<'_>,
+    target: &'static TargetSpec,
+    program: &Program,
+) -> PyResult<Device> {
     if Some(target.arch) == Arch::host() {
         return Device::host(program);
     }
@@ -70,6 +86,9 @@ fn make_device(py: Python<'_>, target: &'static TargetSpec, program: &Program) -
     }
 }
 
+/// `(name, role, dtype, shape)` of a program variable, as `Target.variables()` lists it.
+type VariableInfo = (String, &'static str, &'static str, Vec<u32>);
+
 /// Where a compiled variable lives.
 #[derive(Clone, Copy)]
 struct Var {
@@ -85,8 +104,29 @@ struct Loaded {
     program: Program,
     vars: FxHashMap<usize, Var>,
     /// Keeps every mapped node alive, so its address (the map key) is never reused.
-    _keep: Vec<Value>,
+    keep: Vec<Value>,
+    /// `keep` by structure, built by the first lookup of a value not found by identity.
+    structural: OnceLock<StructuralIndex>,
     steps: usize,
+    /// Index into `program.symbols` by name.
+    by_name: FxHashMap<String, usize>,
+}
+
+impl Loaded {
+    fn symbol(&self, name: &str) -> PyResult<&Symbol> {
+        self.by_name
+            .get(name)
+            .map(|&i| &self.program.symbols[i])
+            .ok_or_else(|| symbols::unknown(name, &self.program.symbols))
+    }
+}
+
+fn index_symbols(symbols: &[Symbol]) -> FxHashMap<String, usize> {
+    symbols
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.clone(), i))
+        .collect()
 }
 
 /// A machine to compile for and run on: this process's CPU, or another architecture
@@ -94,8 +134,14 @@ struct Loaded {
 #[pyclass(module = "copapy", name = "Target")]
 pub struct Target {
     spec: &'static TargetSpec,
+    /// A remote device (`runner=`) that every compiled program is installed on.
+    runner: Option<Py<PyAny>>,
     loaded: Option<Loaded>,
     has_run: bool,
+    /// While `write_value` walks its arguments: the writes found so far (offset, bits),
+    /// applied together once everything converted, so a failed write changes nothing.
+    /// The thread doing that write, so only its own hooks add to the plan.
+    pending: Option<(ThreadId, Vec<(u32, u32)>)>,
 }
 
 fn not_compiled() -> PyErr {
@@ -103,6 +149,41 @@ fn not_compiled() -> PyErr {
         "this value was not compiled for this target: pass it (or a value computed from it) \
          to Target.compile(...) first",
     )
+}
+
+/// The Target for a change, or a clear error while another call is using it.
+fn borrow_mut<'py>(slf: &Bound<'py, Target>) -> PyResult<PyRefMut<'py, Target>> {
+    slf.try_borrow_mut().map_err(|_| {
+        PyRuntimeError::new_err(
+            "this Target is in use by another call (another thread, or code called back \
+             from inside compile/read_value/write_value): wait until that call returns",
+        )
+    })
+}
+
+/// The Target for reading, or a clear error while a call is changing it.
+fn borrow<'py>(slf: &Bound<'py, Target>) -> PyResult<PyRef<'py, Target>> {
+    slf.try_borrow().map_err(|_| {
+        PyRuntimeError::new_err(
+            "this Target is in use by another call (another thread, or code called back \
+             from inside compile/write_value): wait until that call returns",
+        )
+    })
+}
+
+/// Containers whose order is not meaningful (or that are text): never a list of numbers.
+fn unordered(obj: &Bound<'_, PyAny>) -> Option<&'static str> {
+    if obj.is_instance_of::<PyString>() {
+        Some("str")
+    } else if obj.is_instance_of::<PyBytes>() {
+        Some("bytes")
+    } else if obj.is_instance_of::<PyDict>() {
+        Some("dict")
+    } else if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() {
+        Some("set")
+    } else {
+        None
+    }
 }
 
 fn no_program() -> PyErr {
@@ -139,12 +220,13 @@ fn collect(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>) -> PyResult<()> {
     if number_bits(obj)?.is_some() {
         return Ok(()); // constants need no code, as in Copapy
     }
-    if let Ok(values) = obj.getattr("values") {
+    let _level = walk::enter(obj, "Target.compile")?;
+    if let Some(values) = walk::attr(obj, intern!(obj.py(), "values"))? {
         if !obj.is_instance_of::<pyo3::types::PyDict>() && !values.is_callable() {
             return collect(&values, out);
         }
     }
-    let iter = obj.try_iter().map_err(|_| {
+    let iter = walk::iterate(obj, || {
         PyTypeError::new_err(format!(
             "cannot compile a {}: pass copapy values or lists of them",
             type_name(obj)
@@ -161,9 +243,18 @@ impl Target {
         self.loaded.as_ref().ok_or_else(no_program)
     }
 
+    /// Where `v` lives: found by identity, else a compiled value structurally equal to it
+    /// (Copapy's graph has structural identity, see `structural.rs`).
     fn var(&self, v: &PyValue) -> PyResult<(&Loaded, Var)> {
         let loaded = self.loaded.as_ref().ok_or_else(not_compiled)?;
-        let var = *loaded.vars.get(&v.value().id()).ok_or_else(not_compiled)?;
+        if let Some(var) = loaded.vars.get(&v.value().id()) {
+            return Ok((loaded, *var));
+        }
+        let index = loaded
+            .structural
+            .get_or_init(|| StructuralIndex::new(&loaded.keep));
+        let same = index.find(v.value()).ok_or_else(not_compiled)?;
+        let var = *loaded.vars.get(&same.id()).ok_or_else(not_compiled)?;
         Ok((loaded, var))
     }
 
@@ -181,7 +272,8 @@ impl Target {
         ))
     }
 
-    fn write_one(&mut self, py: Python<'_>, v: &PyValue, x: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Checks and converts one write; it is applied later by [`Target::apply_writes`].
+    fn plan_one(&mut self, v: &PyValue, x: &Bound<'_, PyAny>) -> PyResult<()> {
         let (_, var) = self.var(v)?;
         if !var.input {
             return Err(PyValueError::new_err(
@@ -190,39 +282,196 @@ impl Target {
             ));
         }
         let bits = bits_for(var.ty, x)?;
-        let loaded = self.loaded.as_mut().expect("checked by var()");
-        loaded.device.write(py, var.offset, &bits.to_le_bytes())
+        match self.pending.as_mut() {
+            Some((_, writes)) => writes.push((var.offset, bits)),
+            None => self.pending = Some((std::thread::current().id(), vec![(var.offset, bits)])),
+        }
+        Ok(())
     }
+
+    /// Checks and converts a write to the named program variable `name` (all its elements).
+    fn plan_named(&mut self, name: &Bound<'_, PyString>, x: &Bound<'_, PyAny>) -> PyResult<()> {
+        let loaded = self.loaded.as_ref().ok_or_else(no_program)?;
+        let bits = symbols::bits_for_symbol(loaded.symbol(name.to_str()?)?, x)?;
+        match self.pending.as_mut() {
+            Some((_, writes)) => writes.extend(bits),
+            None => self.pending = Some((std::thread::current().id(), bits)),
+        }
+        Ok(())
+    }
+
+    /// Applies planned writes through the device (host memory, emulator or remote runner),
+    /// one device write per run of consecutive slots (an array is one bulk write).
+    fn apply_writes(&mut self, py: Python<'_>, writes: &[(u32, u32)]) -> PyResult<()> {
+        let loaded = self.loaded.as_mut().ok_or_else(not_compiled)?;
+        let mut run: Vec<u8> = Vec::new();
+        let mut start = 0u32;
+        for &(offset, bits) in writes {
+            if !run.is_empty() && u64::from(start) + run.len() as u64 != u64::from(offset) {
+                loaded.device.write(py, start, &run)?;
+                run.clear();
+            }
+            if run.is_empty() {
+                start = offset;
+            }
+            run.extend_from_slice(&bits.to_le_bytes());
+        }
+        if !run.is_empty() {
+            loaded.device.write(py, start, &run)?;
+        }
+        Ok(())
+    }
+
+    /// Walks `v` and `x` together, adding every write to `pending`.
+    fn plan_write(
+        slf: &Bound<'_, Self>,
+        v: &Bound<'_, PyAny>,
+        x: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        if let Ok(pv) = v.cast::<PyValue>() {
+            return borrow_mut(slf)?.plan_one(pv.get(), x);
+        }
+        let _level = walk::enter(v, "Target.write_value")?;
+        if let Some(hook) = walk::attr(v, intern!(py, "_cp_write"))? {
+            // the hook calls write_value again, which adds to the same plan
+            hook.call1((slf, x))?;
+            return Ok(());
+        }
+        if let Some(kind) = unordered(v) {
+            return Err(PyTypeError::new_err(format!(
+                "write_value takes a copapy value or a list of them, not a {kind}"
+            )));
+        }
+        let targets: Vec<Bound<'_, PyAny>> = walk::iterate(v, || {
+            PyTypeError::new_err(format!(
+                "write_value takes a copapy value or a list of them, not a {}",
+                type_name(v)
+            ))
+        })?
+        .collect::<PyResult<_>>()?;
+        if let Some(kind) = unordered(x) {
+            return Err(PyTypeError::new_err(format!(
+                "cannot write a {kind} to {} values: expected a list, tuple or array of numbers",
+                targets.len()
+            )));
+        }
+        let data: Vec<Bound<'_, PyAny>> = walk::iterate(x, || {
+            PyTypeError::new_err(format!(
+                "writing to {} values needs as many numbers (a list, tuple or array), got a {}",
+                targets.len(),
+                type_name(x)
+            ))
+        })?
+        .collect::<PyResult<_>>()?;
+        if data.len() != targets.len() {
+            return Err(PyValueError::new_err(format!(
+                "write_value got {} numbers for {} values: the lengths must match",
+                data.len(),
+                targets.len()
+            )));
+        }
+        for (t, d) in targets.iter().zip(&data) {
+            Self::plan_write(slf, t, d)?;
+        }
+        Ok(())
+    }
+}
+
+/// Where programs run: the target to compile for and, with `runner=`, the connected
+/// device (a `copapy-run` address, "process", or a device object). Shared by `Target`
+/// and `@cp.jit`.
+pub(crate) fn resolve_placement<'py>(
+    py: Python<'py>,
+    arch: &str,
+    runner: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(&'static TargetSpec, Option<Bound<'py, PyAny>>)> {
+    // A runner decides the architecture: programs are compiled for what it runs.
+    let runner = match runner {
+        None => None,
+        Some(r) => Some(
+            py.import(intern!(py, "copapy._remote"))?
+                .getattr(intern!(py, "connect"))?
+                .call1((r,))?,
+        ),
+    };
+    let spec = match (&runner, arch) {
+        (None, "native") => host_target()?,
+        (None, name) => TargetSpec::find(name).map_err(PyValueError::new_err)?,
+        (Some(device), name) => {
+            let device_arch: String = device.getattr(intern!(py, "arch"))?.extract()?;
+            let spec = TargetSpec::find(&device_arch).map_err(PyValueError::new_err)?;
+            if name != "native" && TargetSpec::find(name).ok().map(|t| t.arch) != Some(spec.arch) {
+                return Err(PyValueError::new_err(format!(
+                    "the runner executes {device_arch} code, not {name}: omit arch or pass '{device_arch}'"
+                )));
+            }
+            spec
+        }
+    };
+    backend(spec)?;
+    Ok((spec, runner))
 }
 
 #[pymethods]
 impl Target {
     #[new]
-    #[pyo3(signature = (arch = "native", optimization = "O3"))]
-    fn new(arch: &str, optimization: &str) -> PyResult<Self> {
+    #[pyo3(signature = (arch = "native", optimization = "O3", runner = None))]
+    fn new(
+        py: Python<'_>,
+        arch: &str,
+        optimization: &str,
+        runner: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         let _ = optimization; // one optimisation level exists; accepted for Copapy compatibility
-        let spec = if arch == "native" {
-            host_target()?
-        } else {
-            TargetSpec::find(arch).map_err(PyValueError::new_err)?
-        };
-        backend(spec)?;
+        let (spec, runner) = resolve_placement(py, arch, runner)?;
         Ok(Target {
             spec,
+            runner: runner.map(Bound::unbind),
             loaded: None,
             has_run: false,
+            pending: None,
         })
     }
 
     /// Compiles the code that computes `values` (values, or lists/tuples of values).
-    #[pyo3(signature = (*values))]
-    fn compile(&mut self, py: Python<'_>, values: &Bound<'_, PyTuple>) -> PyResult<()> {
+    ///
+    /// `names` maps names to values or containers for the program's symbol table (on
+    /// top of names given with `cp.value(..., name=...)`; the rest get `out<i>` for the
+    /// i-th argument and `in<k>` for other variables). `updates` maps state variables
+    /// to their next values, stored at the end of every run, so one run is one loop step.
+    #[pyo3(signature = (*values, names = None, updates = None))]
+    fn compile(
+        slf: &Bound<'_, Self>,
+        values: &Bound<'_, PyTuple>,
+        names: Option<&Bound<'_, pyo3::types::PyDict>>,
+        updates: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let py = slf.py();
+        // no borrow while walking: a generator among the values may use this Target
+        let (spec, runner) = {
+            let this = borrow_mut(slf)?;
+            (this.spec, this.runner.as_ref().map(|r| r.clone_ref(py)))
+        };
         let mut outputs = Vec::new();
         for v in values.iter() {
             collect(&v, &mut outputs)?;
         }
-        let compiled = compile_for(self.spec, &outputs)?;
-        let device = make_device(py, self.spec, &compiled.program)?;
+        let update_pairs = match updates {
+            Some(u) => symbols::collect_updates(u)?,
+            None => Vec::new(),
+        };
+        let plan = symbols::plan(values, &outputs, names)?;
+        let mut compiled = compile_for(spec, &plan.all, &update_pairs)?;
+        compiled.program.symbols = plan.finish(&compiled, &update_pairs)?;
+        compiled
+            .program
+            .validate()
+            .map_err(|e| PyRuntimeError::new_err(format!("compiled program is invalid: {e}")))?;
+        let device = match runner {
+            Some(r) => Device::python(py, r, &compiled.program)?,
+            None => make_device(py, spec, &compiled.program)?,
+        };
         let mut vars = FxHashMap::default();
         let mut keep = Vec::with_capacity(outputs.len() + compiled.inputs.len());
         for (v, &offset) in outputs.iter().zip(&compiled.outputs) {
@@ -249,6 +498,18 @@ impl Target {
             );
             keep.push(v);
         }
+        for ((state, _), &offset) in update_pairs.iter().zip(&compiled.states) {
+            vars.insert(
+                state.id(),
+                Var {
+                    offset,
+                    ty: state.ty(),
+                    input: true,
+                    len: array::len_of(state).unwrap_or(0),
+                },
+            );
+            keep.push(state.clone());
+        }
         // intermediates the user still holds: readable, as Copapy's README relies on
         for (v, offset) in compiled.exposed {
             vars.entry(v.id()).or_insert(Var {
@@ -257,15 +518,19 @@ impl Target {
                 input: false,
                 len: array::len_of(&v).unwrap_or(0),
             });
+            keep.push(v);
         }
-        self.loaded = Some(Loaded {
+        let mut this = borrow_mut(slf)?;
+        this.loaded = Some(Loaded {
             device,
+            by_name: index_symbols(&compiled.program.symbols),
             program: compiled.program,
             vars,
-            _keep: keep,
+            keep,
+            structural: OnceLock::new(),
             steps: compiled.steps,
         });
-        self.has_run = false;
+        this.has_run = false;
         Ok(())
     }
 
@@ -279,23 +544,34 @@ impl Target {
 
     /// Reads a compiled value (a Python number), or a list of them. Containers (vectors,
     /// matrices) come back as the same kind of container through their `_cp_read` hook.
-    fn read_value(slf: &Bound<'_, Self>, v: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+    /// A freshly traced value structurally equal to a compiled one reads that one.
+    #[pyo3(signature = (variables))]
+    fn read_value(slf: &Bound<'_, Self>, variables: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let v = variables;
         let py = slf.py();
         if let Ok(pv) = v.cast::<PyValue>() {
-            return slf.borrow().read_one(py, pv.get());
+            return borrow(slf)?.read_one(py, pv.get());
         }
         if number_bits(v)?.is_some() {
             return Ok(v.clone().unbind());
         }
-        if let Ok(hook) = v.getattr(intern!(py, "_cp_read")) {
+        let _level = walk::enter(v, "Target.read_value")?;
+        if let Some(hook) = walk::attr(v, intern!(py, "_cp_read"))? {
             return Ok(hook.call1((slf,))?.unbind());
         }
-        if v.is_instance_of::<PyString>() {
-            return Err(PyTypeError::new_err(
-                "read_value takes a copapy value or a list of them, not a str",
-            ));
+        if let Ok(name) = v.cast::<PyString>() {
+            let this = borrow(slf)?;
+            let loaded = this.loaded()?;
+            let sym = loaded.symbol(name.to_str()?)?;
+            if !sym.role.writable() && !this.has_run {
+                return Err(PyRuntimeError::new_err(format!(
+                    "{:?} is computed by the program, which has not run yet: call Target.run() first",
+                    sym.name
+                )));
+            }
+            return symbols::read(py, sym, |o| loaded.device.read_u32(py, o));
         }
-        let items = v.try_iter().map_err(|_| {
+        let items = walk::iterate(v, || {
             PyTypeError::new_err(format!(
                 "read_value takes a copapy value or a list of them, not a {}",
                 type_name(v)
@@ -310,69 +586,57 @@ impl Target {
 
     /// Writes a Python number into an input value, or numbers into a list of them.
     /// Containers check their shape in their `_cp_write` hook.
+    #[pyo3(signature = (variables, data))]
     fn write_value(
         slf: &Bound<'_, Self>,
-        v: &Bound<'_, PyAny>,
-        x: &Bound<'_, PyAny>,
+        variables: &Bound<'_, PyAny>,
+        data: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
+        let (v, x) = (variables, data);
         let py = slf.py();
-        if let Ok(pv) = v.cast::<PyValue>() {
-            return slf.borrow_mut().write_one(py, pv.get(), x);
+        // called back from a container's `_cp_write` hook: part of the outer write's plan
+        let me = std::thread::current().id();
+        {
+            let mut this = borrow_mut(slf)?;
+            match &this.pending {
+                Some((owner, _)) if *owner == me => {
+                    drop(this);
+                    return Self::plan_write(slf, v, x);
+                }
+                Some(_) => {
+                    return Err(PyRuntimeError::new_err(
+                        "this Target is being written by another thread: wait until that \
+                         write_value returns",
+                    ))
+                }
+                None => this.pending = Some((me, Vec::new())),
+            }
         }
-        if let Ok(hook) = v.getattr(intern!(py, "_cp_write")) {
-            hook.call1((slf, x))?;
-            return Ok(());
-        }
-        let targets: Vec<Bound<'_, PyAny>> = v
-            .try_iter()
-            .map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "write_value takes a copapy value or a list of them, not a {}",
-                    type_name(v)
-                ))
-            })?
-            .collect::<PyResult<_>>()?;
-        if x.is_instance_of::<PyString>() {
-            return Err(PyTypeError::new_err(
-                "cannot write a str: expected a list of numbers",
-            ));
-        }
-        let data: Vec<Bound<'_, PyAny>> = x
-            .try_iter()
-            .map_err(|_| {
-                PyTypeError::new_err(format!(
-                    "writing to {} values needs as many numbers (a list, tuple or array), got a {}",
-                    targets.len(),
-                    type_name(x)
-                ))
-            })?
-            .collect::<PyResult<_>>()?;
-        if data.len() != targets.len() {
-            return Err(PyValueError::new_err(format!(
-                "write_value got {} numbers for {} values: the lengths must match",
-                data.len(),
-                targets.len()
-            )));
-        }
-        for (t, d) in targets.iter().zip(&data) {
-            Self::write_value(slf, t, d)?;
-        }
-        Ok(())
+        // a program variable by name (Copapy's string form): a top-level form only
+        let planned = match v.cast::<PyString>() {
+            Ok(name) => borrow_mut(slf).and_then(|mut this| this.plan_named(name, x)),
+            Err(_) => Self::plan_write(slf, v, x),
+        };
+        let mut this = borrow_mut(slf)?;
+        let writes = this.pending.take().map(|(_, w)| w).unwrap_or_default();
+        planned?;
+        this.apply_writes(py, &writes)
     }
 
     /// The elements of a compiled array as little-endian 4-byte patterns (one bulk
     /// read; `cp.array` turns them into lists or a NumPy array).
     fn _read_array<'py>(
-        &self,
-        py: Python<'py>,
+        slf: &Bound<'py, Self>,
         node: &Bound<'_, PyArrayNode>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let loaded = self.loaded.as_ref().ok_or_else(not_compiled)?;
+        let py = slf.py();
+        let this = borrow(slf)?;
+        let loaded = this.loaded.as_ref().ok_or_else(not_compiled)?;
         let var = *loaded
             .vars
             .get(&node.get().value().id())
             .ok_or_else(not_compiled)?;
-        if !var.input && !self.has_run {
+        if !var.input && !this.has_run {
             return Err(PyRuntimeError::new_err(
                 "this array is computed by the program, which has not run yet: call Target.run() first",
             ));
@@ -382,14 +646,18 @@ impl Target {
         Ok(PyBytes::new(py, &buf))
     }
 
-    /// Overwrites an input array with little-endian 4-byte patterns (one bulk write).
+    /// Overwrites an input array with little-endian 4-byte patterns. Called from
+    /// `write_value` (the array's `_cp_write` hook) it joins that call's plan, so a
+    /// failed write elsewhere in the same call changes nothing; the plan applies
+    /// consecutive slots as one bulk write.
     fn _write_array(
-        &mut self,
-        py: Python<'_>,
+        slf: &Bound<'_, Self>,
         node: &Bound<'_, PyArrayNode>,
         data: &Bound<'_, PyBytes>,
     ) -> PyResult<()> {
-        let loaded = self.loaded.as_mut().ok_or_else(not_compiled)?;
+        let py = slf.py();
+        let mut this = borrow_mut(slf)?;
+        let loaded = this.loaded.as_ref().ok_or_else(not_compiled)?;
         let var = *loaded
             .vars
             .get(&node.get().value().id())
@@ -408,7 +676,25 @@ impl Target {
                 var.len
             )));
         }
-        loaded.device.write(py, var.offset, bytes)
+        let writes = bytes.chunks_exact(4).zip(0u32..).map(|(word, k)| {
+            let bits = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+            (var.offset + 4 * k, bits)
+        });
+        let me = std::thread::current().id();
+        match this.pending.as_mut() {
+            Some((owner, plan)) if *owner == me => {
+                plan.extend(writes);
+                Ok(())
+            }
+            Some(_) => Err(PyRuntimeError::new_err(
+                "this Target is being written by another thread: wait until that \
+                 write_value returns",
+            )),
+            None => {
+                let writes: Vec<(u32, u32)> = writes.collect();
+                this.apply_writes(py, &writes)
+            }
+        }
     }
 
     /// Size and shape of the compiled program: steps (stencils), code and data bytes.
@@ -423,8 +709,90 @@ impl Target {
         self.spec.name
     }
 
-    /// The compiled program as a program file (what any device or runner loads).
+    /// The compiled program as a program file (what any device or runner loads; see
+    /// docs/program-format.md).
     fn program_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(py, &self.loaded()?.program.encode()))
+    }
+
+    /// Writes the compiled program to `path` as a program file, for `cp.load` or `copapy-run`.
+    fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
+        let bytes = self.loaded()?.program.encode();
+        std::fs::write(&path, bytes).map_err(|e| {
+            pyo3::exceptions::PyOSError::new_err(format!("cannot write {}: {e}", path.display()))
+        })
+    }
+
+    /// The program's variables: `(name, role, dtype, shape)` for each symbol.
+    fn variables(&self) -> PyResult<Vec<VariableInfo>> {
+        Ok(self
+            .loaded()?
+            .program
+            .symbols
+            .iter()
+            .map(|s| (s.name.clone(), s.role.name(), s.ty.name(), s.shape.clone()))
+            .collect())
+    }
+
+    /// A target running the program file `data` (what `cp.load` calls): in this
+    /// process, or on `runner` (a device object) if given.
+    #[staticmethod]
+    #[pyo3(signature = (data, runner = None))]
+    fn _from_program_bytes(
+        py: Python<'_>,
+        data: &[u8],
+        runner: Option<Py<PyAny>>,
+    ) -> PyResult<Target> {
+        let program = Program::decode(data)
+            .map_err(|e| PyValueError::new_err(format!("not a valid program file: {e}")))?;
+        // The target whose architecture and features the program was compiled for
+        // (e.g. cortex-m4 among the Thumb targets): its emulator runs it if this
+        // machine cannot.
+        let candidates = copapy_compiler::targets::TARGETS
+            .iter()
+            .filter(|t| t.arch == program.arch);
+        let mut spec = None;
+        // If none fits, name the missing features of the closest one (fewest missing bits).
+        let mut missing: Option<(u32, copapy_program::FormatError)> = None;
+        for t in candidates {
+            match copapy_program::format::check_features(program.features, t.features.0) {
+                Ok(()) => {
+                    spec = Some(t);
+                    break;
+                }
+                Err(e) => {
+                    let count = (program.features & !t.features.0).count_ones();
+                    if missing.as_ref().is_none_or(|(c, _)| count < *c) {
+                        missing = Some((count, e));
+                    }
+                }
+            }
+        }
+        let missing = missing.map(|(_, e)| e);
+        let spec = spec.ok_or_else(|| {
+            PyValueError::new_err(match missing {
+                Some(e) => format!("no copapy target can run this program: {e}"),
+                None => "the program's architecture has no copapy target".to_string(),
+            })
+        })?;
+        let device = match &runner {
+            Some(r) => Device::python(py, r.clone_ref(py), &program)?,
+            None => make_device(py, spec, &program)?,
+        };
+        Ok(Target {
+            spec,
+            runner,
+            loaded: Some(Loaded {
+                device,
+                by_name: index_symbols(&program.symbols),
+                program,
+                vars: FxHashMap::default(),
+                keep: Vec::new(),
+                structural: OnceLock::new(),
+                steps: 0,
+            }),
+            has_run: false,
+            pending: None,
+        })
     }
 }

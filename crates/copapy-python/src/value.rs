@@ -3,13 +3,13 @@
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyFloat, PyInt, PyType};
+use pyo3::types::PyType;
 
 use copapy_compiler::graph::NodeKind;
 use copapy_compiler::trace::{self, TraceError};
 use copapy_compiler::{Op, ScalarType, Value};
 
-use crate::convert::{number_bits, parse_dtype, type_name};
+use crate::convert::{convert_bits, number, parse_dtype, type_name, Number};
 
 /// A scalar of type float, int or bool whose operations are traced for compilation.
 ///
@@ -18,6 +18,8 @@ use crate::convert::{number_bits, parse_dtype, type_name};
 #[pyclass(module = "copapy", name = "value", frozen)]
 pub struct PyValue {
     v: Value,
+    /// Whether this object gave its node a name (and must take it back when dropped).
+    named: bool,
 }
 
 impl PyValue {
@@ -25,7 +27,7 @@ impl PyValue {
     /// object lives, so a program compiled meanwhile keeps it readable.
     pub fn from_graph(v: Value) -> PyValue {
         v.expose();
-        PyValue { v }
+        PyValue { v, named: false }
     }
 
     pub fn value(&self) -> &Value {
@@ -35,6 +37,9 @@ impl PyValue {
 
 impl Drop for PyValue {
     fn drop(&mut self) {
+        if self.named {
+            crate::symbols::forget_name(self.v.id());
+        }
         self.v.unexpose();
     }
 }
@@ -46,20 +51,21 @@ fn trace_err(e: TraceError) -> PyErr {
 /// The operand as a graph value: a `value`, or a Python number as a constant.
 /// `None` means "not a number" so Python can try the other operand (NotImplemented).
 ///
-/// Next to a float value a Python int becomes a float constant directly, so ints beyond
-/// the int32 range (`x * 10**10`) work as they would after promotion.
+/// Next to a float value any integer (Python or NumPy) becomes a float constant directly,
+/// rounded once, so ints beyond the int32 range (`x * 10**10`) work as they would after
+/// promotion.
 fn operand(obj: &Bound<'_, PyAny>, beside: ScalarType) -> PyResult<Option<Value>> {
     if let Ok(v) = obj.cast::<PyValue>() {
         return Ok(Some(v.get().value().clone()));
     }
-    if beside == ScalarType::Float && obj.is_exact_instance_of::<PyInt>() {
-        let x: f64 = obj.extract()?;
-        return Ok(Some(Value::constant(
-            ScalarType::Float,
-            (x as f32).to_bits(),
-        )));
+    let Some(n) = number(obj)? else {
+        return Ok(None);
+    };
+    if beside == ScalarType::Float && matches!(n, Number::Int(_) | Number::WideInt(_)) {
+        return Ok(Some(Value::constant(ScalarType::Float, n.float_bits())));
     }
-    Ok(number_bits(obj)?.map(|(ty, bits)| Value::constant(ty, bits)))
+    let (ty, bits) = n.natural_bits()?;
+    Ok(Some(Value::constant(ty, bits)))
 }
 
 fn wrap(py: Python<'_>, v: Value) -> PyResult<Py<PyAny>> {
@@ -85,59 +91,66 @@ impl PyValue {
     }
 }
 
-/// Integer exponent of `x ** e` when `e` is a Python int or an integral float.
-fn integer_exponent(e: &Bound<'_, PyAny>) -> PyResult<Option<(i64, bool)>> {
-    if e.is_instance_of::<PyInt>() {
-        return Ok(e.extract::<i64>().ok().map(|n| (n, false)));
+/// An exponent of `x ** e` that is a whole number: Python and NumPy ints and bools
+/// (`false` = integer) or integral floats (`true`). `None` for anything else.
+fn integer_exponent(e: &Bound<'_, PyAny>) -> PyResult<Option<(Option<i128>, bool)>> {
+    if e.cast::<PyValue>().is_ok() {
+        return Ok(None);
     }
-    if e.is_instance_of::<PyFloat>() {
-        let x: f64 = e.extract()?;
-        if x.fract() == 0.0 && x.abs() < 4294967296.0 {
-            return Ok(Some((x as i64, true)));
+    Ok(match number(e)? {
+        Some(Number::Bool(b)) => Some((Some(i128::from(b)), false)),
+        Some(Number::Int(n)) => Some((Some(n), false)),
+        // beyond 128 bits: only its float32 rounding (±inf) is known
+        Some(Number::WideInt(_)) => Some((None, false)),
+        Some(Number::Float(x)) if x.fract() == 0.0 && x.abs() < 4294967296.0 => {
+            Some((Some(x as i128), true))
         }
-    }
-    Ok(None)
+        _ => None,
+    })
 }
 
 #[pymethods]
 impl PyValue {
     #[new]
-    #[pyo3(signature = (source, dtype = None))]
-    fn new(source: &Bound<'_, PyAny>, dtype: Option<&str>) -> PyResult<Self> {
+    #[pyo3(signature = (source, dtype = None, name = None))]
+    fn new(source: &Bound<'_, PyAny>, dtype: Option<&str>, name: Option<&str>) -> PyResult<Self> {
+        if let Some(n) = name {
+            crate::symbols::check_name(n)?;
+        }
         if source.cast::<PyValue>().is_ok() {
             return Err(PyTypeError::new_err(
                 "value(...) takes a Python number; this is already a copapy value",
             ));
         }
-        let Some((given, bits)) = number_bits(source)? else {
+        let Some(n) = number(source)? else {
             return Err(PyTypeError::new_err(format!(
                 "value(...) takes a Python bool, int or float, got {}",
                 type_name(source)
             )));
         };
-        let ty = match dtype {
-            None => given,
-            Some(d) => parse_dtype(d)?,
-        };
-        let bits = match (ty, given) {
-            (ScalarType::Float, ScalarType::Float) => bits,
-            (ScalarType::Float, _) => (bits as i32 as f32).to_bits(),
-            (ScalarType::Bool, ScalarType::Float) => u32::from(f32::from_bits(bits) != 0.0),
-            (_, ScalarType::Float) => {
-                // as Python's int(x): truncation; NaN, inf and out-of-range values are errors
-                let x = f64::from(f32::from_bits(bits)).trunc();
-                if !(x >= f64::from(i32::MIN) && x <= f64::from(i32::MAX)) {
-                    return Err(PyValueError::new_err(format!(
-                        "cannot make an int value from {}: it is not a number in the int32 range",
-                        f32::from_bits(bits)
-                    )));
-                }
-                x as i32 as u32
+        let (ty, bits) = match dtype {
+            None => n.natural_bits()?,
+            Some(d) => {
+                let ty = parse_dtype(d)?;
+                (ty, convert_bits(ty, n)?)
             }
-            (ScalarType::Bool, _) => u32::from(bits != 0),
-            (_, _) => bits,
         };
-        Ok(PyValue::from_graph(Value::input(ty, bits)))
+        let mut v = PyValue::from_graph(Value::input(ty, bits));
+        if let Some(n) = name {
+            crate::symbols::set_name(v.v.id(), n.to_owned());
+            v.named = true;
+        }
+        Ok(v)
+    }
+
+    /// The name given with `value(..., name=...)`, or None.
+    #[getter]
+    fn name(&self) -> Option<String> {
+        if self.named {
+            crate::symbols::name_of(self.v.id())
+        } else {
+            None
+        }
     }
 
     /// Type name: 'float', 'int' or 'bool'.
@@ -159,6 +172,16 @@ impl PyValue {
             _ => "computed".to_string(),
         };
         format!("value[{}]({what})", self.v.ty().name())
+    }
+
+    /// Values are immutable: a copy is the value itself.
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Values are immutable: a deep copy is the value itself (its graph is shared).
+    fn __deepcopy__(slf: Py<Self>, _memo: &Bound<'_, PyAny>) -> Py<Self> {
+        slf
     }
 
     fn __hash__(&self) -> isize {
@@ -310,16 +333,41 @@ impl PyValue {
 /// `base ** exponent`: an integer constant exponent becomes multiplications (as in
 /// Copapy), anything else the `pow` function of the math library (float result).
 pub fn power(py: Python<'_>, base: &Value, exponent: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-    if exponent.cast::<PyValue>().is_err() {
-        if let Some((n, float_exponent)) =
-            integer_exponent(exponent)?.filter(|(n, _)| n.unsigned_abs() < 1 << 31)
-        {
+    if let Some((n, float_exponent)) = integer_exponent(exponent)? {
+        let small = n
+            .and_then(|n| i64::try_from(n).ok())
+            .filter(|n| n.unsigned_abs() <= u64::from(u32::MAX));
+        if let Some(small) = small {
             let base = if float_exponent {
                 trace::to_float(base)
             } else {
                 base.clone()
             };
-            return wrap(py, trace::powi(&base, n).map_err(trace_err)?);
+            return wrap(py, trace::powi(&base, small).map_err(trace_err)?);
+        }
+        // multiplications only go to 2**32; an int result must not silently become a float
+        if base.ty() != ScalarType::Float {
+            return Err(PyValueError::new_err(format!(
+                "integer exponent {} is too large for an int or bool base: use an exponent \
+                 below 2**32 in magnitude, or a float base",
+                exponent.repr()?
+            )));
+        }
+        // For a float base every such power is 0, ±1, ±inf or NaN, the same for n - 1 as
+        // for n; powf gives it, but the exponent rounded to float32 is even, so for an odd n
+        // the sign of x (-0.0 included, found as 1/x < 0) is put back.
+        if let Some(n) = n.filter(|n| n & 1 == 1) {
+            let f = |x: f32| Value::constant(ScalarType::Float, x.to_bits());
+            let t = |op, a: &Value, b: &Value| trace::binary(op, a, b).map_err(trace_err);
+            let p = t(Op::Pow, base, &f((n - 1) as f32))?;
+            let below = t(Op::Lt, base, &f(0.0))?;
+            let reciprocal = t(Op::Div, &f(1.0), base)?;
+            let negative = t(Op::Or, &below, &t(Op::Lt, &reciprocal, &f(0.0))?)?;
+            let flipped = trace::unary(Op::Neg, &p).map_err(trace_err)?;
+            return wrap(
+                py,
+                trace::select(&negative, &flipped, &p).map_err(trace_err)?,
+            );
         }
     }
     let Some(e) = operand(exponent, ScalarType::Float)? else {

@@ -18,22 +18,72 @@ pub enum FieldError {
     OutOfReach,
     /// The value is not a multiple of the field's scale (e.g. a branch to an odd address).
     Misaligned,
+    /// The encoding belongs to another instruction set, whose field writers this runner
+    /// was built without (see the `foreign-encodings` feature).
+    Unsupported,
+}
+
+/// Whether this build writes `encoding`: every encoding with `foreign-encodings`,
+/// otherwise only those of the instruction set it runs on (smaller firmware).
+pub const fn supported(encoding: Encoding) -> bool {
+    if cfg!(feature = "foreign-encodings") {
+        return true;
+    }
+    match encoding {
+        Encoding::Rel32 | Encoding::Abs64 => cfg!(target_arch = "x86_64"),
+        Encoding::Abs32
+        | Encoding::ArmBranch24
+        | Encoding::ArmMovwAbs
+        | Encoding::ArmMovtAbs
+        | Encoding::ThumbBranch24
+        | Encoding::ThumbMovwAbs
+        | Encoding::ThumbMovtAbs => cfg!(target_arch = "arm"),
+        Encoding::A64Branch26
+        | Encoding::A64AdrPage21
+        | Encoding::A64Lo12Scale0
+        | Encoding::A64Lo12Scale1
+        | Encoding::A64Lo12Scale2
+        | Encoding::A64Lo12Scale3
+        | Encoding::A64Lo12Scale4 => cfg!(target_arch = "aarch64"),
+        Encoding::RvHi20 | Encoding::RvLo12I | Encoding::RvLo12S | Encoding::RvCall => {
+            cfg!(any(target_arch = "riscv32", target_arch = "riscv64"))
+        }
+    }
+}
+
+// Field accessors never panic (the patch loop has checked the field's width; outside
+// it they read 0 and write nothing), so no panic path, and no `core::fmt`, reaches
+// firmware.
+
+fn read<const N: usize>(field: &[u8], at: usize) -> [u8; N] {
+    field
+        .get(at..at.wrapping_add(N))
+        .and_then(|s| <[u8; N]>::try_from(s).ok())
+        .unwrap_or([0; N])
+}
+
+fn write<const N: usize>(field: &mut [u8], at: usize, bytes: [u8; N]) {
+    if let Some(dst) = field.get_mut(at..at.wrapping_add(N)) {
+        for (d, b) in dst.iter_mut().zip(bytes) {
+            *d = b;
+        }
+    }
 }
 
 fn read32(field: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([field[at], field[at + 1], field[at + 2], field[at + 3]])
+    u32::from_le_bytes(read(field, at))
 }
 
 fn write32(field: &mut [u8], at: usize, v: u32) {
-    field[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    write(field, at, v.to_le_bytes());
 }
 
 fn read16(field: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([field[at], field[at + 1]])
+    u16::from_le_bytes(read(field, at))
 }
 
 fn write16(field: &mut [u8], at: usize, v: u16) {
-    field[at..at + 2].copy_from_slice(&v.to_le_bytes());
+    write(field, at, v.to_le_bytes());
 }
 
 /// `value / 2^scale` if it is a multiple of `2^scale` and the quotient fits in a
@@ -57,10 +107,16 @@ fn address32(value: i128) -> Result<u32, FieldError> {
 
 /// The (hi20, lo12) split of a RISC-V PC-relative value: `hi << 12` plus the
 /// sign-extended `lo` is `value`.
+///
+/// The reach is that of a signed 20-bit `hi` plus a signed 12-bit `lo`,
+/// `[-2^31 - 2^11, 2^31 - 2^11)` (as lld checks it), not the `i32` range: the
+/// farthest 2 KiB backwards need `hi = -2^19` and a negative `lo`.
 fn riscv_split(value: i128) -> Result<(u32, u32), FieldError> {
-    let v = i32::try_from(value).map_err(|_| FieldError::OutOfReach)?;
-    let hi = v.checked_add(0x800).ok_or(FieldError::OutOfReach)? >> 12;
-    let lo = v.wrapping_sub(hi << 12);
+    let hi = value.checked_add(0x800).ok_or(FieldError::OutOfReach)? >> 12;
+    if !(-(1 << 19)..1 << 19).contains(&hi) {
+        return Err(FieldError::OutOfReach);
+    }
+    let lo = value - (hi << 12);
     Ok(((hi as u32) & 0xF_FFFF, (lo as u32) & 0xFFF))
 }
 
@@ -104,14 +160,17 @@ fn thumb_branch(field: &mut [u8], value: i128) -> Result<(), FieldError> {
 /// ```
 pub fn write_field(encoding: Encoding, field: &mut [u8], value: i128) -> Result<(), FieldError> {
     debug_assert_eq!(field.len(), encoding.width());
+    if !supported(encoding) {
+        return Err(FieldError::Unsupported);
+    }
     match encoding {
         Encoding::Rel32 => {
             let v = i32::try_from(value).map_err(|_| FieldError::OutOfReach)?;
-            field.copy_from_slice(&v.to_le_bytes());
+            write(field, 0, v.to_le_bytes());
         }
         Encoding::Abs64 => {
             let v = u64::try_from(value).map_err(|_| FieldError::OutOfReach)?;
-            field.copy_from_slice(&v.to_le_bytes());
+            write(field, 0, v.to_le_bytes());
         }
         Encoding::Abs32 => write32(field, 0, address32(value)?),
         Encoding::A64Branch26 => {

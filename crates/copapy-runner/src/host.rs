@@ -63,9 +63,16 @@ impl From<PatchError> for LoadError {
     }
 }
 
-/// The signature every copapy entry point has: the stencil ABI's four register
-/// arguments (two floats, two ints), all passed as zero.
-type EntryFn = unsafe extern "C" fn(f32, f32, i32, i32);
+/// CPU feature bits this runner offers to programs: the baseline of each host
+/// architecture (SSE2 is part of x86_64, NEON of AArch64). A program needing more is
+/// refused with a message naming the missing bits.
+pub const HOST_FEATURES: u32 = if cfg!(target_arch = "x86_64") {
+    copapy_program::Features::SSE2.0
+} else if cfg!(target_arch = "aarch64") {
+    copapy_program::Features::NEON.0
+} else {
+    copapy_program::NO_FEATURES
+};
 
 /// A program placed in executable memory, ready to [`run`](LoadedProgram::run).
 ///
@@ -93,6 +100,7 @@ pub struct LoadedProgram {
     data_offset: usize,
     data_len: usize,
     entry: usize,
+    arch: Arch,
     initial_data: Vec<u8>,
 }
 
@@ -137,6 +145,7 @@ impl LoadedProgram {
         program.validate()?;
         Self::load_parts(
             program.arch,
+            program.features,
             &program.code,
             &program.data,
             program.entry,
@@ -147,7 +156,14 @@ impl LoadedProgram {
     /// Like [`load`](LoadedProgram::load), from a program file parsed without copying.
     pub fn load_view(view: &ProgramView<'_>) -> Result<LoadedProgram, LoadError> {
         // `ProgramView::parse` already validated the layout.
-        Self::load_parts(view.arch, view.code, view.data, view.entry, view.patches())
+        Self::load_parts(
+            view.arch,
+            view.features,
+            view.code,
+            view.data,
+            view.entry,
+            view.patches(),
+        )
     }
 
     /// Like [`load`](LoadedProgram::load), from the bytes of a program file.
@@ -157,6 +173,7 @@ impl LoadedProgram {
 
     fn load_parts(
         arch: Arch,
+        features: u32,
         code: &[u8],
         data: &[u8],
         entry: u32,
@@ -164,6 +181,9 @@ impl LoadedProgram {
     ) -> Result<LoadedProgram, LoadError> {
         let host = Arch::host().ok_or(LoadError::UnsupportedHost(std::env::consts::ARCH))?;
         copapy_program::format::check_arch(arch, host)?;
+        copapy_program::format::check_features(features, HOST_FEATURES)?;
+        // Alignments are at most 4096 (checked by validation), and both buffers start
+        // on page boundaries of at least that size.
         if entry as usize >= code.len() {
             return Err(FormatError::EntryOutOfRange {
                 entry,
@@ -204,6 +224,7 @@ impl LoadedProgram {
             data_offset,
             data_len: data.len(),
             entry: entry as usize,
+            arch,
             initial_data: data.to_vec(),
         };
         // SAFETY: the region is `region_len >= data_offset + data.len()` bytes, readable
@@ -240,9 +261,7 @@ impl LoadedProgram {
         // have, and generated for the `EntryFn` ABI by the copapy compiler. The code
         // only touches its own data pages, which we borrow mutably here.
         unsafe {
-            let f: EntryFn =
-                core::mem::transmute::<*const u8, EntryFn>(self.region.as_ptr().add(self.entry));
-            f(0.0, 0.0, 0, 0);
+            crate::call_entry(self.region.as_ptr(), self.entry as u32, self.arch);
         }
     }
 
@@ -336,6 +355,9 @@ mod tests {
         data.extend_from_slice(&[0; 4]);
         Program {
             arch: Arch::X86_64,
+            features: 0,
+            code_align: 16,
+            data_align: 16,
             code,
             data,
             patches: vec![
@@ -391,6 +413,9 @@ mod tests {
         data.extend_from_slice(&[0; 4]);
         let program = Program {
             arch: Arch::X86_64,
+            features: 0,
+            code_align: 16,
+            data_align: 16,
             code,
             data,
             patches: vec![Patch {
@@ -476,6 +501,9 @@ mod tests {
     fn empty_data_is_fine() {
         let program = Program {
             arch: Arch::X86_64,
+            features: 0,
+            code_align: 16,
+            data_align: 16,
             code: vec![0xC3],
             data: vec![],
             patches: vec![],

@@ -1,6 +1,6 @@
 //! The copapy runner: copy, patch, protect, call.
 //!
-//! The core ([`apply_patches`]) is `no_std` and allocation-free, so the same code
+//! The core ([`install`], [`apply_patches`], [`call_entry`]) is `no_std` and allocation-free, so the same code
 //! serves the Python module, a standalone runner binary and firmware: it writes the
 //! final addresses into a program's code once the code and data buffers are placed.
 //!
@@ -16,8 +16,10 @@
 extern crate std;
 
 pub mod fields;
+mod install;
 mod patch;
-pub use patch::{apply_patch_iter, apply_patches, install, PatchError};
+pub use install::{call_entry, check_aligned, install, EntryFn, InstallError};
+pub use patch::{apply_patch_iter, apply_patches, PatchError};
 
 #[cfg(all(feature = "std", unix))]
 mod host;

@@ -2,7 +2,8 @@
 
 use core::fmt;
 
-use copapy_program::{Base, Encoding, Patch, ValueKind};
+use copapy_program::format::check_patch;
+use copapy_program::{Base, Encoding, FormatError, Patch, ValueKind};
 
 use crate::fields::{write_field, FieldError};
 
@@ -10,28 +11,10 @@ use crate::fields::{write_field, FieldError};
 /// it returns one of these instead and leaves the fields of later patches untouched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PatchError {
-    /// The patched field does not lie inside the code.
-    FieldOutOfRange {
-        /// Index of the patch.
-        index: usize,
-        /// Code offset of the field.
-        offset: u32,
-        /// Field width.
-        width: usize,
-        /// Code size.
-        code_len: usize,
-    },
-    /// The target is outside its base buffer.
-    TargetOutOfRange {
-        /// Index of the patch.
-        index: usize,
-        /// Buffer of the target.
-        base: Base,
-        /// Target offset.
-        target: u32,
-        /// Size of that buffer.
-        len: usize,
-    },
+    /// The patched field or the target lies outside its buffer: the program crate's
+    /// own bounds check ([`check_patch`]), so a runner and a file validator never
+    /// disagree about what is in range.
+    OutOfBounds(FormatError),
     /// The value does not fit the patched field: a branch or an address out of the
     /// instruction's reach.
     OutOfReach {
@@ -51,7 +34,15 @@ pub enum PatchError {
         /// The misaligned value.
         value: i128,
     },
-    /// A buffer given to [`install`] is smaller than the program's.
+    /// The patch's encoding is for another instruction set than this runner's (it was
+    /// built without the `foreign-encodings` feature).
+    UnsupportedEncoding {
+        /// Index of the patch.
+        index: usize,
+        /// The encoding.
+        encoding: Encoding,
+    },
+    /// A buffer given to [`install`](crate::install) is smaller than the program's.
     BufferTooSmall {
         /// Which buffer.
         base: Base,
@@ -65,29 +56,38 @@ pub enum PatchError {
 impl fmt::Display for PatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            PatchError::FieldOutOfRange { index, offset, width, code_len } => write!(
+            PatchError::OutOfBounds(e) => e.fmt(f),
+            PatchError::UnsupportedEncoding { index, encoding } => write!(
                 f,
-                "patch {index} out of range: its {width}-byte field at code offset {offset} \
-                 extends past the end of the {code_len} code bytes"
+                "patch {index}: this runner has no {} field writer: the program is for \
+                 another instruction set",
+                encoding.name()
             ),
-            PatchError::TargetOutOfRange { index, base, target, len } => write!(
-                f,
-                "patch {index} out of range: target {} offset {target} is outside the {len}-byte buffer",
-                base.name()
-            ),
-            PatchError::OutOfReach { index, encoding, value } => write!(
+            PatchError::OutOfReach {
+                index,
+                encoding,
+                value,
+            } => write!(
                 f,
                 "patch {index}: value {value:#x} does not fit the {} field (target out of the \
                  instruction's reach: code and data must be placed together, and below 4 GiB \
                  for 32-bit targets)",
                 encoding.name()
             ),
-            PatchError::Misaligned { index, encoding, value } => write!(
+            PatchError::Misaligned {
+                index,
+                encoding,
+                value,
+            } => write!(
                 f,
                 "patch {index}: value {value:#x} is not aligned as the {} field requires",
                 encoding.name()
             ),
-            PatchError::BufferTooSmall { base, needed, available } => write!(
+            PatchError::BufferTooSmall {
+                base,
+                needed,
+                available,
+            } => write!(
                 f,
                 "the program needs {needed} {} bytes, the runner has room for {available}",
                 base.name()
@@ -148,29 +148,21 @@ pub fn apply_patch_iter(
 ) -> Result<(), PatchError> {
     let code_len = code.len();
     for (index, p) in patches.into_iter().enumerate() {
-        let width = p.encoding.width();
+        check_patch(index, &p, code_len, data_len).map_err(PatchError::OutOfBounds)?;
         let start = p.offset as usize;
-        let field = start
-            .checked_add(width)
-            .and_then(|end| code.get_mut(start..end))
-            .ok_or(PatchError::FieldOutOfRange {
+        let width = p.encoding.width();
+        let field = code
+            .get_mut(start..start + width)
+            .ok_or(PatchError::OutOfBounds(FormatError::PatchFieldOutOfRange {
                 index,
                 offset: p.offset,
                 width,
                 code_len,
-            })?;
-        let (base_addr, len) = match p.base {
-            Base::Code => (code_addr, code_len),
-            Base::Data => (data_addr, data_len),
+            }))?;
+        let base_addr = match p.base {
+            Base::Code => code_addr,
+            Base::Data => data_addr,
         };
-        if p.target as usize >= len {
-            return Err(PatchError::TargetOutOfRange {
-                index,
-                base: p.base,
-                target: p.target,
-                len,
-            });
-        }
         let target = base_addr as i128 + p.target as i128 + p.addend as i128;
         let place = code_addr as i128 + p.offset as i128;
         let value = match p.encoding.kind() {
@@ -189,48 +181,13 @@ pub fn apply_patch_iter(
                 encoding: p.encoding,
                 value,
             },
+            FieldError::Unsupported => PatchError::UnsupportedEncoding {
+                index,
+                encoding: p.encoding,
+            },
         })?;
     }
     Ok(())
-}
-
-/// Copies a parsed program into caller-provided memory and patches it for the
-/// addresses of those buffers: the whole runner for a `no_std` target whose code
-/// and data memory are static arrays (e.g. firmware running from RAM).
-///
-/// `code` must be at least `view.code.len()` bytes and `data` at least
-/// `view.data.len()`; the tails beyond are left as they are. The caller then makes
-/// `code` executable if its platform needs that (and flushes the instruction cache
-/// on non-x86 targets), and calls `code[view.entry..]` with the
-/// `extern "C" fn(f32, f32, i32, i32)` signature. Check [`ProgramView::check_arch`]
-/// first.
-///
-/// [`ProgramView::check_arch`]: copapy_program::ProgramView::check_arch
-pub fn install(
-    view: &copapy_program::ProgramView<'_>,
-    code: &mut [u8],
-    data: &mut [u8],
-) -> Result<(), PatchError> {
-    if code.len() < view.code.len() {
-        return Err(PatchError::BufferTooSmall {
-            base: Base::Code,
-            needed: view.code.len(),
-            available: code.len(),
-        });
-    }
-    if data.len() < view.data.len() {
-        return Err(PatchError::BufferTooSmall {
-            base: Base::Data,
-            needed: view.data.len(),
-            available: data.len(),
-        });
-    }
-    let code = &mut code[..view.code.len()];
-    let data = &mut data[..view.data.len()];
-    code.copy_from_slice(view.code);
-    data.copy_from_slice(view.data);
-    let (code_addr, data_addr) = (code.as_ptr() as u64, data.as_ptr() as u64);
-    apply_patch_iter(code, code_addr, data_addr, data.len(), view.patches())
 }
 
 #[cfg(test)]
@@ -336,17 +293,19 @@ mod tests {
         let e = apply_patches(&mut code, 0, 0, 4, &[rel(5, Base::Code, 0, 0)]).unwrap_err();
         assert_eq!(
             e,
-            PatchError::FieldOutOfRange {
+            PatchError::OutOfBounds(FormatError::PatchFieldOutOfRange {
                 index: 0,
                 offset: 5,
                 width: 4,
                 code_len: 8
-            }
+            })
         );
         let p = rel(u32::MAX, Base::Code, 0, 0);
         assert!(matches!(
             apply_patches(&mut code, 0, 0, 4, &[p]),
-            Err(PatchError::FieldOutOfRange { .. })
+            Err(PatchError::OutOfBounds(
+                FormatError::PatchFieldOutOfRange { .. }
+            ))
         ));
         let p = Patch {
             offset: 1,
@@ -357,17 +316,19 @@ mod tests {
         };
         assert!(matches!(
             apply_patches(&mut code, 0, 0, 4, &[p]),
-            Err(PatchError::FieldOutOfRange { .. })
+            Err(PatchError::OutOfBounds(
+                FormatError::PatchFieldOutOfRange { .. }
+            ))
         ));
         let e = apply_patches(&mut code, 0, 0, 4, &[rel(0, Base::Data, 4, 0)]).unwrap_err();
         assert_eq!(
             e,
-            PatchError::TargetOutOfRange {
+            PatchError::OutOfBounds(FormatError::PatchTargetOutOfRange {
                 index: 0,
                 base: Base::Data,
                 target: 4,
                 len: 4
-            }
+            })
         );
         let e = apply_patches(
             &mut code,
@@ -379,11 +340,11 @@ mod tests {
         .unwrap_err();
         assert!(matches!(
             e,
-            PatchError::TargetOutOfRange {
+            PatchError::OutOfBounds(FormatError::PatchTargetOutOfRange {
                 index: 1,
                 base: Base::Code,
                 ..
-            }
+            })
         ));
         let mut empty = [0u8; 0];
         assert!(apply_patches(
@@ -394,53 +355,6 @@ mod tests {
             &[rel(0, Base::Data, 0, i32::MIN)]
         )
         .is_err());
-    }
-
-    #[test]
-    fn install_into_static_buffers() {
-        let mut code = [0xF3, 0x0F, 0x10, 0x05, 0, 0, 0, 0, 0xC3];
-        let p = rel(4, Base::Data, 4, -4);
-        // A tiny hand-made file: header fields as in copapy_program::format.
-        let mut file = [0u8; 36 + 9 + 8 + 16];
-        file[..4].copy_from_slice(b"CPPY");
-        file[4] = 1; // version
-        file[6] = 1; // x86_64
-        file[8] = 9; // code bytes
-        file[12] = 8; // data bytes
-        file[16] = 1; // one patch
-        file[36..45].copy_from_slice(&code);
-        file[45..53].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8]);
-        file[53..57].copy_from_slice(&p.offset.to_le_bytes());
-        file[57] = p.encoding as u8;
-        file[58] = p.base as u8;
-        file[61..65].copy_from_slice(&p.target.to_le_bytes());
-        file[65..69].copy_from_slice(&p.addend.to_le_bytes());
-        let mut crc = copapy_program::format::Crc32::new();
-        crc.update(&file[..32]);
-        crc.update(&file[36..]);
-        let c = crc.finish().to_le_bytes();
-        file[32..36].copy_from_slice(&c);
-        let view = copapy_program::ProgramView::parse(&file).unwrap();
-
-        let mut code_mem = [0u8; 16];
-        let mut data_mem = [0u8; 8];
-        install(&view, &mut code_mem, &mut data_mem).unwrap();
-        assert_eq!(data_mem, [1, 2, 3, 4, 5, 6, 7, 8]);
-        let disp = i32::from_le_bytes(code_mem[4..8].try_into().unwrap()) as i64;
-        let field_end = code_mem.as_ptr() as i64 + 8;
-        assert_eq!(field_end + disp, data_mem.as_ptr() as i64 + 4);
-        code[4..8].copy_from_slice(&code_mem[4..8]);
-        assert_eq!(code_mem[..9], code);
-
-        let mut small = [0u8; 4];
-        assert_eq!(
-            install(&view, &mut code_mem, &mut small),
-            Err(PatchError::BufferTooSmall {
-                base: Base::Data,
-                needed: 8,
-                available: 4
-            })
-        );
     }
 
     #[test]

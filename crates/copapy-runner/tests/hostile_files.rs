@@ -2,8 +2,9 @@
 //! touch memory outside its buffers. These tests throw truncations, bit flips and random
 //! (but correctly checksummed) files at the parser and the loader.
 
+use copapy_program::format::CHECKSUM_AT;
 use copapy_program::format::{Crc32, HEADER_BYTES};
-use copapy_program::{Arch, Base, Encoding, Patch, Program, ProgramView, ScalarType, Symbol};
+use copapy_program::{Arch, Base, Encoding, Patch, Program, ProgramView, Role, ScalarType, Symbol};
 use copapy_runner::LoadedProgram;
 
 /// A small valid x86_64 program: `movss xmm0,[rip+d0]; addss xmm0,xmm0; movss [rip+d4],xmm0; ret`.
@@ -23,18 +24,18 @@ fn valid_program() -> Program {
         target,
         addend: -4,
     };
-    Program {
-        arch: Arch::X86_64,
-        code,
-        data,
-        patches: vec![patch(4, 0), patch(16, 4)],
-        entry: 0,
-        symbols: vec![Symbol {
-            name: "y".into(),
-            offset: 4,
+    let mut p = Program::new(Arch::X86_64, code, data, vec![patch(4, 0), patch(16, 4)], 0);
+    p.symbols = vec![
+        Symbol::scalar("x", Role::Input, ScalarType::Float, 0),
+        Symbol {
+            name: "xy".into(),
+            role: Role::Output,
             ty: ScalarType::Float,
-        }],
-    }
+            shape: vec![2],
+            offsets: vec![0, 4],
+        },
+    ];
+    p
 }
 
 /// Deterministic xorshift so a failure reproduces.
@@ -50,10 +51,10 @@ impl Rng {
 
 fn reseal(file: &mut [u8]) {
     let mut crc = Crc32::new();
-    crc.update(&file[..HEADER_BYTES - 4]);
+    crc.update(&file[..CHECKSUM_AT]);
     crc.update(&file[HEADER_BYTES..]);
     let sum = crc.finish().to_le_bytes();
-    file[HEADER_BYTES - 4..HEADER_BYTES].copy_from_slice(&sum);
+    file[CHECKSUM_AT..HEADER_BYTES].copy_from_slice(&sum);
 }
 
 #[test]
@@ -115,4 +116,57 @@ fn random_files_with_a_correct_checksum_never_panic() {
         }
     }
     assert!(accepted < 20_000, "the parser accepted every mutation");
+}
+
+/// Inputs the fuzzer (`fuzz/fuzz_targets/program_decode.rs`) found, kept so the bugs stay
+/// fixed: the first byte says whether the fuzzer resealed the checksum, as in the target.
+#[test]
+fn fuzzer_findings_stay_fixed() {
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fuzz-regressions/program_decode"
+    );
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).expect("regression inputs") {
+        let input = std::fs::read(entry.unwrap().path()).unwrap();
+        let Some((&mode, rest)) = input.split_first() else {
+            continue;
+        };
+        let mut file = rest.to_vec();
+        if mode & 1 == 1 && file.len() >= HEADER_BYTES {
+            reseal(&mut file);
+        }
+        if let Ok(view) = ProgramView::parse(&file) {
+            // whatever is accepted is the one canonical encoding of its program
+            let program = Program::decode(&file).unwrap();
+            assert_eq!(program.encode(), file);
+            let mut code = vec![0u8; 1 << 16];
+            let mut data = vec![0u8; 1 << 16];
+            let _ = copapy_runner::install(&view, &mut code, &mut data);
+        }
+        seen += 1;
+    }
+    assert!(seen >= 1);
+}
+
+#[test]
+fn reserved_bytes_must_be_zero() {
+    let file = valid_program().encode();
+    // header byte 7, the first patch record's reserved u16, the first symbol's reserved bytes
+    let patches_at = HEADER_BYTES + 21 + 8;
+    let symbols_at = patches_at + 2 * 16;
+    for at in [
+        7,
+        patches_at + 6,
+        patches_at + 7,
+        symbols_at + 3,
+        symbols_at + 6,
+        symbols_at + 7,
+    ] {
+        let mut bad = file.clone();
+        bad[at] = 1;
+        reseal(&mut bad);
+        let e = ProgramView::parse(&bad).unwrap_err();
+        assert!(e.to_string().contains("reserved"), "byte {at}: {e}");
+    }
 }

@@ -1,0 +1,476 @@
+//! Variable names: `cp.value(..., name=...)`, `Target.compile(..., names=...)`, and the
+//! symbol table written into program files.
+//!
+//! A name belongs to a graph node while the Python `value` that carries it lives, so a
+//! program compiled later finds it without the user passing the value again.
+
+use std::sync::Mutex;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use copapy_compiler::{ScalarType, Value};
+use copapy_program::format::MAX_RANK;
+use copapy_program::{Role, Symbol};
+
+use crate::convert::{number_bits, type_name};
+use crate::value::PyValue;
+
+static NAMES: Mutex<Option<FxHashMap<usize, String>>> = Mutex::new(None);
+
+fn with_names<R>(f: impl FnOnce(&mut FxHashMap<usize, String>) -> R) -> R {
+    let mut guard = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    f(guard.get_or_insert_with(FxHashMap::default))
+}
+
+/// Names node `id` (called by `cp.value(..., name=...)`).
+pub fn set_name(id: usize, name: String) {
+    with_names(|m| m.insert(id, name));
+}
+
+/// Forgets the name of node `id` (its named Python value was dropped).
+pub fn forget_name(id: usize) {
+    with_names(|m| m.remove(&id));
+}
+
+/// The name given to node `id` with `cp.value(..., name=...)`, if any.
+pub fn name_of(id: usize) -> Option<String> {
+    with_names(|m| m.get(&id).cloned())
+}
+
+/// Refuses names that the runner's line protocol could not carry.
+pub fn check_name(name: &str) -> PyResult<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 255
+        && !name.contains(|c: char| c.is_whitespace() || c == '=' || c.is_control());
+    if ok {
+        Ok(())
+    } else {
+        Err(PyValueError::new_err(format!(
+            "invalid variable name {name:?}: use 1 to 255 bytes without spaces, control characters or '='"
+        )))
+    }
+}
+
+/// A value or container flattened for the symbol table: its shape and elements.
+pub struct Flat {
+    pub shape: Vec<u32>,
+    pub values: Vec<Value>,
+}
+
+/// Flattens a value, a number (a constant), a container with `values` (and `shape`),
+/// or a rectangular nest of lists and tuples.
+pub fn flatten(obj: &Bound<'_, PyAny>) -> PyResult<Flat> {
+    let mut values = Vec::new();
+    let shape = flatten_into(obj, &mut values, 0)?;
+    Ok(Flat { shape, values })
+}
+
+fn flatten_into(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>, depth: usize) -> PyResult<Vec<u32>> {
+    if let Ok(v) = obj.cast::<PyValue>() {
+        out.push(v.get().value().clone());
+        return Ok(Vec::new());
+    }
+    if let Some((ty, bits)) = number_bits(obj)? {
+        out.push(Value::constant(ty, bits));
+        return Ok(Vec::new());
+    }
+    let too_deep = || {
+        PyValueError::new_err(format!(
+            "a named container may have at most {MAX_RANK} dimensions"
+        ))
+    };
+    if depth >= MAX_RANK {
+        return Err(too_deep());
+    }
+    if let Ok(values) = obj.getattr("values") {
+        if !values.is_callable() && !obj.is_instance_of::<PyDict>() {
+            let start = out.len();
+            for item in values.try_iter()? {
+                let inner = flatten_into(&item?, out, MAX_RANK)?;
+                debug_assert!(inner.is_empty());
+            }
+            let count = (out.len() - start) as u32;
+            let shape: Vec<u32> = match obj.getattr("shape") {
+                Ok(s) => s.extract::<Vec<u32>>().unwrap_or_else(|_| vec![count]),
+                Err(_) => vec![count],
+            };
+            if shape.len() + depth > MAX_RANK {
+                return Err(too_deep());
+            }
+            return Ok(shape);
+        }
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let mut inner: Option<Vec<u32>> = None;
+        let mut n = 0u32;
+        for item in obj.try_iter()? {
+            let s = flatten_into(&item?, out, depth + 1)?;
+            if inner.as_ref().is_some_and(|i| *i != s) {
+                return Err(PyValueError::new_err(
+                    "a named list must be rectangular: every item needs the same shape",
+                ));
+            }
+            inner = Some(s);
+            n += 1;
+        }
+        let mut shape = vec![n];
+        shape.extend(inner.unwrap_or_default());
+        return Ok(shape);
+    }
+    if obj.is_instance_of::<PyString>() {
+        return Err(PyTypeError::new_err(
+            "cannot name a str: name copapy values or containers of them",
+        ));
+    }
+    Err(PyTypeError::new_err(format!(
+        "cannot name a {}: name copapy values, numbers or containers of them",
+        type_name(obj)
+    )))
+}
+
+/// One entry of the symbol table before slots are known.
+pub struct Planned {
+    pub name: String,
+    pub flat: Flat,
+}
+
+/// Collects names so that generated ones never collide with given ones.
+pub struct NameSet {
+    taken: FxHashSet<String>,
+}
+
+impl NameSet {
+    pub fn new() -> NameSet {
+        NameSet {
+            taken: FxHashSet::default(),
+        }
+    }
+
+    /// Claims a user-given name; an error if it is used twice.
+    pub fn claim(&mut self, name: &str) -> PyResult<()> {
+        check_name(name)?;
+        if !self.taken.insert(name.to_owned()) {
+            return Err(PyValueError::new_err(format!(
+                "the name {name:?} is given to two different variables: names must be unique"
+            )));
+        }
+        Ok(())
+    }
+
+    /// A fresh `prefix<k>` name.
+    pub fn generate(&mut self, prefix: &str, counter: &mut usize) -> String {
+        loop {
+            let name = format!("{prefix}{counter}");
+            *counter += 1;
+            if self.taken.insert(name.clone()) {
+                return name;
+            }
+        }
+    }
+}
+
+/// Builds the symbol table once slots are known. `slot` gives the data offset of a
+/// node (every planned element was compiled, so it has one); `states` are the nodes
+/// updated at the end of each run.
+pub fn build(
+    planned: &[Planned],
+    slot: &dyn Fn(&Value) -> Option<u32>,
+    states: &FxHashSet<usize>,
+) -> PyResult<Vec<Symbol>> {
+    let mut out = Vec::with_capacity(planned.len());
+    for p in planned {
+        let mut offsets = Vec::with_capacity(p.flat.values.len());
+        for v in &p.flat.values {
+            offsets.push(slot(v).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "variable {:?} has an element that is not part of the compiled program",
+                    p.name
+                ))
+            })?);
+        }
+        let ty = p.flat.values.first().map_or(ScalarType::Float, |v| v.ty());
+        if p.flat.values.iter().any(|v| v.ty() != ty) {
+            return Err(PyTypeError::new_err(format!(
+                "variable {:?} mixes element types: a named container needs one dtype",
+                p.name
+            )));
+        }
+        let all_inputs = !p.flat.values.is_empty() && p.flat.values.iter().all(|v| v.is_input());
+        let role = if all_inputs && p.flat.values.iter().any(|v| states.contains(&v.id())) {
+            Role::State
+        } else if all_inputs {
+            Role::Input
+        } else {
+            Role::Output
+        };
+        out.push(Symbol {
+            name: p.name.clone(),
+            role,
+            ty,
+            shape: p.flat.shape.clone(),
+            offsets,
+        });
+    }
+    Ok(out)
+}
+
+/// Reads symbol `s` through `read_u32` (a device read of one slot): a number, or
+/// nested lists in its shape.
+pub fn read(
+    py: Python<'_>,
+    s: &Symbol,
+    read_u32: impl Fn(u32) -> PyResult<u32>,
+) -> PyResult<Py<PyAny>> {
+    let items: Vec<Py<PyAny>> = s
+        .offsets
+        .iter()
+        .map(|&o| Ok(crate::convert::to_python(py, s.ty, read_u32(o)?)))
+        .collect::<PyResult<_>>()?;
+    if s.shape.is_empty() {
+        return Ok(items.into_iter().next().expect("a scalar has one offset"));
+    }
+    nest(py, &items, &s.shape)
+}
+
+fn nest(py: Python<'_>, items: &[Py<PyAny>], shape: &[u32]) -> PyResult<Py<PyAny>> {
+    let list = PyList::empty(py);
+    if shape.len() == 1 {
+        for i in items {
+            list.append(i.clone_ref(py))?;
+        }
+    } else {
+        let chunk = items.len() / shape[0].max(1) as usize;
+        for part in items.chunks(chunk.max(1)).take(shape[0] as usize) {
+            list.append(nest(py, part, &shape[1..])?)?;
+        }
+    }
+    Ok(list.into_any().unbind())
+}
+
+fn flatten_numbers<'py>(x: &Bound<'py, PyAny>, out: &mut Vec<Bound<'py, PyAny>>) -> PyResult<()> {
+    if number_bits(x)?.is_some() || x.is_instance_of::<PyString>() {
+        out.push(x.clone());
+        return Ok(());
+    }
+    match x.try_iter() {
+        Ok(items) => {
+            for item in items {
+                flatten_numbers(&item?, out)?;
+            }
+            Ok(())
+        }
+        Err(_) => {
+            out.push(x.clone());
+            Ok(())
+        }
+    }
+}
+
+/// Converts `x` (a number, or nested sequences of numbers) into the bit patterns of
+/// symbol `s`, in its element order. Nothing is written, so a bad `x` changes nothing.
+pub fn bits_for_symbol(s: &Symbol, x: &Bound<'_, PyAny>) -> PyResult<Vec<(u32, u32)>> {
+    if !s.role.writable() {
+        return Err(PyValueError::new_err(format!(
+            "{:?} is an output of the program and would be overwritten by run(): only inputs \
+             and states can be written",
+            s.name
+        )));
+    }
+    let mut items = Vec::new();
+    flatten_numbers(x, &mut items)?;
+    if items.len() != s.offsets.len() {
+        return Err(PyValueError::new_err(format!(
+            "{:?} has shape {:?} ({} numbers) but {} numbers were given",
+            s.name,
+            s.shape,
+            s.offsets.len(),
+            items.len()
+        )));
+    }
+    s.offsets
+        .iter()
+        .zip(&items)
+        .map(|(&o, item)| Ok((o, crate::convert::bits_for(s.ty, item)?)))
+        .collect()
+}
+
+/// The error for a name the program does not have, listing the ones it has.
+pub fn unknown(name: &str, symbols: &[Symbol]) -> PyErr {
+    let mut known: Vec<&str> = symbols.iter().map(|s| s.name.as_str()).collect();
+    known.sort_unstable();
+    PyValueError::new_err(format!(
+        "the program has no variable named {name:?}; its variables are: {}",
+        known.join(", ")
+    ))
+}
+
+/// The symbol plan of one `Target.compile` call, made before compiling (given names
+/// claimed, positional arguments flattened) and finished once slots are known.
+pub struct Plan {
+    /// Every value to compile: the outputs, then every element of a planned symbol
+    /// (numbers in containers become constants, so they get a slot too).
+    pub all: Vec<Value>,
+    planned: Vec<Planned>,
+    generated: Vec<usize>,
+    named_ids: FxHashSet<usize>,
+    taken: NameSet,
+}
+
+/// Plans the symbols of `tg.compile(*values, names=names)`; `outputs` are the values
+/// collected from `values`.
+pub fn plan(
+    values: &Bound<'_, PyTuple>,
+    outputs: &[Value],
+    names: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Plan> {
+    let mut taken = NameSet::new();
+    let mut planned: Vec<Planned> = Vec::new();
+    if let Some(names) = names {
+        for (k, obj) in names.iter() {
+            let name: String = k.extract().map_err(|_| {
+                PyTypeError::new_err(format!(
+                    "names maps str names to values, got a {} key",
+                    type_name(&k)
+                ))
+            })?;
+            taken.claim(&name)?;
+            planned.push(Planned {
+                name,
+                flat: flatten(&obj)?,
+            });
+        }
+    }
+    let named_ids: FxHashSet<usize> = planned
+        .iter()
+        .flat_map(|p| p.flat.values.iter().map(Value::id))
+        .collect();
+    let mut generated = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        // An argument that is not one rectangular container of one dtype (a ragged or
+        // mixed list) is compiled as always but gets no generated name: its parts can
+        // be named with `names=`.
+        let Ok(flat) = flatten(&v) else { continue };
+        let one_dtype = flat.values.windows(2).all(|w| w[0].ty() == w[1].ty());
+        let already = flat.values.len() == 1 && named_ids.contains(&flat.values[0].id());
+        if one_dtype && !already && !flat.values.is_empty() {
+            generated.push(planned.len());
+            planned.push(Planned {
+                name: format!("out{i}"),
+                flat,
+            });
+        }
+    }
+    let mut all = outputs.to_vec();
+    for p in &planned {
+        all.extend(p.flat.values.iter().cloned());
+    }
+    Ok(Plan {
+        all,
+        planned,
+        generated,
+        named_ids,
+        taken,
+    })
+}
+
+impl Plan {
+    /// The symbol table once `compiled` (compiled from `self.all` and `updates`) is known.
+    ///
+    /// A variable named with `cp.value(name=...)` always has its own symbol; an unnamed
+    /// one gets `in<k>` unless a `names` entry covers it; positional arguments not named
+    /// get `out<i>`.
+    pub fn finish(
+        mut self,
+        compiled: &copapy_compiler::Compiled,
+        updates: &[(Value, Value)],
+    ) -> PyResult<Vec<Symbol>> {
+        let mut slot_of: FxHashMap<usize, u32> = FxHashMap::default();
+        for (v, &o) in self.all.iter().zip(&compiled.outputs) {
+            slot_of.insert(v.id(), o);
+        }
+        for ((state, _), &o) in updates.iter().zip(&compiled.states) {
+            slot_of.insert(state.id(), o);
+        }
+        for (v, o) in &compiled.inputs {
+            slot_of.insert(v.id(), *o);
+        }
+        let variables = compiled
+            .inputs
+            .iter()
+            .map(|(v, _)| v)
+            .chain(updates.iter().map(|(s, _)| s));
+        let mut seen: FxHashSet<usize> = FxHashSet::default();
+        let mut unnamed = Vec::new();
+        for v in variables {
+            if !seen.insert(v.id()) {
+                continue;
+            }
+            match name_of(v.id()) {
+                Some(name) => {
+                    self.taken.claim(&name)?;
+                    self.planned.push(Planned {
+                        name,
+                        flat: Flat {
+                            shape: Vec::new(),
+                            values: vec![v.clone()],
+                        },
+                    });
+                }
+                None if self.named_ids.contains(&v.id()) => {}
+                None => unnamed.push(v.clone()),
+            }
+        }
+        let (mut outs, mut ins) = (0, 0);
+        for &i in &self.generated {
+            self.planned[i].name = self.taken.generate("out", &mut outs);
+        }
+        for v in unnamed {
+            let name = self.taken.generate("in", &mut ins);
+            self.planned.push(Planned {
+                name,
+                flat: Flat {
+                    shape: Vec::new(),
+                    values: vec![v],
+                },
+            });
+        }
+        let states: FxHashSet<usize> = updates.iter().map(|(s, _)| s.id()).collect();
+        build(&self.planned, &|v| slot_of.get(&v.id()).copied(), &states)
+    }
+}
+
+/// Pairs the state variables and next values of `updates` element by element: a dict
+/// `{state: next}` or, for containers (which are not hashable), a list of
+/// `(state, next)` pairs.
+pub fn collect_updates(updates: &Bound<'_, PyAny>) -> PyResult<Vec<(Value, Value)>> {
+    let pairs: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = if let Ok(d) = updates.cast::<PyDict>() {
+        d.iter().collect()
+    } else {
+        let bad = || {
+            PyTypeError::new_err(
+                "updates takes a dict {state: next_value} or a list of (state, next_value) pairs",
+            )
+        };
+        let mut v = Vec::new();
+        for item in updates.try_iter().map_err(|_| bad())? {
+            v.push(item?.extract().map_err(|_| bad())?);
+        }
+        v
+    };
+    let mut out = Vec::new();
+    for (state, next) in pairs {
+        let s = flatten(&state)?;
+        let n = flatten(&next)?;
+        if s.shape != n.shape {
+            return Err(PyValueError::new_err(format!(
+                "an update pairs a state of shape {:?} with a next value of shape {:?}: they must match",
+                s.shape, n.shape
+            )));
+        }
+        out.extend(s.values.into_iter().zip(n.values));
+    }
+    Ok(out)
+}
