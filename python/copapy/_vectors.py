@@ -106,7 +106,7 @@ class vector(A.ArrayBase[TNum]):
     def __getitem__(self, index: SupportsIndex | slice) -> vector[TNum] | value[TNum] | TNum:
         if isinstance(index, slice):
             return _vec(self.values[index])
-        if type(index) is value:
+        if isinstance(index, value):
             return _packing.runtime_index(self, index)
         try:
             return self.values[index]
