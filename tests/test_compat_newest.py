@@ -14,6 +14,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
+from test_vectors import pairwise
 
 f32 = np.float32
 
@@ -192,12 +193,14 @@ def test_dot_and_cross_as_numpy() -> None:
     outs = [cp.dot(va, vb), cp.cross(va, vb), cp.dot(cp.tensor(m.tolist()), va), cp.dot(va, b.tolist()),
             cp.cross(xa, b.tolist())]
     got = compiled(outs, xa + xb, a.tolist() + b.tolist())
-    # our summation is pairwise: ((a0 b0 + a1 b1) + a2 b2), as NumPy float32 in that order
+    # our documented summation order (test_vectors.pairwise: term k into partial k % 8,
+    # partials combined pairwise), for three terms (a0 b0 + a2 b2) + a1 b1
     prods = a * b
-    assert got[0] == float((prods[0] + prods[1]) + prods[2])
+    assert got[0] == float(pairwise(prods))
+    assert got[0] == float((prods[0] + prods[2]) + prods[1])
     assert list(got[1]) == np.cross(a, b).tolist()
     mv = m * a
-    assert list(got[2]) == ((mv[:, 0] + mv[:, 1]) + mv[:, 2]).tolist()
+    assert list(got[2]) == pairwise(mv, 1).tolist()
     assert got[3] == got[0]
     assert list(got[4]) == list(got[1])
     assert cp.dot(2.0, 3) == 6.0
