@@ -142,6 +142,7 @@ class Target:
     @staticmethod
     def _from_program_bytes(data: bytes, runner: Any = None) -> Target: ...
 
+@final
 class ArrayNode:
     """A flat array node of the traced graph (what ``cp.array`` holds)."""
 
