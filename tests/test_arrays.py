@@ -128,6 +128,7 @@ MATH: dict[str, tuple[Callable[[Any], Any], Callable[[float], float], float, flo
     "atan": (cp.atan, math.atan, -50.0, 50.0, 2),
     "exp": (cp.exp, math.exp, -80.0, 80.0, 1),
     "log": (cp.log, math.log, 1e-30, 1e30, 1),
+    "tanh": (cp.tanh, math.tanh, -10.0, 10.0, 1),
 }
 
 
@@ -536,3 +537,33 @@ def test_target_errors() -> None:
         tg.read_value(cp.array([1.0]))
     tg.run()
     assert tg.read_value(b) == [2.0, 3.0]  # the failed writes changed nothing
+
+
+def test_arrays_in_the_symbol_table_and_program_files(tmp_path: Any) -> None:
+    x = np.arange(6, dtype=F32).reshape(2, 3) * F32(0.5)
+    a = cp.array(x)
+    c = cp.array([1.0, 2.0, 3.0] * 30)  # unnamed: a generated in<k> of all its elements
+    b = a * 2.0 - 1.0
+    tg = cp.Target()
+    tg.compile(b, c.sum(), names={"a": a})
+    got = {name: (role, dtype, shape) for name, role, dtype, shape in tg.variables()}
+    assert got["a"] == ("input", "float", [2, 3])
+    assert got["out0"] == ("output", "float", [2, 3])
+    assert got["out1"] == ("output", "float", [])
+    assert got["in0"] == ("input", "float", [90])
+    tg.run()
+    assert tg.read_value("out0") == (x * F32(2) - F32(1)).tolist()
+    y = np.array([[1.0, -2.0, 3.5], [0.25, 8.0, -1.0]], dtype=F32)
+    tg.write_value("a", y.tolist())
+    tg.write_value("in0", [2.0] * 90)
+    tg.run()
+    assert tg.read_value("a") == y.tolist()
+    assert tg.read_value("out0") == (y * F32(2) - F32(1)).tolist()
+    assert tg.read_value("out1") == 180.0
+    path = tmp_path / "arrays.cpy"
+    tg.save(path)
+    loaded = cp.load(path)
+    loaded.write_value("a", x.tolist())
+    loaded.run()
+    assert loaded.read_value("out0") == (x * F32(2) - F32(1)).tolist()
+    assert loaded.read_value("a") == x.tolist()

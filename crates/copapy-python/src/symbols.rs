@@ -11,10 +11,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-use copapy_compiler::{ScalarType, Value};
+use copapy_compiler::{array, ScalarType, Value};
 use copapy_program::format::MAX_RANK;
 use copapy_program::{Role, Symbol};
 
+use crate::array::PyArrayNode;
 use crate::convert::{number_bits, type_name};
 use crate::value::PyValue;
 
@@ -84,6 +85,30 @@ fn flatten_into(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>, depth: usize) -> P
     };
     if depth >= MAX_RANK {
         return Err(too_deep());
+    }
+    // a cp.array (or its node): one value whose elements are consecutive slots
+    let node = match obj.cast::<PyArrayNode>() {
+        Ok(n) => Some((n.clone(), None)),
+        Err(_) => match obj.getattr("_cp_node") {
+            Ok(n) => match n.cast::<PyArrayNode>() {
+                Ok(n) => Some((
+                    n.clone(),
+                    Some(obj.getattr("shape")?.extract::<Vec<u32>>()?),
+                )),
+                Err(_) => None,
+            },
+            Err(_) => None,
+        },
+    };
+    if let Some((node, shape)) = node {
+        let v = node.get().value().clone();
+        let len = array::len_of(&v).unwrap_or(1);
+        let shape = shape.unwrap_or_else(|| vec![len]);
+        if shape.len() + depth > MAX_RANK {
+            return Err(too_deep());
+        }
+        out.push(v);
+        return Ok(shape);
     }
     if let Ok(values) = obj.getattr("values") {
         if !values.is_callable() && !obj.is_instance_of::<PyDict>() {
@@ -184,12 +209,17 @@ pub fn build(
     for p in planned {
         let mut offsets = Vec::with_capacity(p.flat.values.len());
         for v in &p.flat.values {
-            offsets.push(slot(v).ok_or_else(|| {
+            let base = slot(v).ok_or_else(|| {
                 PyValueError::new_err(format!(
                     "variable {:?} has an element that is not part of the compiled program",
                     p.name
                 ))
-            })?);
+            })?;
+            match array::len_of(v) {
+                // an array's elements: 4-byte slots from its start
+                Some(n) => offsets.extend((0..n).map(|k| base + 4 * k)),
+                None => offsets.push(base),
+            }
         }
         let ty = p.flat.values.first().map_or(ScalarType::Float, |v| v.ty());
         if p.flat.values.iter().any(|v| v.ty() != ty) {
@@ -198,7 +228,11 @@ pub fn build(
                 p.name
             )));
         }
-        let all_inputs = !p.flat.values.is_empty() && p.flat.values.iter().all(|v| v.is_input());
+        let all_inputs = !p.flat.values.is_empty()
+            && p.flat
+                .values
+                .iter()
+                .all(|v| v.is_input() || array::is_data(v));
         let role = if all_inputs && p.flat.values.iter().any(|v| states.contains(&v.id())) {
             Role::State
         } else if all_inputs {
@@ -414,7 +448,7 @@ impl Plan {
                     self.planned.push(Planned {
                         name,
                         flat: Flat {
-                            shape: Vec::new(),
+                            shape: array::len_of(v).map(|n| vec![n]).unwrap_or_default(),
                             values: vec![v.clone()],
                         },
                     });
@@ -432,7 +466,7 @@ impl Plan {
             self.planned.push(Planned {
                 name,
                 flat: Flat {
-                    shape: Vec::new(),
+                    shape: array::len_of(&v).map(|n| vec![n]).unwrap_or_default(),
                     values: vec![v],
                 },
             });
