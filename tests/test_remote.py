@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from copapy._core import Target
 from copapy._remote import ERR, GET, INFO, LOAD, OK, RUN, RemoteDevice, RunnerError, find_runner
+from test_vectors import pairwise
 
 F32 = np.float32
 
@@ -230,6 +231,27 @@ def test_jit_on_an_emulated_target() -> None:
     for x in xs:
         want = want + np.float32(x) * np.float32(x)
     assert g(xs) == float(want)
+
+
+def test_jit_packs_large_numpy_arguments_on_devices(runner_port: int) -> None:
+    """A NumPy argument of more than 64 elements arrives as one cp.array on an emulated
+    target and on a runner too: bound into the device's data copy, run there, and an
+    array result comes back as a NumPy array (float32 NumPy references, the documented
+    summation order)."""
+    y = (np.arange(100) % 7 - 3).astype(">i8")  # another dtype and byte order
+
+    def f(a: Any, b: Any) -> Any:
+        return a * 2.0 + b, (a * b).sum()
+
+    for placement in ({"arch": "riscv32"}, {"runner": f"tcp://127.0.0.1:{runner_port}"}):
+        g = cp.jit(f, **placement)  # type: ignore[call-overload]
+        for scale in (1.0, -3.5):
+            x = np.linspace(-2.0, 2.0, 100, dtype=F32) * F32(scale)
+            arr, total = g(x, y)
+            assert isinstance(arr, np.ndarray) and arr.dtype == F32 and arr.shape == (100,)
+            assert arr.tolist() == (x * F32(2) + y.astype(F32)).tolist()
+            assert total == float(pairwise(x * y.astype(F32)))
+        assert g.specialisations == 1
 
 
 def test_jit_placement_errors() -> None:
