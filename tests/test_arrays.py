@@ -567,3 +567,23 @@ def test_arrays_in_the_symbol_table_and_program_files(tmp_path: Any) -> None:
     loaded.run()
     assert loaded.read_value("out0") == (x * F32(2) - F32(1)).tolist()
     assert loaded.read_value("a") == x.tolist()
+
+
+def test_read_value_finds_a_structurally_equal_array() -> None:
+    # as for scalars (Copapy's structural identity): a freshly traced a * 2.0 + 1.0
+    # reads what the compiled one computed
+    xs = [0.5, -1.0, 3.25, 8.0]
+    a = cp.array(xs)
+    tg = _run(a * 2.0 + 1.0)
+    assert tg.read_value(a * 2.0 + 1.0) == [float(F32(x) * F32(2) + F32(1)) for x in xs]
+    with pytest.raises(ValueError, match="not compiled for this target"):
+        tg.read_value(a * 3.0)
+
+
+def test_updates_refuse_arrays_with_a_clear_error() -> None:
+    a = cp.array([1.0, 2.0, 3.0])
+    s = cp.vector([cp.value(0.0) for _ in range(3)])
+    tg = cp.Target()
+    for updates in ([(s, a + 1.0)], [(a, s + 1.0)]):
+        with pytest.raises(ValueError, match="a cp.array cannot be a state or next value"):
+            tg.compile(s.sum(), updates=updates)

@@ -504,6 +504,17 @@ pub fn collect_updates(updates: &Bound<'_, PyAny>) -> PyResult<Vec<(Value, Value
                 s.shape, n.shape
             )));
         }
+        // updates copy scalar slots: an array would pair one value with many slots
+        if s.values
+            .iter()
+            .chain(&n.values)
+            .any(|v| array::len_of(v).is_some())
+        {
+            return Err(PyValueError::new_err(
+                "updates pair scalar variables with their next values; a cp.array cannot be a \
+                 state or next value: keep the state in a vector of cp.value variables",
+            ));
+        }
         out.extend(s.values.into_iter().zip(n.values));
     }
     Ok(out)

@@ -245,21 +245,21 @@ impl Target {
 
     /// Where `v` lives: found by identity, else a compiled value structurally equal to it
     /// (Copapy's graph has structural identity, see `structural.rs`).
-    fn var(&self, v: &PyValue) -> PyResult<(&Loaded, Var)> {
+    fn var(&self, v: &Value) -> PyResult<(&Loaded, Var)> {
         let loaded = self.loaded.as_ref().ok_or_else(not_compiled)?;
-        if let Some(var) = loaded.vars.get(&v.value().id()) {
+        if let Some(var) = loaded.vars.get(&v.id()) {
             return Ok((loaded, *var));
         }
         let index = loaded
             .structural
             .get_or_init(|| StructuralIndex::new(&loaded.keep));
-        let same = index.find(v.value()).ok_or_else(not_compiled)?;
+        let same = index.find(v).ok_or_else(not_compiled)?;
         let var = *loaded.vars.get(&same.id()).ok_or_else(not_compiled)?;
         Ok((loaded, var))
     }
 
     fn read_one(&self, py: Python<'_>, v: &PyValue) -> PyResult<Py<PyAny>> {
-        let (loaded, var) = self.var(v)?;
+        let (loaded, var) = self.var(v.value())?;
         if !var.input && !self.has_run {
             return Err(PyRuntimeError::new_err(
                 "this value is computed by the program, which has not run yet: call Target.run() first",
@@ -274,7 +274,7 @@ impl Target {
 
     /// Checks and converts one write; it is applied later by [`Target::apply_writes`].
     fn plan_one(&mut self, v: &PyValue, x: &Bound<'_, PyAny>) -> PyResult<()> {
-        let (_, var) = self.var(v)?;
+        let (_, var) = self.var(v.value())?;
         if !var.input {
             return Err(PyValueError::new_err(
                 "only input variables created with cp.value(...) can be written; \
@@ -631,11 +631,7 @@ impl Target {
     ) -> PyResult<Bound<'py, PyBytes>> {
         let py = slf.py();
         let this = borrow(slf)?;
-        let loaded = this.loaded.as_ref().ok_or_else(not_compiled)?;
-        let var = *loaded
-            .vars
-            .get(&node.get().value().id())
-            .ok_or_else(not_compiled)?;
+        let (loaded, var) = this.var(node.get().value())?;
         if !var.input && !this.has_run {
             return Err(PyRuntimeError::new_err(
                 "this array is computed by the program, which has not run yet: call Target.run() first",
@@ -657,11 +653,7 @@ impl Target {
     ) -> PyResult<()> {
         let py = slf.py();
         let mut this = borrow_mut(slf)?;
-        let loaded = this.loaded.as_ref().ok_or_else(not_compiled)?;
-        let var = *loaded
-            .vars
-            .get(&node.get().value().id())
-            .ok_or_else(not_compiled)?;
+        let (_, var) = this.var(node.get().value())?;
         if !var.input {
             return Err(PyValueError::new_err(
                 "only arrays created from numbers can be written; this array is computed by \
