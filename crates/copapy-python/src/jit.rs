@@ -230,23 +230,18 @@ fn bind(input: &Input, arg: &Bound<'_, PyAny>, data: &mut [u8]) -> PyResult<bool
             if !ndarray::is_numpy(arg) {
                 return Ok(false);
             }
-            let a = ndarray::read(arg, true)?;
-            if a.elem != *elem || a.shape != *shape {
-                return Ok(false);
-            }
             let ty = elem.scalar_type();
             let Some(o) = slot.map(|o| o as usize) else {
-                return Ok(true); // the program does not read this array
+                // the program does not read this array: only check that it matches
+                let a = ndarray::read(arg, false)?;
+                return Ok(a.elem == *elem && a.shape == *shape);
             };
-            let out = data.get_mut(o..o + 4 * a.numbers.len()).ok_or_else(|| {
+            let out = data.get_mut(o..).ok_or_else(|| {
                 PyRuntimeError::new_err(
                     "internal error: a packed argument lies outside data memory",
                 )
             })?;
-            for (dst, n) in out.chunks_exact_mut(4).zip(&a.numbers) {
-                dst.copy_from_slice(&input_bits(ty, *n)?.to_le_bytes());
-            }
-            Ok(true)
+            ndarray::read_into(arg, *elem, shape, out, |n| input_bits(ty, n))
         }
         Input::Scalar(ty, slot) => {
             // fast path: a Python float for a float input

@@ -13,6 +13,7 @@ use std::ffi::CStr;
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 
 use copapy_compiler::ScalarType;
 
@@ -139,9 +140,28 @@ pub struct Array {
 }
 
 /// True for NumPy arrays and scalars (the objects this module reads).
+///
+/// An isinstance check against `numpy.ndarray` and `numpy.generic`, looked up once:
+/// probing `__array_interface__` instead builds a dict on every call (about 1.7 µs,
+/// most of a jit call's time).
 pub fn is_numpy(obj: &Bound<'_, PyAny>) -> bool {
-    obj.hasattr(pyo3::intern!(obj.py(), "__array_interface__"))
-        .unwrap_or(false)
+    static TYPES: PyOnceLock<Option<(Py<PyAny>, Py<PyAny>)>> = PyOnceLock::new();
+    let py = obj.py();
+    let types = TYPES.get_or_init(py, || {
+        // NumPy not installed: no object can be a NumPy array
+        let np = py.import("numpy").ok()?;
+        Some((
+            np.getattr("ndarray").ok()?.unbind(),
+            np.getattr("generic").ok()?.unbind(),
+        ))
+    });
+    match types {
+        Some((array, scalar)) => {
+            obj.is_instance(array.bind(py)).unwrap_or(false)
+                || obj.is_instance(scalar.bind(py)).unwrap_or(false)
+        }
+        None => false,
+    }
 }
 
 /// A buffer view released on drop.
@@ -166,94 +186,197 @@ fn unsupported(obj: &Bound<'_, PyAny>, why: &str) -> PyErr {
     ))
 }
 
+/// A NumPy array's buffer: format, shape, strides, with the view kept until drop.
+struct Buffer {
+    view: View,
+    elem: Elem,
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+}
+
+impl Buffer {
+    fn get(obj: &Bound<'_, PyAny>) -> PyResult<Buffer> {
+        let py = obj.py();
+        let mut raw = std::mem::MaybeUninit::<ffi::Py_buffer>::zeroed();
+        // SAFETY: PyObject_GetBuffer fills the view or sets an exception and returns -1.
+        let rc = unsafe {
+            ffi::PyObject_GetBuffer(obj.as_ptr(), raw.as_mut_ptr(), ffi::PyBUF_RECORDS_RO)
+        };
+        if rc != 0 {
+            let err = PyErr::take(py)
+                .unwrap_or_else(|| PyBufferError::new_err("the array has no readable buffer"));
+            return Err(
+                if err.is_instance_of::<PyBufferError>(py)
+                    || err.is_instance_of::<pyo3::exceptions::PyValueError>(py)
+                {
+                    unsupported(obj, "its memory cannot be read as numbers")
+                } else {
+                    err
+                },
+            );
+        }
+        // SAFETY: initialised by the successful call above.
+        let view = View(unsafe { raw.assume_init() });
+        let b = &view.0;
+        let format = if b.format.is_null() {
+            "B".to_string()
+        } else {
+            // SAFETY: a non-null format is a NUL-terminated string owned by the view.
+            unsafe { CStr::from_ptr(b.format) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        let itemsize = usize::try_from(b.itemsize).unwrap_or(0);
+        let elem = parse_format(&format, itemsize).ok_or_else(|| {
+            unsupported(
+                obj,
+                "copapy computes with bools, integers and floats of up to 64 bits only",
+            )
+        })?;
+        let ndim = usize::try_from(b.ndim).unwrap_or(0);
+        let (shape, strides): (Vec<usize>, Vec<isize>) = if ndim == 0 {
+            (Vec::new(), Vec::new())
+        } else {
+            // SAFETY: with PyBUF_RECORDS_RO, shape and strides hold ndim entries each.
+            unsafe {
+                (
+                    std::slice::from_raw_parts(b.shape, ndim)
+                        .iter()
+                        .map(|&d| d as usize)
+                        .collect(),
+                    std::slice::from_raw_parts(b.strides, ndim).to_vec(),
+                )
+            }
+        };
+        if !b.suboffsets.is_null() {
+            return Err(unsupported(
+                obj,
+                "indirect (PIL-style) buffers are not supported",
+            ));
+        }
+        Ok(Buffer {
+            view,
+            elem,
+            shape,
+            strides,
+        })
+    }
+
+    fn count(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// The whole memory as one slice, if the elements lie one after another in C order.
+    fn contiguous(&self) -> Option<&[u8]> {
+        let size = usize::from(self.elem.size);
+        let mut expected = size as isize;
+        for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
+            if d > 1 && s != expected {
+                return None;
+            }
+            expected *= d as isize;
+        }
+        let len = self.count() * size;
+        if len == 0 {
+            return Some(&[]);
+        }
+        // SAFETY: C-contiguous: the exporter's memory holds `count * itemsize` bytes from buf.
+        Some(unsafe { std::slice::from_raw_parts(self.view.0.buf.cast::<u8>(), len) })
+    }
+
+    /// Every element in C order, exactly.
+    fn numbers(&self) -> Vec<Number> {
+        let count = self.count();
+        let itemsize = usize::from(self.elem.size);
+        let ndim = self.shape.len();
+        let mut numbers = Vec::with_capacity(count);
+        let base = self.view.0.buf.cast::<u8>().cast_const();
+        let mut index = vec![0usize; ndim];
+        for _ in 0..count {
+            let offset: isize = index
+                .iter()
+                .zip(&self.strides)
+                .map(|(&i, &s)| i as isize * s)
+                .sum();
+            // SAFETY: the index is inside the shape, so base + offset .. + itemsize lies in
+            // the exporter's memory as described by its strides.
+            let bytes = unsafe { std::slice::from_raw_parts(base.offset(offset), itemsize) };
+            numbers.push(self.elem.decode(bytes));
+            for k in (0..ndim).rev() {
+                index[k] += 1;
+                if index[k] < self.shape[k] {
+                    break;
+                }
+                index[k] = 0;
+            }
+        }
+        numbers
+    }
+}
+
 /// Reads every element of a NumPy array (or NumPy scalar) exactly; with `numbers` false
 /// only its format and shape (`numbers` is then empty).
 pub fn read(obj: &Bound<'_, PyAny>, numbers: bool) -> PyResult<Array> {
-    let py = obj.py();
-    let mut raw = std::mem::MaybeUninit::<ffi::Py_buffer>::zeroed();
-    // SAFETY: PyObject_GetBuffer fills the view or sets an exception and returns -1.
-    let rc =
-        unsafe { ffi::PyObject_GetBuffer(obj.as_ptr(), raw.as_mut_ptr(), ffi::PyBUF_RECORDS_RO) };
-    if rc != 0 {
-        let err = PyErr::take(py)
-            .unwrap_or_else(|| PyBufferError::new_err("the array has no readable buffer"));
-        return Err(
-            if err.is_instance_of::<PyBufferError>(py)
-                || err.is_instance_of::<pyo3::exceptions::PyValueError>(py)
-            {
-                unsupported(obj, "its memory cannot be read as numbers")
-            } else {
-                err
-            },
-        );
-    }
-    // SAFETY: initialised by the successful call above.
-    let view = View(unsafe { raw.assume_init() });
-    let b = &view.0;
-    let format = if b.format.is_null() {
-        "B".to_string()
+    let buffer = Buffer::get(obj)?;
+    let numbers = if numbers {
+        buffer.numbers()
     } else {
-        // SAFETY: a non-null format is a NUL-terminated string owned by the view.
-        unsafe { CStr::from_ptr(b.format) }
-            .to_string_lossy()
-            .into_owned()
+        Vec::new()
     };
-    let itemsize = usize::try_from(b.itemsize).unwrap_or(0);
-    let elem = parse_format(&format, itemsize).ok_or_else(|| {
-        unsupported(
-            obj,
-            "copapy computes with bools, integers and floats of up to 64 bits only",
-        )
-    })?;
-    let ndim = usize::try_from(b.ndim).unwrap_or(0);
-    let (shape, strides): (Vec<usize>, Vec<isize>) = if ndim == 0 {
-        (Vec::new(), Vec::new())
-    } else {
-        // SAFETY: with PyBUF_RECORDS_RO, shape and strides hold ndim entries each.
-        unsafe {
-            (
-                std::slice::from_raw_parts(b.shape, ndim)
-                    .iter()
-                    .map(|&d| d as usize)
-                    .collect(),
-                std::slice::from_raw_parts(b.strides, ndim).to_vec(),
-            )
-        }
-    };
-    if !b.suboffsets.is_null() {
-        return Err(unsupported(
-            obj,
-            "indirect (PIL-style) buffers are not supported",
-        ));
-    }
-    let count: usize = if numbers { shape.iter().product() } else { 0 };
-    let mut numbers = Vec::with_capacity(count);
-    let base = b.buf.cast::<u8>().cast_const();
-    let mut index = vec![0usize; ndim];
-    for _ in 0..count {
-        let offset: isize = index
-            .iter()
-            .zip(&strides)
-            .map(|(&i, &s)| i as isize * s)
-            .sum();
-        // SAFETY: the index is inside the shape, so base + offset .. + itemsize lies in the
-        // exporter's memory as described by its strides.
-        let bytes = unsafe { std::slice::from_raw_parts(base.offset(offset), itemsize) };
-        numbers.push(elem.decode(bytes));
-        for k in (0..ndim).rev() {
-            index[k] += 1;
-            if index[k] < shape[k] {
-                break;
-            }
-            index[k] = 0;
-        }
-    }
-    drop(view);
+    let Buffer { elem, shape, .. } = buffer;
     Ok(Array {
         elem,
         shape,
         numbers,
     })
+}
+
+/// Writes a NumPy array's elements into `out` as 4-byte copapy values (`convert` turns
+/// one exact element into its bits), if its format is `elem` and its shape `shape`;
+/// `Ok(false)` if not.
+///
+/// This is `@cp.jit`'s bulk copy: a C-contiguous array in the machine's byte order of
+/// float32 or int32 is one copy, of float64 one rounding per element (`as f32` is the
+/// correctly rounded conversion `convert` also does), in a tight loop; anything else
+/// goes element by element through `convert`.
+pub fn read_into(
+    obj: &Bound<'_, PyAny>,
+    elem: Elem,
+    shape: &[usize],
+    out: &mut [u8],
+    convert: impl Fn(Number) -> PyResult<u32>,
+) -> PyResult<bool> {
+    let buffer = Buffer::get(obj)?;
+    if buffer.elem != elem || buffer.shape != shape {
+        return Ok(false);
+    }
+    let count = buffer.count();
+    let Some(out) = out.get_mut(..4 * count) else {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "internal error: an array argument does not fit its data slots",
+        ));
+    };
+    let native = elem.big_endian == cfg!(target_endian = "big");
+    if let (true, Some(src)) = (native, buffer.contiguous()) {
+        match (elem.kind, elem.size) {
+            (Kind::Float, 4) | (Kind::Signed, 4) => {
+                out.copy_from_slice(src);
+                return Ok(true);
+            }
+            (Kind::Float, 8) => {
+                for (dst, x) in out.chunks_exact_mut(4).zip(src.chunks_exact(8)) {
+                    let x = f64::from_ne_bytes(x.try_into().unwrap_or([0; 8]));
+                    dst.copy_from_slice(&(x as f32).to_le_bytes());
+                }
+                return Ok(true);
+            }
+            _ => {}
+        }
+    }
+    for (dst, n) in out.chunks_exact_mut(4).zip(buffer.numbers()) {
+        dst.copy_from_slice(&convert(n)?.to_le_bytes());
+    }
+    Ok(true)
 }
 
 #[cfg(test)]
