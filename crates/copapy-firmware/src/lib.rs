@@ -25,37 +25,10 @@ use copapy_program::{Arch, Features, FormatError, ProgramView};
 use copapy_runner::{InstallError, PatchError};
 
 /// The architecture this runner executes.
-pub const RUNNER_ARCH: Option<Arch> = if cfg!(target_arch = "x86_64") {
-    Some(Arch::X86_64)
-} else if cfg!(target_arch = "aarch64") {
-    Some(Arch::AArch64)
-} else if cfg!(all(target_arch = "arm", target_os = "none")) {
-    // Cortex-M cores execute Thumb code only.
-    Some(Arch::Thumb)
-} else if cfg!(target_arch = "arm") {
-    Some(Arch::Arm)
-} else if cfg!(target_arch = "riscv32") {
-    Some(Arch::RiscV32)
-} else if cfg!(target_arch = "riscv64") {
-    Some(Arch::RiscV64)
-} else {
-    None
-};
+pub const RUNNER_ARCH: Option<Arch> = Arch::host();
 
 /// The CPU features this runner's core has (its build target's baseline).
-pub const RUNNER_FEATURES: u32 = if cfg!(target_arch = "x86_64") {
-    Features::SSE2.0
-} else if cfg!(target_arch = "aarch64") {
-    Features::NEON.0
-} else if cfg!(all(
-    target_arch = "arm",
-    target_os = "none",
-    target_abi = "eabihf"
-)) {
-    Features::ARMV7EM.0 | Features::FPV4_SP.0
-} else {
-    0
-};
+pub const RUNNER_FEATURES: u32 = Features::host().0;
 
 /// A program installed by [`copapy_load`] (mirrors `struct copapy_program`).
 #[repr(C)]

@@ -14,12 +14,20 @@ pub enum Arch {
 }
 
 impl Arch {
-    /// The architecture this crate was compiled for, if copapy supports it.
+    /// The architecture this crate was compiled for, if copapy supports it (what a
+    /// runner built from it executes). Bare-metal 32-bit ARM is Cortex-M, which runs
+    /// Thumb code only.
     pub const fn host() -> Option<Arch> {
         if cfg!(target_arch = "x86_64") {
             Some(Arch::X86_64)
         } else if cfg!(target_arch = "aarch64") {
             Some(Arch::AArch64)
+        } else if cfg!(all(target_arch = "arm", target_os = "none")) {
+            Some(Arch::Thumb)
+        } else if cfg!(target_arch = "arm") {
+            Some(Arch::Arm)
+        } else if cfg!(target_arch = "riscv32") {
+            Some(Arch::RiscV32)
         } else if cfg!(target_arch = "riscv64") {
             Some(Arch::RiscV64)
         } else {
@@ -108,6 +116,25 @@ impl Features {
         (Features::RV_F, "rv-f"),
         (Features::RV_C, "rv-c"),
     ];
+
+    /// The features every CPU of the build target's baseline has (what a runner built
+    /// for it can promise): SSE2 on x86_64, NEON on AArch64, ARMv7E-M with FPv4-SP for
+    /// bare-metal hard-float Thumb; none known elsewhere.
+    pub const fn host() -> Features {
+        if cfg!(target_arch = "x86_64") {
+            Features::SSE2
+        } else if cfg!(target_arch = "aarch64") {
+            Features::NEON
+        } else if cfg!(all(
+            target_arch = "arm",
+            target_os = "none",
+            target_abi = "eabihf"
+        )) {
+            Features(Features::ARMV7EM.0 | Features::FPV4_SP.0)
+        } else {
+            Features(0)
+        }
+    }
 
     /// Both sets.
     pub const fn union(self, other: Features) -> Features {

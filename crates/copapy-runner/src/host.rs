@@ -66,13 +66,7 @@ impl From<PatchError> for LoadError {
 /// CPU feature bits this runner offers to programs: the baseline of each host
 /// architecture (SSE2 is part of x86_64, NEON of AArch64). A program needing more is
 /// refused with a message naming the missing bits.
-pub const HOST_FEATURES: u32 = if cfg!(target_arch = "x86_64") {
-    copapy_program::Features::SSE2.0
-} else if cfg!(target_arch = "aarch64") {
-    copapy_program::Features::NEON.0
-} else {
-    copapy_program::NO_FEATURES
-};
+pub const HOST_FEATURES: u32 = copapy_program::Features::host().0;
 
 /// A program placed in executable memory, ready to [`run`](LoadedProgram::run).
 ///
