@@ -31,24 +31,8 @@ from typing import Any
 
 import numpy as np
 
-C_REFERENCE = r"""
-/* sum over i of (v1 + i) . v2 in float32, `runs` times; the barrier makes every run reload
-   its inputs, as a compiled program reads its data memory each time. */
-float bench(const float *v1, const float *v2, int n, int runs) {
-    float total = 0.0f;
-    for (int r = 0; r < runs; r++) {
-        __asm__ volatile("" ::: "memory");
-        float s = 0.0f;
-        for (int i = 0; i < 10; i++) {
-            float d = 0.0f;
-            for (int k = 0; k < n; k++) d += (v1[k] + (float)i) * v2[k];
-            s += d;
-        }
-        total = s;
-    }
-    return total;
-}
-"""
+# the same C as bench_vectors.py measures, so both benches compare with one computation
+from bench_vectors import C_REFERENCE
 
 COMPILERS = {
     "gcc -O3 -ffast-math": ["gcc", "-O3", "-ffast-math"],

@@ -451,21 +451,8 @@ pub fn stencil_names() -> Vec<String> {
             }
         }
     }
-    let float_unary = [
-        Op::Neg,
-        Op::Abs,
-        Op::Sqrt,
-        Op::Sin,
-        Op::Cos,
-        Op::Tan,
-        Op::Asin,
-        Op::Acos,
-        Op::Atan,
-        Op::Exp,
-        Op::Log,
-        Op::Tanh,
-    ];
-    for op in float_unary {
+    // every float unary op maps element-wise (int-to-float is the int stencil below)
+    for op in Op::UNARY.iter().filter(|&&op| op != Op::IntToFloat) {
         names.push(format!("st_arr_{}_f_a", op.stencil_name()));
     }
     for op in [Op::Neg, Op::Abs, Op::IntToFloat] {
