@@ -35,7 +35,13 @@ pub const RUNNER_ARCH: Option<Arch> = Arch::host();
 
 /// The CPU features this runner's core was built for (its build target's baseline):
 /// what [`copapy_load`] checks programs against until [`copapy_set_cpu_features`].
-pub const RUNNER_FEATURES: u32 = Features::host().0;
+/// RISC-V's F comes from the target name (build.rs), as `cfg` does not show it.
+pub const RUNNER_FEATURES: u32 = Features::host().0
+    | if cfg!(copapy_riscv_f) {
+        Features::RV_F.0
+    } else {
+        0
+    };
 
 /// The feature bits [`copapy_load`] checks programs against.
 static CPU_FEATURES: AtomicU32 = AtomicU32::new(RUNNER_FEATURES);

@@ -133,8 +133,9 @@ impl Features {
         )) {
             Features(Features::ARMV7EM.0 | Features::FPV4_SP.0)
         } else if cfg!(all(target_arch = "riscv32", target_os = "none")) {
-            // bare metal: the extensions the library was compiled for (a firmware can
-            // override them at run time: copapy_set_cpu_features)
+            // bare metal: the extensions the library was compiled for (stable Rust
+            // hides F from cfg: copapy-firmware adds it from its target name; firmware
+            // can override the set at run time: copapy_set_cpu_features)
             Features(
                 (if cfg!(target_feature = "m") {
                     Features::RV_M.0
