@@ -23,7 +23,7 @@
 
 /* Sized for the test programs; docs/firmware.md says how to size them for yours. The
  * code buffer is in RAM the core may execute (link.ld: .code_ram). */
-#define CODE_CAP (64u * 1024u)
+#define CODE_CAP (128u * 1024u)
 #define DATA_CAP (16u * 1024u)
 static uint8_t code_buf[CODE_CAP] __attribute__((aligned(64), section(".code_ram")));
 static uint8_t data_buf[DATA_CAP] __attribute__((aligned(64)));

@@ -69,7 +69,8 @@ pub struct CopapyProgram {
     pub symbols_len: u32,
     /// Number of variables.
     pub symbol_count: u32,
-    /// Check word written by [`copapy_load`] (see [`LOADED`]).
+    /// Check word written by [`copapy_load`]: a constant mixed with the code and data
+    /// addresses and the entry, so a zeroed or edited struct does not run.
     pub loaded: u32,
 }
 
@@ -208,8 +209,8 @@ pub unsafe extern "C" fn copapy_load(
     0
 }
 
-/// Runs an installed program once. Returns 0, or [`code::NOT_LOADED`] /
-/// [`code::BAD_ARGUMENT`] (nothing runs) for a struct `copapy_load` did not fill.
+/// Runs an installed program once. Returns 0, or (running nothing) `COPAPY_E_BAD_ARGUMENT`
+/// for NULL and `COPAPY_E_NOT_LOADED` for a struct [`copapy_load`] did not fill.
 ///
 /// # Safety
 ///
