@@ -153,3 +153,11 @@ def test_the_mcu_runner_refuses_bad_files(image: Any) -> None:
     program[60] ^= 0x01
     assert mcu.load(bytes(program)) == -9  # corrupted
     assert mcu.load(bytes(program[:30])) == -7  # truncated
+    good = build("cortex-m4").program_bytes()
+    mcu.uc.mem_write(FILE, good)
+    for code, data in ((CODE, CODE), (CODE, CODE + 0x100), (FILE, DATA), (CODE, FILE + 8)):  # overlaps
+        assert mcu.call("copapy_load", FILE, len(good), code, CODE_CAP, data, DATA_CAP, SCRATCH) == -18
+    assert mcu.call("copapy_load", 0, len(good), CODE, CODE_CAP, DATA, DATA_CAP, SCRATCH) == -1  # NULL
+    mcu.uc.mem_write(SCRATCH, bytes(64))
+    assert mcu.call("copapy_run", 0) == -1  # NULL
+    assert mcu.call("copapy_run", SCRATCH) == -19  # a zeroed struct: not loaded, nothing runs
