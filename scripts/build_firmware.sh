@@ -4,12 +4,17 @@
 # runner code compiled and linked with zig cc (the PyPI ziglang package the stencils are
 # built with). Output: target/firmware-boards/{mps2-an386,virt-rv32}.elf.
 #
-#   scripts/build_firmware.sh            (needs: rustup targets thumbv7em-none-eabihf and
-#                                         riscv32imafc-unknown-none-elf, .venv from setup.sh)
+#   scripts/build_firmware.sh     (after scripts/setup.sh, which installs the rustup targets
+#                                  thumbv7em-none-eabihf and riscv32imafc-unknown-none-elf and
+#                                  the ziglang package into .venv)
 # Run them: tests/test_firmware_boards.py, or by hand as docs/firmware.md shows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}
+if ! "$python" -c "import ziglang" 2>/dev/null; then
+  echo "build_firmware.sh: no zig cc: run scripts/setup.sh (or PYTHON=... with ziglang installed)" >&2
+  exit 1
+fi
 out=target/firmware-boards
 mkdir -p "$out"
 cflags=(-Os -g -std=c11 -Wall -Wextra -Werror -ffreestanding -nostdlib -fno-stack-protector

@@ -320,8 +320,10 @@ def session(request: pytest.FixtureRequest, firmwares: Path,
     good_program = ran["state_loop"][0].program
     corrupted = bytearray(good_program)
     corrupted[len(corrupted) // 2] ^= 0x10
+    other = next(b.arch for b in BOARDS if b is not board)
     bad = {
         "another architecture": ran["state_loop"][1].program,  # x86_64
+        "the other board's architecture": run_on(other, state_loop).program,
         "no CPU features": good_program,
         "truncated": good_program[:-5],
         "empty": b"",
@@ -380,6 +382,7 @@ def test_the_firmware_has_the_cpu_features_of_its_build(session: Session) -> Non
 def test_the_firmware_refuses_bad_files_and_runs_nothing_of_them(session: Session) -> None:
     expect = {
         "another architecture": (-5, "program is for another architecture"),
+        "the other board's architecture": (-5, "program is for another architecture"),
         "no CPU features": (-6, "program needs CPU features this runner lacks"),
         "truncated": (-7, "file truncated"),
         "empty": (-7, "file truncated"),
