@@ -262,3 +262,108 @@ fn overlapping_buffers_are_refused_exactly_when_they_share_a_byte() {
     }
     assert!(message(OVERLAP).contains("overlap"));
 }
+
+/// Loads `file` into sentinel-filled buffers; returns the result and whether the
+/// buffers and `out` are as they were.
+fn load_untouched(file: &[u8]) -> (i32, bool) {
+    let region = Region::new();
+    // SAFETY: both pages of the region, read+write.
+    let pages = unsafe { core::slice::from_raw_parts_mut(region.code(), 2 * PAGE) };
+    pages.fill(0xEE);
+    let mut p = zeroed();
+    // SAFETY: disjoint buffers valid for their lengths.
+    let r = unsafe {
+        copapy_load(
+            file.as_ptr(),
+            file.len(),
+            region.code(),
+            PAGE,
+            region.data(),
+            PAGE,
+            &mut p,
+        )
+    };
+    (r, pages.iter().all(|&b| b == 0xEE) && p.loaded == 0)
+}
+
+/// Every truncation and every single-bit flip of a program file is refused, and a
+/// refusal writes nothing: not the buffers, not `out`.
+#[test]
+fn every_truncation_and_bit_flip_is_refused_without_writing() {
+    let file = program().encode();
+    for len in 0..file.len() {
+        let (r, untouched) = load_untouched(&file[..len]);
+        assert!(r < 0 && untouched, "truncated to {len}: {r}");
+    }
+    for bit in 0..8 * file.len() {
+        let mut bad = file.clone();
+        bad[bit / 8] ^= 1 << (bit % 8);
+        let (r, untouched) = load_untouched(&bad);
+        assert!(r < 0 && untouched, "bit {bit} flipped: {r} {}", message(r));
+    }
+}
+
+/// Random programs (names, dtypes, shapes, offsets): copapy_symbol and copapy_symbol_at
+/// give every element of every variable as the reader's own view does.
+#[test]
+fn lookups_agree_with_the_reader_on_random_symbol_tables() {
+    use copapy_program::{ElementType, ProgramView, Role, Symbol};
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    for _ in 0..200 {
+        let mut prog = program();
+        prog.data = vec![0; 4 * 64];
+        prog.symbols.clear();
+        for s in 0..next(6) {
+            let ty = [ElementType::Float, ElementType::Int, ElementType::Bool][next(3) as usize];
+            let shape: Vec<u32> = (0..next(3)).map(|_| 1 + next(4) as u32).collect();
+            let count: u32 = shape.iter().product();
+            let offsets = (0..count).map(|_| 4 * next(64) as u32).collect();
+            let name = format!("v{s}_{}", "ä€x".repeat(next(3) as usize));
+            prog.symbols.push(Symbol {
+                name,
+                role: Role::Input,
+                ty,
+                shape,
+                offsets,
+            });
+        }
+        let file = prog.encode();
+        let (_region, p) = load(&file);
+        let view = ProgramView::parse(&file).unwrap();
+        assert_eq!(p.symbol_count as usize, view.symbol_count());
+        for (var, sym) in view.symbols().enumerate() {
+            let name = std::ffi::CString::new(sym.name).unwrap();
+            for (index, want) in sym.offsets().enumerate() {
+                let by_name = symbol(&p, &name, index as u32);
+                assert_eq!(by_name, (sym.len() as i32, want, sym.ty as u8));
+                let (mut offset, mut dtype, mut name_ptr, mut name_len) =
+                    (0, 0, null::<c_char>(), 0);
+                // SAFETY: all outputs valid for writes.
+                let n = unsafe {
+                    copapy_symbol_at(
+                        &p,
+                        var as u32,
+                        index as u32,
+                        &mut offset,
+                        &mut dtype,
+                        &mut name_ptr,
+                        &mut name_len,
+                    )
+                };
+                assert_eq!((n, offset, dtype), by_name);
+                // SAFETY: a pointer and length into the file.
+                let got = unsafe {
+                    core::slice::from_raw_parts(name_ptr.cast::<u8>(), name_len as usize)
+                };
+                assert_eq!(got, sym.name.as_bytes());
+            }
+            assert_eq!(symbol(&p, &name, sym.len() as u32).0, NO_SYMBOL);
+        }
+    }
+}
