@@ -137,19 +137,9 @@ impl Features {
             // hides F from cfg: copapy-firmware adds it from its target name; firmware
             // can override the set at run time: copapy_set_cpu_features)
             Features(
-                (if cfg!(target_feature = "m") {
-                    Features::RV_M.0
-                } else {
-                    0
-                }) | (if cfg!(target_feature = "f") {
-                    Features::RV_F.0
-                } else {
-                    0
-                }) | (if cfg!(target_feature = "c") {
-                    Features::RV_C.0
-                } else {
-                    0
-                }),
+                (Features::RV_M.0 * cfg!(target_feature = "m") as u32)
+                    | (Features::RV_F.0 * cfg!(target_feature = "f") as u32)
+                    | (Features::RV_C.0 * cfg!(target_feature = "c") as u32),
             )
         } else {
             Features(0)
