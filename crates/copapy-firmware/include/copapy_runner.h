@@ -17,7 +17,7 @@
  * Requirements on the firmware that links this library:
  *  - Hard-float C ABI: the library is built for thumbv7em-none-eabihf (-mfloat-abi=hard,
  *    FPv4-SP) or riscv32imafc-unknown-none-elf (-mabi=ilp32f); link it with objects of the
- *    same ABI (RISC-V linkers refuse a mix; ARM ones silently pass floats wrongly).
+ *    same ABI (a mix that links anyway passes floats in the wrong registers).
  *  - The FPU switched on before copapy_run: the generated code uses FPU instructions
  *    (Cortex-M: CPACR CP10/CP11 full access, then DSB and ISB; RISC-V: mstatus.FS != 0).
  *  - `code` in RAM the CPU may execute (not an MPU/PMP no-execute region), written by
