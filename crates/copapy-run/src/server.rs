@@ -133,8 +133,15 @@ where
             Ok(None) => return Ok(()),
             Err(FrameError::Io(e)) => return Err(e),
             Err(e) => {
+                let msg = match e {
+                    FrameError::Idle(d) if !conn.authenticated => format!(
+                        "no AUTH within {} s (--frame-timeout): closing the connection",
+                        d.as_secs_f64()
+                    ),
+                    e => e.to_string(),
+                };
                 // best effort: the client may be gone already
-                let _ = err(&mut output, &e.to_string()).and_then(|()| output.flush());
+                let _ = err(&mut output, &msg).and_then(|()| output.flush());
                 return Ok(());
             }
         };
