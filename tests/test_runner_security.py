@@ -24,23 +24,24 @@ from pathlib import Path
 import copapy as cp
 import pytest
 from copapy._core import Target
-from copapy._remote import AuthenticationError, RemoteDevice, find_runner
-from test_remote import (
+from copapy._remote import (
     CHALLENGE,
     ERR,
     GET,
     INFO,
     LOAD,
     OK,
+    READ,
     RUN,
-    auth_frame,
-    authenticated_socket,
-    frame,
-    read_frame,
-    start_runner,
+    SET,
+    STREAM,
+    WRITE,
+    AuthenticationError,
+    RemoteDevice,
+    find_runner,
 )
+from test_remote import auth_frame, authenticated_socket, frame, read_frame, start_runner
 
-SET, READ, WRITE, STREAM = 0x05, 0x03, 0x02, 0x07
 MiB = 1 << 20
 
 
