@@ -217,6 +217,20 @@ def test_huge_length_prefixes_and_half_open_connections_leave_memory_bounded(tok
         proc.wait()
 
 
+def test_an_idle_session_is_closed_with_a_reason(token: Path) -> None:
+    proc, port = start_runner("--token-file", str(token), "--idle-timeout", "1s")
+    try:
+        with authenticated_socket(port, token.read_bytes().strip()) as s:
+            s.sendall(frame(INFO))
+            assert read_frame(s)[0] == OK
+            kind, body = read_frame(s)  # then nothing: the runner gives up on us
+            assert kind == ERR and b"--idle-timeout" in body
+            assert s.recv(1) == b""
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def test_the_shared_buffer_budget_is_enforced(token: Path) -> None:
     proc, port = start_runner("--token-file", str(token), "--max-buffered", "1M")
     try:

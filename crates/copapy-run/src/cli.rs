@@ -44,9 +44,9 @@ Runs a copapy program file (written by Target.save).
   --allow-remote       allow ADDR beyond loopback (e.g. 0.0.0.0:5000)
   --no-load            serve PROGRAM only: refuse LOAD, WRITE and READ (by name only)
   --max-sessions N     sessions at once over TCP (default 16); more get an error
-  --max-frame BYTES    largest frame (default 64M; suffixes K, M, G)
+  --max-frame BYTES    largest frame (default and maximum 64M; suffixes K, M, G)
   --max-buffered BYTES frame buffers of all TCP sessions together (default 256M)
-  --idle-timeout DUR   close a TCP session idle this long (default 300s)
+  --idle-timeout DUR   close a TCP session idle this long (default 3600s)
   --frame-timeout DUR  close a TCP session whose frame (or reply) stalls this long, and
                        one that has not authenticated by then (default 30s)
   --no-rt              do not try SCHED_FIFO and mlockall in --period mode

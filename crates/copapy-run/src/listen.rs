@@ -23,7 +23,7 @@ pub const DEFAULT_MAX_SESSIONS: usize = 16;
 /// Default for `--max-buffered`: all sessions' frame buffers together.
 pub const DEFAULT_MAX_BUFFERED: usize = 256 << 20;
 /// Default for `--idle-timeout`.
-pub const DEFAULT_IDLE: Duration = Duration::from_secs(300);
+pub const DEFAULT_IDLE: Duration = Duration::from_secs(3600);
 /// Default for `--frame-timeout` (also the time a new connection has to authenticate,
 /// and the longest a reply may wait for a client that does not read).
 pub const DEFAULT_FRAME: Duration = Duration::from_secs(30);
