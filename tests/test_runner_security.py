@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import copapy as cp
+import numpy as np
 import pytest
 from copapy._core import Target
 from copapy._remote import (
@@ -39,6 +40,7 @@ from copapy._remote import (
     AuthenticationError,
     RemoteDevice,
     find_runner,
+    token_path,
 )
 from test_remote import auth_frame, authenticated_socket, frame, read_frame, start_runner
 
@@ -63,6 +65,15 @@ def counter_program() -> bytes:
     n = cp.value(0, name="n")
     tg = Target()
     tg.compile(n * 2, names={"twice": n * 2}, updates={n: n + 1})
+    return tg.program_bytes()
+
+
+def busy_program() -> bytes:
+    """A step of microseconds (a 4096-element dot product): 2**32-1 steps take hours,
+    so a run that ends soon after its client leaves was stopped, not finished."""
+    x = cp.array(np.linspace(-1.0, 1.0, 4096, dtype=np.float32))
+    tg = Target()
+    tg.compile((x * x).sum())
     return tg.program_bytes()
 
 
@@ -96,6 +107,41 @@ def test_the_runner_creates_a_private_token_and_the_right_token_works(
     tg.compile(x * 2.0)
     tg.run()
     assert tg.read_value("out0") == 3.0
+
+
+def test_runner_and_client_find_the_token_in_the_same_default_place(tmp_path: Path) -> None:
+    """Without --token-file both look in $XDG_CONFIG_HOME/copapy/run.token, else
+    ~/.config/copapy/run.token; the runner creates it there, private."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COPAPY_RUN_TOKEN_FILE", "XDG_CONFIG_HOME")}
+    env["HOME"] = str(tmp_path)
+    proc = subprocess.Popen([find_runner(), "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        port = int(proc.stdout.readline().rsplit(":", 1)[1])
+        path = tmp_path / ".config" / "copapy" / "run.token"
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        with pytest.MonkeyPatch.context() as mp:
+            mp.delenv("COPAPY_RUN_TOKEN_FILE", raising=False)
+            mp.delenv("XDG_CONFIG_HOME", raising=False)
+            mp.setenv("HOME", str(tmp_path))
+            assert token_path() == path
+            with RemoteDevice.tcp("127.0.0.1", port) as dev:
+                assert dev.arch == "x86_64"
+            mp.setenv("XDG_CONFIG_HOME", str(tmp_path / "elsewhere"))
+            with pytest.raises(AuthenticationError, match="elsewhere/copapy/run.token"):
+                RemoteDevice.tcp("127.0.0.1", port)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_runner_addresses_are_checked() -> None:
+    for bad in ("tcp://127.0.0.1:1?token=abc", "tcp://127.0.0.1:1?insecure_no_auth=yes",
+                "tcp://127.0.0.1:1?token_file=a&token_file=b", "tcp://127.0.0.1:1?junk"):
+        with pytest.raises(ValueError, match="tcp://"):
+            Target(runner=bad)
 
 
 def test_no_token_a_wrong_token_and_a_replayed_answer_are_refused(
@@ -262,7 +308,7 @@ def test_run_stops_when_its_client_disconnects(token: Path) -> None:
     proc, port = start_runner("--token-file", str(token))
     try:
         s = authenticated_socket(port, token.read_bytes().strip())
-        s.sendall(frame(LOAD, counter_program()))
+        s.sendall(frame(LOAD, busy_program()))
         assert read_frame(s) == (OK, b"")
         before = cpu_seconds(proc.pid)
         s.sendall(frame(RUN, struct.pack("<I", 0xFFFFFFFF)))
@@ -279,7 +325,7 @@ def test_run_stops_when_its_client_disconnects(token: Path) -> None:
         proc.wait()
 
 
-def test_stream_and_a_piped_run_stop_when_the_client_leaves(token: Path) -> None:
+def test_stream_and_a_piped_run_stop_when_the_client_leaves(token: Path, tmp_path: Path) -> None:
     proc, port = start_runner("--token-file", str(token))
     try:
         s = authenticated_socket(port, token.read_bytes().strip())
@@ -294,7 +340,7 @@ def test_stream_and_a_piped_run_stop_when_the_client_leaves(token: Path) -> None
         proc.wait()
     child = subprocess.Popen([find_runner(), "--serve-stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
-    child.stdin.write(frame(LOAD, counter_program()) + frame(RUN, struct.pack("<I", 0xFFFFFFFF)))
+    child.stdin.write(frame(LOAD, busy_program()) + frame(RUN, struct.pack("<I", 0xFFFFFFFF)))
     child.stdin.flush()
     assert child.stdout.read(5) == struct.pack("<IB", 1, OK)
     child.stdin.close()  # the parent leaves: the pipe's writer is closed
@@ -303,6 +349,23 @@ def test_stream_and_a_piped_run_stop_when_the_client_leaves(token: Path) -> None
         assert child.wait(timeout=60) == 0
     finally:
         child.kill()
+        child.wait()
+    # the line protocol too: a run of 2**32-1 steps ends when stdin closes
+    program = tmp_path / "busy.cpy"
+    program.write_bytes(busy_program())
+    lines = subprocess.Popen([find_runner(), str(program), "--stdio"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    assert lines.stdin is not None and lines.stdout is not None
+    lines.stdin.write("run 3\nrun 4294967295\n")
+    lines.stdin.flush()
+    assert lines.stdout.readline() == "ok\n"
+    time.sleep(0.2)  # not a timing assertion: lets the long run start before stdin closes
+    lines.stdin.close()
+    try:
+        assert lines.wait(timeout=60) == 0
+    finally:
+        lines.kill()
+        lines.wait()
 
 
 def test_period_runs_in_constant_memory_and_duration_bounds_wall_clock(tmp_path: Path) -> None:

@@ -304,8 +304,14 @@ pub fn run(o: Options) -> Result<(), String> {
         session.symbol(n)?;
     }
     if o.stdio {
-        return crate::lines::serve(&mut session, io::stdin().lock(), io::stdout().lock())
-            .map_err(|e| e.to_string());
+        let mut parent = PeerWatch::new(0); // stdin: the parent's end of the pipe
+        return crate::lines::serve(
+            &mut session,
+            io::stdin().lock(),
+            io::stdout().lock(),
+            &mut parent,
+        )
+        .map_err(|e| e.to_string());
     }
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());

@@ -54,6 +54,12 @@ impl PeerWatch {
     }
 }
 
+impl crate::server::Peer for PeerWatch {
+    fn gone(&mut self) -> bool {
+        PeerWatch::gone(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
