@@ -40,6 +40,7 @@ SERVER_LABEL = b"copapy-run auth v1 server"
 NONCE_BYTES = 32
 MIN_TOKEN_BYTES = 16
 TOKEN_FILE_ENV = "COPAPY_RUN_TOKEN_FILE"
+_WHITESPACE = b" \t\n\r\x0c"  # what the runner trims (Rust's ASCII whitespace: no vertical tab)
 
 
 class RunnerError(RuntimeError):
@@ -63,7 +64,7 @@ def token_path() -> Path:
 
 def read_token(path: str | os.PathLike[str]) -> bytes:
     """The token in a file (surrounding whitespace removed, as the runner reads it)."""
-    token = Path(path).read_bytes().strip()
+    token = Path(path).read_bytes().strip(_WHITESPACE)
     if len(token) < MIN_TOKEN_BYTES:
         raise AuthenticationError(f"token file {os.fspath(path)} holds {len(token)} bytes; a token has at "
                                   f"least {MIN_TOKEN_BYTES} (copapy-run writes 64 hex digits)")
@@ -271,7 +272,7 @@ def _handshake(reader: IO[bytes], writer: IO[bytes], where: str, token: str | by
                 f"the runner at {where} needs its token and there is no token file at {path}: copy the "
                 "runner's token file there, set COPAPY_RUN_TOKEN_FILE, or use tcp://HOST:PORT?token_file=PATH")
         token = read_token(path)
-    token = token.strip()
+    token = token.strip(_WHITESPACE)
     server_nonce = body[1:]
     client_nonce = secrets.token_bytes(NONCE_BYTES)
     writer.write(struct.pack("<IB", 1 + 2 * NONCE_BYTES, AUTH) + client_nonce
