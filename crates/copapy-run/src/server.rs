@@ -164,7 +164,8 @@ fn admit(conn: &mut Connection, req: &Request<'_>) -> Result<Option<Vec<u8>>, (S
                     Ok(Some(token.server_mac(nonce, client_nonce).to_vec()))
                 } else {
                     Err((
-                        "authentication failed: the client's token is not the runner's                          (or the answer was for another connection); closing the connection"
+                        "authentication failed: the client's token is not the runner's \
+                        (or the answer was for another connection); closing the connection"
                             .to_string(),
                         true,
                     ))
@@ -172,7 +173,8 @@ fn admit(conn: &mut Connection, req: &Request<'_>) -> Result<Option<Vec<u8>>, (S
             }
             (Gate::Token { .. }, true) => Err(("already authenticated".to_string(), false)),
             _ => Err((
-                "this runner does not authenticate (it was started with --insecure-no-auth                  or is a private pipe): send requests without AUTH"
+                "this runner does not authenticate (it was started with --insecure-no-auth \
+                or is a private pipe): send requests without AUTH"
                     .to_string(),
                 false,
             )),
@@ -180,7 +182,8 @@ fn admit(conn: &mut Connection, req: &Request<'_>) -> Result<Option<Vec<u8>>, (S
     }
     if !conn.authenticated {
         return Err((
-            "authenticate first: answer the runner's CHALLENGE with AUTH              (docs/copapy-run.md, Authentication); closing the connection"
+            "authenticate first: answer the runner's CHALLENGE with AUTH \
+            (docs/copapy-run.md, Authentication); closing the connection"
                 .to_string(),
             true,
         ));
@@ -194,7 +197,8 @@ fn admit(conn: &mut Connection, req: &Request<'_>) -> Result<Option<Vec<u8>>, (S
     match refused {
         Some(what) => Err((
             format!(
-                "{what} is disabled: this runner serves a fixed program (--no-load);                  use SET, GET, RUN, STREAM and VARS by variable name"
+                "{what} is disabled: this runner serves a fixed program (--no-load); \
+                use SET, GET, RUN, STREAM and VARS by variable name"
             ),
             false,
         )),
