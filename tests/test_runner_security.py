@@ -39,6 +39,7 @@ from copapy._remote import (
     WRITE,
     AuthenticationError,
     RemoteDevice,
+    RunnerError,
     find_runner,
     token_path,
 )
@@ -231,9 +232,10 @@ def test_no_load_serves_a_fixed_program_by_name_only(tmp_path: Path, token: Path
 def test_huge_length_prefixes_and_half_open_connections_leave_memory_bounded(token: Path) -> None:
     """The issue's reproducer: `00 00 00 04` (a 64 MiB frame) costs nothing until the
     bytes arrive. 12 authenticated sessions announce 64 MiB each and send 10 bytes, 8
-    more connections never authenticate, one beyond the cap is refused; the runner's
-    peak RSS stays far below the 768 MiB that allocating the prefixes would take."""
-    proc, port = start_runner("--token-file", str(token), "--max-sessions", "20", "--frame-timeout", "5s")
+    more connections never authenticate; all are closed at the frame timeout (so the
+    runner has read every prefix), and its peak RSS stays far below the 768 MiB that
+    allocating the prefixes would take."""
+    proc, port = start_runner("--token-file", str(token), "--max-sessions", "20", "--frame-timeout", "2s")
     held: list[socket.socket] = []
     try:
         secret = token.read_bytes().strip()
@@ -244,21 +246,45 @@ def test_huge_length_prefixes_and_half_open_connections_leave_memory_bounded(tok
         for _ in range(8):
             held.append(socket.create_connection(("127.0.0.1", port), timeout=60))
             assert read_frame(held[-1])[0] == CHALLENGE
-        with socket.create_connection(("127.0.0.1", port), timeout=60) as extra:
-            kind, body = read_frame(extra)
-            assert kind == ERR and b"too many sessions" in body and b"--max-sessions" in body
-        # every one of them is closed after the frame timeout, with a reason
-        for s in held:
+        for k, s in enumerate(held):
             kind, body = read_frame(s)
             assert kind == ERR and b"--frame-timeout" in body, body
+            assert (b"a frame took longer" if k < 12 else b"no AUTH within") in body, body
             assert s.recv(1) == b""
         peak = rss_bytes(proc.pid, "VmHWM")
         assert peak < 64 * MiB, f"peak RSS {peak / MiB:.1f} MiB"
-        with RemoteDevice.tcp("127.0.0.1", port, token_file=token) as dev:  # the seats came back
+        with RemoteDevice.tcp("127.0.0.1", port, token_file=token) as dev:  # still serving
             assert dev.arch == "x86_64"
     finally:
         for s in held:
             s.close()
+        proc.kill()
+        proc.wait()
+
+
+def test_sessions_beyond_the_cap_get_an_error_and_seats_come_back(token: Path) -> None:
+    proc, port = start_runner("--token-file", str(token), "--max-sessions", "2")
+    try:
+        a = socket.create_connection(("127.0.0.1", port), timeout=60)
+        b = authenticated_socket(port, token.read_bytes().strip())
+        assert read_frame(a)[0] == CHALLENGE
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as extra:
+            kind, body = read_frame(extra)
+            assert kind == ERR and b"too many sessions" in body and b"--max-sessions" in body
+        with pytest.raises(RunnerError, match="too many sessions"):
+            RemoteDevice.tcp("127.0.0.1", port, token_file=token)
+        a.close()
+        b.close()
+        for _ in range(600):  # the runner notices the closes; then the seats are free again
+            try:
+                with RemoteDevice.tcp("127.0.0.1", port, token_file=token) as dev:
+                    assert dev.arch == "x86_64"
+                break
+            except RunnerError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError("the closed sessions never gave their seats back")
+    finally:
         proc.kill()
         proc.wait()
 
