@@ -83,6 +83,7 @@ class vector(A.ArrayBase[TNum]):
             raise TypeError(f"vector() takes an iterable of values or numbers, not a {A.type_name(values)}")
         else:
             if hasattr(values, "tolist") and hasattr(values, "shape"):  # NumPy array
+                _core.check_dtype(values)
                 if len(values.shape) != 1:
                     raise ValueError(f"a vector is 1-D; got an array of shape {tuple(values.shape)}")
                 values = values.tolist()
@@ -145,6 +146,11 @@ class vector(A.ArrayBase[TNum]):
             return _vec(A.map_scalar(op, self.values, other))
         if type(other) is vector:
             ov = other.values
+            # a length-1 vector broadcasts as NumPy (and tensors) broadcast shape (1,)
+            if len(ov) == 1 and len(self.values) != 1:
+                return self._binop(ov[0], op, name, rev)
+            if len(self.values) == 1 and len(ov) != 1:
+                return other._binop(self.values[0], op, name, not rev)
             if len(ov) != len(self.values):
                 if rev:
                     raise A.shape_error(name, "vectors", other.shape, self.shape)

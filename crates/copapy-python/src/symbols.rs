@@ -43,18 +43,15 @@ pub fn name_of(id: usize) -> Option<String> {
     with_names(|m| m.get(&id).cloned())
 }
 
-/// Refuses names that the runner's line protocol could not carry.
+/// Refuses names that program files cannot carry (`copapy_program::names`: the rule
+/// every reader checks again), saying what is wrong and what a name may be.
 pub fn check_name(name: &str) -> PyResult<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 255
-        && !name.contains(|c: char| c.is_whitespace() || c == '=' || c.is_control());
-    if ok {
-        Ok(())
-    } else {
-        Err(PyValueError::new_err(format!(
-            "invalid variable name {name:?}: use 1 to 255 bytes without spaces, control characters or '='"
-        )))
-    }
+    copapy_program::names::check_name(name.as_bytes()).map_err(|problem| {
+        PyValueError::new_err(format!(
+            "invalid variable name {name:?}: it {problem}; {}",
+            copapy_program::names::NAME_RULE
+        ))
+    })
 }
 
 /// A value or container flattened for the symbol table: its shape and elements.
@@ -335,6 +332,7 @@ fn nest(py: Python<'_>, items: &[Py<PyAny>], shape: &[u32]) -> PyResult<Py<PyAny
 }
 
 fn flatten_numbers<'py>(x: &Bound<'py, PyAny>, out: &mut Vec<Bound<'py, PyAny>>) -> PyResult<()> {
+    crate::convert::check_dtype(x)?;
     if number_bits(x)?.is_some() || x.is_instance_of::<PyString>() {
         out.push(x.clone());
         return Ok(());
@@ -520,6 +518,9 @@ impl Plan {
                 None => unnamed.push(v.clone()),
             }
         }
+        // `in0, in1, ...` in the order the user created the inputs, whatever order the
+        // compiler reached them in, so `--set in2=...` means the third input made
+        unnamed.sort_by_key(Value::seq);
         let (mut outs, mut ins) = (0, 0);
         for &i in &self.generated {
             self.planned[i].name = self.taken.generate("out", &mut outs);
