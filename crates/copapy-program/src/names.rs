@@ -28,25 +28,26 @@ pub enum NameProblem {
     Empty,
     /// More than [`MAX_NAME_BYTES`] bytes.
     TooLong {
-        /// Its length in bytes.
-        len: usize,
+        /// Its length in bytes (saturated at `u32::MAX`).
+        len: u32,
     },
     /// Not UTF-8 from byte `at` on.
     NotUtf8 {
-        /// Offset of the first byte that is not part of a valid character.
-        at: usize,
+        /// Offset of the first byte that is not part of a valid character (names are
+        /// checked for length first, so it fits).
+        at: u8,
     },
     /// A character the rule excludes, at byte offset `at`.
     Forbidden {
         /// The character.
         ch: char,
         /// Its byte offset in the name.
-        at: usize,
+        at: u8,
     },
     /// The same name as an earlier symbol.
     Duplicate {
-        /// Index of the earlier symbol.
-        first: usize,
+        /// Index of the earlier symbol (symbol counts are `u32` in the file).
+        first: u32,
     },
 }
 
@@ -71,35 +72,62 @@ impl fmt::Display for NameProblem {
     }
 }
 
-/// Whether the rule excludes `ch` from names.
+/// Whether the rule excludes `ch` from names: Unicode White_Space (the set
+/// `char::is_whitespace` tests), Unicode control characters (Cc) and the separators.
+///
+/// Written out rather than calling `char::is_whitespace`, whose lookup table a firmware
+/// runner would link (256 bytes); a test checks both agree on every character.
 pub fn is_forbidden(ch: char) -> bool {
-    ch.is_whitespace() || ch.is_control() || NAME_SEPARATORS.contains(&ch)
+    matches!(
+        ch,
+        '\0'..='\u{20}'
+            | '\u{7F}'..='\u{A0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200A}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202F}'
+            | '\u{205F}'
+            | '\u{3000}'
+            | '=' | ':' | ','
+    )
 }
 
-/// Decodes one UTF-8 character from the start of `bytes` (shortest forms only, no
-/// surrogates, at most U+10FFFF): the character and its length, or `None`.
+/// Walks the UTF-8 characters of `bytes` (shortest forms only, no surrogates, at most
+/// U+10FFFF), giving each with its byte offset to `each`; stops at the first error
+/// `each` returns, or at the first byte that is not part of a character (`NotUtf8`).
 ///
 /// A small decoder of our own, so a firmware runner that only loads and runs does not
-/// link `core::str::from_utf8` (half a KiB).
-fn next_char(bytes: &[u8]) -> Option<(char, usize)> {
-    let lead = *bytes.first()?;
-    let (extra, mut cp, min) = match lead {
-        0x00..=0x7F => return Some((lead as char, 1)),
-        0xC2..=0xDF => (1, u32::from(lead & 0x1F), 0x80),
-        0xE0..=0xEF => (2, u32::from(lead & 0x0F), 0x800),
-        0xF0..=0xF4 => (3, u32::from(lead & 0x07), 0x1_0000),
-        _ => return None,
-    };
-    for k in 1..=extra {
-        match bytes.get(k) {
-            Some(&c) if c & 0xC0 == 0x80 => cp = (cp << 6) | u32::from(c & 0x3F),
-            _ => return None,
+/// link `core::str::from_utf8` (half a KiB). Offsets are `u8`: names longer than 255
+/// bytes are refused before their characters are looked at.
+fn walk_chars(
+    bytes: &[u8],
+    mut each: impl FnMut(char, u8) -> Result<(), NameProblem>,
+) -> Result<(), NameProblem> {
+    let mut it = bytes.iter().copied();
+    let mut at = 0u8;
+    while let Some(lead) = it.next() {
+        let bad = NameProblem::NotUtf8 { at };
+        let (extra, mut cp, min) = match lead {
+            0x00..=0x7F => (0, u32::from(lead), 0),
+            0xC2..=0xDF => (1, u32::from(lead & 0x1F), 0x80),
+            0xE0..=0xEF => (2, u32::from(lead & 0x0F), 0x800),
+            0xF0..=0xF4 => (3, u32::from(lead & 0x07), 0x1_0000),
+            _ => return Err(bad),
+        };
+        for _ in 0..extra {
+            match it.next() {
+                Some(c) if c & 0xC0 == 0x80 => cp = (cp << 6) | u32::from(c & 0x3F),
+                _ => return Err(bad),
+            }
         }
+        match char::from_u32(cp) {
+            Some(ch) if cp >= min => each(ch, at)?,
+            _ => return Err(bad),
+        }
+        at = at.wrapping_add(1 + extra);
     }
-    if cp < min {
-        return None;
-    }
-    char::from_u32(cp).map(|ch| (ch, extra + 1))
+    Ok(())
 }
 
 /// Checks one name against the rule (everything but uniqueness, see [`first_duplicate`]).
@@ -108,30 +136,37 @@ pub fn check_name(name: &[u8]) -> Result<(), NameProblem> {
         return Err(NameProblem::Empty);
     }
     if name.len() > MAX_NAME_BYTES {
-        return Err(NameProblem::TooLong { len: name.len() });
+        return Err(NameProblem::TooLong {
+            len: u32::try_from(name.len()).unwrap_or(u32::MAX),
+        });
     }
-    let mut at = 0;
-    while at < name.len() {
-        let (ch, len) = next_char(&name[at..]).ok_or(NameProblem::NotUtf8 { at })?;
+    walk_chars(name, |ch, at| {
         if is_forbidden(ch) {
-            return Err(NameProblem::Forbidden { ch, at });
+            Err(NameProblem::Forbidden { ch, at })
+        } else {
+            Ok(())
         }
-        at += len;
-    }
-    Ok(())
+    })
 }
 
-/// The first pair `(earlier, later)` of equal names, by the later index, without
+/// The first pair `(earlier, later, name)` of equal names, by the later index, without
 /// allocating: every pair is compared (lengths first), which is quick for the few
 /// hundred symbols of a real program and bounded by the file size for any other.
-pub fn first_duplicate<'a, I>(names: I) -> Option<(usize, usize)>
+pub fn first_duplicate<'a, I>(names: I) -> Option<(usize, usize, &'a [u8])>
 where
     I: Iterator<Item = &'a [u8]> + Clone,
 {
-    for (later, name) in names.clone().enumerate() {
-        if let Some(earlier) = names.clone().take(later).position(|n| n == name) {
-            return Some((earlier, later));
+    // plain loops: `take`/`position` adapters would add their own code to a firmware
+    let mut rest = names.clone();
+    let mut later = 0;
+    while let Some(name) = rest.next() {
+        let mut earlier_names = names.clone();
+        for earlier in 0..later {
+            if earlier_names.next() == Some(name) {
+                return Some((earlier, later, name));
+            }
         }
+        later += 1;
     }
     None
 }
@@ -141,7 +176,7 @@ where
 #[cfg(feature = "alloc")]
 pub(crate) fn duplicate<'a>(
     names: impl Iterator<Item = &'a [u8]> + Clone,
-) -> Option<(usize, usize)> {
+) -> Option<(usize, usize, &'a [u8])> {
     let mut sorted: alloc::vec::Vec<(&[u8], usize)> =
         names.enumerate().map(|(i, n)| (n, i)).collect();
     sorted.sort_unstable();
@@ -151,15 +186,15 @@ pub(crate) fn duplicate<'a>(
         .filter(|w| w[0].0 == w[1].0)
         .map(|w| {
             let first = sorted.partition_point(|(n, _)| *n < w[0].0);
-            (sorted[first].1, w[1].1)
+            (sorted[first].1, w[1].1, w[1].0)
         })
-        .min_by_key(|&(_, later)| later)
+        .min_by_key(|&(_, later, _)| later)
 }
 
 #[cfg(not(feature = "alloc"))]
 pub(crate) fn duplicate<'a>(
     names: impl Iterator<Item = &'a [u8]> + Clone,
-) -> Option<(usize, usize)> {
+) -> Option<(usize, usize, &'a [u8])> {
     first_duplicate(names)
 }
 
@@ -173,14 +208,18 @@ pub struct NameExcerpt {
 }
 
 impl NameExcerpt {
-    /// Bytes kept of a longer name.
-    pub const CAP: usize = 40;
+    /// Bytes kept of a longer name: 24, or 8 without the `alloc` feature (a firmware
+    /// runner), where a larger error would cost every `Result` that carries one (about
+    /// 450 bytes of code on Cortex-M4, `benches/runner_size.sh`).
+    pub const CAP: usize = if cfg!(feature = "alloc") { 24 } else { 8 };
 
     /// The first [`NameExcerpt::CAP`] bytes of `name`.
     pub fn of(name: &[u8]) -> NameExcerpt {
-        let len = name.len().min(Self::CAP);
         let mut bytes = [0; Self::CAP];
-        bytes[..len].copy_from_slice(&name[..len]);
+        for (to, from) in bytes.iter_mut().zip(name) {
+            *to = *from;
+        }
+        let len = name.len().min(Self::CAP);
         NameExcerpt {
             bytes,
             len: len as u8,
@@ -190,7 +229,7 @@ impl NameExcerpt {
 
     /// The bytes kept.
     pub fn as_bytes(&self) -> &[u8] {
-        &self.bytes[..self.len as usize]
+        self.bytes.get(..self.len as usize).unwrap_or_default()
     }
 }
 
@@ -226,16 +265,7 @@ mod tests {
     /// alphabet of interesting bytes, and on 4-byte sequences around the limits.
     #[test]
     fn utf8_agrees_with_core() {
-        let valid = |s: &[u8]| {
-            let mut at = 0;
-            while at < s.len() {
-                match next_char(&s[at..]) {
-                    Some((_, n)) => at += n,
-                    None => return false,
-                }
-            }
-            true
-        };
+        let valid = |s: &[u8]| walk_chars(s, |_, _| Ok(())).is_ok();
         let bytes = [
             0x00, 0x41, 0x7F, 0x80, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4,
             0xF5, 0xFF, 0x9F, 0xA0, 0x8F, 0x90,
@@ -266,6 +296,14 @@ mod tests {
             assert_eq!(valid(s), core::str::from_utf8(s).is_ok(), "{s:x?}");
         }
         assert!(checked > 8000);
+    }
+
+    #[test]
+    fn forbidden_is_whitespace_control_or_separator_for_every_char() {
+        for ch in (0..=0x10_FFFFu32).filter_map(char::from_u32) {
+            let want = ch.is_whitespace() || ch.is_control() || NAME_SEPARATORS.contains(&ch);
+            assert_eq!(is_forbidden(ch), want, "{ch:?}");
+        }
     }
 
     #[test]
@@ -304,7 +342,10 @@ mod tests {
     #[test]
     fn duplicates() {
         let names: [&[u8]; 5] = [b"a", b"b", b"ab", b"b", b"a"];
-        assert_eq!(first_duplicate(names.iter().copied()), Some((1, 3)));
+        assert_eq!(
+            first_duplicate(names.iter().copied()),
+            Some((1, 3, &b"b"[..]))
+        );
         assert_eq!(first_duplicate(names[..3].iter().copied()), None);
     }
 
@@ -338,6 +379,6 @@ mod tests {
         assert_eq!(format!("{}", NameExcerpt::of(b"x\xFFy")), "\"x\\xffy\"");
         let long = [b'z'; 50];
         let shown = format!("{}", NameExcerpt::of(&long));
-        assert_eq!(shown, format!("\"{}\"…", "z".repeat(40)));
+        assert_eq!(shown, format!("\"{}\"…", "z".repeat(NameExcerpt::CAP)));
     }
 }

@@ -145,11 +145,15 @@ impl Program {
                 return Err(FormatError::BadShape { index });
             }
         }
-        if let Some((first, later)) = duplicate(self.symbols.iter().map(|s| s.name.as_bytes())) {
+        if let Some((first, later, name)) =
+            duplicate(self.symbols.iter().map(|s| s.name.as_bytes()))
+        {
             return Err(FormatError::BadSymbolName {
                 index: later,
-                name: NameExcerpt::of(self.symbols[later].name.as_bytes()),
-                problem: NameProblem::Duplicate { first },
+                name: NameExcerpt::of(name),
+                problem: NameProblem::Duplicate {
+                    first: first as u32,
+                },
             });
         }
         len_u32(self.symbols_bytes(), Section::Symbols)?;

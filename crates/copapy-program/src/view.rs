@@ -73,7 +73,10 @@ struct RawSymbol<'a> {
     offsets: &'a [u8],
 }
 
-/// The error for symbol `index` named `name` that breaks the naming rule.
+/// The error for symbol `index` named `name` that breaks the naming rule (out of line:
+/// the excerpt copy is code a firmware runner should carry once).
+#[cold]
+#[inline(never)]
 fn bad_name(index: usize, name: &[u8], problem: NameProblem) -> FormatError {
     FormatError::BadSymbolName {
         index,
@@ -90,7 +93,7 @@ fn decode_symbol(index: usize, rest: &[u8]) -> Result<(SymbolView<'_>, usize), F
             index,
             raw.name,
             NameProblem::NotUtf8 {
-                at: e.valid_up_to(),
+                at: e.valid_up_to() as u8, // names were checked for length by `parse`
             },
         )
     })?;
@@ -303,10 +306,13 @@ impl<'a> ProgramView<'a> {
     fn check_unique_names(&self) -> Result<(), FormatError> {
         let names = self.raw_symbols().map(|s| s.name);
         match crate::names::duplicate(names) {
-            Some((first, later)) => {
-                let name = self.raw_symbols().nth(later).map_or(&[][..], |s| s.name);
-                Err(bad_name(later, name, NameProblem::Duplicate { first }))
-            }
+            Some((first, later, name)) => Err(bad_name(
+                later,
+                name,
+                NameProblem::Duplicate {
+                    first: first as u32,
+                },
+            )),
             None => Ok(()),
         }
     }
