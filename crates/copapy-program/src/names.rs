@@ -157,16 +157,13 @@ where
     I: Iterator<Item = &'a [u8]> + Clone,
 {
     // plain loops: `take`/`position` adapters would add their own code to a firmware
-    let mut rest = names.clone();
-    let mut later = 0;
-    while let Some(name) = rest.next() {
+    for (later, name) in names.clone().enumerate() {
         let mut earlier_names = names.clone();
         for earlier in 0..later {
             if earlier_names.next() == Some(name) {
                 return Some((earlier, later, name));
             }
         }
-        later += 1;
     }
     None
 }
