@@ -19,10 +19,12 @@ import subprocess
 import unicodedata
 import zlib
 from pathlib import Path
+from typing import Any
 
 import copapy as cp
 import numpy as np
 import pytest
+from copapy._core import Target as NativeTarget  # copapy-run runs this machine's code
 from copapy._remote import find_runner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -149,9 +151,9 @@ def reseal(data: bytearray) -> bytes:
     return bytes(data)
 
 
-def program_with(names_: tuple[str, str]) -> bytes:
+def program_with(names_: tuple[str, str], target: Any = None) -> bytes:
     a, b = cp.value(1.5), cp.value(-2.0)
-    tg = cp.Target()
+    tg = (target or cp.Target)()
     tg.compile(a * b, names=dict(zip(names_, (a, b), strict=True)))
     return tg.program_bytes()
 
@@ -219,7 +221,7 @@ def runner() -> str:
 ])
 def test_copapy_run_refuses_such_files_too(tmp_path: Path, new: bytes, problem: str) -> None:
     path = tmp_path / "bad.cpy"
-    path.write_bytes(renamed(program_with(("ccc", "ddd")), 1, new))
+    path.write_bytes(renamed(program_with(("ccc", "ddd"), NativeTarget), 1, new))
     r = subprocess.run([runner(), str(path), "--stdio"], input="vars\nquit\n", capture_output=True,
                        text=True, timeout=60)
     assert r.returncode != 0 and r.stdout == "", (r.stdout, r.stderr)
@@ -261,7 +263,7 @@ def test_auto_names_skip_given_names_in_creation_order() -> None:
 def test_the_runner_lists_auto_named_inputs_in_creation_order(tmp_path: Path) -> None:
     xs = [cp.value(float(k)) for k in range(4)]
     y = xs[3] * 2.0 + xs[1] * 3.0 + xs[0] - xs[2]
-    tg = cp.Target()
+    tg = NativeTarget()
     tg.compile(y)
     path = tmp_path / "p.cpy"
     tg.save(str(path))
