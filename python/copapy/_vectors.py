@@ -45,8 +45,9 @@ class vector(A.ArrayBase[TNum]):
     """A 1-D vector of ``cp.value``s and/or plain Python numbers (the elements may be mixed).
 
     Arithmetic (``+ - * / // % **``, unary ``-``, ``abs``) and comparisons work elementwise
-    with another vector of the same length or with a scalar (a value or a number), which is
-    broadcast. Plain-number elements stay plain numbers: ``number op number`` is evaluated by
+    with another vector of the same length or with a scalar (a value or a number) or a
+    length-1 vector, which are broadcast (NumPy's rule for shapes ``(n,)`` and ``(1,)``).
+    Plain-number elements stay plain numbers: ``number op number`` is evaluated by
     Python and creates no graph node, so constants are folded while tracing.
 
     ``a @ b`` (or ``a.dot(b)``) is the dot product; ``.sum()``, ``@`` and ``.magnitude()`` add
