@@ -96,6 +96,17 @@ def test_writers_refuse_a_bad_name_at_once_saying_why(name: str, why: str) -> No
     assert why in str(e.value)
 
 
+def test_a_name_that_is_not_utf8_is_refused_as_a_bad_name() -> None:
+    def in_compile(n: str) -> None:
+        cp.Target().compile(cp.value(1.0), names={n: 1.0})
+
+    for give in (lambda n: cp.value(1.0, name=n), in_compile):
+        with pytest.raises(ValueError, match="invalid variable name 'a\\\\udc80': it is not UTF-8"):
+            give("a\udc80")
+    with pytest.raises(TypeError, match="a variable name is a str, not <class 'int'>"):
+        cp.value(1.0, name=3)  # type: ignore[call-overload]
+
+
 def test_two_variables_of_one_name_are_refused_when_compiled_together() -> None:
     p, q = cp.value(1.0, name="twice"), cp.value(2.0, name="twice")
     with pytest.raises(ValueError, match="two different variables"):

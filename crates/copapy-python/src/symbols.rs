@@ -54,6 +54,25 @@ pub fn check_name(name: &str) -> PyResult<()> {
     })
 }
 
+/// A name argument as a Rust string: a `str` that is not UTF-8 (a lone surrogate) is a
+/// `ValueError` under the naming rule, anything else a `TypeError`.
+pub fn name_arg(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let Ok(s) = obj.cast::<PyString>() else {
+        return Err(PyTypeError::new_err(format!(
+            "a variable name is a str, not {}",
+            obj.get_type().repr()?
+        )));
+    };
+    match s.to_str() {
+        Ok(s) => Ok(s.to_owned()),
+        Err(_) => Err(PyValueError::new_err(format!(
+            "invalid variable name {}: it is not UTF-8 (it has a lone surrogate); {}",
+            obj.repr()?,
+            copapy_program::names::NAME_RULE
+        ))),
+    }
+}
+
 /// A value or container flattened for the symbol table: its shape and elements.
 pub struct Flat {
     pub shape: Vec<u32>,
@@ -422,12 +441,13 @@ pub fn plan(
     let mut planned: Vec<Planned> = Vec::new();
     if let Some(names) = names {
         for (k, obj) in names.iter() {
-            let name: String = k.extract().map_err(|_| {
-                PyTypeError::new_err(format!(
+            if !k.is_instance_of::<PyString>() {
+                return Err(PyTypeError::new_err(format!(
                     "names maps str names to values, got a {} key",
                     type_name(&k)
-                ))
-            })?;
+                )));
+            }
+            let name = name_arg(&k)?;
             taken.claim(&name)?;
             planned.push(Planned {
                 name,
