@@ -142,6 +142,8 @@ def _reference(x: np.ndarray, op: str, axis: Any, keepdims: bool) -> Any:
     rows = np.transpose(x, kept + list(axes)).reshape(-1, int(np.prod([x.shape[d] for d in axes])))
     base = "sum" if op == "mean" else op
     wide = rows.astype(np.int64) if x.dtype == np.int32 else rows
+    if op == "mean":  # in floating point, as NumPy: int terms rounded to float32 first
+        wide = rows.astype(F32)
     out = np.array([_ordered(r, base) for r in wide])
     if op == "mean":
         out = (out.astype(F32) / F32(rows.shape[1])).astype(F32)

@@ -333,6 +333,8 @@ def _reduce_rows(op: str, rows: Obj, n: int, dtype: str, axes: tuple[int, ...],
         elif dtype == "float":
             s = _ordered_sum(np.array(terms, F32))
             vals.append(s if op == "sum" else F32(s / F32(n)))
+        elif op == "mean":  # as NumPy, in floating point: the terms as float32 first
+            vals.append(F32(_ordered_sum(np.array([R.f32(int(v)) for v in terms], F32)) / F32(n)))
         else:
             s = R.wrap32(sum(int(v) for v in terms))
             vals.append(s if op == "sum" else F32(R.f32(s) / F32(n)))

@@ -17,10 +17,12 @@ Copapy does) and that constant is added once, last, to the traced terms' sum.
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from typing import Any, Generic, TypeVar
 
+from . import _core
 from ._core import Container, value
 from ._protocol import describe
 
@@ -55,12 +57,15 @@ def scalar_or_none(x: Any) -> Any:
     if isinstance(x, _SCALAR_TYPES):
         return x
     if getattr(x, "shape", None) == () and hasattr(x, "item"):
+        _core.check_dtype(x)  # a datetime64's item() would be a day count
         try:
             item = x.item()
         except (TypeError, ValueError):
             return None
         if isinstance(item, _SCALAR_TYPES):
             return item
+        if x.dtype.kind == "f":  # a longdouble stays one: its float64 rounding, as NumPy's float()
+            return float(item)
     return None
 
 
@@ -179,6 +184,24 @@ def sum_elements(xs: Sequence[Any]) -> Any:
     return _combine(traced, [x for x in xs if type(x) is not _V])
 
 
+def mean_terms(x: ArrayBase[Any]) -> Any:
+    """``x`` ready to be averaged: if it holds int or bool values, ``x`` converted to float
+    (one stencil per value, or one loop for a packed container), so the sum is a float sum
+    and cannot wrap at 32 bits; NumPy too accumulates int means in floating point (float64;
+    copapy's mean is float32, the sum in the documented order of the converted terms). Plain
+    numbers need nothing: Python sums them exactly."""
+    if all(type(v) is not _V or v.dtype == "float" for v in x.values):
+        return x
+    from ._casts import cast
+
+    return cast(x, "float")
+
+
+def warn_empty_mean() -> None:
+    """NumPy's warning for the mean of no terms (whose result is NaN)."""
+    warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)
+
+
 def all_traced(xs: Iterable[Any]) -> bool:
     for x in xs:
         if type(x) is not _V:
@@ -246,6 +269,7 @@ def flatten_data(data: Any, shape: tuple[int, ...], what: str) -> list[Any]:
         dshape = c.shape
         flat = list(c.leaves or ())
     elif hasattr(data, "tolist") and hasattr(data, "shape"):  # NumPy array
+        _core.check_dtype(data)  # before tolist(): complex, datetime, text, objects
         dshape = tuple(data.shape)
         flat = list(data.reshape(-1).tolist()) if dshape else [data.item()]
     elif isinstance(data, _NOT_SEQUENCES) or not isinstance(data, Iterable):

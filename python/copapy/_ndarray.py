@@ -33,6 +33,7 @@ from typing import Any, Generic, TypeVar
 from . import _core
 from ._core import ArrayNode, Container, value
 from ._optable import BinaryOp, UnaryOp, is_binary, is_unary
+from ._shapes import check_size, reshape_dims
 
 TNum = TypeVar("TNum", int, float)
 
@@ -67,12 +68,14 @@ def _flatten(data: Any, out: list[Any]) -> tuple[int, ...]:
         out.append(data)
         return ()
     if _is_numpy(data):
+        _core.check_dtype(data)
         shape = tuple(int(d) for d in data.shape)
         out.extend(data.reshape(-1).tolist())
         return shape
     if isinstance(data, array):
         raise TypeError("an array cannot be an element of another array: use reshape or concatenate")
     if hasattr(data, "item") and getattr(data, "shape", None) == ():
+        _core.check_dtype(data)
         out.append(data.item())
         return ()
     if isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
@@ -123,6 +126,7 @@ def _numpy_bytes(data: Any, dtype: str) -> bytes:
     """A NumPy array's elements as little-endian 4-byte elements, one bulk conversion."""
     import numpy as np
 
+    _core.check_dtype(data)  # before any conversion: NumPy would cast complex, parse text
     kind = data.dtype.kind
     if dtype != "float" and kind == "f":
         raise ElementTypeError(f"cannot store float data in a {dtype} array: convert it explicitly")
@@ -208,12 +212,12 @@ class array(Generic[TNum]):
         if dtype is not None and dtype not in _DTYPES:
             raise ValueError(f"unknown dtype {dtype!r}: use one of {', '.join(map(repr, _DTYPES))}")
         if _is_numpy(values):
+            _core.check_dtype(values)
             kind = values.dtype.kind
             inferred = "float" if kind == "f" else "bool" if kind == "b" else "int"
-            if kind not in "fbiu":
-                raise TypeError(f"cannot make an array of NumPy dtype {values.dtype}")
             if values.size == 0 or values.ndim == 0:
                 raise ValueError("an array needs at least one dimension and one element")
+            check_size(values.size)
             dtype = dtype or inferred
             node = _data_node(dtype, _numpy_bytes(values, dtype))
             self._init(node, tuple(int(d) for d in values.shape), dtype)
@@ -222,6 +226,7 @@ class array(Generic[TNum]):
         shape = _flatten(values, flat)
         if not shape:
             raise ValueError("an array needs at least one dimension: use cp.value for a scalar")
+        check_size(len(flat))
         inferred = _infer(flat)
         dtype = dtype or inferred
         if dtype in ("int", "bool", "byte") and inferred == "float":
@@ -415,21 +420,14 @@ class array(Generic[TNum]):
         return k % dim
 
     def reshape(self, *shape: Any) -> array[TNum]:
-        """The same elements with a new shape (one dimension may be -1); no code."""
-        dims = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], Sequence) else shape
-        if dims.count(-1) > 1:
-            raise ValueError("only one dimension of a reshape can be -1")
-        known = 1
-        for d in dims:
-            if d != -1:
-                known *= d
-        if -1 in dims:
-            if known <= 0 or self.size % known:
-                raise ValueError(f"cannot reshape an array of size {self.size} into shape {dims}")
-            dims = tuple(self.size // known if d == -1 else d for d in dims)
-        elif known != self.size:
-            raise ValueError(f"cannot reshape an array of size {self.size} into shape {dims}")
-        return array._of(self._cp_node, tuple(int(d) for d in dims), self.dtype)
+        """The same elements with a new shape (ints or one sequence of them; one may be
+        negative, inferred as NumPy does); no code."""
+        dims = reshape_dims(shape, self.size, f"an array of size {self.size}")
+        if not dims:
+            raise ValueError(
+                "an array needs at least one dimension: use a[0] or .element(0) for its one element"
+            )
+        return array._of(self._cp_node, dims, self.dtype)
 
     def flatten(self) -> array[TNum]:
         """A 1-D array of the elements in row-major order; no code."""
@@ -748,8 +746,13 @@ class array(Generic[TNum]):
         return self._extreme("max", axis, keepdims)
 
     def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """The sum (all elements or over ``axis``) divided by the number of its terms."""
-        return self.sum(axis, keepdims) / float(self._count(axis))
+        """The sum (all elements or over ``axis``) divided by the number of its terms, in
+        float: an int, bool or byte array is converted to float32 first, so the mean never
+        wraps (NumPy accumulates int means in floating point too; copapy's is float32)."""
+        src = self
+        if self.dtype != "float":
+            src = array._of(_core.array_cast(self._cp_node, "float"), self.shape, "float")
+        return src.sum(axis, keepdims) / float(self._count(axis))
 
     def dot(self, other: array[Any]) -> value[Any]:
         """The sum of the products of corresponding elements (sum in the fixed order).

@@ -12,6 +12,8 @@ from . import _arrays as A
 from . import _core, _packing
 from ._arrays import TNum
 from ._core import value
+from ._shapes import check_shape, reshape_dims
+from ._shapes import dim as _dim
 from ._vectors import vector
 
 U = TypeVar("U", int, float)
@@ -56,6 +58,7 @@ def _flatten(x: Any, out: list[Any]) -> tuple[int, ...]:
         out.append(s)
         return ()
     if hasattr(x, "tolist") and hasattr(x, "shape"):  # NumPy array
+        _core.check_dtype(x)
         x = x.tolist()
     if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
         raise TypeError(f"tensor elements must be copapy values or numbers, not {A.type_name(x)}")
@@ -385,22 +388,9 @@ class tensor(A.ArrayBase[TNum]):
     # --- shape ----------------------------------------------------------------------------
 
     def reshape(self, *new_shape: int | Sequence[int]) -> tensor[TNum]:
-        """The same elements with a new shape; one dimension may be -1 (inferred)."""
-        dims: tuple[int, ...]
-        if len(new_shape) == 1 and not isinstance(new_shape[0], int):
-            dims = tuple(_op.index(d) for d in new_shape[0])
-        else:
-            dims = tuple(_op.index(d) for d in new_shape)  # type: ignore[arg-type]
-        n = len(self.values)
-        if dims.count(-1) > 1:
-            raise ValueError("reshape: only one dimension can be -1")
-        if -1 in dims:
-            known = A.prod(d for d in dims if d != -1)
-            if known == 0 or n % known:
-                raise ValueError(f"cannot reshape a tensor of shape {self.shape} into shape {dims}")
-            dims = tuple(n // known if d == -1 else d for d in dims)
-        if any(d < 0 for d in dims) or A.prod(dims) != n:
-            raise ValueError(f"cannot reshape a tensor of shape {self.shape} into shape {dims}")
+        """The same elements with a new shape; one dimension may be negative (inferred), as
+        in NumPy."""
+        dims = reshape_dims(new_shape, len(self.values), f"a tensor of shape {self.shape}")
         return _ten(self.values, dims)
 
     def flatten(self) -> tensor[TNum]:
@@ -481,11 +471,17 @@ class tensor(A.ArrayBase[TNum]):
         return _ten(out, tuple(shape[d] for d in kept))
 
     def mean(self, axis: int | Sequence[int] | None = None) -> Any:
-        """Mean of all elements, or along the given axis/axes: the sum divided by the count."""
-        if axis is None:
-            return A.sum_elements(self.values) / len(self.values)
-        n = A.prod(self.shape[a] for a in self._norm_axes(axis))
-        return self.sum(axis) / n
+        """Mean of all elements, or along the given axis/axes: the sum divided by the count,
+        in float (``A.mean_terms``: int and bool values are converted to float32 first, so
+        the mean never wraps). An empty mean is NaN, with NumPy's ``RuntimeWarning``."""
+        n = len(self.values) if axis is None else A.prod(self.shape[a] for a in self._norm_axes(axis))
+        total = A.mean_terms(self).sum(axis)
+        if n == 0:
+            A.warn_empty_mean()
+            if isinstance(total, tensor):
+                return _ten((math.nan,) * len(total.values), total.shape)
+            return math.nan
+        return total / n
 
     def trace(self) -> value[TNum] | TNum:
         """Sum of the diagonal of a square matrix (documented order)."""
@@ -558,10 +554,17 @@ def _matmul(a: Any, b: Any) -> Any:
     return _ten(out, (len(out),))
 
 
-def _shape_arg(shape: int | Sequence[int]) -> tuple[int, ...]:
-    dims = (_op.index(shape),) if isinstance(shape, int) else tuple(_op.index(d) for d in shape)
+def _shape_arg(shape: Any) -> tuple[int, ...]:
+    """A shape argument as NumPy takes it (an int or a sequence of ints, no bools, none
+    negative), with ``cp.array``'s size limit: these constants are plain Python numbers,
+    one reference (8 bytes) each, so a shape beyond it is refused before anything is built."""
+    if isinstance(shape, bool) or not hasattr(shape, "__iter__"):
+        dims: tuple[int, ...] = (_dim(shape),)
+    else:
+        dims = tuple(_dim(d) for d in shape)
     if any(d < 0 for d in dims):
         raise ValueError(f"negative dimensions are not allowed: {dims}")
+    check_shape(dims)
     return dims
 
 
@@ -622,9 +625,10 @@ def _arange_length(start: float, stop: float, step: float) -> int:
 
 
 def eye(rows: int, cols: int | None = None) -> tensor[int]:
-    """A matrix with the constant 1 on the diagonal and 0 elsewhere."""
-    c = rows if cols is None else cols
-    r, c = _shape_arg((rows, c))
+    """A matrix with the constant 1 on the diagonal and 0 elsewhere (``_shape_arg``'s rules
+    and limit)."""
+    r = _dim(rows)
+    r, c = _shape_arg((r, r if cols is None else cols))
     vals = [0] * (r * c)
     for i in range(min(r, c)):
         vals[i * c + i] = 1

@@ -45,8 +45,9 @@ class vector(A.ArrayBase[TNum]):
     """A 1-D vector of ``cp.value``s and/or plain Python numbers (the elements may be mixed).
 
     Arithmetic (``+ - * / // % **``, unary ``-``, ``abs``) and comparisons work elementwise
-    with another vector of the same length or with a scalar (a value or a number), which is
-    broadcast. Plain-number elements stay plain numbers: ``number op number`` is evaluated by
+    with another vector of the same length or with a scalar (a value or a number) or a
+    length-1 vector, which are broadcast (NumPy's rule for shapes ``(n,)`` and ``(1,)``).
+    Plain-number elements stay plain numbers: ``number op number`` is evaluated by
     Python and creates no graph node, so constants are folded while tracing.
 
     ``a @ b`` (or ``a.dot(b)``) is the dot product; ``.sum()``, ``@`` and ``.magnitude()`` add
@@ -83,6 +84,7 @@ class vector(A.ArrayBase[TNum]):
             raise TypeError(f"vector() takes an iterable of values or numbers, not a {A.type_name(values)}")
         else:
             if hasattr(values, "tolist") and hasattr(values, "shape"):  # NumPy array
+                _core.check_dtype(values)
                 if len(values.shape) != 1:
                     raise ValueError(f"a vector is 1-D; got an array of shape {tuple(values.shape)}")
                 values = values.tolist()
@@ -145,6 +147,11 @@ class vector(A.ArrayBase[TNum]):
             return _vec(A.map_scalar(op, self.values, other))
         if type(other) is vector:
             ov = other.values
+            # a length-1 vector broadcasts as NumPy (and tensors) broadcast shape (1,)
+            if len(ov) == 1 and len(self.values) != 1:
+                return self._binop(ov[0], op, name, rev)
+            if len(self.values) == 1 and len(ov) != 1:
+                return other._binop(self.values[0], op, name, not rev)
             if len(ov) != len(self.values):
                 if rev:
                     raise A.shape_error(name, "vectors", other.shape, self.shape)

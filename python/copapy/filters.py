@@ -9,8 +9,10 @@ With only plain numbers as input the result is computed in Python right away.
 
 Semantics (tested against NumPy):
 
-* ``mean(v)`` is ``v.sum() / len(v)`` (the vector's summation order; an int vector's sum
-  wraps at 32 bits before the division, unlike ``numpy.mean``).
+* ``mean(v)`` is ``numpy.mean`` in float32: ``v.sum() / len(v)`` in the vector's summation
+  order, with int and bool values converted to float32 first, so the sum never wraps at 32
+  bits (NumPy accumulates int means in float64). An empty ``v`` gives NaN with NumPy's
+  ``RuntimeWarning``.
 * ``median(v)`` is ``numpy.median``: the middle element for odd ``n``; for even ``n`` the
   mean of the two middle ones, ``(a + b) / 2`` in float32 (``a * 0.5 + b * 0.5`` for ints,
   which cannot wrap). A NaN anywhere gives NaN. (Copapy returns one of the two middle
@@ -22,10 +24,12 @@ Semantics (tested against NumPy):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, overload
 
 from . import _math
+from ._arrays import mean_terms, warn_empty_mean
 from ._core import value
 
 if TYPE_CHECKING:
@@ -52,10 +56,10 @@ def sorting_network(n: int) -> list[tuple[int, int]]:
     return pairs
 
 
-def _as_list(samples: Iterable[Any], what: str) -> list[Any]:
+def _as_list(samples: Iterable[Any], what: str, allow_empty: bool = False) -> list[Any]:
     values = getattr(samples, "values", None)  # a 1-D tensor iterates as 0-d tensors
     items = list(values if isinstance(values, tuple) else samples)
-    if not items:
+    if not items and not allow_empty:
         raise ValueError(f"{what} of an empty vector")
     for s in items:
         if not isinstance(s, value | int | float):
@@ -85,13 +89,15 @@ def mean(input_vector: vector[float] | Iterable[value[float] | float]) -> value[
 @overload
 def mean(input_vector: vector[Any] | Iterable[Any]) -> value[float] | float: ...
 def mean(input_vector: Any) -> Any:
-    """Arithmetic mean: ``sum / len``."""
+    """Arithmetic mean: ``sum / len`` in float (int values are converted first, so it never
+    wraps); NaN for no elements, as NumPy."""
     from ._vectors import vector
 
-    vec = input_vector if isinstance(input_vector, vector) else vector(_as_list(input_vector, "mean"))
+    vec = input_vector if isinstance(input_vector, vector) else vector(_as_list(input_vector, "mean", True))
     if len(vec) == 0:
-        raise ValueError("mean of an empty vector")
-    return vec.sum() / len(vec)
+        warn_empty_mean()
+        return math.nan
+    return mean_terms(vec).sum() / len(vec)
 
 
 def _plain_median(items: list[Any]) -> Any:

@@ -3,6 +3,7 @@
 use core::fmt;
 
 use crate::format::{Section, BYTES_VERSION, MAGIC, OLDEST_VERSION, VERSION};
+use crate::names::{NameExcerpt, NameProblem, NAME_RULE};
 use crate::{Arch, Base};
 
 /// Everything that can be wrong with a program file or an in-memory program.
@@ -134,15 +135,16 @@ pub enum FormatError {
         /// Index of the first symbol that does not fit (or the count if bytes are left over).
         index: usize,
     },
-    /// A symbol name is not UTF-8.
-    SymbolNameNotUtf8 {
+    /// A symbol name breaks the rule every writer keeps ([`crate::names`]): empty, too
+    /// long, not UTF-8, with whitespace, a control character or a separator, or the name
+    /// of an earlier symbol.
+    BadSymbolName {
         /// Index of the symbol.
         index: usize,
-    },
-    /// A symbol name is longer than the format allows (65535 bytes).
-    SymbolNameTooLong {
-        /// Index of the symbol.
-        index: usize,
+        /// The start of the name, for the message.
+        name: NameExcerpt,
+        /// What is wrong with it.
+        problem: NameProblem,
     },
     /// Code, data, patch or symbol counts exceed what 32-bit fields hold.
     TooLarge {
@@ -290,8 +292,11 @@ impl fmt::Display for FormatError {
                 f,
                 "symbol table is malformed at symbol {index}: records do not fill the symbol section exactly"
             ),
-            SymbolNameNotUtf8 { index } => write!(f, "symbol {index} has a name that is not UTF-8"),
-            SymbolNameTooLong { index } => write!(f, "symbol {index} has a name longer than 65535 bytes"),
+            BadSymbolName { index, name, problem } => write!(
+                f,
+                "symbol {index} has the name {name}, which {problem}: {NAME_RULE}; the file is \
+                 damaged or was not written by copapy"
+            ),
             TooLarge { section } => write!(f, "{} section is too large for the program format (4 GiB limit)", section.name()),
             EntryOutOfRange { entry, code_len } => {
                 write!(f, "entry point {entry} is outside the {code_len} code bytes")

@@ -19,6 +19,7 @@ extern crate alloc;
 
 mod error;
 pub mod format;
+pub mod names;
 #[cfg(feature = "alloc")]
 mod program;
 mod types;

@@ -7,12 +7,13 @@ use crate::format::{
     check_align, check_layout, version_for, Crc32, Section, SymbolSlots, CHECKSUM_AT, HEADER_BYTES,
     MAGIC, MAX_RANK, PATCH_RECORD_BYTES, SYMBOL_RECORD_BYTES,
 };
+use crate::names::{check_name, duplicate, NameExcerpt, NameProblem};
 use crate::{Arch, ElementType, FormatError, Patch, ProgramView, Role};
 
 /// A user-visible variable: its name, role, type, shape and where its elements live.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Symbol {
-    /// Variable name (UTF-8, at most 65535 bytes).
+    /// Variable name (see [`crate::names`] for what a name may be).
     pub name: String,
     /// Input, output or state.
     pub role: Role,
@@ -125,9 +126,11 @@ impl Program {
         check_align(Section::Code, self.code_align)?;
         check_align(Section::Data, self.data_align)?;
         for (index, s) in self.symbols.iter().enumerate() {
-            if s.name.len() > u16::MAX as usize {
-                return Err(FormatError::SymbolNameTooLong { index });
-            }
+            check_name(s.name.as_bytes()).map_err(|problem| FormatError::BadSymbolName {
+                index,
+                name: NameExcerpt::of(s.name.as_bytes()),
+                problem,
+            })?;
             if s.shape.len() > MAX_RANK {
                 return Err(FormatError::BadRank {
                     index,
@@ -141,6 +144,17 @@ impl Program {
             if count != Some(s.offsets.len()) {
                 return Err(FormatError::BadShape { index });
             }
+        }
+        if let Some((first, later, name)) =
+            duplicate(self.symbols.iter().map(|s| s.name.as_bytes()))
+        {
+            return Err(FormatError::BadSymbolName {
+                index: later,
+                name: NameExcerpt::of(name),
+                problem: NameProblem::Duplicate {
+                    first: first as u32,
+                },
+            });
         }
         len_u32(self.symbols_bytes(), Section::Symbols)?;
         check_layout(
@@ -596,7 +610,14 @@ mod tests {
         let mut b = bytes.clone();
         b[symbols_at + 8] = 0xFF; // invalid UTF-8
         reseal(&mut b);
-        assert_eq!(err(&b), FormatError::SymbolNameNotUtf8 { index: 0 });
+        assert!(matches!(
+            err(&b),
+            FormatError::BadSymbolName {
+                index: 0,
+                problem: NameProblem::NotUtf8 { at: 0 },
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -660,6 +681,86 @@ mod tests {
         assert_eq!(z.offsets().collect::<Vec<_>>(), vec![4, 0]);
         assert_eq!(z.role, Role::State);
         assert!(v.symbol("nope").is_none());
+    }
+
+    /// `sample` with its first symbol renamed (encoded without `validate`, as a
+    /// hand-made or damaged file would be).
+    fn renamed(name: &str) -> Vec<u8> {
+        let mut p = sample();
+        p.symbols[0].name = name.to_string();
+        p.encode()
+    }
+
+    #[test]
+    fn readers_refuse_names_writers_never_write() {
+        for (name, problem) in [
+            ("", NameProblem::Empty),
+            ("a b", NameProblem::Forbidden { ch: ' ', at: 1 }),
+            ("x\nok y", NameProblem::Forbidden { ch: '\n', at: 1 }),
+            ("k=v", NameProblem::Forbidden { ch: '=', at: 1 }),
+            ("x:float", NameProblem::Forbidden { ch: ':', at: 1 }),
+            ("a,b", NameProblem::Forbidden { ch: ',', at: 1 }),
+            (
+                "\u{1b}[2J",
+                NameProblem::Forbidden {
+                    ch: '\u{1b}',
+                    at: 0,
+                },
+            ),
+            ("zähler", NameProblem::Duplicate { first: 1 }),
+        ] {
+            let mut p = sample();
+            p.symbols[0].name = name.to_string();
+            let (index, problem) = match problem {
+                // the later of the two carries the error
+                NameProblem::Duplicate { .. } => (1, NameProblem::Duplicate { first: 0 }),
+                other => (0, other),
+            };
+            let want = FormatError::BadSymbolName {
+                index,
+                name: NameExcerpt::of(name.as_bytes()),
+                problem,
+            };
+            assert_eq!(p.validate(), Err(want), "{name:?}");
+            assert_eq!(err(&renamed(name)), want, "{name:?}");
+            assert!(matches!(
+                ProgramView::parse(&renamed(name)),
+                Err(e) if e == want
+            ));
+        }
+        let long = "n".repeat(256);
+        assert!(matches!(
+            err(&renamed(&long)),
+            FormatError::BadSymbolName {
+                index: 0,
+                problem: NameProblem::TooLong { len: 256 },
+                ..
+            }
+        ));
+        assert_eq!(
+            Program::decode(&renamed(&"n".repeat(255))).unwrap().symbols[0]
+                .name
+                .len(),
+            255
+        );
+    }
+
+    #[test]
+    fn name_errors_quote_the_name_escaped_and_say_what_is_allowed() {
+        let e = err(&renamed("x\nok y")).to_string();
+        assert_eq!(
+            e,
+            "symbol 0 has the name \"x\\nok y\", which has the control character '\\n' \
+             (U+000A) at byte 1: a name is 1 to 255 bytes of UTF-8 without whitespace, control \
+             characters, '=', ':' or ',', unique within its program; the file is damaged or \
+             was not written by copapy"
+        );
+        assert!(!e.contains('\n'));
+        let e = err(&renamed("zähler")).to_string();
+        assert!(
+            e.starts_with("symbol 1 has the name \"zähler\", which is also the name of symbol 0:"),
+            "{e}"
+        );
     }
 
     /// `sample` with a byte variable of 3 elements at unaligned data offsets 5..8.

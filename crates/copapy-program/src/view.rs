@@ -5,6 +5,7 @@ use crate::format::{
     CHECKSUM_AT, HEADER_BYTES, MAGIC, MAX_RANK, OLDEST_VERSION, PATCH_RECORD_BYTES,
     SYMBOL_RECORD_BYTES, VERSION,
 };
+use crate::names::{check_name, NameExcerpt, NameProblem};
 use crate::{Arch, Base, ElementType, Encoding, FormatError, Patch, Role};
 
 /// A validated program file, borrowing its sections from the file bytes.
@@ -72,39 +73,30 @@ struct RawSymbol<'a> {
     offsets: &'a [u8],
 }
 
-/// Whether `bytes` are UTF-8 (shortest forms, no surrogates, at most U+10FFFF).
-///
-/// Loading a program validates names with this small checker rather than
-/// `core::str::from_utf8`, so a firmware runner that only loads and runs does not link
-/// the latter (half a KiB); looking a symbol up by name converts it then.
-fn is_utf8(bytes: &[u8]) -> bool {
-    let mut it = bytes.iter().copied();
-    while let Some(lead) = it.next() {
-        let (extra, mut cp, min) = match lead {
-            0x00..=0x7F => continue,
-            0xC2..=0xDF => (1, u32::from(lead & 0x1F), 0x80),
-            0xE0..=0xEF => (2, u32::from(lead & 0x0F), 0x800),
-            0xF0..=0xF4 => (3, u32::from(lead & 0x07), 0x1_0000),
-            _ => return false,
-        };
-        for _ in 0..extra {
-            match it.next() {
-                Some(c) if c & 0xC0 == 0x80 => cp = (cp << 6) | u32::from(c & 0x3F),
-                _ => return false,
-            }
-        }
-        if cp < min || cp > 0x10_FFFF || (0xD800..=0xDFFF).contains(&cp) {
-            return false;
-        }
+/// The error for symbol `index` named `name` that breaks the naming rule (out of line:
+/// the excerpt copy is code a firmware runner should carry once).
+#[cold]
+#[inline(never)]
+fn bad_name(index: usize, name: &[u8], problem: NameProblem) -> FormatError {
+    FormatError::BadSymbolName {
+        index,
+        name: NameExcerpt::of(name),
+        problem,
     }
-    true
 }
 
 /// Reads the symbol record at the start of `rest`; returns it and the record length.
 fn decode_symbol(index: usize, rest: &[u8]) -> Result<(SymbolView<'_>, usize), FormatError> {
     let (raw, used) = decode_symbol_raw(index, rest)?;
-    let name =
-        core::str::from_utf8(raw.name).map_err(|_| FormatError::SymbolNameNotUtf8 { index })?;
+    let name = core::str::from_utf8(raw.name).map_err(|e| {
+        bad_name(
+            index,
+            raw.name,
+            NameProblem::NotUtf8 {
+                at: e.valid_up_to() as u8, // names were checked for length by `parse`
+            },
+        )
+    })?;
     let sym = SymbolView {
         name,
         role: raw.role,
@@ -156,9 +148,7 @@ fn decode_symbol_raw(index: usize, rest: &[u8]) -> Result<(RawSymbol<'_>, usize)
     let name = rest
         .get(dims_end..name_end)
         .ok_or(FormatError::BadSymbolTable { index })?;
-    if !is_utf8(name) {
-        return Err(FormatError::SymbolNameNotUtf8 { index });
-    }
+    check_name(name).map_err(|problem| bad_name(index, name, problem))?;
     let left = rest.len().saturating_sub(name_end) as u64;
     if count > left / 4 {
         return Err(FormatError::BadShape { index });
@@ -288,6 +278,7 @@ impl<'a> ProgramView<'a> {
                 index: symbol_count as usize,
             });
         }
+        view.check_unique_names()?;
         let (found, needed) = (
             u16_at(bytes, 4),
             version_for(view.raw_symbols().map(|s| s.ty)),
@@ -311,9 +302,24 @@ impl<'a> ProgramView<'a> {
         Ok(view)
     }
 
+    /// Refuses two symbols of one name: a lookup by name would silently pick one.
+    fn check_unique_names(&self) -> Result<(), FormatError> {
+        let names = self.raw_symbols().map(|s| s.name);
+        match crate::names::duplicate(names) {
+            Some((first, later, name)) => Err(bad_name(
+                later,
+                name,
+                NameProblem::Duplicate {
+                    first: first as u32,
+                },
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The symbols with their names as bytes: what validation needs, without
-    /// `core::str::from_utf8` (see [`is_utf8`]).
-    fn raw_symbols(&self) -> impl Iterator<Item = RawSymbol<'a>> {
+    /// `core::str::from_utf8` (see [`crate::names`]).
+    fn raw_symbols(&self) -> impl Iterator<Item = RawSymbol<'a>> + Clone {
         let mut rest = self.symbols;
         (0..self.symbol_count as usize).map_while(move |index| {
             let (sym, used) = decode_symbol_raw(index, rest).ok()?;
@@ -504,46 +510,5 @@ impl<'a> Iterator for SymbolIter<'a> {
         self.rest = sub(self.rest, used, self.rest.len());
         self.index += 1;
         Some(sym)
-    }
-}
-
-#[cfg(test)]
-mod utf8_tests {
-    use super::is_utf8;
-
-    /// The small checker agrees with `core::str::from_utf8` on every 1- to 3-byte string
-    /// over an alphabet of interesting bytes, and on 4-byte sequences around the limits.
-    #[test]
-    fn agrees_with_core() {
-        let bytes = [
-            0x00, 0x41, 0x7F, 0x80, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xED, 0xEF, 0xF0, 0xF4,
-            0xF5, 0xFF, 0x9F, 0xA0, 0x8F, 0x90,
-        ];
-        let mut buf = [0u8; 4];
-        let mut checked = 0;
-        for len in 1..=3 {
-            let total = bytes.len().pow(len as u32);
-            for mut k in 0..total {
-                for b in buf.iter_mut().take(len) {
-                    *b = bytes[k % bytes.len()];
-                    k /= bytes.len();
-                }
-                let s = &buf[..len];
-                assert_eq!(is_utf8(s), core::str::from_utf8(s).is_ok(), "{s:x?}");
-                checked += 1;
-            }
-        }
-        for s in [
-            &[0xF0, 0x90, 0x80, 0x80][..],
-            &[0xF4, 0x8F, 0xBF, 0xBF],
-            &[0xF4, 0x90, 0x80, 0x80],
-            &[0xF0, 0x8F, 0xBF, 0xBF],
-            &[0xED, 0x9F, 0xBF],
-            &[0xED, 0xA0, 0x80],
-            "zähler €𝄞".as_bytes(),
-        ] {
-            assert_eq!(is_utf8(s), core::str::from_utf8(s).is_ok(), "{s:x?}");
-        }
-        assert!(checked > 8000);
     }
 }

@@ -114,24 +114,25 @@ pub fn number(obj: &Bound<'_, PyAny>) -> PyResult<Option<Number>> {
     if obj.is_instance_of::<PyInt>() {
         return read_int(obj).map(Some);
     }
-    if obj.is_instance_of::<PyString>() {
+    if obj.is_instance_of::<PyString>() && !obj.hasattr("dtype")? {
         return Ok(None);
     }
-    // NumPy and other numeric scalars (arrays and other containers have a length)
+    // NumPy scalars: a dtype that is not a number is refused here, whatever
+    // `__index__`/`__float__` it has (a datetime64 would become a count of days)
+    let kind = numpy_kind(obj)?;
+    if let Some(kind) = kind {
+        check_kind(obj, kind)?;
+    }
+    // arrays and other containers have a length; a 0-d NumPy array is its one number
     if obj.hasattr("__len__")? {
+        if kind.is_some() && obj.getattr("ndim").and_then(|n| n.extract::<usize>()).ok() == Some(0)
+        {
+            return number(&obj.call_method0("item")?);
+        }
         return Ok(None);
     }
-    if let Ok(kind) = obj.getattr("dtype").and_then(|d| d.getattr("kind")) {
-        match kind.extract::<String>().as_deref() {
-            Ok("b") => return Ok(Some(Number::Bool(obj.is_truthy()?))),
-            Ok("c") => {
-                return Err(PyTypeError::new_err(format!(
-                    "copapy has no complex numbers: got {}; pass its .real or abs() explicitly",
-                    type_name(obj)
-                )))
-            }
-            _ => {}
-        }
+    if kind == Some('b') {
+        return Ok(Some(Number::Bool(obj.is_truthy()?)));
     }
     if obj.hasattr("__index__")? {
         return read_int(obj).map(Some);
@@ -140,6 +141,56 @@ pub fn number(obj: &Bound<'_, PyAny>) -> PyResult<Option<Number>> {
         return Ok(Some(Number::Float(obj.extract::<f64>()?)));
     }
     Ok(None)
+}
+
+/// The NumPy dtype kind of `obj` (`'f'`, `'i'`, `'M'`, ...), if it has a dtype.
+fn numpy_kind(obj: &Bound<'_, PyAny>) -> PyResult<Option<char>> {
+    let Ok(dtype) = obj.getattr(pyo3::intern!(obj.py(), "dtype")) else {
+        return Ok(None);
+    };
+    let Ok(kind) = dtype.getattr(pyo3::intern!(obj.py(), "kind")) else {
+        return Ok(None);
+    };
+    Ok(kind.extract::<char>().ok())
+}
+
+/// Refuses NumPy data whose dtype kind copapy cannot hold exactly: only bools (`b`),
+/// integers (`i`, `u`) and floats (`f`) are numbers here. Complex numbers would lose
+/// their imaginary part, datetimes and timedeltas become counts of their unit, strings
+/// and bytes would be parsed, objects and void records are not numbers.
+fn check_kind(obj: &Bound<'_, PyAny>, kind: char) -> PyResult<()> {
+    let why = match kind {
+        'b' | 'i' | 'u' | 'f' => return Ok(()),
+        'c' => "copapy has no complex numbers; pass .real or abs() explicitly",
+        'M' | 'm' => {
+            "a datetime or timedelta is not a number; convert it to a count explicitly, \
+             e.g. (t - t0) / np.timedelta64(1, 's')"
+        }
+        'S' | 'U' => "copapy does not parse text; convert it explicitly, e.g. .astype(np.float32)",
+        _ => {
+            "copapy holds only bools, integers and floats; convert it explicitly, e.g. \
+              .astype(np.float32)"
+        }
+    };
+    let dtype = obj
+        .getattr("dtype")
+        .and_then(|d| d.str())
+        .map(|s| s.to_string())
+        .unwrap_or_else(|_| kind.to_string());
+    Err(PyTypeError::new_err(format!(
+        "cannot use NumPy data of dtype {dtype}: {why}"
+    )))
+}
+
+/// `_core.check_dtype(data)`: raises the `TypeError` of [`check_kind`] if `data` (a
+/// NumPy array or scalar) has a dtype copapy cannot hold exactly; anything without a
+/// dtype passes. The Python containers call it before reading NumPy data in bulk.
+#[pyfunction]
+pub fn check_dtype(data: &Bound<'_, PyAny>) -> PyResult<()> {
+    match numpy_kind(data)? {
+        Some(kind) => check_kind(data, kind),
+        None => Ok(()),
+    }
 }
 
 /// A Python number as a typed copapy constant, or `None` if `obj` is not a number.

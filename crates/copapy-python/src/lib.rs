@@ -152,6 +152,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(array::array_conv2d, m)?)?;
     m.add_function(wrap_pyfunction!(array::array_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(array::array_gather, m)?)?;
+    m.add_function(wrap_pyfunction!(convert::check_dtype, m)?)?;
+    m.add("ARRAY_MAX_LEN", copapy_compiler::array::MAX_LEN)?;
     m.add_class::<container::PyContainer>()?;
     m.add_function(wrap_pyfunction!(container::register_containers, m)?)?;
     m.add_class::<target::Target>()?;

@@ -43,17 +43,33 @@ pub fn name_of(id: usize) -> Option<String> {
     with_names(|m| m.get(&id).cloned())
 }
 
-/// Refuses names that the runner's line protocol could not carry.
+/// Refuses names that program files cannot carry (`copapy_program::names`: the rule
+/// every reader checks again), saying what is wrong and what a name may be.
 pub fn check_name(name: &str) -> PyResult<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 255
-        && !name.contains(|c: char| c.is_whitespace() || c == '=' || c.is_control());
-    if ok {
-        Ok(())
-    } else {
-        Err(PyValueError::new_err(format!(
-            "invalid variable name {name:?}: use 1 to 255 bytes without spaces, control characters or '='"
-        )))
+    copapy_program::names::check_name(name.as_bytes()).map_err(|problem| {
+        PyValueError::new_err(format!(
+            "invalid variable name {name:?}: it {problem}; {}",
+            copapy_program::names::NAME_RULE
+        ))
+    })
+}
+
+/// A name argument as a Rust string: a `str` that is not UTF-8 (a lone surrogate) is a
+/// `ValueError` under the naming rule, anything else a `TypeError`.
+pub fn name_arg(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let Ok(s) = obj.cast::<PyString>() else {
+        return Err(PyTypeError::new_err(format!(
+            "a variable name is a str, not {}",
+            obj.get_type().repr()?
+        )));
+    };
+    match s.to_str() {
+        Ok(s) => Ok(s.to_owned()),
+        Err(_) => Err(PyValueError::new_err(format!(
+            "invalid variable name {}: it is not UTF-8 (it has a lone surrogate); {}",
+            obj.repr()?,
+            copapy_program::names::NAME_RULE
+        ))),
     }
 }
 
@@ -335,6 +351,7 @@ fn nest(py: Python<'_>, items: &[Py<PyAny>], shape: &[u32]) -> PyResult<Py<PyAny
 }
 
 fn flatten_numbers<'py>(x: &Bound<'py, PyAny>, out: &mut Vec<Bound<'py, PyAny>>) -> PyResult<()> {
+    crate::convert::check_dtype(x)?;
     if number_bits(x)?.is_some() || x.is_instance_of::<PyString>() {
         out.push(x.clone());
         return Ok(());
@@ -424,12 +441,13 @@ pub fn plan(
     let mut planned: Vec<Planned> = Vec::new();
     if let Some(names) = names {
         for (k, obj) in names.iter() {
-            let name: String = k.extract().map_err(|_| {
-                PyTypeError::new_err(format!(
+            if !k.is_instance_of::<PyString>() {
+                return Err(PyTypeError::new_err(format!(
                     "names maps str names to values, got a {} key",
                     type_name(&k)
-                ))
-            })?;
+                )));
+            }
+            let name = name_arg(&k)?;
             taken.claim(&name)?;
             planned.push(Planned {
                 name,
@@ -520,6 +538,9 @@ impl Plan {
                 None => unnamed.push(v.clone()),
             }
         }
+        // `in0, in1, ...` in the order the user created the inputs, whatever order the
+        // compiler reached them in, so `--set in2=...` means the third input made
+        unnamed.sort_by_key(Value::seq);
         let (mut outs, mut ins) = (0, 0);
         for &i in &self.generated {
             self.planned[i].name = self.taken.generate("out", &mut outs);

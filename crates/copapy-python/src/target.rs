@@ -551,6 +551,9 @@ impl Target {
             ))
         })?
         .collect::<PyResult<_>>()?;
+        // a NumPy array whose elements are not numbers (objects, text, datetimes) is
+        // refused as a whole, naming its dtype, before any element is looked at
+        crate::convert::check_dtype(x)?;
         if let Some(kind) = unordered(x) {
             return Err(PyTypeError::new_err(format!(
                 "cannot write a {kind} to {} values: expected a list, tuple or array of numbers",

@@ -113,8 +113,13 @@ fn integer_exponent(e: &Bound<'_, PyAny>) -> PyResult<Option<(Option<i128>, bool
 impl PyValue {
     #[new]
     #[pyo3(signature = (source, dtype = None, name = None))]
-    fn new(source: &Bound<'_, PyAny>, dtype: Option<&str>, name: Option<&str>) -> PyResult<Self> {
-        if let Some(n) = name {
+    fn new(
+        source: &Bound<'_, PyAny>,
+        dtype: Option<&str>,
+        name: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let name = name.map(crate::symbols::name_arg).transpose()?;
+        if let Some(n) = &name {
             crate::symbols::check_name(n)?;
         }
         if source.cast::<PyValue>().is_ok() {
@@ -137,7 +142,7 @@ impl PyValue {
         };
         let mut v = PyValue::from_graph(Value::input(ty, bits));
         if let Some(n) = name {
-            crate::symbols::set_name(v.v.id(), n.to_owned());
+            crate::symbols::set_name(v.v.id(), n);
             v.named = true;
         }
         Ok(v)
