@@ -20,7 +20,7 @@ import copapy as cp
 import numpy as np
 import pytest
 from copapy._core import Target
-from copapy._remote import ERR, GET, INFO, LOAD, OK, RUN, RemoteDevice, RunnerError, find_runner
+from copapy._remote import ERR, GET, INFO, LOAD, OK, RUN, RemoteDevice, RunnerError, runner_command
 from test_vectors import pairwise
 
 F32 = np.float32
@@ -28,7 +28,7 @@ F32 = np.float32
 
 @pytest.fixture(scope="module")
 def runner_port() -> Iterator[int]:
-    proc = subprocess.Popen([find_runner(), "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([*runner_command(), "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line.startswith("listening on "), line

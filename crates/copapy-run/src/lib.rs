@@ -9,6 +9,7 @@
 //! forbids it.
 
 pub mod cli;
+pub mod entry;
 pub mod lines;
 pub mod periodic;
 pub mod protocol;
