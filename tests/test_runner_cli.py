@@ -67,7 +67,7 @@ def test_own_runner_runs_a_saved_program_step_by_step(tmp_path: Path) -> None:
                           "--print", "y,x,n"], capture_output=True, text=True, check=True).stdout
     rows = [dict(kv.split("=") for kv in line.split()[1:]) for line in out.splitlines()]
     assert len(rows) == STEPS
-    for row, (y, x, n) in zip(rows, reference(STEPS)):
+    for row, (y, x, n) in zip(rows, reference(STEPS), strict=True):
         assert F32(row["y"]) == y and F32(row["x"]) == x and int(row["n"]) == n
 
 
@@ -113,7 +113,8 @@ def test_ctrl_c_ends_a_period_loop_in_the_runner(tmp_path: Path) -> None:
     assert b"Traceback" not in proc.communicate()[1]
 
 
-def test_process_target_prefers_its_own_runner_over_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_process_target_prefers_its_own_runner_over_path(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     script(bin_dir, "copapy-run", "echo 'not copapy' >&2; exit 3")
