@@ -20,7 +20,7 @@ echo "== stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowl
 echo "== firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
 echo "== copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/test_remote.py, test_firmware.py
 echo "== pytest";        .venv/bin/python -m pytest -q tests
-echo "== wheel";         scripts/build_wheel.sh >/dev/null && scripts/check_wheel.sh
+echo "== installs";      COPAPY_TEST_INSTALLS=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/installs
 # The whole suite again on every foreign architecture, in the emulator: the same tests
 # against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET).
 for target in aarch64 armv7 armv6 cortex-m4 riscv64 riscv32; do

@@ -16,6 +16,10 @@ import pytest
 
 TARGET = os.environ.get("COPAPY_TEST_TARGET")
 
+# tests/installs/ builds and installs the package in fresh venvs (tens of seconds, the
+# same on every target): scripts/test.sh runs it once, with COPAPY_TEST_INSTALLS=1
+collect_ignore = [] if os.environ.get("COPAPY_TEST_INSTALLS") else ["installs"]
+
 
 if TARGET:
     _native_target = cp.Target
