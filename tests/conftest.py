@@ -16,9 +16,9 @@ import pytest
 
 TARGET = os.environ.get("COPAPY_TEST_TARGET")
 
-# tests/installs/ builds and installs the package in fresh venvs (tens of seconds, the
-# same on every target): scripts/test.sh runs it once, with COPAPY_TEST_INSTALLS=1
-collect_ignore = [] if os.environ.get("COPAPY_TEST_INSTALLS") else ["installs"]
+# tests/once/ installs the package in fresh venvs and measures the README's figures (a
+# minute, the same on every target): scripts/test.sh runs it once, with COPAPY_TEST_ONCE=1
+collect_ignore = [] if os.environ.get("COPAPY_TEST_ONCE") else ["once"]
 
 
 if TARGET:

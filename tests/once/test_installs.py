@@ -10,7 +10,7 @@ reference. The builds reuse this checkout's compiled artefacts (``CARGO_TARGET_D
 they only link; pip installs offline from a wheelhouse under ``target/``.
 
 Slow (tens of seconds): tests/conftest.py collects this directory only with
-``COPAPY_TEST_INSTALLS=1``; scripts/test.sh runs it once.
+``COPAPY_TEST_ONCE=1``; scripts/test.sh runs it once.
 """
 
 from __future__ import annotations
