@@ -171,6 +171,24 @@ def copapy_run_size() -> str:
             f"| {host}, release, {rustc_version()} | {text_size(elf):,} B |\n")
 
 
+def math_helper_sizes() -> str:
+    """Bytes of each math helper (the scalar ``cpm_*`` functions, copied once into a
+    program that uses them) per target, from the committed stencil objects."""
+    targets = ["x86_64", "aarch64", "armv7", "armv6", "cortex-m4", "riscv64", "riscv32"]
+    sizes: dict[str, dict[str, int]] = {}
+    for target in targets:
+        for line in run(["llvm-nm", "-S", "-t", "d", f"stencils/{target}.o"]).splitlines():
+            f = line.split()
+            if len(f) == 4 and f[2] in "Tt" and f[3].startswith("cpm_") and not f[3].startswith("cpm_arr_"):
+                sizes.setdefault(f[3], {})[target] = int(f[1])
+    rows = ["| helper | " + " | ".join(targets) + " |", "| --- |" + " ---: |" * len(targets)]
+    # "—": the target needs no such helper (only 32-bit ARM lacks an integer divide)
+    for name in sorted(sizes):
+        cells = " | ".join(f"{sizes[name][t]:,}" if t in sizes[name] else "—" for t in targets)
+        rows.append(f"| `{name}` | {cells} |")
+    return "\n".join(rows) + "\n"
+
+
 def examples_list() -> str:
     """Every example with the first line of its docstring."""
     rows = ["| example | what it shows |", "| --- | --- |"]
@@ -208,6 +226,7 @@ def pid_loop() -> str:
 FIGURES = [
     Figure("examples", True, examples_list),
     Figure("targets", True, script_table("benches/target_figures.py")),
+    Figure("math-helper-sizes", True, math_helper_sizes),
     Figure("program-sizes", True, script_table("benches/bench_program_size.py")),
     Figure("runner-size", True, runner_size),
     Figure("copapy-run-size", True, copapy_run_size),

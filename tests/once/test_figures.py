@@ -25,6 +25,7 @@ def test_committed_size_figures_match_the_tree() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     for name in ("examples", "targets", "program-sizes", "runner-size", "copapy-run-size"):
         assert f"figures: {name}: README.md is up to date" in done.stdout
+    assert "figures: math-helper-sizes: docs/math.md is up to date" in done.stdout
 
 
 def docs_copy(tmp_path: Path) -> Path:
