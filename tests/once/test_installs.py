@@ -68,8 +68,14 @@ def wheelhouse() -> Path:
 
 
 def fresh_venv(where: Path) -> Path:
-    run([sys.executable, "-m", "venv", where])
+    """A venv without pip of its own (bootstrapping pip takes seconds; this suite's pip
+    installs into it with --python)."""
+    run([sys.executable, "-m", "venv", "--without-pip", where])
     return where / "bin"
+
+
+def pip_install(bin_dir: Path, *args: object, env: dict[str, str]) -> None:
+    run([sys.executable, "-m", "pip", "--python", bin_dir / "python", "install", "-q", *args], env=env)
 
 
 def copy_checkout(dest: Path) -> None:
@@ -117,7 +123,7 @@ def test_pip_install_dot(wheelhouse: Path, tmp_path: Path) -> None:
     bin_dir = fresh_venv(tmp_path / "venv")
     (tmp_path / "tmp").mkdir()
     env = build_env(tmp_path / "tmp")
-    run([bin_dir / "python", "-m", "pip", "install", "-q", ROOT], env=env)
+    pip_install(bin_dir, ROOT, env=env)
     assert not (ROOT / "python" / "copapy" / "_bin").exists()
     (tmp_path / "work").mkdir()
     where = check_install(bin_dir, tmp_path / "work", f"{bin_dir}:/usr/bin:/bin", env)
@@ -128,7 +134,7 @@ def test_pip_install_editable(wheelhouse: Path, copy: Path, tmp_path: Path) -> N
     bin_dir = fresh_venv(tmp_path / "venv")
     (tmp_path / "tmp").mkdir()
     env = build_env(tmp_path / "tmp")
-    run([bin_dir / "python", "-m", "pip", "install", "-q", "-e", copy], env=env)
+    pip_install(bin_dir, "-e", copy, env=env)
     (tmp_path / "work").mkdir()
     where = check_install(bin_dir, tmp_path / "work", f"{bin_dir}:/usr/bin:/bin", env)
     assert where == str(copy / "python" / "copapy" / "__init__.py"), where
@@ -161,7 +167,7 @@ def test_wheel_without_a_rust_toolchain(wheel: Path, tmp_path: Path) -> None:
     assert shutil.which("cargo", path=clean_path) is None, "cargo on the clean PATH would prove nothing"
     (tmp_path / "tmp").mkdir()
     env = build_env(tmp_path / "tmp", clean_path)
-    run([bin_dir / "python", "-m", "pip", "install", "-q", "--no-index", wheel], env=env)
+    pip_install(bin_dir, "--no-index", wheel, env=env)
     (tmp_path / "work").mkdir()
     where = check_install(bin_dir, tmp_path / "work", clean_path, env)
     assert where.startswith(str(tmp_path / "venv")), where
