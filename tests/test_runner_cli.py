@@ -13,6 +13,7 @@ import signal
 import stat
 import struct
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -223,3 +224,17 @@ def test_a_program_for_another_architecture_is_refused_by_the_runner(tmp_path: P
     tg.save(prog)
     done = subprocess.run([*own_runner_command(), str(prog)], capture_output=True, text=True)
     assert done.returncode == 2 and "riscv32" in done.stderr, done.stderr
+
+
+def test_own_runner_of_a_copapy_found_only_at_run_time(tmp_path: Path) -> None:
+    """A copapy imported from a directory added to sys.path at run time (not installed in
+    that interpreter) still starts its own runner, not another install's."""
+    home = str(Path(cp.__file__).resolve().parent.parent)
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import copapy as cp; "
+            "x = cp.value(0.5, name='x'); tg = cp.Target(runner='process'); "
+            "tg.compile(x * 3.0 + 1.0, names={'y': x * 3.0 + 1.0}); tg.run(); print(tg.read_value('y'))")
+    base = getattr(sys, "_base_executable", sys.executable)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "COPAPY_RUN", "VIRTUAL_ENV")}
+    done = subprocess.run([base, "-c", code, home], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) == float(F32(0.5) * F32(3.0) + F32(1.0))

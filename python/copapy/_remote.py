@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import select
 import shutil
+import site
 import socket
 import struct
 import subprocess
@@ -50,11 +51,15 @@ def own_runner_command() -> list[str]:
 
 
 def _own_runner_env() -> dict[str, str]:
-    """The environment for :func:`own_runner_command`: ``PYTHONPATH`` led by the directory
-    that holds this copapy package (site-packages, or ``python/`` of a checkout)."""
+    """The environment for :func:`own_runner_command`: unchanged when this copapy lives in
+    site-packages (the same interpreter finds it there), else ``PYTHONPATH`` led by the
+    directory that holds it (a checkout's ``python/``, a path added at run time). Never
+    site-packages itself, which would then come before the standard library."""
     home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH")) if p)
+    sites = {os.path.abspath(p) for p in (*site.getsitepackages(), site.getusersitepackages())}
+    if home not in sites:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH")) if p)
     return env
 
 
