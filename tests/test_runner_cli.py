@@ -173,7 +173,9 @@ def impostor(tmp_path: Path, serve: str) -> str:
 
 
 @pytest.mark.parametrize("serve, said", [
-    ("echo 'runner starting' >&2; exit 5", "it exited; its stderr: runner starting"),
+    ("echo 'runner starting' >&2; exit 5", "it exited (exit status 5); its stderr: runner starting"),
+    ("echo 'starting' >&2; sleep 0.3; exit 6", "it exited (exit status 6); its stderr: starting"),
+    ("printf '\\005\\000'; exit 7", "it closed its output mid-reply (exit status 7)"),
     ("echo 'ready'", "is not a reply frame"),
     ("exec cat", "it answered INFO with kind 0x08"),
     ("printf '\\002\\000\\000\\000\\356!'", "it answered INFO with kind 0xee"),
@@ -181,7 +183,8 @@ def impostor(tmp_path: Path, serve: str) -> str:
 ])
 def test_a_runner_that_fails_the_handshake_is_ended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      serve: str, said: str) -> None:
-    monkeypatch.setattr(_remote, "HANDSHAKE_SECONDS", 1.0)
+    if "sleep 30" in serve:  # the one case that waits for the deadline
+        monkeypatch.setattr(_remote, "HANDSHAKE_SECONDS", 1.0)
     path = impostor(tmp_path, serve)
     with pytest.raises(RunnerError) as error:
         Target(runner=f"process:{path}")

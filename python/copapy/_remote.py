@@ -137,19 +137,33 @@ def _handshake(proc: subprocess.Popen[bytes], command: list[str], stderr: IO[byt
     error with the command, what it did and what it printed on stderr."""
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        proc.stdin.write(struct.pack("<IB", 1, INFO))
-        proc.stdin.flush()
+        try:
+            proc.stdin.write(struct.pack("<IB", 1, INFO))
+            proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # it exited already; what it wrote before says what it is
         kind, body = _read_frame(proc.stdout.fileno(), time.monotonic() + HANDSHAKE_SECONDS)
         if kind != OK or not body or not body.isascii() or not body.decode().isprintable():
             raise ValueError(f"it answered INFO with kind {kind:#04x} {body[:40]!r}, "
                              "not an architecture name")
     except (OSError, EOFError, TimeoutError, ValueError) as e:
+        reason = str(e)
+        if isinstance(e, EOFError):
+            try:
+                reason += f" (exit status {proc.wait(timeout=5)})"
+            except subprocess.TimeoutExpired:
+                pass
         proc.kill()
         proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except BrokenPipeError:  # INFO still buffered for a runner that is gone
+                pass
         stderr.seek(0)
         said = stderr.read().decode(errors="replace").strip()[-400:]
         raise RunnerError(
-            f"{' '.join(command)} --serve-stdio is not a working copapy runner: {e}"
+            f"{' '.join(command)} --serve-stdio is not a working copapy runner: {reason}"
             + (f"; its stderr: {said}" if said else "")
             + "; use runner='process' for the runner built into this copapy"
         ) from None
