@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import ast
 import difflib
+import importlib
 import re
 import subprocess
 import sys
@@ -198,6 +199,18 @@ def x86_constants() -> str:
         "grows as stencils are added.", 92) + "\n"
 
 
+def array_code() -> str:
+    """Code bytes of the README benchmark on cp.array (benches/bench_arrays.py) at two n."""
+    sys.path.insert(0, str(ROOT / "benches"))
+    readme_program = importlib.import_module("bench_arrays").readme_program
+    code = {n: readme_program(n)[0].stats()[1] for n in (600, 100_000)}
+    same = "the same" if code[600] == code[100_000] else f"{code[100_000]:,} B"
+    met = "met" if code[600] <= 4096 else "not met"
+    return textwrap.fill(
+        f"Code of the README benchmark on `cp.array`: {code[600]:,} B at n = 600 ({same} at n = "
+        f"100,000: the arrays are data, the loops are kernels); bar ≤ 4 KiB: {met}.", 92) + "\n"
+
+
 def examples_list() -> str:
     """Every example with the first line of its docstring."""
     rows = ["| example | what it shows |", "| --- | --- |"]
@@ -237,11 +250,13 @@ FIGURES = [
     Figure("targets", True, script_table("benches/target_figures.py")),
     Figure("x86-constants", True, x86_constants),
     Figure("math-helper-sizes", True, math_helper_sizes),
+    Figure("array-code", True, array_code),
     Figure("program-sizes", True, script_table("benches/bench_program_size.py")),
     Figure("runner-size", True, runner_size),
     Figure("copapy-run-size", True, copapy_run_size),
     Figure("bench-core", False, script_table("benches/bench_core.py")),
     Figure("bench-vectors", False, script_table("benches/bench_vectors.py")),
+    Figure("bench-arrays", False, script_table("benches/bench_arrays.py")),
     Figure("bench-grad", False, script_table("benches/bench_grad.py")),
     Figure("bench-jit", False, script_table("benches/bench_jit.py")),
     Figure("pid-loop", False, pid_loop),

@@ -23,7 +23,8 @@ def figures(*args: str) -> subprocess.CompletedProcess[str]:
 def test_committed_size_figures_match_the_tree() -> None:
     done = figures("--check")
     assert done.returncode == 0, done.stdout + done.stderr
-    for name in ("examples", "targets", "program-sizes", "runner-size", "copapy-run-size"):
+    for name in ("examples", "targets", "x86-constants", "array-code", "program-sizes", "runner-size",
+                 "copapy-run-size"):
         assert f"figures: {name}: README.md is up to date" in done.stdout
     assert "figures: math-helper-sizes: docs/math.md is up to date" in done.stdout
 
