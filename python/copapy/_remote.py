@@ -30,7 +30,8 @@ OK, DATA, ERR = 0x80, 0x81, 0xEE
 
 
 class RunnerError(RuntimeError):
-    """The runner refused a request; the message is the runner's."""
+    """The runner refused a request (the message is the runner's), or what was started as
+    a runner is not a usable copapy runner (the message names it and says what to do)."""
 
 
 # How long a runner that was just started may take to answer INFO (a Python-hosted runner
