@@ -51,7 +51,11 @@ class Figure:
 
 def run(cmd: list[str], **kwargs: object) -> str:
     """stdout of a command that must succeed; its stderr is shown when it fails."""
-    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, **kwargs)  # type: ignore[call-overload]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, **kwargs)  # type: ignore[call-overload]
+    except OSError as e:
+        raise SystemExit(f"figures: cannot run {cmd[0]} ({e.strerror}); scripts/setup.sh installs what "
+                         "the figures need (Rust, llvm, .venv)") from None
     if done.returncode != 0:
         raise SystemExit(f"figures: {' '.join(cmd)} failed:\n{done.stderr}{done.stdout}")
     if done.stderr.strip():
