@@ -241,3 +241,14 @@ def test_own_runner_of_a_copapy_found_only_at_run_time(tmp_path: Path) -> None:
     done = subprocess.run([base, "-c", code, home], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
     assert float(done.stdout) == float(F32(0.5) * F32(3.0) + F32(1.0))
+
+
+def test_a_bare_runner_name_is_looked_up_on_path_and_checked(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    foreign = script(tmp_path, "copapy-run", "echo 'copapy-run 9.9.9 (program formats 9 to 9)'")
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(RunnerError, match=f"runner='process:...' {foreign} is not this copapy's runner: "
+                                          f"`{foreign} --version` printed 'copapy-run 9.9.9"):
+        Target(runner="process:copapy-run")
+    with pytest.raises(FileNotFoundError, match="no-such-runner: no such file"):
+        Target(runner="process:no-such-runner")
