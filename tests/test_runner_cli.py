@@ -252,3 +252,19 @@ def test_a_bare_runner_name_is_looked_up_on_path_and_checked(tmp_path: Path,
         Target(runner="process:copapy-run")
     with pytest.raises(FileNotFoundError, match="no-such-runner: no such file"):
         Target(runner="process:no-such-runner")
+
+
+def test_a_matching_runner_given_by_path_is_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The console script of this install, named by $COPAPY_RUN, passes both checks."""
+    console = Path(sys.executable).parent / "copapy-run"
+    assert console.is_file(), "scripts/setup.sh installs copapy (and its copapy-run) into .venv"
+    monkeypatch.setenv("COPAPY_RUN", str(console))
+    assert runner_command() == [str(console)]
+    x = cp.value(0.5, name="x")
+    u = cp.value(2.0, name="u")
+    y = (x * 3.0 + u) / (x * x + 1.0)
+    tg = Target(runner="process")
+    tg.compile(y, names={"y": y}, updates={x: x * 0.75 + u * 0.25})
+    for want, _, _ in reference(3):
+        tg.run()
+        assert tg.read_value("y") == float(want)

@@ -198,3 +198,16 @@ def test_check_wheel_removes_its_venvs(copy: Path, wheel: Path, tmp_path: Path) 
 def _no_stray_runner(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("COPAPY_RUN", raising=False)
     yield
+
+
+def test_the_standalone_binary_is_accepted_as_a_runner(tmp_path: Path) -> None:
+    """copapy-run built by cargo (no Python) prints the same --version line as the module's
+    runner, so runner='process:PATH' uses it; results as the NumPy reference."""
+    run(["cargo", "build", "--release", "-q", "-p", "copapy-run"], cwd=ROOT)
+    binary = ROOT / "target" / "release" / "copapy-run"
+    code = ("import json, sys, copapy as cp; x = cp.value(0.5, name='x'); u = cp.value(2.0, name='u'); "
+            "y = (x * 3.0 + u) / (x * x + 1.0); tg = cp.Target(runner='process:' + sys.argv[1]); "
+            "tg.compile(y, names={'y': y}, updates={x: x * 0.75 + u * 0.25}); "
+            "print(json.dumps([tg.run() or tg.read_value('y') for _ in range(4)]))")
+    got = json.loads(run([sys.executable, "-c", code, binary], cwd=tmp_path).stdout)
+    assert [F32(v) for v in got] == [y for y, _, _ in reference(4)]
