@@ -194,6 +194,35 @@ def us(x: float) -> str:
     return f"{x * 1e6:,.3f} µs"
 
 
+def table(m: dict[str, Any], big: dict[str, Any], jit: dict[str, Any], n: int, n_big: int) -> str:
+    """The README's table (scripts/figures.py, figure ``bench-arrays``) of this run."""
+    best = m["best"]
+    rows = ["| figure | measured | bar |", "| --- | ---: | --- |",
+            f"| README benchmark on `cp.array`, n = {n}, per run (Python's `tg.run()` call included) "
+            f"| {us(best['ours'])} | |"]
+    for name in m["c_results"]:
+        ratio = best["ours"] / best[name]
+        bar = f"≤ 1.3×: {'met' if ratio <= 1.3 else 'not met'}" if name.startswith("gcc") else ""
+        rows.append(f"| the same in C, `{name}`, looping in C | {us(best[name])} (ours {ratio:.2f}×) "
+                    f"| {bar} |")
+    compile_ms = big["compile_s"] * 1e3
+    rows.append(f"| trace + compile at n = {n_big:,} | {big['trace_s'] * 1e3:.2f} + {compile_ms:.2f} ms "
+                f"| compile ≤ 1 ms: {'met' if compile_ms <= 1 else 'not met'} |")
+    labels = {"u @ v, 600 float32": "`@cp.jit` `u @ v`, two 600-element float32 NumPy arrays",
+              "sum of squares, 100 float64":
+                  "`@cp.jit` sum of squares (Python loop), 100-element float64 array"}
+    for name, r in jit.items():
+        ours = f"{r['cp.jit'] * 1e9:,.0f} ns"
+        if "numba" in r:
+            ratio = r["cp.jit"] / r["numba"]
+            numba = f"numba `@njit`: {r['numba'] * 1e9:,.0f} ns; {ratio:.2f}×"
+            met = "met" if ratio <= 1 else "not met"
+            rows.append(f"| {labels[name]} | {ours} ({numba}) | ≤ numba: {met} |")
+        else:
+            rows.append(f"| {labels[name]} | {ours} (numba not installed) | ≤ numba |")
+    return "\n".join(rows)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=600)
@@ -225,6 +254,8 @@ def main() -> None:
             line += (f"; numba @njit {r['numba'] * 1e9:,.0f} ns; cp.jit / numba = "
                      f"{r['cp.jit'] / r['numba']:.2f}x (results {r['result']!r}, {r['numba_result']!r})")
         print(line)
+    print()
+    print(table(m, big, jit, args.n, args.big))
 
 
 if __name__ == "__main__":

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Builds the abi3 wheel (CPython >= 3.11) into dist/, with the copapy-run binary inside
-# (copapy/_bin/copapy-run, started by the copapy-run console script).
+# Builds the abi3 wheel (CPython >= 3.11) into dist/, from any checkout: no .venv needed.
+# maturin (the version pinned in scripts/requirements-dev.txt) runs from a temporary venv;
+# the wheel's copapy-run is the runner inside the extension module (docs/copapy-run.md).
+# Leaves nothing behind but dist/copapy-*.whl (and cargo's build cache in target/), also
+# when it fails. Offline: PIP_NO_INDEX=1 PIP_FIND_LINKS=DIR with a maturin wheel in DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p copapy-run
-mkdir -p python/copapy/_bin
-cp target/release/copapy-run python/copapy/_bin/copapy-run
-rm -rf dist
-.venv/bin/maturin build --release -q --compatibility linux --out dist
-rm -rf python/copapy/_bin
-ls dist/*.whl
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+maturin=$(grep -E '^maturin==' scripts/requirements-dev.txt)
+python3 -m venv "$tmp/env"
+"$tmp/env/bin/python" -m pip install -q "$maturin"
+"$tmp/env/bin/maturin" build --release -q --compatibility linux --out "$tmp/dist"
+mkdir -p dist
+rm -f dist/copapy-*.whl
+mv "$tmp"/dist/copapy-*.whl dist/
+ls dist/copapy-*.whl

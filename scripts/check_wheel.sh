@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Installs the wheel from dist/ into a fresh venv with no cargo, rustc or C compiler on
 # PATH, and runs examples and copapy-run from the installed package (not the source tree).
+# Removes its venv and work directory afterwards, also when a check fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 wheel=$(ls dist/copapy-*.whl)
-venv=$(mktemp -d)/venv
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+venv=$tmp/venv
 python3 -m venv "$venv"
 # a PATH holding only the venv and the base system: no ~/.cargo/bin
 clean_path="$venv/bin:/usr/bin:/bin"
@@ -14,8 +17,8 @@ if PATH=$clean_path command -v cargo >/dev/null; then
   exit 1
 fi
 PATH=$clean_path "$venv/bin/python" -m pip install -q --no-index "$wheel"
-work=$(mktemp -d)
-cd "$work"
+mkdir "$tmp/work"
+cd "$tmp/work"
 for ex in basic.py state_space_filter.py neural_layer.py jit_example.py; do
   PATH=$clean_path "$venv/bin/python" "$root/examples/$ex" > /dev/null
 done

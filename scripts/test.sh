@@ -14,14 +14,14 @@ echo "== op table";      .venv/bin/python stencils/gen_optable.py --check
 echo "== stencils";      .venv/bin/python stencils/build.py --check
 echo "== stencil ops";   .venv/bin/python stencils/check_ops.py
 echo "== math ulp";      .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
-echo "== ruff";          .venv/bin/ruff check python tests benches examples stencils
+echo "== ruff";          .venv/bin/ruff check python tests benches examples stencils scripts
 echo "== mypy";          .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
 echo "== stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
 echo "== firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
 echo "== copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/test_remote.py, test_firmware.py
 echo "== fuzz targets";  cargo check -q --manifest-path fuzz/Cargo.toml --bins  # they build; cargo test runs session_stream's harness
 echo "== pytest";        .venv/bin/python -m pytest -q tests
-echo "== wheel";         scripts/build_wheel.sh >/dev/null && scripts/check_wheel.sh
+echo "== installs, figures"; COPAPY_TEST_ONCE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/once
 # The whole suite again on every foreign architecture, in the emulator: the same tests
 # against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET).
 for target in aarch64 armv7 armv6 cortex-m4 riscv64 riscv32; do

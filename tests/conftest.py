@@ -16,6 +16,10 @@ import pytest
 
 TARGET = os.environ.get("COPAPY_TEST_TARGET")
 
+# tests/once/ installs the package in fresh venvs and measures the README's figures (a
+# minute, the same on every target): scripts/test.sh runs it once, with COPAPY_TEST_ONCE=1
+collect_ignore = [] if os.environ.get("COPAPY_TEST_ONCE") else ["once"]
+
 
 if TARGET:
     _native_target = cp.Target

@@ -18,7 +18,7 @@ import copapy as cp
 import numpy as np
 import pytest
 from copapy._core import Target
-from copapy._remote import ERR, GET, LOAD, OK, RUN, SET, VARS, find_runner
+from copapy._remote import ERR, GET, LOAD, OK, RUN, SET, VARS
 from test_remote import authenticated_socket, frame, read_frame, start_runner
 
 BYTES = [0, 1, 2, 127, 128, 200, 254, 255, 17]
@@ -199,19 +199,19 @@ def test_copapy_run_command_line_and_line_protocol(tmp_path: Path) -> None:
     twice, down = reference(x)
     values = ",".join(str(v) for v in x.tolist())
     out = subprocess.run(
-        [find_runner(), str(path), "--set", f"pix={values}", "--print", "out0,down,grid"],
+        [*runner_command(), str(path), "--set", f"pix={values}", "--print", "out0,down,grid"],
         capture_output=True, text=True, check=True,
     ).stdout
     want = ",".join(map(str, twice.tolist()))
     want_down = ",".join(map(str, down.tolist()))
     grid = ",".join(map(str, BYTES[:6]))
     assert out.strip() == f"step=0 out0={want} down={want_down} grid={grid}"
-    bad = subprocess.run([find_runner(), str(path), "--set", "pix=" + ",".join(["300"] * 9)],
+    bad = subprocess.run([*runner_command(), str(path), "--set", "pix=" + ",".join(["300"] * 9)],
                          capture_output=True, text=True)
     assert bad.returncode != 0 and "element 0 is 300, outside 0 to 255" in bad.stderr
     lines = "\n".join([f"set pix {values.replace(',', ' ')}", "run", "get out0", "set grid 1 2 3 4 5 256",
                        "get grid", "vars", "quit"]) + "\n"
-    replies = subprocess.run([find_runner(), str(path), "--stdio"], input=lines, capture_output=True,
+    replies = subprocess.run([*runner_command(), str(path), "--stdio"], input=lines, capture_output=True,
                              text=True, check=True).stdout.splitlines()
     assert replies[:3] == ["ok", "ok", "ok " + " ".join(map(str, twice.tolist()))]
     assert replies[3].startswith("err ") and "element 5 is 256" in replies[3]

@@ -25,9 +25,9 @@ import copapy as cp
 import numpy as np
 import pytest
 from copapy._core import Target as NativeTarget  # copapy-run runs this machine's code
-from copapy._remote import find_runner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from standalone import standalone_runner
 
 # Unicode White_Space (PropList.txt): what Rust's char::is_whitespace tests
 WHITE_SPACE = {chr(c) for c in [*range(0x9, 0xE), 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B),
@@ -220,10 +220,7 @@ def test_files_with_mutated_names_are_refused_or_read_right_never_misread(index:
 
 
 def runner() -> str:
-    try:
-        return find_runner()
-    except FileNotFoundError:
-        pytest.fail("copapy-run is not built: cargo build --release -p copapy-run")
+    return standalone_runner()
 
 
 @pytest.mark.parametrize("new, problem", [

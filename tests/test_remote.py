@@ -27,7 +27,8 @@ import copapy as cp
 import numpy as np
 import pytest
 from copapy._core import Target
-from copapy._remote import ERR, GET, INFO, LOAD, OK, RUN, RemoteDevice, RunnerError, find_runner
+from copapy._remote import ERR, GET, INFO, LOAD, OK, RUN, RemoteDevice, RunnerError
+from standalone import standalone_runner
 from test_vectors import pairwise
 
 F32 = np.float32
@@ -36,7 +37,7 @@ AUTH, CHALLENGE = 0x0B, 0x82
 
 def start_runner(*args: str) -> tuple[subprocess.Popen[str], int]:
     """A ``copapy-run --listen 127.0.0.1:0 ARGS`` and the port it listens on."""
-    proc = subprocess.Popen([find_runner(), "--listen", "127.0.0.1:0", *args], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([standalone_runner(), "--listen", "127.0.0.1:0", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()

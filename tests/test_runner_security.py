@@ -40,9 +40,9 @@ from copapy._remote import (
     AuthenticationError,
     RemoteDevice,
     RunnerError,
-    find_runner,
     token_path,
 )
+from standalone import standalone_runner
 from test_remote import auth_frame, authenticated_socket, frame, read_frame, start_runner
 
 MiB = 1 << 20
@@ -115,7 +115,7 @@ def test_runner_and_client_find_the_token_in_the_same_default_place(tmp_path: Pa
     ~/.config/copapy/run.token; the runner creates it there, private."""
     env = {k: v for k, v in os.environ.items() if k not in ("COPAPY_RUN_TOKEN_FILE", "XDG_CONFIG_HOME")}
     env["HOME"] = str(tmp_path)
-    proc = subprocess.Popen([find_runner(), "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([standalone_runner(), "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
@@ -183,7 +183,7 @@ def test_no_token_a_wrong_token_and_a_replayed_answer_are_refused(
 
 
 def test_flags_that_give_something_away_must_be_explicit(tmp_path: Path) -> None:
-    runner = find_runner()
+    runner = standalone_runner()
     tokens = tmp_path / "t"
     res = subprocess.run([runner, "--listen", "0.0.0.0:0", "--token-file", str(tokens)], capture_output=True,
                          text=True, timeout=60)
@@ -364,7 +364,7 @@ def test_stream_and_a_piped_run_stop_when_the_client_leaves(token: Path, tmp_pat
     finally:
         proc.kill()
         proc.wait()
-    child = subprocess.Popen([find_runner(), "--serve-stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    child = subprocess.Popen([standalone_runner(), "--serve-stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
     child.stdin.write(frame(LOAD, busy_program()) + frame(RUN, struct.pack("<I", 0xFFFFFFFF)))
     child.stdin.flush()
@@ -379,7 +379,7 @@ def test_stream_and_a_piped_run_stop_when_the_client_leaves(token: Path, tmp_pat
     # the line protocol too: a run of 2**32-1 steps ends when stdin closes
     program = tmp_path / "busy.cpy"
     program.write_bytes(busy_program())
-    lines = subprocess.Popen([find_runner(), str(program), "--stdio"], stdin=subprocess.PIPE,
+    lines = subprocess.Popen([standalone_runner(), str(program), "--stdio"], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
     assert lines.stdin is not None and lines.stdout is not None
     lines.stdin.write("run 3\nrun 4294967295\n")
@@ -397,7 +397,7 @@ def test_stream_and_a_piped_run_stop_when_the_client_leaves(token: Path, tmp_pat
 def test_period_runs_in_constant_memory_and_duration_bounds_wall_clock(tmp_path: Path) -> None:
     program = tmp_path / "counter.cpy"
     program.write_bytes(counter_program())
-    runner = find_runner()
+    runner = standalone_runner()
     # a day at 100 kHz: preallocating 16 bytes per step would need 138 GB
     proc = subprocess.Popen([runner, str(program), "--period", "10us", "--duration", "86400s", "--no-rt",
                              "--print", "n"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -2,8 +2,9 @@
 
 ``cp.Target(runner="tcp://127.0.0.1:5000")`` compiles for the runner's architecture and
 sends each compiled program file to it; ``run``, ``read_value`` and ``write_value`` then
-act on the runner's memory. ``runner="process"`` starts a private ``copapy-run`` and talks
-to it over its stdin/stdout. Both speak the frame protocol of ``docs/copapy-run.md``:
+act on the runner's memory. ``runner="process"`` starts a private ``copapy-run`` (the one
+built into this package's extension module, see :func:`runner_command`) and talks to it
+over its stdin/stdout. Both speak the frame protocol of ``docs/copapy-run.md``:
 ``length: u32 LE`` then a kind byte and its payload.
 
 Over TCP the runner speaks first (CHALLENGE) and the client proves it holds the shared
@@ -25,10 +26,15 @@ import hashlib
 import hmac
 import os
 import secrets
+import select
 import shutil
+import site
 import socket
 import struct
 import subprocess
+import sys
+import tempfile
+import time
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import parse_qs
@@ -44,7 +50,8 @@ _WHITESPACE = b" \t\n\r\x0c"  # what the runner trims (Rust's ASCII whitespace: 
 
 
 class RunnerError(RuntimeError):
-    """The runner refused a request; the message is the runner's."""
+    """The runner refused a request (the message is the runner's), or what was started as
+    a runner is not a usable copapy runner (the message names it and says what to do)."""
 
 
 class AuthenticationError(PermissionError):
@@ -75,27 +82,140 @@ def _mac(token: bytes, label: bytes, server_nonce: bytes, client_nonce: bytes) -
     return hmac.new(token, label + server_nonce + client_nonce, hashlib.sha256).digest()
 
 
-def _is_binary(path: str) -> bool:
-    """Whether ``path`` is a native executable, not the ``copapy-run`` console script
-    (which would start itself again)."""
-    with open(path, "rb") as f:
-        return not f.read(2).startswith(b"#!")
+# How long a runner that was just started may take to answer INFO (a Python-hosted runner
+# imports copapy first; under emulation or on a loaded machine that takes a while).
+HANDSHAKE_SECONDS = 30.0
 
 
-def find_runner() -> str:
-    """The ``copapy-run`` executable: ``$COPAPY_RUN``, the one installed with this
-    package, one on ``PATH``, or one built in this source tree (``cargo build --release``)."""
-    candidates = [os.environ.get("COPAPY_RUN"), str(Path(__file__).parent / "_bin" / "copapy-run"),
-                  shutil.which("copapy-run")]
-    root = Path(__file__).resolve().parent.parent.parent
-    candidates += [str(root / "target" / kind / "copapy-run") for kind in ("release", "debug")]
-    for c in candidates:
-        if c and os.path.isfile(c) and os.access(c, os.X_OK) and _is_binary(c):
-            return c
-    raise FileNotFoundError(
-        "copapy-run not found: set COPAPY_RUN, put copapy-run on PATH, or build it with "
-        "cargo build --release -p copapy-run"
-    )
+def own_runner_command() -> list[str]:
+    """The runner that belongs to this installed copapy: the extension module's
+    ``copapy-run`` (``copapy._core.run_cli``), started by this interpreter. Every kind of
+    install has it, and its version always matches. ``-P`` keeps a ``copapy`` directory in
+    the current directory from shadowing the package; :func:`_own_runner_env` makes the
+    child import the very package this process imported."""
+    if not sys.executable:
+        raise RunnerError("cannot start copapy's own runner: this interpreter has no sys.executable; "
+                          "use runner='process:/path/to/copapy-run' or runner='tcp://HOST:PORT'")
+    return [sys.executable, "-P", "-m", "copapy._runner_cli"]
+
+
+def _own_runner_env() -> dict[str, str]:
+    """The environment for :func:`own_runner_command`: unchanged when this copapy lives in
+    site-packages (the same interpreter finds it there), else ``PYTHONPATH`` led by the
+    directory that holds it (a checkout's ``python/``, a path added at run time). Never
+    site-packages itself, which would then come before the standard library."""
+    home = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ)
+    sites = {os.path.abspath(p) for p in (*site.getsitepackages(), site.getusersitepackages())}
+    if home not in sites:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (home, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def check_runner(path: str, origin: str) -> str:
+    """``path`` resolved, after checking that it is a ``copapy-run`` of this copapy's
+    version (its ``--version`` line equals ``copapy._core.runner_version()``); otherwise an
+    error naming the file, what it did, and what to do. ``origin`` says where ``path``
+    came from (``$COPAPY_RUN``, ``runner='process:...'``)."""
+    from . import _core
+
+    expected = _core.runner_version()
+    fix = ("use runner='process' for the runner built into this copapy"
+           + (" (unset COPAPY_RUN)" if origin == "$COPAPY_RUN" else "")
+           + ", or give the path of a copapy-run built from the same version "
+           "(cargo build --release -p copapy-run)")
+    resolved = shutil.which(path) if os.sep not in path else path
+    if not resolved or not os.path.isfile(resolved):
+        raise FileNotFoundError(f"{origin} {path}: no such file; {fix}")
+    if not os.access(resolved, os.X_OK):
+        raise RunnerError(f"{origin} {resolved} is not executable; {fix}")
+    try:
+        done = subprocess.run([resolved, "--version"], stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=HANDSHAKE_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        raise RunnerError(f"{origin} {resolved} is not a copapy runner: `{resolved} --version` did not "
+                          f"finish within {HANDSHAKE_SECONDS:.0f} s; {fix}") from None
+    except OSError as e:
+        raise RunnerError(f"{origin} {resolved} cannot be started ({e.strerror}); {fix}") from None
+    said = done.stdout.decode(errors="replace").strip()
+    if done.returncode != 0 or said != expected:
+        what = (f"exited with status {done.returncode}" if done.returncode != 0 else "printed")
+        detail = (said or done.stderr.decode(errors="replace").strip())[:200]
+        raise RunnerError(f"{origin} {resolved} is not this copapy's runner: `{resolved} --version` "
+                          f"{what} {detail!r}, expected {expected!r}; {fix}")
+    return resolved
+
+
+def runner_command(executable: str | None = None) -> list[str]:
+    """The command that starts a ``copapy-run`` (add its arguments): ``executable`` if
+    given, else ``$COPAPY_RUN`` if set, both checked with :func:`check_runner`; else this
+    package's own runner (:func:`own_runner_command`). ``PATH`` is never searched for a
+    bare ``copapy-run``: another install's runner there may be of another version."""
+    if executable:
+        return [check_runner(executable, "runner='process:...'")]
+    env = os.environ.get("COPAPY_RUN")
+    if env:
+        return [check_runner(env, "$COPAPY_RUN")]
+    return own_runner_command()
+
+
+def _read_frame(fd: int, deadline: float) -> tuple[int, bytes]:
+    """One reply frame read straight from ``fd`` by the deadline, byte-exact, so the
+    buffered reader used afterwards starts at the next frame."""
+    buf = b""
+    need = 5
+    while len(buf) < need:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise TimeoutError(f"no reply within {HANDSHAKE_SECONDS:.0f} s")
+        chunk = os.read(fd, need - len(buf))
+        if not chunk:
+            raise EOFError("it exited" if len(buf) == 0 else "it closed its output mid-reply")
+        buf += chunk
+        if need == 5 and len(buf) == 5:
+            length = struct.unpack("<I", buf[:4])[0]
+            if not 1 <= length <= 4096:
+                raise ValueError(f"its output {buf!r} is not a reply frame")
+            need = 4 + length
+    return buf[4], buf[5:]
+
+
+def _handshake(proc: subprocess.Popen[bytes], command: list[str], stderr: IO[bytes]) -> None:
+    """Sends INFO to a runner just started and checks that the reply is a copapy runner's
+    (an OK frame holding an architecture name); otherwise ends the process and raises an
+    error with the command, what it did and what it printed on stderr."""
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        try:
+            proc.stdin.write(struct.pack("<IB", 1, INFO))
+            proc.stdin.flush()
+        except BrokenPipeError:
+            pass  # it exited already; what it wrote before says what it is
+        kind, body = _read_frame(proc.stdout.fileno(), time.monotonic() + HANDSHAKE_SECONDS)
+        if kind != OK or not body or not body.isascii() or not body.decode().isprintable():
+            raise ValueError(f"it answered INFO with kind {kind:#04x} {body[:40]!r}, "
+                             "not an architecture name")
+    except (OSError, EOFError, TimeoutError, ValueError) as e:
+        reason = str(e)
+        if isinstance(e, EOFError):
+            try:
+                reason += f" (exit status {proc.wait(timeout=5)})"
+            except subprocess.TimeoutExpired:
+                pass
+        proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except BrokenPipeError:  # INFO still buffered for a runner that is gone
+                pass
+        stderr.seek(0)
+        said = stderr.read().decode(errors="replace").strip()[-400:]
+        raise RunnerError(
+            f"{' '.join(command)} --serve-stdio is not a working copapy runner: {reason}"
+            + (f"; its stderr: {said}" if said else "")
+            + "; use runner='process' for the runner built into this copapy"
+        ) from None
 
 
 class RemoteDevice:
@@ -130,9 +250,21 @@ class RemoteDevice:
 
     @classmethod
     def spawn(cls, executable: str | None = None) -> RemoteDevice:
-        """Starts a private ``copapy-run --serve-stdio`` and talks to it over pipes."""
-        proc = subprocess.Popen([executable or find_runner(), "--serve-stdio"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE)
+        """Starts a private ``copapy-run --serve-stdio`` (:func:`runner_command`), checks
+        that it answers as a copapy runner, and talks to it over pipes."""
+        command = runner_command(executable)
+        # stderr to a file, not a pipe: nobody reads it while the runner works, and a full
+        # pipe would stall the runner; it is read back when the handshake fails
+        stderr = tempfile.TemporaryFile()
+        try:
+            proc = subprocess.Popen([*command, "--serve-stdio"], stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=stderr, env=_own_runner_env())
+        except OSError as e:
+            stderr.close()
+            raise RunnerError(f"cannot start {command[0]} ({e.strerror}); use runner='process' for the "
+                              "runner built into this copapy") from None
+        with stderr:
+            _handshake(proc, command, stderr)
         assert proc.stdin is not None and proc.stdout is not None
         return cls(proc.stdout, proc.stdin, [proc])
 

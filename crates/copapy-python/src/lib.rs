@@ -22,6 +22,7 @@ mod device;
 mod jit;
 #[allow(unsafe_code)]
 mod ndarray;
+mod runner_cli;
 mod spec_cache;
 mod structural;
 mod symbols;
@@ -176,5 +177,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sign, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::grad, m)?)?;
     m.add_function(wrap_pyfunction!(device::place_program, m)?)?;
+    m.add_function(wrap_pyfunction!(runner_cli::run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(runner_cli::runner_version, m)?)?;
     Ok(())
 }

@@ -51,6 +51,7 @@ Runs a copapy program file (written by Target.save).
                        one that has not authenticated by then (default 30s)
   --no-rt              do not try SCHED_FIFO and mlockall in --period mode
   --priority P         SCHED_FIFO priority (default 80)
+  -V, --version        print the version and the program format version it reads
   -h, --help           this text
 
 Without --print, the variables that are not inputs are printed after the last step.

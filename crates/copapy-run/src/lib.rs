@@ -14,6 +14,7 @@
 
 pub mod auth;
 pub mod cli;
+pub mod entry;
 pub mod frames;
 pub mod harness;
 pub mod lines;
