@@ -18,7 +18,7 @@ import copapy as cp
 import numpy as np
 import pytest
 from copapy._core import Target
-from copapy._remote import ERR, GET, LOAD, OK, RUN, SET, VARS
+from copapy._remote import ERR, GET, LOAD, OK, RUN, SET, VARS, runner_command
 from test_remote import authenticated_socket, frame, read_frame, start_runner
 
 BYTES = [0, 1, 2, 127, 128, 200, 254, 255, 17]

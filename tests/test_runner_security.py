@@ -364,7 +364,8 @@ def test_stream_and_a_piped_run_stop_when_the_client_leaves(token: Path, tmp_pat
     finally:
         proc.kill()
         proc.wait()
-    child = subprocess.Popen([standalone_runner(), "--serve-stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    child = subprocess.Popen([standalone_runner(), "--serve-stdio"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE)
     assert child.stdin is not None and child.stdout is not None
     child.stdin.write(frame(LOAD, busy_program()) + frame(RUN, struct.pack("<I", 0xFFFFFFFF)))
     child.stdin.flush()
