@@ -180,7 +180,7 @@ def _read_frame(fd: int, deadline: float) -> tuple[int, bytes]:
     return buf[4], buf[5:]
 
 
-def _handshake(proc: subprocess.Popen[bytes], command: list[str], stderr: IO[bytes]) -> None:
+def _check_started_runner(proc: subprocess.Popen[bytes], command: list[str], stderr: IO[bytes]) -> None:
     """Sends INFO to a runner just started and checks that the reply is a copapy runner's
     (an OK frame holding an architecture name); otherwise ends the process and raises an
     error with the command, what it did and what it printed on stderr."""
@@ -242,7 +242,7 @@ class RemoteDevice:
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             reader, writer = sock.makefile("rb"), sock.makefile("wb")
-            _handshake(reader, writer, f"{host}:{port}", token, token_file, insecure_no_auth)
+            _authenticate(reader, writer, f"{host}:{port}", token, token_file, insecure_no_auth)
         except BaseException:
             sock.close()
             raise
@@ -264,7 +264,7 @@ class RemoteDevice:
             raise RunnerError(f"cannot start {command[0]} ({e.strerror}); use runner='process' for the "
                               "runner built into this copapy") from None
         with stderr:
-            _handshake(proc, command, stderr)
+            _check_started_runner(proc, command, stderr)
         assert proc.stdin is not None and proc.stdout is not None
         return cls(proc.stdout, proc.stdin, [proc])
 
@@ -380,7 +380,7 @@ def _receive(reader: IO[bytes]) -> tuple[int, bytes]:
     return kind, body
 
 
-def _handshake(reader: IO[bytes], writer: IO[bytes], where: str, token: str | bytes | None,
+def _authenticate(reader: IO[bytes], writer: IO[bytes], where: str, token: str | bytes | None,
                token_file: str | os.PathLike[str] | None, insecure_no_auth: bool) -> None:
     """Answers the runner's CHALLENGE and checks the runner's proof (docs/copapy-run.md)."""
     kind, body = _receive(reader)
