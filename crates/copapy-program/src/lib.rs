@@ -21,6 +21,7 @@ mod error;
 pub mod format;
 #[cfg(feature = "alloc")]
 mod program;
+pub mod targets;
 mod types;
 mod view;
 

@@ -26,6 +26,8 @@ Runs a copapy program file (written by Target.save).
   --serve-stdio        speak the binary frame protocol on stdin/stdout
   --listen ADDR        speak the binary frame protocol over TCP (e.g. 127.0.0.1:0);
                        one session per connection, each with its own copy of PROGRAM
+  --info               print the target this CPU runs and its features, e.g.
+                       armv7 armv6,armv7,vfp2,vfp3, and exit
   --no-rt              do not try SCHED_FIFO and mlockall in --period mode
   --priority P         SCHED_FIFO priority (default 80)
   -h, --help           this text
@@ -60,6 +62,8 @@ pub struct Options {
     pub priority: i32,
     /// Print usage.
     pub help: bool,
+    /// Print the target and CPU features.
+    pub info: bool,
 }
 
 /// Parses `250us`, `1ms`, `2s`, `100ns` (a plain number is nanoseconds).
@@ -106,6 +110,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
         };
         match a.as_str() {
             "-h" | "--help" => o.help = true,
+            "--info" => o.info = true,
             "-n" | "--steps" => {
                 let v = value(a)?;
                 o.steps = Some(
@@ -179,6 +184,10 @@ fn row(session: &Session, names: &[String]) -> String {
 pub fn run(o: Options) -> Result<(), String> {
     if o.help {
         println!("{USAGE}");
+        return Ok(());
+    }
+    if o.info {
+        println!("{}", crate::session::info());
         return Ok(());
     }
     if let Some(addr) = &o.listen {
