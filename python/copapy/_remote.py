@@ -17,6 +17,7 @@ import shutil
 import socket
 import struct
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -55,13 +56,18 @@ class RemoteDevice:
     """A ``copapy-run`` reached over a byte stream (a socket or a child's pipes)."""
 
     arch: str
+    #: The runner CPU's features, comma-separated (``"armv6,armv7,vfp2,vfp3"``); empty
+    #: for a runner that does not report them.
+    features: str
 
     def __init__(self, reader: IO[bytes], writer: IO[bytes], closers: list[Any] | None = None) -> None:
         self._r = reader
         self._w = writer
         self._closers = closers or []
         self._closed = False
-        self.arch = self._call(INFO).decode()
+        # INFO: "<target> <features>", e.g. "armv7 armv6,armv7,vfp2,vfp3" (older
+        # runners: the instruction set alone); Target parses it with the shared table
+        self.arch, _, self.features = self._call(INFO).decode().partition(" ")
 
     @classmethod
     def tcp(cls, host: str, port: int, timeout: float | None = 30.0) -> RemoteDevice:
@@ -71,9 +77,16 @@ class RemoteDevice:
         return cls(sock.makefile("rb"), sock.makefile("wb"), [sock])
 
     @classmethod
-    def spawn(cls, executable: str | None = None) -> RemoteDevice:
-        """Starts a private ``copapy-run --serve-stdio`` and talks to it over pipes."""
-        proc = subprocess.Popen([executable or find_runner(), "--serve-stdio"], stdin=subprocess.PIPE,
+    def spawn(cls, executable: str | Sequence[str] | None = None) -> RemoteDevice:
+        """Starts a private ``copapy-run --serve-stdio`` and talks to it over pipes.
+
+        ``executable`` is its path, or the whole command that starts it as a list (e.g.
+        ``["qemu-arm", "-cpu", "arm1176", "copapy-run"]``); ``--serve-stdio`` is appended."""
+        if executable is None or isinstance(executable, str):
+            command = [executable or find_runner()]
+        else:
+            command = list(executable)
+        proc = subprocess.Popen([*command, "--serve-stdio"], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE)
         assert proc.stdin is not None and proc.stdout is not None
         return cls(proc.stdout, proc.stdin, [proc])
@@ -188,8 +201,10 @@ class RemoteDevice:
 
 def connect(runner: Any) -> Any:
     """A device for ``Target(runner=...)``: ``"tcp://HOST:PORT"``, ``"process"`` (a private
-    child ``copapy-run``), ``"process:/path/to/copapy-run"``, or any object that already
-    implements the device interface (``arch``, ``install``, ``run``, ``read``, ``write``)."""
+    child ``copapy-run``), ``"process:/path/to/copapy-run"``, a list: the command that
+    starts a child ``copapy-run`` (``["qemu-arm", "-cpu", "arm1176", "./copapy-run"]``;
+    ``--serve-stdio`` is appended), or any object that already implements the device
+    interface (``arch``, ``install``, ``run``, ``read``, ``write``)."""
     if isinstance(runner, str):
         if runner.startswith("tcp://"):
             host, sep, port = runner[len("tcp://"):].rpartition(":")
@@ -199,6 +214,10 @@ def connect(runner: Any) -> Any:
         if runner == "process" or runner.startswith("process:"):
             return RemoteDevice.spawn(runner.partition(":")[2] or None)
         raise ValueError(f"runner {runner!r}: use 'tcp://HOST:PORT' or 'process'")
+    if isinstance(runner, (list, tuple)):
+        if not runner or not all(isinstance(a, str) for a in runner):
+            raise ValueError(f"runner {runner!r}: a command is a non-empty list of strings")
+        return RemoteDevice.spawn(runner)
     missing = [m for m in ("arch", "install", "run", "read", "write") if not hasattr(runner, m)]
     if missing:
         raise TypeError(f"runner {runner!r} is not a device: it lacks {', '.join(missing)}")
