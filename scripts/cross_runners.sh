@@ -5,25 +5,29 @@
 #
 #   scripts/cross_runners.sh [TARGET...]     (default: aarch64 armv7 armv6 riscv64)
 #
-# Each build uses Rust's prebuilt std for the musl target, linked by rust-lld with the
-# musl that std carries: no cross C compiler, no sysroot. Where rustup cannot install
-# that std (some mirrors lack the musl targets), the fallback builds std from source
-# with the nightly toolchain (-Z build-std) and links with `zig cc` from the ziglang
-# package in .venv, whose musl is compiled for the board's oldest CPU (ARM1176 for
-# armv6). Builds are cached under target/cross; a run with nothing changed takes ~1 s.
+# Each board is built the first way that works here, all giving static binaries:
+#  1. Rust's prebuilt std for the musl target, linked by rust-lld with the musl that std
+#     carries: no cross C compiler, no sysroot (what rustup normally offers);
+#  2. where rustup has no musl std (some mirrors lack them): the glibc target's std,
+#     linked statically by Debian's cross gcc (gcc-arm-linux-gnueabihf, ...; setup.sh
+#     installs them). Not for armv6: Debian's armhf glibc is ARMv7 code;
+#  3. std built from source with the nightly toolchain (-Z build-std), linked by
+#     `zig cc` (ziglang in .venv) with a musl compiled for the board's oldest CPU
+#     (ARM1176 for armv6). Slowest the first time (~2 min per board).
+# Builds are cached under target/cross; a run with nothing changed takes ~1 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 out=$root/target/cross
 mkdir -p "$out"
 
-# target → Rust triple, zig triple, zig CPU (the CPU zig builds musl for)
+# target → musl triple, glibc triple and its gcc ("-": none), zig triple, zig CPU
 triple() {
   case $1 in
-    aarch64) echo "aarch64-unknown-linux-musl aarch64-linux-musl baseline" ;;
-    armv7) echo "armv7-unknown-linux-musleabihf arm-linux-musleabihf cortex_a9" ;;
-    armv6) echo "arm-unknown-linux-musleabihf arm-linux-musleabihf arm1176jzf_s" ;;
-    riscv64) echo "riscv64gc-unknown-linux-musl riscv64-linux-musl baseline_rv64" ;;
+    aarch64) echo "aarch64-unknown-linux-musl aarch64-unknown-linux-gnu aarch64-linux-gnu-gcc aarch64-linux-musl baseline" ;;
+    armv7) echo "armv7-unknown-linux-musleabihf armv7-unknown-linux-gnueabihf arm-linux-gnueabihf-gcc arm-linux-musleabihf cortex_a9" ;;
+    armv6) echo "arm-unknown-linux-musleabihf - - arm-linux-musleabihf arm1176jzf_s" ;;
+    riscv64) echo "riscv64gc-unknown-linux-musl riscv64gc-unknown-linux-gnu riscv64-linux-gnu-gcc riscv64-linux-musl baseline_rv64" ;;
     *) echo "unknown board target '$1': use aarch64, armv7, armv6 or riscv64" >&2; return 1 ;;
   esac
 }
@@ -58,14 +62,20 @@ EOF
   echo "$path"
 }
 
+cargo_env() { echo "$1" | tr 'a-z-' 'A-Z_'; }
+
 build() {
-  local name=$1 t zt cpu env_name dir
-  read -r t zt cpu < <(triple "$name")
-  env_name=$(echo "$t" | tr 'a-z-' 'A-Z_')
+  local name=$1 t gt gcc zt cpu dir
+  read -r t gt gcc zt cpu < <(triple "$name")
   if have_prebuilt_std "$t"; then
     dir=$out/build
-    env "CARGO_TARGET_${env_name}_LINKER=rust-lld" \
-        "CARGO_TARGET_${env_name}_RUSTFLAGS=-C link-self-contained=yes" \
+    env "CARGO_TARGET_$(cargo_env "$t")_LINKER=rust-lld" \
+        "CARGO_TARGET_$(cargo_env "$t")_RUSTFLAGS=-C link-self-contained=yes" \
+        cargo build -q --release -p copapy-run --target "$t" --target-dir "$dir"
+  elif [ "$gcc" != - ] && command -v "$gcc" >/dev/null && have_prebuilt_std "$gt"; then
+    t=$gt dir=$out/build
+    env "CARGO_TARGET_$(cargo_env "$t")_LINKER=$gcc" \
+        "CARGO_TARGET_$(cargo_env "$t")_RUSTFLAGS=-C target-feature=+crt-static" \
         cargo build -q --release -p copapy-run --target "$t" --target-dir "$dir"
   else
     dir=$out/build-std
@@ -75,14 +85,15 @@ build() {
     [ -x .venv/bin/python ] || { echo "no .venv: run scripts/setup.sh first (zig comes from it)" >&2; return 1; }
     # zig's musl lives outside Rust's sysroot: not self-contained; zig's linker notes
     # about Rust's missing per-target library directory are noise
-    env "CARGO_TARGET_${env_name}_LINKER=$(zig_linker "$name" "$zt" "$cpu")" \
-        "CARGO_TARGET_${env_name}_RUSTFLAGS=-C link-self-contained=no -A linker-messages" \
+    env "CARGO_TARGET_$(cargo_env "$t")_LINKER=$(zig_linker "$name" "$zt" "$cpu")" \
+        "CARGO_TARGET_$(cargo_env "$t")_RUSTFLAGS=-C link-self-contained=no -A linker-messages" \
         cargo +nightly build -q --release -p copapy-run --target "$t" --target-dir "$dir" \
           -Z build-std=std,panic_abort
   fi
   mkdir -p "$out/$name"
   cp -p "$dir/$t/release/copapy-run" "$out/$name/copapy-run.tmp"
   mv "$out/$name/copapy-run.tmp" "$out/$name/copapy-run"
+  echo "$t" > "$out/$name/built-for"
 }
 
 targets=("$@")
