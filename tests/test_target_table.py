@@ -16,6 +16,8 @@ import pytest
 from copapy import _targets
 from copapy._core import Target  # not conftest's: these name their targets themselves
 from copapy._emulator import Emulator
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 #: Features each target's code needs, from its CPU manuals (docs/architecture.md).
 DOCUMENTED = {
@@ -77,3 +79,38 @@ def test_a_device_naming_its_instruction_set_gets_its_baseline_target(target: st
 def test_a_device_with_an_unknown_name_is_refused() -> None:
     with pytest.raises(ValueError, match='the runner reports target "mips"'):
         Target(runner=LegacyNamed("armv6", "mips"))
+
+
+class Reporting(LegacyNamed):
+    """A real emulator device reporting any ``arch`` and ``features`` text."""
+
+    def __init__(self, arch: str, features: str) -> None:
+        super().__init__("armv6", arch)
+        self.features = features
+
+
+names = st.sampled_from(["arm", "armv6", "armv7", "aarch64", "riscv64", "x86_64", "amd64", "mips", ""])
+feature_lists = st.lists(st.sampled_from(["armv6", "armv7", "vfp2", "vfp3", "neon", "sse2", "rv-m", "rv-f",
+                                          "rv-c", "vfp9", ""]), max_size=5).map(",".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(arch=st.one_of(names, st.text(max_size=12)), features=st.one_of(feature_lists, st.text(max_size=20)),
+       wanted=st.sampled_from(["native", "armv6", "armv7", "riscv64", "cortex-m4"]))
+def test_any_info_reply_gives_a_target_or_a_clear_error(arch: str, features: str, wanted: str) -> None:
+    """Whatever a runner answers, Target picks a target whose features its CPU has, or
+    raises ValueError saying what was wrong (never a panic, never a silent mismatch)."""
+    try:
+        tg = Target(wanted, runner=Reporting(arch, features))
+    except ValueError as e:
+        assert str(e), "an empty message"
+        return
+    chosen = _targets.find(tg.arch)
+    name = arch.strip()
+    isa = next((t.arch for t in _targets.targets() if name in (t.name, *t.aliases)), name)
+    assert chosen.arch == isa, (arch, tg.arch)
+    reported = set(filter(None, features.strip().split(",")))
+    has = reported if features.strip() else set(chosen.features)  # not reported: the named target's
+    assert set(chosen.features) <= has, (arch, features, tg.arch)
+    if wanted != "native":
+        assert tg.arch == wanted

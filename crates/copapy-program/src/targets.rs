@@ -165,9 +165,8 @@ impl TargetInfo {
     }
 
     /// The target a runner's INFO reply names: `"<target> <feature>,<feature>…"`, or an
-    /// older runner's bare instruction set name (`"arm"`), which maps to
-    /// [`baseline`](TargetInfo::baseline). Returns the target and the CPU's features
-    /// (the target's own when the reply lists none).
+    /// older runner's bare instruction set name (`"arm"`). See
+    /// [`from_report`](TargetInfo::from_report).
     ///
     /// ```
     /// use copapy_program::{targets::TargetInfo, Features};
@@ -180,19 +179,36 @@ impl TargetInfo {
     /// assert!(TargetInfo::from_info("armv7 vfp9").is_err());
     /// ```
     pub fn from_info(info: &str) -> Result<(&'static TargetInfo, Features), InfoError<'_>> {
-        let mut words = info.split_whitespace();
-        let name = words.next().unwrap_or("");
-        let target = TargetInfo::find(name)
+        let (name, features) = info.trim().split_once(' ').unwrap_or((info.trim(), ""));
+        TargetInfo::from_report(name, features)
+    }
+
+    /// The target for a runner that reports `name` (a target, an alias, or only its
+    /// instruction set, which maps to [`baseline`](TargetInfo::baseline)) and its CPU's
+    /// `features` (a comma-separated list; empty when the runner does not report them,
+    /// then the named target's own). With features, the best target of that
+    /// instruction set for them ([`for_cpu`](TargetInfo::for_cpu)), so the answer never
+    /// needs a feature the CPU lacks; returns it and the CPU's features.
+    pub fn from_report<'a>(
+        name: &'a str,
+        features: &'a str,
+    ) -> Result<(&'static TargetInfo, Features), InfoError<'a>> {
+        let named = TargetInfo::find(name)
             .or_else(|| {
                 let arch = Arch::ALL.iter().find(|a| a.name() == name)?;
                 TargetInfo::baseline(*arch)
             })
             .ok_or(InfoError::UnknownTarget(name))?;
-        let features = match words.next() {
-            None => target.features,
-            Some(list) => Features::parse_list(list).map_err(InfoError::UnknownFeature)?,
-        };
-        Ok((target, features))
+        let features = features.trim();
+        if features.is_empty() {
+            return Ok((named, named.features));
+        }
+        let has = Features::parse_list(features).map_err(InfoError::UnknownFeature)?;
+        let best = TargetInfo::for_cpu(named.arch, has).ok_or(InfoError::NoTarget {
+            arch: named.arch,
+            has,
+        })?;
+        Ok((best, has))
     }
 }
 
@@ -203,6 +219,13 @@ pub enum InfoError<'a> {
     UnknownTarget(&'a str),
     /// A feature in the list is not one of [`Features::NAMED`].
     UnknownFeature(&'a str),
+    /// The CPU lacks features every copapy target of its instruction set needs.
+    NoTarget {
+        /// The instruction set.
+        arch: Arch,
+        /// What the CPU has.
+        has: Features,
+    },
 }
 
 impl core::fmt::Display for InfoError<'_> {
@@ -218,6 +241,19 @@ impl core::fmt::Display for InfoError<'_> {
                 "the runner reports CPU feature {name:?}, which this copapy does not know: \
                  update copapy (or the runner) so both know the same features"
             ),
+            InfoError::NoTarget { arch, has } => {
+                write!(
+                    f,
+                    "the runner's CPU has {has}, which no copapy {} target runs on: ",
+                    arch.name()
+                )?;
+                let mut sep = "";
+                for t in TARGETS.iter().filter(|t| t.arch == *arch) {
+                    write!(f, "{sep}{} needs {}", t.name, t.features)?;
+                    sep = ", ";
+                }
+                Ok(())
+            }
         }
     }
 }

@@ -619,14 +619,14 @@ fn runner_target(device: &Bound<'_, PyAny>, wanted: &str) -> PyResult<&'static T
         Some(f) => f.extract()?,
         None => String::new(),
     };
-    let info = format!("{arch} {features}");
-    let (runs, has) = copapy_program::targets::TargetInfo::from_info(&info).map_err(|e| {
-        PyValueError::new_err(if arch == "unsupported" {
-            format!("the runner's machine ({features}) is not one copapy generates code for")
-        } else {
-            e.to_string()
-        })
-    })?;
+    let (runs, has) =
+        copapy_program::targets::TargetInfo::from_report(&arch, &features).map_err(|e| {
+            PyValueError::new_err(if arch == "unsupported" {
+                format!("the runner's machine ({features}) is not one copapy generates code for")
+            } else {
+                e.to_string()
+            })
+        })?;
     let runs = TargetSpec::of(runs);
     if wanted == "native" {
         return Ok(runs);

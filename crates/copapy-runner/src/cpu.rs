@@ -358,6 +358,78 @@ mod tests {
         assert_eq!(from_kernel(Arch::AArch64, &cpu), Features::NEON);
     }
 
+    /// Every combination of the ARM bits the mapping reads, on every platform string:
+    /// the features are closed under implication (ARMv7 runs ARMv6 code, VFPv3 is a
+    /// superset of VFPv2 and exists only from ARMv7 on), the platform's level is never
+    /// lost, and the target chosen for the CPU needs nothing it lacks.
+    #[test]
+    fn arm_features_are_consistent_for_every_hwcap() {
+        let bits = [
+            ARM_HWCAP_VFP,
+            ARM_HWCAP_NEON,
+            ARM_HWCAP_VFPV3,
+            ARM_HWCAP_VFPV3D16,
+            ARM_HWCAP_TLS,
+            ARM_HWCAP_VFPV4,
+            ARM_HWCAP_IDIVA,
+            ARM_HWCAP_LPAE,
+        ];
+        let implies = |f: Features, a: Features, b: Features| a.missing(f).is_empty().then_some(b);
+        for mask in 0u32..1 << bits.len() {
+            let hwcap = (0..bits.len())
+                .filter(|i| mask & (1 << i) != 0)
+                .fold(0x7, |h, i| h | bits[i]); // swp half thumb: every ARM Linux CPU
+            for platform in [
+                None,
+                Some("v5l"),
+                Some("v6l"),
+                Some("v7l"),
+                Some("v8l"),
+                Some("x"),
+            ] {
+                let cpu = KernelCpu {
+                    hwcap,
+                    platform,
+                    ..KernelCpu::default()
+                };
+                let f = from_kernel(Arch::Arm, &cpu);
+                for (a, b) in [
+                    (Features::ARMV7, Features::ARMV6),
+                    (Features::VFP3, Features::VFP2),
+                    (Features::VFP3, Features::ARMV7),
+                ] {
+                    if let Some(b) = implies(f, a, b) {
+                        assert!(b.missing(f).is_empty(), "{hwcap:#x} {platform:?}: {f}");
+                    }
+                }
+                let level = platform.and_then(platform_level).unwrap_or(0);
+                assert!(arm_level(level).missing(f).is_empty(), "{platform:?}: {f}");
+                if let Some(t) = TargetInfo::for_cpu(Arch::Arm, f) {
+                    assert!(t.features.missing(f).is_empty());
+                }
+            }
+        }
+    }
+
+    /// Every subset of the RISC-V letters that matter, with other letters set or not.
+    #[test]
+    fn riscv_features_follow_their_letters() {
+        let letters = *b"IMAFDC";
+        for mask in 0u32..1 << letters.len() {
+            let has = |l: u8| mask & (1 << letters.iter().position(|&x| x == l).unwrap()) != 0;
+            let hwcap = letters
+                .iter()
+                .filter(|&&l| has(l))
+                .fold(0, |h, &l| h | rv_letter(l));
+            for extra in [0, rv_letter(b'V') | rv_letter(b'Z')] {
+                let f = from_kernel(Arch::RiscV64, &hw(hwcap | extra, "riscv"));
+                assert_eq!(f.0 & Features::RV_M.0 != 0, has(b'M'));
+                assert_eq!(f.0 & Features::RV_F.0 != 0, has(b'F'));
+                assert_eq!(f.0 & Features::RV_C.0 != 0, has(b'C'));
+            }
+        }
+    }
+
     #[test]
     fn this_machine_has_its_baseline() {
         assert!(Features::host().missing(features()).is_empty());
