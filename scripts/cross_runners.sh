@@ -98,6 +98,7 @@ build() {
 
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(aarch64 armv7 armv6 riscv64)
+for name in "${targets[@]}"; do triple "$name" >/dev/null || exit 2; done
 for name in "${targets[@]}"; do
   build "$name"
   echo "copapy-run for $name: target/cross/$name/copapy-run"

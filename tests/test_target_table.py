@@ -9,6 +9,7 @@ answered INFO before it reported features) still maps to a target.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import copapy as cp
@@ -18,6 +19,11 @@ from copapy._core import Target  # not conftest's: these name their targets them
 from copapy._emulator import Emulator
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+pytestmark = pytest.mark.skipif(
+    bool(os.environ.get("COPAPY_TEST_TARGET")),
+    reason="names its targets itself: runs once, in the native pass",
+)
 
 #: Features each target's code needs, from its CPU manuals (docs/architecture.md).
 DOCUMENTED = {
