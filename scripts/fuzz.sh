@@ -8,6 +8,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seed="${SEED:-$RANDOM$RANDOM}"
 echo "fuzz seed $seed (SEED=$seed scripts/fuzz.sh repeats this run)"
-HYPOTHESIS_PROFILE=fuzz exec .venv/bin/python -m pytest -q -p no:cacheprovider \
+HYPOTHESIS_PROFILE=fuzz .venv/bin/python -m pytest -q -p no:cacheprovider \
   tests/test_properties.py tests/test_array_properties.py \
   --hypothesis-seed="$seed" --hypothesis-show-statistics "$@"
+# The cargo-fuzz targets (fuzz/fuzz_targets: program files, frames, whole network
+# sessions), FUZZ_SECONDS each, when cargo-fuzz and a nightly toolchain are installed.
+if cargo +nightly fuzz --version >/dev/null 2>&1; then
+  for t in program_decode frame_parser session_stream; do
+    (cd fuzz && cargo +nightly fuzz run "$t" -- -max_total_time="${FUZZ_SECONDS:-60}")
+  done
+else
+  echo "cargo-fuzz not installed (cargo install cargo-fuzz; rustup toolchain install nightly): skipped fuzz/"
+fi

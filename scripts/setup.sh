@@ -10,9 +10,19 @@ fi
 if ! command -v llvm-objdump >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   (apt-get update -qq && apt-get install -y -qq llvm >/dev/null) || echo "note: could not install llvm (llvm-objdump)" >&2
 fi
-# the firmware runner core is built for Cortex-M4 in the test script
-if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed | grep -q thumbv7em-none-eabihf; then
-  rustup target add thumbv7em-none-eabihf || echo "note: could not add the thumbv7em-none-eabihf target" >&2
+# the firmware runner core is built for Cortex-M4 and RV32IMAFC (scripts/build_firmware.sh)
+for target in thumbv7em-none-eabihf riscv32imafc-unknown-none-elf; do
+  if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed | grep -q "$target"; then
+    rustup target add "$target" || echo "note: could not add the $target target" >&2
+  fi
+done
+# the reference firmwares run under QEMU (tests/test_firmware_boards.py); where a newer
+# qemu-utils is installed, Debian 12's qemu-system-* only installs alongside its own 7.2
+if ! { command -v qemu-system-arm && command -v qemu-system-riscv32; } >/dev/null 2>&1 \
+    && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && { apt-get install -y -qq qemu-system-arm qemu-system-misc >/dev/null 2>&1 \
+    || apt-get install -y -qq --allow-downgrades qemu-system-arm qemu-system-misc 'qemu-utils=1:7.2*' >/dev/null; }) \
+    || echo "note: could not install qemu-system-arm and qemu-system-misc" >&2
 fi
 # copapy-run cross-built for the Linux boards runs under qemu-user in the tests
 # (scripts/cross_runners.sh, tests/test_cross_runners.py); the cross gcc links it where

@@ -19,6 +19,7 @@ echo "== mypy";          .venv/bin/mypy --strict python/copapy examples tests/ty
 echo "== stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
 echo "== firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
 echo "== copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/test_remote.py, test_firmware.py
+echo "== fuzz targets";  cargo check -q --manifest-path fuzz/Cargo.toml --bins  # they build; cargo test runs session_stream's harness
 echo "== cross runners"; scripts/cross_runners.sh >/dev/null  # tests/test_cross_runners.py (qemu-user)
 echo "== pytest";        .venv/bin/python -m pytest -q tests
 echo "== wheel";         scripts/build_wheel.sh >/dev/null && scripts/check_wheel.sh

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from copapy._core import Target
 from copapy._remote import ERR, GET, LOAD, OK, RUN, SET, VARS, find_runner
-from test_remote import frame, read_frame
+from test_remote import authenticated_socket, frame, read_frame, start_runner
 
 BYTES = [0, 1, 2, 127, 128, 200, 254, 255, 17]
 HEADER = 44
@@ -152,14 +152,15 @@ def test_damaged_byte_files_are_refused_with_their_own_message(tmp_path: Path) -
 
 
 @pytest.fixture(scope="module")
-def runner_port() -> Iterator[int]:
-    proc = subprocess.Popen([find_runner(), "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.startswith("listening on "), line
-    yield int(line.rsplit(":", 1)[1])
-    proc.kill()
-    proc.wait()
+def runner_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """A TCP runner with its own token, which clients find through the environment."""
+    token = tmp_path_factory.mktemp("token") / "run.token"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COPAPY_RUN_TOKEN_FILE", str(token))
+        proc, port = start_runner("--token-file", str(token))
+        yield port
+        proc.kill()
+        proc.wait()
 
 
 def named(name: str) -> bytes:
@@ -167,12 +168,10 @@ def named(name: str) -> bytes:
 
 
 def test_copapy_run_frames_set_and_get_bytes_as_int32(tmp_path: Path, runner_port: int) -> None:
-    import socket
-
     program = saved(tmp_path).read_bytes()
     x = np.array([250, 0, 1, 60, 99, 100, 101, 128, 7], dtype=np.uint8)
     twice, down = reference(x)
-    with socket.create_connection(("127.0.0.1", runner_port)) as s:
+    with authenticated_socket(runner_port) as s:
 
         def call(kind: int, payload: bytes = b"") -> tuple[int, bytes]:
             s.sendall(frame(kind, payload))

@@ -94,7 +94,6 @@ class Mcu:
 
     def load(self, program: bytes) -> int:
         self.uc.mem_write(FILE, program)
-        self.file_len = len(program)
         r = self.call("copapy_load", FILE, len(program), CODE, CODE_CAP, DATA, DATA_CAP, SCRATCH)
         if r == 0:
             self.uc.mem_protect(CODE, CODE_CAP, unicorn.UC_PROT_READ | unicorn.UC_PROT_EXEC)
@@ -106,8 +105,7 @@ class Mcu:
         n = 1
         i = 0
         while i < n:
-            n = self.call("copapy_symbol", FILE, self.file_len, SCRATCH + 0x100, i, SCRATCH + 0x200,
-                          SCRATCH + 0x204)
+            n = self.call("copapy_symbol", SCRATCH, SCRATCH + 0x100, i, SCRATCH + 0x200, SCRATCH + 0x204)
             assert n > 0, f"copapy_symbol({name!r}) returned {n}"
             offset, = struct.unpack("<I", bytes(self.uc.mem_read(SCRATCH + 0x200, 4)))
             out.append(bytes(self.uc.mem_read(DATA + offset, 4)))
@@ -115,7 +113,7 @@ class Mcu:
         return out
 
     def run(self) -> None:
-        self.call("copapy_run", SCRATCH)
+        assert self.call("copapy_run", SCRATCH) == 0
 
 
 def build(target: str) -> Any:
@@ -155,3 +153,11 @@ def test_the_mcu_runner_refuses_bad_files(image: Any) -> None:
     program[60] ^= 0x01
     assert mcu.load(bytes(program)) == -9  # corrupted
     assert mcu.load(bytes(program[:30])) == -7  # truncated
+    good = build("cortex-m4").program_bytes()
+    mcu.uc.mem_write(FILE, good)
+    for code, data in ((CODE, CODE), (CODE, CODE + 0x100), (FILE, DATA), (CODE, FILE + 8)):  # overlaps
+        assert mcu.call("copapy_load", FILE, len(good), code, CODE_CAP, data, DATA_CAP, SCRATCH) == -18
+    assert mcu.call("copapy_load", 0, len(good), CODE, CODE_CAP, DATA, DATA_CAP, SCRATCH) == -1  # NULL
+    mcu.uc.mem_write(SCRATCH, bytes(64))
+    assert mcu.call("copapy_run", 0) == -1  # NULL
+    assert mcu.call("copapy_run", SCRATCH) == -19  # a zeroed struct: not loaded, nothing runs

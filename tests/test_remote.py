@@ -1,12 +1,19 @@
 """Remote devices against a real copapy-run on loopback (and as a child process).
 
 The runner executes this machine's code, so these tests use the native ``Target`` even
-when the suite runs for a foreign target (tests/conftest.py).
+when the suite runs for a foreign target (tests/conftest.py). The TCP runner requires
+its token (created by the runner in a temporary directory); the clients here find it
+through ``COPAPY_RUN_TOKEN_FILE``, and raw-socket tests answer the challenge with
+:func:`authenticated_socket`, written from the protocol description in
+docs/copapy-run.md (not with the client under test).
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import math
+import os
 import socket
 import struct
 import subprocess
@@ -24,15 +31,35 @@ from copapy._remote import ERR, GET, INFO, LOAD, OK, RUN, RemoteDevice, RunnerEr
 from test_vectors import pairwise
 
 F32 = np.float32
+AUTH, CHALLENGE = 0x0B, 0x82
+
+
+def start_runner(*args: str) -> tuple[subprocess.Popen[str], int]:
+    """A ``copapy-run --listen 127.0.0.1:0 ARGS`` and the port it listens on."""
+    proc = subprocess.Popen([find_runner(), "--listen", "127.0.0.1:0", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith("listening on "):
+        proc.kill()
+        _, err = proc.communicate()
+        raise AssertionError(f"copapy-run did not start: {line!r} {err!r}")
+    return proc, int(line.rsplit(":", 1)[1])
 
 
 @pytest.fixture(scope="module")
-def runner_port() -> Iterator[int]:
-    proc = subprocess.Popen([find_runner(), "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.startswith("listening on "), line
-    yield int(line.rsplit(":", 1)[1])
+def token_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Where the module's runner keeps its token; clients find it through the environment."""
+    path = tmp_path_factory.mktemp("token") / "run.token"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COPAPY_RUN_TOKEN_FILE", str(path))
+        yield path
+
+
+@pytest.fixture(scope="module")
+def runner_port(token_file: Path) -> Iterator[int]:
+    proc, port = start_runner("--token-file", str(token_file))
+    yield port
     proc.kill()
     proc.wait()
 
@@ -45,6 +72,27 @@ def read_frame(sock: socket.socket) -> tuple[int, bytes]:
     f = sock.makefile("rb")
     length, kind = struct.unpack("<IB", f.read(5))
     return kind, f.read(length - 1)
+
+
+def auth_frame(token: bytes, server_nonce: bytes, client_nonce: bytes) -> bytes:
+    mac = hmac.new(token, b"copapy-run auth v1 client" + server_nonce + client_nonce, hashlib.sha256).digest()
+    return frame(AUTH, client_nonce + mac)
+
+
+def authenticated_socket(port: int, token: bytes | None = None) -> socket.socket:
+    """A raw connection that has answered the runner's challenge (and checked its proof)."""
+    if token is None:
+        token = Path(os.environ["COPAPY_RUN_TOKEN_FILE"]).read_bytes().strip()
+    s = socket.create_connection(("127.0.0.1", port), timeout=60)
+    kind, body = read_frame(s)
+    assert kind == CHALLENGE and len(body) == 33 and body[0] == 1
+    client_nonce = os.urandom(32)
+    s.sendall(auth_frame(token, body[1:], client_nonce))
+    kind, proof = read_frame(s)
+    assert kind == OK
+    want = hmac.new(token, b"copapy-run auth v1 server" + body[1:] + client_nonce, hashlib.sha256).digest()
+    assert proof == want
+    return s
 
 
 def test_target_api_on_a_tcp_runner(runner_port: int) -> None:
@@ -120,7 +168,7 @@ def test_streaming_and_names_on_the_device(runner_port: int) -> None:
 
 
 def test_bad_requests_get_error_replies_and_the_runner_survives(runner_port: int) -> None:
-    with socket.create_connection(("127.0.0.1", runner_port)) as s:
+    with authenticated_socket(runner_port) as s:
         s.sendall(frame(0x42))
         kind, body = read_frame(s)
         assert kind == ERR and b"unknown request kind 0x42" in body
@@ -144,7 +192,7 @@ def test_bad_requests_get_error_replies_and_the_runner_survives(runner_port: int
         s.sendall(frame(LOAD, bytes(foreign)))
         kind, body = read_frame(s)
         assert kind == ERR and b"program is for aarch64 but this runner is x86_64" in body
-    with socket.create_connection(("127.0.0.1", runner_port)) as s:
+    with authenticated_socket(runner_port) as s:
         s.sendall(struct.pack("<I", 0))  # an unframeable length: error, then the runner hangs up
         kind, body = read_frame(s)
         assert kind == ERR and b"bad frame length 0" in body
@@ -158,7 +206,7 @@ def test_a_client_vanishing_mid_frame_does_not_hurt_others(runner_port: int) -> 
     with RemoteDevice.tcp("127.0.0.1", runner_port) as steady:
         steady.install(program)
         for cut in (2, 5, 40):
-            with socket.create_connection(("127.0.0.1", runner_port)) as s:
+            with authenticated_socket(runner_port) as s:
                 whole = frame(1, program)
                 s.sendall(whole[:cut])  # header or body cut short, then gone
         steady.run()

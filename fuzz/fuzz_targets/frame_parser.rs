@@ -1,13 +1,15 @@
 //! The runner's frame protocol never panics: the input is a byte stream cut into frames
-//! as the server cuts it, each body parsed and handled against a session holding a
+//! by length prefix, each body parsed and handled against a session holding a
 //! known-good program. LOAD frames are only parsed (a fuzzed program that validates
-//! would otherwise be executed), and step counts are capped to keep runs short.
+//! would otherwise be executed), and step counts are capped to keep runs short. The
+//! whole connection (incremental reader, authentication, policy) is `session_stream`.
 #![no_main]
 
 use std::sync::OnceLock;
 
-use copapy_run::protocol::{self, check_length, Request};
-use copapy_run::server::handle;
+use copapy_run::auth::Gate;
+use copapy_run::protocol::{self, Request, MAX_FRAME};
+use copapy_run::server::{handle, Connection, Policy};
 use copapy_run::session::Session;
 use libfuzzer_sys::fuzz_target;
 
@@ -23,11 +25,15 @@ fn program() -> &'static [u8] {
 fuzz_target!(|input: &[u8]| {
     let mut session = Session::new();
     session.load(program()).expect("seed program loads");
+    let mut conn = Connection::new(session, Policy::ALL, Gate::Pipe);
     let mut rest = input;
     let mut out = Vec::new();
     while rest.len() >= 4 {
         let len = u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]);
-        let Ok(len) = check_length(len) else { return };
+        if len == 0 || len > MAX_FRAME {
+            return;
+        }
+        let len = len as usize;
         rest = &rest[4..];
         if rest.len() < len {
             return; // a client gone mid-frame
@@ -40,7 +46,7 @@ fuzz_target!(|input: &[u8]| {
             _ => {}
         }
         out.clear();
-        let _ = handle(&mut session, body, &mut out);
+        let _ = handle(&mut conn, body, &mut out, &mut &[][..]);
         assert!(out.len() >= 5, "every request gets a reply");
     }
 });

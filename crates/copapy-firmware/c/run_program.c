@@ -24,18 +24,17 @@
 
 static uint8_t file_buf[1u << 22];
 
-static void print_var(const struct copapy_program *p, const uint8_t *file, size_t len,
-                      const char *name) {
+static void print_var(const struct copapy_program *p, const char *name) {
     uint32_t offset;
     uint8_t dtype;
-    int32_t n = copapy_symbol(file, len, name, 0, &offset, &dtype);
+    int32_t n = copapy_symbol(p, name, 0, &offset, &dtype);
     if (n < 0) {
         printf("%s=error %d %s\n", name, n, copapy_error_message(n));
         return;
     }
     printf("%s=", name);
     for (int32_t i = 0; i < n; i++) {
-        copapy_symbol(file, len, name, (uint32_t)i, &offset, &dtype);
+        copapy_symbol(p, name, (uint32_t)i, &offset, &dtype);
         const uint8_t *slot = p->data + offset;
         if (dtype == 0) {
             float f;
@@ -91,7 +90,7 @@ int main(int argc, char **argv) {
         uint8_t dtype;
         char *text = eq + 1;
         for (uint32_t k = 0; *text; k++) {
-            int32_t n = copapy_symbol(file_buf, len, argv[i], k, &offset, &dtype);
+            int32_t n = copapy_symbol(&p, argv[i], k, &offset, &dtype);
             if (n < 0) {
                 printf("error %d %s\n", n, copapy_error_message(n));
                 return 1;
@@ -116,7 +115,13 @@ int main(int argc, char **argv) {
             text = *end == ',' ? end + 1 : end + strlen(end);
         }
     }
-    for (long k = 0; k < steps; k++) copapy_run(&p);
-    for (i++; i < argc; i++) print_var(&p, file_buf, len, argv[i]);
+    for (long k = 0; k < steps; k++) {
+        r = copapy_run(&p);
+        if (r < 0) {
+            printf("error %d %s\n", r, copapy_error_message(r));
+            return 1;
+        }
+    }
+    for (i++; i < argc; i++) print_var(&p, argv[i]);
     return 0;
 }

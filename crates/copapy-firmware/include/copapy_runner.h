@@ -3,20 +3,36 @@
  * The C ABI of the no_std runner core (crate copapy-firmware, a static library:
  * libcopapy_firmware.a). No allocator and no OS are needed: the firmware provides the
  * code and data memory. Program files are written by copapy's Target.save(); their
- * format is docs/program-format.md.
+ * format is docs/program-format.md. docs/firmware.md walks through porting to a board;
+ * firmware/ in the repository holds two reference firmwares (Cortex-M4F, RV32IMAFC).
  *
  *   static uint8_t code[4096] __attribute__((aligned(16)));   // executable RAM
  *   static uint8_t data[1024] __attribute__((aligned(16)));
  *   struct copapy_program p;
  *   int32_t r = copapy_load(file, file_len, code, sizeof code, data, sizeof data, &p);
  *   if (r < 0) puts(copapy_error_message(r));
+ *   // RISC-V: __asm__ volatile("fence.i"); caches: clean D-cache, invalidate I-cache
  *   copapy_run(&p);                                 // one step
  *
- * copapy_load validates the whole file (magic, version, architecture, CPU features,
- * checksum, every record, every patch and variable inside its buffer, alignment)
- * before writing anything it does not own. On CPUs with caches, flush the data cache
- * and invalidate the instruction cache over `code` before copapy_run; on hosts with
- * memory protection, make `code` executable (and not writable) after copapy_load.
+ * Requirements on the firmware that links this library:
+ *  - Hard-float C ABI: the library is built for thumbv7em-none-eabihf (-mfloat-abi=hard,
+ *    FPv4-SP) or riscv32imafc-unknown-none-elf (-mabi=ilp32f); link it with objects of the
+ *    same ABI (a mix that links anyway passes floats in the wrong registers).
+ *  - The FPU switched on before copapy_run: the generated code uses FPU instructions
+ *    (Cortex-M: CPACR CP10/CP11 full access, then DSB and ISB; RISC-V: mstatus.FS != 0).
+ *  - `code` in RAM the CPU may execute (not an MPU/PMP no-execute region), written by
+ *    copapy_load and then made visible to instruction fetch: fence.i on RISC-V, cache
+ *    maintenance on cores with caches (Cortex-M7: SCB_CleanDCache + SCB_InvalidateICache);
+ *    on hosts with memory protection, executable (and not writable) after copapy_load.
+ *  - `file`, `code` and `data` three separate buffers (overlap is refused), aligned as
+ *    the program's header says (16 bytes covers every program copapy writes today).
+ *  - The program file stays in memory, unchanged, while copapy_symbol is used: the
+ *    symbol table recorded at load is read there (flash is fine).
+ *
+ * copapy_load validates the whole file once (magic, version, architecture, CPU
+ * features, checksum, every record, every patch and variable inside its buffer,
+ * alignment) before writing anything it does not own; copapy_symbol then only walks
+ * the symbol table.
  */
 #ifndef COPAPY_RUNNER_H
 #define COPAPY_RUNNER_H
@@ -28,13 +44,19 @@
 extern "C" {
 #endif
 
-/* Filled in by copapy_load. */
+/* Filled in by copapy_load; treat as read-only (copapy_run refuses a struct whose check
+ * word does not match, e.g. a zeroed one). */
 struct copapy_program {
-    const uint8_t *code; /* start of the code buffer */
-    uint32_t entry;      /* entry offset into code */
-    uint8_t arch;        /* architecture number (1 x86_64, 2 aarch64, 3 arm, 4 thumb, ...) */
-    uint8_t *data;       /* start of the data buffer (the program's variables) */
-    uint32_t data_len;   /* data bytes in use */
+    const uint8_t *code;     /* start of the code buffer */
+    uint32_t entry;          /* entry offset into code */
+    uint8_t arch;            /* architecture number (1 x86_64, 2 aarch64, 3 arm, 4 thumb,
+                                5 riscv64, 6 riscv32) */
+    uint8_t *data;           /* start of the data buffer (the program's variables) */
+    uint32_t data_len;       /* data bytes in use */
+    const uint8_t *symbols;  /* the symbol table, inside the program file */
+    uint32_t symbols_len;    /* its bytes */
+    uint32_t symbol_count;   /* number of variables (copapy_symbol_at 0 .. count-1) */
+    uint32_t loaded;         /* check word written by copapy_load */
 };
 
 /* Error codes (copapy_error_message gives a sentence for each). */
@@ -56,23 +78,61 @@ enum copapy_error {
     COPAPY_E_ALIGNMENT = -14,
     COPAPY_E_BUFFER_TOO_SMALL = -15,
     COPAPY_E_PATCH_REACH = -16,
-    COPAPY_E_NO_SYMBOL = -17
+    COPAPY_E_NO_SYMBOL = -17,
+    COPAPY_E_OVERLAP = -18,
+    COPAPY_E_NOT_LOADED = -19
 };
 
+/* CPU feature bits (the program header's `features` field, docs/program-format.md). */
+enum copapy_feature {
+    COPAPY_FEATURE_SSE2 = 1u << 0,
+    COPAPY_FEATURE_NEON = 1u << 1,
+    COPAPY_FEATURE_ARMV6 = 1u << 2,
+    COPAPY_FEATURE_ARMV7 = 1u << 3,
+    COPAPY_FEATURE_VFP2 = 1u << 4,
+    COPAPY_FEATURE_VFP3 = 1u << 5,
+    COPAPY_FEATURE_ARMV7EM = 1u << 6,
+    COPAPY_FEATURE_FPV4_SP = 1u << 7,
+    COPAPY_FEATURE_RV_M = 1u << 8,
+    COPAPY_FEATURE_RV_F = 1u << 9,
+    COPAPY_FEATURE_RV_C = 1u << 10
+};
+
+/* The feature bits copapy_load checks programs against. Initially those of the
+ * library's build target: ARMV7EM|FPV4_SP for thumbv7em-none-eabihf, RV_M|RV_F|RV_C for
+ * riscv32imafc. */
+uint32_t copapy_cpu_features(void);
+
+/* Replaces them (e.g. with what the firmware probed at boot: MVFR0 on Cortex-M, misa on
+ * RISC-V) and returns the previous set. A program needing a bit not set is refused with
+ * COPAPY_E_FEATURES. */
+uint32_t copapy_set_cpu_features(uint32_t features);
+
 /* Validates `file` and installs it into `code` and `data`. Returns 0 or a negative
- * copapy_error; on error `out` is untouched. */
+ * copapy_error; on error `out` is untouched. NULL pointers (COPAPY_E_BAD_ARGUMENT) and
+ * overlapping buffers (COPAPY_E_OVERLAP) are refused. */
 int32_t copapy_load(const uint8_t *file, size_t file_len, uint8_t *code, size_t code_cap,
                     uint8_t *data, size_t data_cap, struct copapy_program *out);
 
-/* Runs a loaded program once (one step; state variables update themselves). */
-void copapy_run(const struct copapy_program *program);
+/* Runs a loaded program once (one step; state variables update themselves). Returns 0,
+ * or, running nothing, COPAPY_E_BAD_ARGUMENT for NULL and COPAPY_E_NOT_LOADED for a
+ * struct copapy_load did not fill. The FPU must be on (see above). */
+int32_t copapy_run(const struct copapy_program *program);
 
-/* Element `index` of variable `name`: writes its data offset and dtype (0 float32,
- * 1 int32, 2 bool as int32, 3 byte as uint8) and returns the variable's element count,
- * or a negative copapy_error. Read or write the element at program.data + offset
- * (4 bytes; 1 byte, 0..255, for dtype 3). */
-int32_t copapy_symbol(const uint8_t *file, size_t file_len, const char *name, uint32_t index,
+/* Element `index` of variable `name` (NUL-terminated): writes its data offset and dtype
+ * (0 float32, 1 int32, 2 bool as int32, 3 byte as uint8) and returns the variable's
+ * element count, or a negative copapy_error. Read or write the element at
+ * program->data + offset (4 bytes; 1 byte, 0..255, for dtype 3). Walks the symbol table
+ * recorded by copapy_load; nothing is parsed or checksummed again. */
+int32_t copapy_symbol(const struct copapy_program *program, const char *name, uint32_t index,
                       uint32_t *offset, uint8_t *dtype);
+
+/* The same for variable number `var` (0 .. program->symbol_count - 1, in file order);
+ * also points *name at its name (*name_len UTF-8 bytes in the file, not NUL-terminated)
+ * when name and name_len are not NULL. For listing every variable. */
+int32_t copapy_symbol_at(const struct copapy_program *program, uint32_t var, uint32_t index,
+                         uint32_t *offset, uint8_t *dtype, const char **name,
+                         uint32_t *name_len);
 
 /* A static, NUL-terminated message for an error code. */
 const char *copapy_error_message(int32_t error);

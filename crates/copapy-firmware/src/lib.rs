@@ -1,10 +1,13 @@
 //! The C ABI of the copapy runner core, for firmware: `include/copapy_runner.h`.
 //!
 //! Everything works on memory the caller provides (static arrays on a microcontroller):
-//! [`copapy_load`] validates a program file completely, checks it is for this CPU, and
-//! copies and patches it into the caller's code and data buffers; [`copapy_run`] calls
-//! it; [`copapy_symbol`] finds a variable's slots by name. No allocator, no OS, no
-//! panics on any input: every refusal is a negative error code with a message
+//! [`copapy_load`] validates a program file completely — once — checks it is for this
+//! CPU ([`copapy_set_cpu_features`] overrides what the library was built for), and copies
+//! and patches it into the caller's code and data buffers; [`copapy_run`] calls it;
+//! [`copapy_symbol`] and [`copapy_symbol_at`] find a variable's slots by name or number in
+//! the symbol table recorded at load, without parsing the file again. No allocator, no
+//! OS, no panics on any input: every refusal, including a NULL pointer, an unloaded
+//! program and overlapping buffers, is a negative error code with a message
 //! ([`copapy_error_message`]).
 #![no_std]
 
@@ -20,15 +23,32 @@ fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
 }
 
 use core::ffi::{c_char, CStr};
+use core::sync::atomic::{AtomicU32, Ordering};
 
-use copapy_program::{Arch, Features, FormatError, ProgramView};
-use copapy_runner::{InstallError, PatchError};
+use copapy_program::{Arch, Features, ProgramView, SymbolTable, SymbolView};
+
+mod errors;
+use errors as code;
 
 /// The architecture this runner executes.
 pub const RUNNER_ARCH: Option<Arch> = Arch::host();
 
-/// The CPU features this runner's core has (its build target's baseline).
-pub const RUNNER_FEATURES: u32 = Features::host().0;
+/// The CPU features this runner's core was built for (its build target's baseline):
+/// what [`copapy_load`] checks programs against until [`copapy_set_cpu_features`].
+/// RISC-V's F comes from the target name (build.rs), as `cfg` does not show it.
+pub const RUNNER_FEATURES: u32 = Features::host().0
+    | if cfg!(copapy_riscv_f) {
+        Features::RV_F.0
+    } else {
+        0
+    };
+
+/// The feature bits [`copapy_load`] checks programs against.
+static CPU_FEATURES: AtomicU32 = AtomicU32::new(RUNNER_FEATURES);
+
+/// Marks a `struct copapy_program` that [`copapy_load`] filled, mixed with the fields a
+/// run depends on so a zeroed, stale or hand-edited struct is refused by [`copapy_run`].
+const LOADED: u32 = 0xC0BA_7E57;
 
 /// A program installed by [`copapy_load`] (mirrors `struct copapy_program`).
 #[repr(C)]
@@ -43,54 +63,42 @@ pub struct CopapyProgram {
     pub data: *mut u8,
     /// Data bytes in use.
     pub data_len: u32,
+    /// The program file's symbol table (validated at load; the file must stay).
+    pub symbols: *const u8,
+    /// Bytes of the symbol table.
+    pub symbols_len: u32,
+    /// Number of variables.
+    pub symbol_count: u32,
+    /// Check word written by [`copapy_load`]: a constant mixed with the code and data
+    /// addresses and the entry, so a zeroed or edited struct does not run.
+    pub loaded: u32,
 }
 
-/// Error codes (negative `int32_t` in C); keep in step with `copapy_runner.h`.
-mod code {
-    pub const BAD_ARGUMENT: i32 = -1;
-    pub const BAD_MAGIC: i32 = -2;
-    pub const VERSION: i32 = -3;
-    pub const UNKNOWN_ARCH: i32 = -4;
-    pub const WRONG_ARCH: i32 = -5;
-    pub const FEATURES: i32 = -6;
-    pub const TRUNCATED: i32 = -7;
-    pub const TRAILING: i32 = -8;
-    pub const CHECKSUM: i32 = -9;
-    pub const BAD_RECORD: i32 = -10;
-    pub const ENTRY: i32 = -11;
-    pub const PATCH_RANGE: i32 = -12;
-    pub const SYMBOL_RANGE: i32 = -13;
-    pub const ALIGNMENT: i32 = -14;
-    pub const BUFFER_TOO_SMALL: i32 = -15;
-    pub const PATCH_REACH: i32 = -16;
-    pub const NO_SYMBOL: i32 = -17;
-}
-
-fn format_code(e: &FormatError) -> i32 {
-    use FormatError::*;
-    match e {
-        BadMagic(_) => code::BAD_MAGIC,
-        UnsupportedVersion { .. } | VersionMismatch { .. } => code::VERSION,
-        UnknownArch(_) => code::UNKNOWN_ARCH,
-        ArchMismatch { .. } => code::WRONG_ARCH,
-        MissingFeatures { .. } => code::FEATURES,
-        Truncated { .. } => code::TRUNCATED,
-        TrailingBytes { .. } => code::TRAILING,
-        ChecksumMismatch { .. } => code::CHECKSUM,
-        EntryOutOfRange { .. } => code::ENTRY,
-        PatchFieldOutOfRange { .. } | PatchTargetOutOfRange { .. } => code::PATCH_RANGE,
-        SymbolOutOfRange { .. } => code::SYMBOL_RANGE,
-        BadAlignment { .. } | BufferMisaligned { .. } | SymbolMisaligned { .. } => code::ALIGNMENT,
-        _ => code::BAD_RECORD,
+impl CopapyProgram {
+    fn check_word(&self) -> u32 {
+        LOADED ^ self.code as usize as u32 ^ self.data as usize as u32 ^ self.entry
     }
-}
 
-fn install_code(e: &InstallError) -> i32 {
-    match e {
-        InstallError::Format(f) => format_code(f),
-        InstallError::Patch(PatchError::BufferTooSmall { .. }) => code::BUFFER_TOO_SMALL,
-        InstallError::Patch(PatchError::OutOfBounds(_)) => code::PATCH_RANGE,
-        InstallError::Patch(_) => code::PATCH_REACH,
+    /// The program behind `p` if [`copapy_load`] filled it.
+    ///
+    /// # Safety
+    /// `p` must be null or valid for reads.
+    #[inline(always)]
+    unsafe fn loaded<'a>(p: *const CopapyProgram) -> Option<&'a CopapyProgram> {
+        // SAFETY: the caller's guarantee.
+        let p = unsafe { p.as_ref() }?;
+        (p.loaded == p.check_word() && !p.code.is_null()).then_some(p)
+    }
+
+    /// The symbol table recorded at load.
+    ///
+    /// # Safety
+    /// The program file must still be in memory, unchanged.
+    unsafe fn symbol_table(&self) -> SymbolTable<'_> {
+        // SAFETY: `symbols` and `symbols_len` describe a table inside the file copapy_load
+        // validated (or, for a program without variables, an empty one).
+        let bytes = unsafe { slice(self.symbols, self.symbols_len as usize) }.unwrap_or(&[]);
+        SymbolTable::from_raw_parts(bytes, self.symbol_count)
     }
 }
 
@@ -105,16 +113,38 @@ unsafe fn slice<'a>(ptr: *const u8, len: usize) -> Option<&'a [u8]> {
     }
 }
 
+/// Whether `a[0..a_len]` and `b[0..b_len]` share a byte. Buffers valid for their
+/// lengths do not wrap around the address space, so modular differences suffice.
+fn overlap(a: *const u8, a_len: usize, b: *const u8, b_len: usize) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    a.wrapping_sub(b) < b_len || b.wrapping_sub(a) < a_len
+}
+
+/// Sets the CPU feature bits (`COPAPY_FEATURE_*`) that [`copapy_load`] checks programs
+/// against, e.g. what the firmware probed at boot, and returns the previous set. The
+/// library starts with those of its build target ([`RUNNER_FEATURES`]).
+#[no_mangle]
+pub extern "C" fn copapy_set_cpu_features(features: u32) -> u32 {
+    CPU_FEATURES.swap(features, Ordering::Relaxed)
+}
+
+/// The CPU feature bits [`copapy_load`] checks programs against.
+#[no_mangle]
+pub extern "C" fn copapy_cpu_features() -> u32 {
+    CPU_FEATURES.load(Ordering::Relaxed)
+}
+
 /// Validates the program file `file[0..file_len]`, checks it is for this CPU, and
 /// installs it into `code[0..code_cap]` and `data[0..data_cap]`. Returns 0, or a
 /// negative error code; on error `out` is untouched. The code buffer must be
 /// executable when [`copapy_run`] is called (and instruction caches flushed where the
-/// CPU has them); make it so after this call, not before (W^X).
+/// CPU has them); make it so after this call, not before (W^X). The file must stay in
+/// memory, unchanged, while [`copapy_symbol`] is used: the symbol table is read there.
 ///
 /// # Safety
 ///
-/// Each pointer must be valid for its length (or null, which is refused), and the
-/// three buffers must not overlap.
+/// Each pointer must be valid for its length (null is refused, and so are buffers
+/// that overlap).
 #[no_mangle]
 pub unsafe extern "C" fn copapy_load(
     file: *const u8,
@@ -125,105 +155,97 @@ pub unsafe extern "C" fn copapy_load(
     data_cap: usize,
     out: *mut CopapyProgram,
 ) -> i32 {
-    // SAFETY: the caller guarantees the pointers are valid for their lengths.
-    let Some(file) = (unsafe { slice(file, file_len) }) else {
-        return code::BAD_ARGUMENT;
-    };
-    if code.is_null() || data.is_null() || out.is_null() {
+    if file.is_null() || code.is_null() || data.is_null() || out.is_null() {
         return code::BAD_ARGUMENT;
     }
-    let view = match ProgramView::parse(file) {
+    if overlap(file, file_len, code, code_cap)
+        || overlap(file, file_len, data, data_cap)
+        || overlap(code, code_cap, data, data_cap)
+    {
+        return code::OVERLAP;
+    }
+    // SAFETY: non-null, valid for their lengths (caller's guarantee), and disjoint.
+    let (file, code_buf, data_buf) = unsafe {
+        (
+            core::slice::from_raw_parts(file, file_len),
+            core::slice::from_raw_parts_mut(code, code_cap),
+            core::slice::from_raw_parts_mut(data, data_cap),
+        )
+    };
+    // borrowed from the result rather than moved out of it: the move costs a copy of
+    // the view (firmware code size)
+    let parsed = ProgramView::parse(file);
+    let view = match &parsed {
         Ok(v) => v,
-        Err(e) => return format_code(&e),
+        Err(e) => return code::format_code(e),
     };
     let Some(arch) = RUNNER_ARCH else {
         return code::WRONG_ARCH;
     };
     if let Err(e) = view.check_arch(arch) {
-        return format_code(&e);
+        return code::format_code(&e);
     }
-    if let Err(e) = view.check_features(RUNNER_FEATURES) {
-        return format_code(&e);
+    if let Err(e) = view.check_features(copapy_cpu_features()) {
+        return code::format_code(&e);
     }
-    // SAFETY: valid, non-overlapping buffers (caller's guarantee).
-    let (code_buf, data_buf) = unsafe {
-        (
-            core::slice::from_raw_parts_mut(code, code_cap),
-            core::slice::from_raw_parts_mut(data, data_cap),
-        )
+    if let Err(e) = copapy_runner::install(view, code_buf, data_buf) {
+        return code::install_code(&e);
+    }
+    let (symbols, symbol_count) = view.symbol_table().raw_parts();
+    let mut p = CopapyProgram {
+        code,
+        entry: view.entry,
+        arch: view.arch as u8,
+        data,
+        data_len: view.data.len() as u32,
+        symbols: symbols.as_ptr(),
+        symbols_len: symbols.len() as u32,
+        symbol_count,
+        loaded: 0,
     };
-    if let Err(e) = copapy_runner::install(&view, code_buf, data_buf) {
-        return install_code(&e);
-    }
+    p.loaded = p.check_word();
     // SAFETY: `out` is non-null and valid for writes (caller's guarantee).
-    unsafe {
-        out.write(CopapyProgram {
-            code,
-            entry: view.entry,
-            arch: view.arch as u8,
-            data,
-            data_len: view.data.len() as u32,
-        });
-    }
+    unsafe { out.write(p) };
     0
 }
 
-/// Runs an installed program once.
+/// Runs an installed program once. Returns 0, or (running nothing) `COPAPY_E_BAD_ARGUMENT`
+/// for NULL and `COPAPY_E_NOT_LOADED` for a struct [`copapy_load`] did not fill.
 ///
 /// # Safety
 ///
-/// `program` must have been filled by a successful [`copapy_load`] whose buffers are
-/// still alive, unchanged in their code, and executable.
+/// `program` must be null or valid for reads; if [`copapy_load`] filled it, its
+/// buffers must still be alive, the code unchanged, executable, and (where the CPU has
+/// caches) visible to instruction fetch.
 #[no_mangle]
-pub unsafe extern "C" fn copapy_run(program: *const CopapyProgram) {
-    // SAFETY: the caller guarantees a loaded program in executable memory.
-    unsafe {
-        let p = &*program;
-        let arch = Arch::from_u8(p.arch).unwrap_or(Arch::X86_64);
-        copapy_runner::call_entry(p.code, p.entry, arch);
+pub unsafe extern "C" fn copapy_run(program: *const CopapyProgram) -> i32 {
+    if program.is_null() {
+        return code::BAD_ARGUMENT;
     }
+    // SAFETY: non-null and valid for reads (caller's guarantee).
+    let Some(p) = (unsafe { CopapyProgram::loaded(program) }) else {
+        return code::NOT_LOADED;
+    };
+    let Some(arch) = RUNNER_ARCH else {
+        return code::WRONG_ARCH;
+    };
+    // SAFETY: copapy_load installed this program for this CPU into these buffers.
+    unsafe { copapy_runner::call_entry(p.code, p.entry, arch) };
+    0
 }
 
-/// Finds element `index` of the variable `name` (a NUL-terminated string) in the
-/// program file: writes its data offset and dtype (0 float, 1 int, 2 bool, each 4
-/// bytes; 3 byte, 1 byte) and returns the variable's element count, or a negative
-/// error code.
+/// Writes element `index`'s data offset and dtype of `sym`; returns its element count.
 ///
 /// # Safety
-///
-/// `file` must be valid for `file_len` bytes, `name` a NUL-terminated string, and
-/// `offset` and `dtype` valid for writes.
-#[no_mangle]
-pub unsafe extern "C" fn copapy_symbol(
-    file: *const u8,
-    file_len: usize,
-    name: *const c_char,
-    index: u32,
-    offset: *mut u32,
-    dtype: *mut u8,
-) -> i32 {
-    // SAFETY: caller's guarantee on `file`.
-    let Some(file) = (unsafe { slice(file, file_len) }) else {
-        return code::BAD_ARGUMENT;
-    };
-    if name.is_null() || offset.is_null() || dtype.is_null() {
+/// `offset` and `dtype` must be null or valid for writes.
+unsafe fn element(sym: &SymbolView<'_>, index: u32, offset: *mut u32, dtype: *mut u8) -> i32 {
+    if offset.is_null() || dtype.is_null() {
         return code::BAD_ARGUMENT;
     }
-    // SAFETY: caller's guarantee that `name` is NUL-terminated.
-    let Ok(name) = unsafe { CStr::from_ptr(name) }.to_str() else {
-        return code::NO_SYMBOL;
-    };
-    let view = match ProgramView::parse(file) {
-        Ok(v) => v,
-        Err(e) => return format_code(&e),
-    };
-    let Some(sym) = view.symbol(name) else {
-        return code::NO_SYMBOL;
-    };
     let Some(o) = sym.offsets().nth(index as usize) else {
         return code::NO_SYMBOL;
     };
-    // SAFETY: caller's guarantee that the outputs are writable.
+    // SAFETY: non-null and writable (caller's guarantee).
     unsafe {
         offset.write(o);
         dtype.write(sym.ty as u8);
@@ -231,29 +253,85 @@ pub unsafe extern "C" fn copapy_symbol(
     sym.len().min(i32::MAX as usize) as i32
 }
 
-/// A static message for an error code.
+/// Finds element `index` of the variable `name` (a NUL-terminated string) of a loaded
+/// program: writes its data offset and dtype (0 float, 1 int, 2 bool, each 4 bytes;
+/// 3 byte, 1 byte) and returns the variable's element count, or a negative error code.
+/// Reads the symbol table recorded by [`copapy_load`]; nothing is parsed again.
+///
+/// # Safety
+///
+/// `program` must be null or valid for reads, with its program file still in memory;
+/// `name` a NUL-terminated string or null; `offset` and `dtype` null or valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn copapy_symbol(
+    program: *const CopapyProgram,
+    name: *const c_char,
+    index: u32,
+    offset: *mut u32,
+    dtype: *mut u8,
+) -> i32 {
+    if program.is_null() || name.is_null() {
+        return code::BAD_ARGUMENT;
+    }
+    // SAFETY: caller's guarantees.
+    let Some(p) = (unsafe { CopapyProgram::loaded(program) }) else {
+        return code::NOT_LOADED;
+    };
+    // SAFETY: caller's guarantee that `name` is NUL-terminated.
+    let Ok(name) = unsafe { CStr::from_ptr(name) }.to_str() else {
+        return code::NO_SYMBOL;
+    };
+    // SAFETY: the file is still in memory (caller's guarantee).
+    let Some(sym) = (unsafe { p.symbol_table() }).symbol(name) else {
+        return code::NO_SYMBOL;
+    };
+    // SAFETY: caller's guarantee on the outputs.
+    unsafe { element(&sym, index, offset, dtype) }
+}
+
+/// Variable number `var` (0 .. `symbol_count` - 1, in file order) of a loaded program:
+/// as [`copapy_symbol`] for its element `index`, and also writes where its name is
+/// (`name_len` UTF-8 bytes inside the program file, not NUL-terminated) when `name`
+/// and `name_len` are not null. Lets firmware list every variable.
+///
+/// # Safety
+///
+/// As [`copapy_symbol`]; `name` and `name_len` null or valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn copapy_symbol_at(
+    program: *const CopapyProgram,
+    var: u32,
+    index: u32,
+    offset: *mut u32,
+    dtype: *mut u8,
+    name: *mut *const c_char,
+    name_len: *mut u32,
+) -> i32 {
+    if program.is_null() {
+        return code::BAD_ARGUMENT;
+    }
+    // SAFETY: caller's guarantees.
+    let Some(p) = (unsafe { CopapyProgram::loaded(program) }) else {
+        return code::NOT_LOADED;
+    };
+    // SAFETY: the file is still in memory (caller's guarantee).
+    let Some(sym) = (unsafe { p.symbol_table() }).symbols().nth(var as usize) else {
+        return code::NO_SYMBOL;
+    };
+    // SAFETY: caller's guarantee on the outputs.
+    let n = unsafe { element(&sym, index, offset, dtype) };
+    if n >= 0 && !name.is_null() && !name_len.is_null() {
+        // SAFETY: non-null and writable (caller's guarantee).
+        unsafe {
+            name.write(sym.name.as_ptr().cast());
+            name_len.write(sym.name.len() as u32);
+        }
+    }
+    n
+}
+
+/// A static, NUL-terminated message for an error code.
 #[no_mangle]
 pub extern "C" fn copapy_error_message(error: i32) -> *const c_char {
-    let msg: &'static CStr = match error {
-        0 => c"ok",
-        code::BAD_ARGUMENT => c"a null pointer was passed",
-        code::BAD_MAGIC => c"not a copapy program (bad magic)",
-        code::VERSION => c"unsupported program format version, or one its contents contradict",
-        code::UNKNOWN_ARCH => c"unknown architecture number",
-        code::WRONG_ARCH => c"program is for another architecture than this runner",
-        code::FEATURES => c"program needs CPU features this runner lacks",
-        code::TRUNCATED => c"file truncated",
-        code::TRAILING => c"bytes after the end of the program",
-        code::CHECKSUM => c"checksum mismatch: file corrupted",
-        code::BAD_RECORD => c"malformed patch or symbol record",
-        code::ENTRY => c"entry point outside the code",
-        code::PATCH_RANGE => c"patch outside its buffer",
-        code::SYMBOL_RANGE => c"variable outside the data",
-        code::ALIGNMENT => c"misaligned buffer, alignment field or variable",
-        code::BUFFER_TOO_SMALL => c"code or data buffer too small for the program",
-        code::PATCH_REACH => c"a patch cannot reach its target from these buffers",
-        code::NO_SYMBOL => c"no such variable or element",
-        _ => c"unknown error code",
-    };
-    msg.as_ptr()
+    code::message_ptr(error)
 }

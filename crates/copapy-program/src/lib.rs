@@ -29,4 +29,4 @@ pub use error::FormatError;
 #[cfg(feature = "alloc")]
 pub use program::{Program, Symbol};
 pub use types::*;
-pub use view::{OffsetIter, PatchIter, ProgramView, SymbolIter, SymbolView};
+pub use view::{OffsetIter, PatchIter, ProgramView, SymbolIter, SymbolTable, SymbolView};

@@ -129,7 +129,8 @@ impl Features {
 
     /// The features every CPU of the build target's baseline has (what a runner built
     /// for it can promise): SSE2 on x86_64, NEON on AArch64, ARMv7E-M with FPv4-SP for
-    /// bare-metal hard-float Thumb; none known elsewhere.
+    /// bare-metal hard-float Thumb; M, F and C on bare-metal RISC-V 32 as compiled for;
+    /// none known elsewhere.
     pub const fn host() -> Features {
         if cfg!(target_arch = "x86_64") {
             Features::SSE2
@@ -141,6 +142,15 @@ impl Features {
             target_abi = "eabihf"
         )) {
             Features(Features::ARMV7EM.0 | Features::FPV4_SP.0)
+        } else if cfg!(all(target_arch = "riscv32", target_os = "none")) {
+            // bare metal: the extensions the library was compiled for (stable Rust
+            // hides F from cfg: copapy-firmware adds it from its target name; firmware
+            // can override the set at run time: copapy_set_cpu_features)
+            Features(
+                (Features::RV_M.0 * cfg!(target_feature = "m") as u32)
+                    | (Features::RV_F.0 * cfg!(target_feature = "f") as u32)
+                    | (Features::RV_C.0 * cfg!(target_feature = "c") as u32),
+            )
         } else {
             Features(0)
         }

@@ -353,10 +353,53 @@ impl<'a> ProgramView<'a> {
 
     /// The symbols, in file order.
     pub fn symbols(&self) -> SymbolIter<'a> {
+        self.symbol_table().symbols()
+    }
+
+    /// The symbol called `name`, if any.
+    pub fn symbol(&self, name: &str) -> Option<SymbolView<'a>> {
+        self.symbol_table().symbol(name)
+    }
+
+    /// The symbol table alone, to keep after loading and look variables up in
+    /// without parsing and checksumming the file again.
+    pub fn symbol_table(&self) -> SymbolTable<'a> {
+        SymbolTable {
+            bytes: self.symbols,
+            count: self.symbol_count,
+        }
+    }
+}
+
+/// The symbol table of a validated program ([`ProgramView::symbol_table`]).
+///
+/// A runner that keeps only the table's bytes and record count (the firmware ABI's
+/// `struct copapy_program` does) rebuilds it with [`SymbolTable::from_raw_parts`].
+/// Reading it never fails or panics: given bytes that were not validated, iteration
+/// stops at the first record that does not decode.
+#[derive(Clone, Copy, Debug)]
+pub struct SymbolTable<'a> {
+    bytes: &'a [u8],
+    count: u32,
+}
+
+impl<'a> SymbolTable<'a> {
+    /// The table over `bytes` with `count` records, as [`SymbolTable::raw_parts`] gave.
+    pub const fn from_raw_parts(bytes: &'a [u8], count: u32) -> SymbolTable<'a> {
+        SymbolTable { bytes, count }
+    }
+
+    /// The table's bytes (inside the program file) and its record count.
+    pub const fn raw_parts(&self) -> (&'a [u8], u32) {
+        (self.bytes, self.count)
+    }
+
+    /// The symbols, in file order.
+    pub fn symbols(&self) -> SymbolIter<'a> {
         SymbolIter {
-            rest: self.symbols,
+            rest: self.bytes,
             index: 0,
-            count: self.symbol_count as usize,
+            count: self.count as usize,
         }
     }
 

@@ -1,13 +1,20 @@
 //! Command-line parsing and the modes of `copapy-run` (usage in [`USAGE`]).
 #![forbid(unsafe_code)]
 
-use std::io::{self, Write};
-use std::net::TcpListener;
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::time::Duration;
 
 use copapy_program::Role;
 
-use crate::periodic::run_periodic;
+use crate::auth::{self, Gate};
+use crate::frames::{Budget, FrameLimits, FrameReader, ReadTimeout};
+use crate::listen::{self, Listen};
+use crate::peer::PeerWatch;
+use crate::periodic::{run_periodic, End};
+use crate::protocol::MAX_FRAME;
 use crate::realtime::enter_realtime;
+use crate::server::{Connection, Peer, Policy};
 use crate::session::{format_bits, parse_bits, Session};
 
 /// The help text.
@@ -19,13 +26,29 @@ Runs a copapy program file (written by Target.save).
   -n, --steps N        run N steps (default 1)
   --period DUR         one step every DUR (e.g. 1ms, 250us), absolute deadlines on the
                        monotonic clock; prints step time and wake-up lateness statistics
-  --duration DUR       with --period: run for DUR instead of N steps
+  --duration DUR       with --period: run for DUR of wall-clock time instead of N steps
   --set NAME=V[,V..]   set a variable before the first step (repeatable)
   --print NAME[,..]    print these variables after every step
   --stdio              read line commands from stdin (set/get/run/stream/vars/quit)
-  --serve-stdio        speak the binary frame protocol on stdin/stdout
+  --serve-stdio        speak the binary frame protocol on stdin/stdout (a private pipe
+                       to the parent process: no authentication)
   --listen ADDR        speak the binary frame protocol over TCP (e.g. 127.0.0.1:0);
-                       one session per connection, each with its own copy of PROGRAM
+                       one session per connection, each with its own copy of PROGRAM.
+                       Every session can run machine code as this user: clients must
+                       prove they hold the token (see Security in docs/copapy-run.md)
+  --token-file PATH    the shared secret (created, mode 0600, if missing); default
+                       $COPAPY_RUN_TOKEN_FILE, else $XDG_CONFIG_HOME/copapy/run.token,
+                       else ~/.config/copapy/run.token
+  --insecure-no-auth   accept every client without a token: anyone who can connect
+                       runs code as this user
+  --allow-remote       allow ADDR beyond loopback (e.g. 0.0.0.0:5000)
+  --no-load            serve PROGRAM only: refuse LOAD, WRITE and READ (by name only)
+  --max-sessions N     sessions at once over TCP (default 16); more get an error
+  --max-frame BYTES    largest frame (default and maximum 64M; suffixes K, M, G)
+  --max-buffered BYTES frame buffers of all TCP sessions together (default 256M)
+  --idle-timeout DUR   close a TCP session idle this long (default 3600s)
+  --frame-timeout DUR  close a TCP session whose frame (or reply) stalls this long, and
+                       one that has not authenticated by then (default 30s)
   --info               print the target this CPU runs and its features, e.g.
                        armv7 armv6,armv7,vfp2,vfp3, and exit
   --no-rt              do not try SCHED_FIFO and mlockall in --period mode
@@ -58,6 +81,24 @@ pub struct Options {
     pub listen: Option<String>,
     /// Skip realtime setup.
     pub no_rt: bool,
+    /// The token file.
+    pub token_file: Option<String>,
+    /// No authentication.
+    pub insecure_no_auth: bool,
+    /// Bind beyond loopback.
+    pub allow_remote: bool,
+    /// Serve the given program only.
+    pub no_load: bool,
+    /// Sessions at once.
+    pub max_sessions: Option<usize>,
+    /// Largest frame in bytes.
+    pub max_frame: Option<usize>,
+    /// Frame buffers of all sessions, bytes.
+    pub max_buffered: Option<usize>,
+    /// Idle timeout in ns.
+    pub idle_timeout_ns: Option<u64>,
+    /// Frame timeout in ns.
+    pub frame_timeout_ns: Option<u64>,
     /// SCHED_FIFO priority.
     pub priority: i32,
     /// Print usage.
@@ -93,6 +134,27 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
         ));
     }
     Ok(ns as u64)
+}
+
+/// Parses `4096`, `64K`, `64M`, `1G` (binary multiples; `KiB`, `MiB`, `GiB` too).
+pub fn parse_bytes(text: &str) -> Result<usize, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (num, unit) = text.split_at(split);
+    let shift = match unit {
+        "" | "B" => 0,
+        "K" | "KiB" | "k" => 10,
+        "M" | "MiB" => 20,
+        "G" | "GiB" => 30,
+        _ => return Err(format!("{text:?}: use a byte count like 4096, 64K or 64M")),
+    };
+    let n: usize = num
+        .parse()
+        .map_err(|_| format!("{text:?} is not a byte count like 64M"))?;
+    n.checked_mul(1 << shift)
+        .filter(|&b| b > 0)
+        .ok_or_else(|| format!("{text:?} is out of range"))
 }
 
 /// Parses the arguments after the program name.
@@ -135,6 +197,23 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
             "--serve-stdio" => o.serve_stdio = true,
             "--listen" => o.listen = Some(value(a)?),
             "--no-rt" => o.no_rt = true,
+            "--token-file" => o.token_file = Some(value(a)?),
+            "--insecure-no-auth" => o.insecure_no_auth = true,
+            "--allow-remote" => o.allow_remote = true,
+            "--no-load" => o.no_load = true,
+            "--max-sessions" => {
+                let v = value(a)?;
+                o.max_sessions = Some(
+                    v.parse()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| format!("{v:?} is not a session count (1 or more)"))?,
+                );
+            }
+            "--max-frame" => o.max_frame = Some(parse_bytes(&value(a)?)?.min(MAX_FRAME as usize)),
+            "--max-buffered" => o.max_buffered = Some(parse_bytes(&value(a)?)?),
+            "--idle-timeout" => o.idle_timeout_ns = Some(parse_duration(&value(a)?)?),
+            "--frame-timeout" => o.frame_timeout_ns = Some(parse_duration(&value(a)?)?),
             "--priority" => {
                 let v = value(a)?;
                 o.priority = v.parse().map_err(|_| format!("{v:?} is not a priority"))?;
@@ -152,6 +231,27 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
     }
     if o.duration_ns.is_some() && o.steps.is_some() {
         return Err("give either --steps or --duration, not both".to_string());
+    }
+    let tcp_only = [
+        (o.token_file.is_some(), "--token-file"),
+        (o.insecure_no_auth, "--insecure-no-auth"),
+        (o.allow_remote, "--allow-remote"),
+        (o.max_sessions.is_some(), "--max-sessions"),
+        (o.max_buffered.is_some(), "--max-buffered"),
+        (o.idle_timeout_ns.is_some(), "--idle-timeout"),
+        (o.frame_timeout_ns.is_some(), "--frame-timeout"),
+    ];
+    if let Some((_, flag)) = tcp_only.iter().find(|(set, _)| *set && o.listen.is_none()) {
+        return Err(format!("{flag} needs --listen"));
+    }
+    if o.token_file.is_some() && o.insecure_no_auth {
+        return Err("give either --token-file or --insecure-no-auth, not both".to_string());
+    }
+    if (o.no_load || o.max_frame.is_some()) && o.listen.is_none() && !o.serve_stdio {
+        return Err("--no-load and --max-frame need --listen or --serve-stdio".to_string());
+    }
+    if o.no_load && o.program.is_none() {
+        return Err("--no-load needs the PROGRAM to serve".to_string());
     }
     Ok(o)
 }
@@ -190,18 +290,11 @@ pub fn run(o: Options) -> Result<(), String> {
         println!("{}", crate::session::info());
         return Ok(());
     }
-    if let Some(addr) = &o.listen {
-        return listen(addr, o.program.as_deref());
+    if o.listen.is_some() {
+        return listen_tcp(o);
     }
     if o.serve_stdio {
-        let mut session = match &o.program {
-            Some(p) => load(p)?,
-            None => Session::new(),
-        };
-        let stdin = io::stdin().lock();
-        let stdout = io::stdout().lock();
-        return crate::server::serve(&mut session, stdin, io::BufWriter::new(stdout))
-            .map_err(|e| e.to_string());
+        return serve_stdio(&o);
     }
     let path = o
         .program
@@ -220,15 +313,21 @@ pub fn run(o: Options) -> Result<(), String> {
         session.symbol(n)?;
     }
     if o.stdio {
-        return crate::lines::serve(&mut session, io::stdin().lock(), io::stdout().lock())
-            .map_err(|e| e.to_string());
+        let mut parent = PeerWatch::new(0); // stdin: the parent's end of the pipe
+        return crate::lines::serve(
+            &mut session,
+            io::stdin().lock(),
+            io::stdout().lock(),
+            &mut parent,
+        )
+        .map_err(|e| e.to_string());
     }
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     if let Some(period) = o.period_ns {
-        let steps = match o.duration_ns {
-            Some(d) => d / period,
-            None => o.steps.unwrap_or(1),
+        let end = match o.duration_ns {
+            Some(d) => End::After(d),
+            None => End::Steps(o.steps.unwrap_or(1)),
         };
         if !o.no_rt {
             let rt = enter_realtime(o.priority);
@@ -245,7 +344,7 @@ pub fn run(o: Options) -> Result<(), String> {
             }
         }
         let print = &o.print;
-        let report = run_periodic(&mut session, period, steps, |s, k| {
+        let report = run_periodic(&mut session, period, end, |s, k| {
             if !print.is_empty() {
                 let _ = writeln!(out, "step={k} {}", row(s, print));
             }
@@ -255,8 +354,9 @@ pub fn run(o: Options) -> Result<(), String> {
         }
         out.flush().map_err(|e| e.to_string())?;
         eprintln!(
-            "period {} µs, {steps} steps, {} overruns ({} deadlines skipped)",
+            "period {} µs, {} steps, {} overruns ({} deadlines skipped)",
             period as f64 / 1000.0,
+            report.steps,
             report.overruns,
             report.skipped
         );
@@ -294,38 +394,99 @@ fn print_final(session: &Session, out: &mut impl Write) -> Result<(), String> {
     Ok(())
 }
 
-fn listen(addr: &str, program: Option<&str>) -> Result<(), String> {
-    let initial = match program {
+fn policy(o: &Options) -> Policy {
+    if o.no_load {
+        Policy::FIXED_PROGRAM
+    } else {
+        Policy::ALL
+    }
+}
+
+fn listen_tcp(o: Options) -> Result<(), String> {
+    let token = if o.insecure_no_auth {
+        None
+    } else {
+        let path = match &o.token_file {
+            Some(p) => PathBuf::from(p),
+            None => auth::default_token_path()?,
+        };
+        let (token, created) = auth::load_or_create(&path)?;
+        if created {
+            eprintln!(
+                "copapy-run: created token file {} (mode 0600): clients need a copy of it",
+                path.display()
+            );
+        }
+        Some(token)
+    };
+    let program = match &o.program {
         Some(p) => Some(std::fs::read(p).map_err(|e| format!("cannot read {p}: {e}"))?),
         None => None,
     };
-    if let Some(bytes) = &initial {
-        Session::new().load(bytes)?; // refuse a bad file before accepting clients
+    let secs = |ns: Option<u64>, default: Duration| ns.map_or(default, Duration::from_nanos);
+    listen::listen(Listen {
+        addr: o.listen.clone().unwrap_or_default(),
+        program,
+        token,
+        allow_remote: o.allow_remote,
+        policy: policy(&o),
+        max_sessions: o.max_sessions.unwrap_or(listen::DEFAULT_MAX_SESSIONS),
+        max_buffered: o.max_buffered.unwrap_or(listen::DEFAULT_MAX_BUFFERED),
+        limits: FrameLimits {
+            max_frame: o.max_frame.unwrap_or(MAX_FRAME as usize),
+            idle: Some(secs(o.idle_timeout_ns, listen::DEFAULT_IDLE)),
+            frame: Some(secs(o.frame_timeout_ns, listen::DEFAULT_FRAME)),
+        },
+    })
+}
+
+/// stdin of `--serve-stdio`: no timeouts (the parent decides how long to wait); the
+/// parent is gone when the pipe's writing end is closed.
+struct StdinInput {
+    stdin: io::StdinLock<'static>,
+    watch: PeerWatch,
+}
+
+impl Read for StdinInput {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stdin.read(buf)
     }
-    let listener = TcpListener::bind(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    let local = listener.local_addr().map_err(|e| e.to_string())?;
-    println!("listening on {local}");
-    io::stdout().flush().map_err(|e| e.to_string())?;
-    for conn in listener.incoming() {
-        let Ok(stream) = conn else { continue };
-        let initial = initial.clone();
-        std::thread::spawn(move || {
-            let _ = stream.set_nodelay(true);
-            let mut session = Session::new();
-            if let Some(bytes) = &initial {
-                let _ = session.load(bytes);
-            }
-            let Ok(reader) = stream.try_clone() else {
-                return;
-            };
-            let _ = crate::server::serve(
-                &mut session,
-                io::BufReader::new(reader),
-                io::BufWriter::new(stream),
-            );
-        });
+}
+
+impl ReadTimeout for StdinInput {
+    fn set_read_timeout(&mut self, _: Option<Duration>) -> io::Result<()> {
+        Ok(())
     }
-    Ok(())
+}
+
+impl Peer for StdinInput {
+    fn gone(&mut self) -> bool {
+        self.watch.gone()
+    }
+}
+
+/// The frame protocol on stdin/stdout, for the process that started this runner
+/// (`Target(runner="process")`): the pipe is private to that parent, which could run
+/// any code itself, so there is no handshake.
+fn serve_stdio(o: &Options) -> Result<(), String> {
+    let session = match &o.program {
+        Some(p) => load(p)?,
+        None => Session::new(),
+    };
+    let mut conn = Connection::new(session, policy(o), Gate::Pipe);
+    let mut input = StdinInput {
+        stdin: io::stdin().lock(),
+        watch: PeerWatch::new(0),
+    };
+    let limits = FrameLimits {
+        max_frame: o.max_frame.unwrap_or(MAX_FRAME as usize),
+        idle: None,
+        frame: None,
+    };
+    let mut reader = FrameReader::new(Budget::unlimited());
+    let stdout = io::BufWriter::new(io::stdout().lock());
+    crate::server::serve(&mut conn, &mut input, stdout, &mut reader, &limits)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -365,5 +526,36 @@ mod tests {
         assert!(parse_args(&args("p --bogus")).is_err());
         assert!(parse_args(&args("p q")).is_err());
         assert!(parse_args(&args("p -n")).is_err());
+        let o = parse_args(&args(
+            "--listen 127.0.0.1:0 --token-file t --max-sessions 3 --max-frame 1K \
+             --max-buffered 2M --idle-timeout 5s --frame-timeout 1s --no-load p",
+        ))
+        .unwrap();
+        assert_eq!(o.token_file.as_deref(), Some("t"));
+        assert_eq!(o.max_sessions, Some(3));
+        assert_eq!((o.max_frame, o.max_buffered), (Some(1024), Some(2 << 20)));
+        assert_eq!(o.idle_timeout_ns, Some(5_000_000_000));
+        assert!(o.no_load);
+        for bad in [
+            "p --token-file t",
+            "p --allow-remote",
+            "--listen a --insecure-no-auth --token-file t",
+            "--listen a --no-load",
+            "--listen a --max-sessions 0",
+            "p --no-load",
+        ] {
+            assert!(parse_args(&args(bad)).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn byte_counts() {
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert_eq!(parse_bytes("64K"), Ok(64 << 10));
+        assert_eq!(parse_bytes("3MiB"), Ok(3 << 20));
+        assert_eq!(parse_bytes("1G"), Ok(1 << 30));
+        for bad in ["", "0", "1T", "-1", "M", "99999999999999999999G"] {
+            assert!(parse_bytes(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -1,9 +1,11 @@
 //! The line protocol on stdin/stdout (`copapy-run PROGRAM --stdio`): one command per
 //! line, one reply line per command starting with `ok` or `err` (see `docs/copapy-run.md`).
+//! A `run` or `stream` stops, and the runner ends, when the parent closes stdin.
 #![forbid(unsafe_code)]
 
 use std::io::{BufRead, Write};
 
+use crate::server::Peer;
 use crate::session::{describe, format_bits, parse_bits, Session};
 
 /// What the caller should do after a command.
@@ -11,7 +13,7 @@ use crate::session::{describe, format_bits, parse_bits, Session};
 pub enum Flow {
     /// Read the next command.
     Continue,
-    /// `quit` was received.
+    /// `quit` was received, or the peer left during `run` or `stream`.
     Quit,
 }
 
@@ -35,12 +37,18 @@ fn count(arg: Option<&str>) -> Result<u32, String> {
 }
 
 /// Executes one command line, writing its reply lines to `out`.
-pub fn handle(session: &mut Session, line: &str, out: &mut impl Write) -> std::io::Result<Flow> {
+pub fn handle(
+    session: &mut Session,
+    line: &str,
+    out: &mut impl Write,
+    peer: &mut impl Peer,
+) -> std::io::Result<Flow> {
     let mut words = line.split_whitespace();
     let Some(cmd) = words.next() else {
         return Ok(Flow::Continue);
     };
     let args: Vec<&str> = words.collect();
+    let mut gone = false; // the peer left during `stream`
     let result: Result<String, String> = match cmd {
         "set" if !args.is_empty() => (|| {
             let ty = session.symbol(args[0])?.ty;
@@ -52,16 +60,22 @@ pub fn handle(session: &mut Session, line: &str, out: &mut impl Write) -> std::i
             Ok(String::new())
         })(),
         "get" if args.len() == 1 => values(session, args[0]),
-        "run" if args.len() <= 1 => count(args.first().copied()).and_then(|n| {
-            session.run(n)?;
-            Ok(String::new())
-        }),
+        "run" if args.len() <= 1 => match count(args.first().copied())
+            .and_then(|n| session.run_checked(n, || !peer.gone()))
+        {
+            Ok(false) => return Ok(Flow::Quit), // nobody left to reply to
+            r => r.map(|_| String::new()),
+        },
         "stream" if !args.is_empty() => (|| {
             let n = count(Some(args[0]))?;
             for name in &args[1..] {
                 session.symbol(name)?;
             }
             for _ in 0..n {
+                if peer.gone() {
+                    gone = true;
+                    return Ok(String::new());
+                }
                 session.run(1)?;
                 let row = args[1..]
                     .iter()
@@ -85,6 +99,9 @@ pub fn handle(session: &mut Session, line: &str, out: &mut impl Write) -> std::i
             "unknown command {line:?}: use set NAME V..., get NAME, run [N], stream N NAME..., vars, quit"
         )),
     };
+    if gone {
+        return Ok(Flow::Quit);
+    }
     match result {
         Ok(s) if s.is_empty() => writeln!(out, "ok")?,
         Ok(s) => writeln!(out, "ok {s}")?,
@@ -93,11 +110,13 @@ pub fn handle(session: &mut Session, line: &str, out: &mut impl Write) -> std::i
     Ok(Flow::Continue)
 }
 
-/// Serves commands from `input` until `quit` or end of input.
+/// Serves commands from `input` until `quit`, end of input, or a peer that left during
+/// `run` or `stream`.
 pub fn serve(
     session: &mut Session,
     input: impl BufRead,
     mut out: impl Write,
+    peer: &mut impl Peer,
 ) -> std::io::Result<()> {
     for line in input.lines() {
         let line = match line {
@@ -108,7 +127,7 @@ pub fn serve(
             }
             Err(e) => return Err(e),
         };
-        let flow = handle(session, &line, &mut out)?;
+        let flow = handle(session, &line, &mut out, peer)?;
         out.flush()?;
         if flow == Flow::Quit {
             break;

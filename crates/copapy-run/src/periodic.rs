@@ -1,12 +1,26 @@
-//! The fixed-period loop: absolute deadlines on the monotonic clock, per-step timing.
+//! The fixed-period loop: absolute deadlines on the monotonic clock, per-step timing in
+//! constant memory (`stats::Histogram`), and an end given as a step count or as a
+//! wall-clock duration.
 #![forbid(unsafe_code)]
 
 use crate::realtime::{now_ns, sleep_until};
 use crate::session::Session;
-use crate::stats::Summary;
+use crate::stats::{Histogram, Summary};
+
+/// When a periodic run ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// After this many steps.
+    Steps(u64),
+    /// When the next deadline would be more than this many ns after the start:
+    /// a wall-clock bound, whatever the overruns.
+    After(u64),
+}
 
 /// Results of a periodic run.
 pub struct PeriodicReport {
+    /// Steps run.
+    pub steps: u64,
     /// Time from wake-up to the end of the step (the program run plus the per-step hook).
     pub step: Option<Summary>,
     /// How late each wake-up was after its deadline.
@@ -17,27 +31,37 @@ pub struct PeriodicReport {
     pub skipped: u64,
 }
 
-/// Runs `steps` steps, one every `period_ns`, starting one period from now. `after`
-/// runs after each step (e.g. streaming outputs) and counts towards the step time.
+/// Runs one step every `period_ns`, the first one period from now, until `end`.
+/// `after` runs after each step (e.g. streaming outputs) and counts towards the step
+/// time.
 pub fn run_periodic(
     session: &mut Session,
     period_ns: u64,
-    steps: u64,
+    end: End,
     mut after: impl FnMut(&Session, u64),
 ) -> PeriodicReport {
-    // Preallocated, so the loop itself never allocates.
-    let mut step_ns = Vec::with_capacity(steps as usize);
-    let mut late_ns = Vec::with_capacity(steps as usize);
+    // allocated here, so the loop itself never allocates
+    let (mut step_ns, mut late_ns) = (Histogram::new(), Histogram::new());
     let (mut overruns, mut skipped) = (0u64, 0u64);
-    let mut deadline = now_ns() + period_ns;
-    for k in 0..steps {
+    let start = now_ns();
+    let mut deadline = start.saturating_add(period_ns);
+    let mut k = 0u64;
+    loop {
+        let more = match end {
+            End::Steps(n) => k < n,
+            End::After(d) => deadline <= start.saturating_add(d),
+        };
+        if !more {
+            break;
+        }
         sleep_until(deadline);
         let woke = now_ns();
         session.step();
         after(session, k);
         let done = now_ns();
-        late_ns.push(woke.saturating_sub(deadline));
-        step_ns.push(done - woke);
+        late_ns.record(woke.saturating_sub(deadline));
+        step_ns.record(done.saturating_sub(woke));
+        k += 1;
         deadline += period_ns;
         if done > deadline {
             overruns += 1;
@@ -47,8 +71,9 @@ pub fn run_periodic(
         }
     }
     PeriodicReport {
-        step: Summary::of(&mut step_ns),
-        lateness: Summary::of(&mut late_ns),
+        steps: k,
+        step: step_ns.summary(),
+        lateness: late_ns.summary(),
         overruns,
         skipped,
     }

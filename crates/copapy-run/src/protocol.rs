@@ -3,14 +3,21 @@
 //!
 //! A frame is `length: u32 LE` followed by `length` bytes: a kind byte and its payload.
 //! Every malformed body parses to a [`ProtoError`] whose message goes back in an error
-//! reply; only a bad length (0 or above [`MAX_FRAME`]) ends the connection, because
-//! the stream can no longer be split into frames.
+//! reply; only a bad length (0 or above the frame limit, [`MAX_FRAME`] by default) ends
+//! the connection, because the stream can no longer be split into frames (the
+//! incremental reader is `frames.rs`). Over TCP the runner speaks first with a
+//! CHALLENGE and a client's first request is AUTH (`auth.rs`).
 #![forbid(unsafe_code)]
 
 use core::fmt;
 
-/// Largest frame body accepted (a program file must fit in one frame).
+/// Largest frame body accepted by default (a program file must fit in one frame;
+/// `--max-frame`).
 pub const MAX_FRAME: u32 = 64 << 20;
+
+/// Largest frame accepted before a connection has authenticated (an AUTH is 65 bytes),
+/// so an unauthenticated client cannot make the runner buffer anything sizeable.
+pub const PRE_AUTH_MAX_FRAME: u32 = 256;
 
 /// Request kinds.
 pub mod kind {
@@ -36,10 +43,15 @@ pub mod kind {
     pub const VARS: u8 = 0x09;
     /// End the session.
     pub const STOP: u8 = 0x0A;
+    /// Answer the runner's CHALLENGE: `client_nonce: [u8; 32], mac: [u8; 32]`.
+    pub const AUTH: u8 = 0x0B;
     /// Reply: success, optional payload.
     pub const OK: u8 = 0x80;
     /// Reply: one step's streamed values.
     pub const DATA: u8 = 0x81;
+    /// The runner's first frame on a TCP connection: `mode: u8` (1 = AUTH with the
+    /// token required, 0 = `--insecure-no-auth`), `server_nonce: [u8; 32]`.
+    pub const CHALLENGE: u8 = 0x82;
     /// Reply: failure, payload is a UTF-8 message.
     pub const ERR: u8 = 0xEE;
 }
@@ -87,6 +99,13 @@ pub enum Request<'a> {
     Vars,
     /// See [`kind::STOP`].
     Stop,
+    /// See [`kind::AUTH`].
+    Auth {
+        /// The client's nonce.
+        client_nonce: &'a [u8],
+        /// HMAC over the label and both nonces.
+        mac: &'a [u8],
+    },
 }
 
 /// Why a frame body is not a valid request.
@@ -210,21 +229,14 @@ pub fn parse(body: &[u8]) -> Result<Request<'_>, ProtoError> {
         kind::INFO => Request::Info,
         kind::VARS => Request::Vars,
         kind::STOP => Request::Stop,
+        kind::AUTH => Request::Auth {
+            client_nonce: c.take(32, "missing client nonce (32 bytes)")?,
+            mac: c.take(32, "missing MAC (32 bytes)")?,
+        },
         other => return Err(ProtoError::UnknownKind(other)),
     };
     c.end()?;
     Ok(req)
-}
-
-/// Checks a frame length read from the stream.
-pub fn check_length(len: u32) -> Result<usize, String> {
-    if len == 0 || len > MAX_FRAME {
-        Err(format!(
-            "bad frame length {len}: must be 1 to {MAX_FRAME}; closing the connection"
-        ))
-    } else {
-        Ok(len as usize)
-    }
 }
 
 /// Encodes a reply frame.
@@ -292,6 +304,17 @@ mod tests {
         assert_eq!(parse(&[kind::INFO]), Ok(Request::Info));
         assert_eq!(parse(&[kind::VARS]), Ok(Request::Vars));
         assert_eq!(parse(&[kind::STOP]), Ok(Request::Stop));
+        let mut b = vec![kind::AUTH];
+        b.extend([1u8; 32]);
+        b.extend([2u8; 32]);
+        assert_eq!(
+            parse(&b),
+            Ok(Request::Auth {
+                client_nonce: &[1; 32],
+                mac: &[2; 32]
+            })
+        );
+        assert!(matches!(parse(&b[..64]), Err(ProtoError::BadLength { .. })));
     }
 
     #[test]
@@ -326,8 +349,5 @@ mod tests {
             Err(ProtoError::BadLength { .. })
         ));
         assert!(parse(&[0x42]).unwrap_err().to_string().contains("0x42"));
-        assert!(check_length(0).is_err());
-        assert!(check_length(MAX_FRAME + 1).is_err());
-        assert_eq!(check_length(5), Ok(5));
     }
 }

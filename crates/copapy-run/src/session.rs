@@ -16,6 +16,10 @@ pub fn info() -> String {
     }
 }
 
+/// Steps run between two checks in [`Session::run_checked`]: few enough that a check
+/// comes soon after a client leaves, many enough that checking costs nothing measurable.
+pub const CHECK_EVERY: u32 = 64;
+
 /// A program loaded into host memory, with its symbol table.
 pub struct Session {
     loaded: Option<(LoadedProgram, Program)>,
@@ -64,6 +68,29 @@ impl Session {
             loaded.run();
         }
         Ok(())
+    }
+
+    /// Runs the program `n` times in chunks of [`CHECK_EVERY`] steps, asking
+    /// `keep_going` between chunks (e.g. whether the client is still connected); returns
+    /// whether all `n` steps ran.
+    pub fn run_checked(
+        &mut self,
+        n: u32,
+        mut keep_going: impl FnMut() -> bool,
+    ) -> Result<bool, String> {
+        let (loaded, _) = self.loaded.as_mut().ok_or_else(no_program)?;
+        let mut left = n;
+        while left > 0 {
+            let chunk = left.min(CHECK_EVERY);
+            for _ in 0..chunk {
+                loaded.run();
+            }
+            left -= chunk;
+            if left > 0 && !keep_going() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Runs the program once (the periodic loop's step; no checks on the hot path).

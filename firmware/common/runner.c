@@ -1,0 +1,147 @@
+/* The board-independent part of the reference firmware: load each program of a job
+ * list with copapy_load, run it, and print every variable's bits over the console.
+ *
+ * Job list (little-endian, placed in RAM by the test: QEMU -device loader):
+ *   u32 magic "CPJL", u32 job count, then per job
+ *   u32 file_len, u32 steps, u32 cpu_features (0xFFFFFFFF: the library's own), u32 0,
+ *   file_len bytes of program file, zero padding to a multiple of 4.
+ *
+ * Output, one line each:
+ *   copapy BOARD features HEX
+ *   job N load CODE MESSAGE             (CODE 0: loaded; negative: refused, nothing ran)
+ *   job N needs HEX has HEX             (after COPAPY_E_FEATURES)
+ *   NAME TYPE HEX[,HEX...]              (per variable after the steps; TYPE f i b u:
+ *                                        float32, int32, bool, byte; 8 or 2 hex digits)
+ *   done
+ */
+#include "board.h"
+#include "copapy_runner.h"
+
+#define JOB_MAGIC 0x4C4A5043u /* "CPJL" */
+#define KEEP_FEATURES 0xFFFFFFFFu
+#define JOB_HEADER 16u
+
+/* Sized for the test programs; docs/firmware.md says how to size them for yours. The
+ * code buffer is in RAM the core may execute (link.ld: .code_ram). */
+#define CODE_CAP (128u * 1024u)
+#define DATA_CAP (16u * 1024u)
+static uint8_t code_buf[CODE_CAP] __attribute__((aligned(64), section(".code_ram")));
+static uint8_t data_buf[DATA_CAP] __attribute__((aligned(64)));
+
+static void put(const char *s) {
+    while (*s) board_putc(*s++);
+}
+
+static void put_n(const char *s, uint32_t n) {
+    while (n--) board_putc(*s++);
+}
+
+static void put_hex(uint32_t v, int digits) {
+    for (int i = digits - 1; i >= 0; i--) board_putc("0123456789abcdef"[(v >> (4 * i)) & 0xF]);
+}
+
+static void put_dec(int32_t v) {
+    char buf[12];
+    int i = 0;
+    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
+    do {
+        buf[i++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) board_putc('-');
+    while (i) board_putc(buf[--i]);
+}
+
+static uint32_t read32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void print_variables(const struct copapy_program *p) {
+    for (uint32_t var = 0; var < p->symbol_count; var++) {
+        const char *name;
+        uint32_t name_len, offset;
+        uint8_t dtype;
+        int32_t n = copapy_symbol_at(p, var, 0, &offset, &dtype, &name, &name_len);
+        if (n < 0) {
+            put("variable error ");
+            put(copapy_error_message(n));
+            put("\n");
+            continue;
+        }
+        put_n(name, name_len);
+        board_putc(' ');
+        board_putc("fibu"[dtype & 3]);
+        board_putc(' ');
+        for (int32_t i = 0; i < n; i++) {
+            copapy_symbol_at(p, var, (uint32_t)i, &offset, &dtype, NULL, NULL);
+            if (i) board_putc(',');
+            if (dtype == 3) {
+                put_hex(p->data[offset], 2);
+            } else {
+                put_hex(read32(p->data + offset), 8);
+            }
+        }
+        board_putc('\n');
+    }
+}
+
+static void run_job(uint32_t number, const uint8_t *job, uint32_t default_features) {
+    uint32_t file_len = read32(job), steps = read32(job + 4), features = read32(job + 8);
+    const uint8_t *file = job + JOB_HEADER;
+    copapy_set_cpu_features(features == KEEP_FEATURES ? default_features : features);
+    struct copapy_program p;
+    int32_t r = copapy_load(file, file_len, code_buf, CODE_CAP, data_buf, DATA_CAP, &p);
+    put("job ");
+    put_dec((int32_t)number);
+    put(" load ");
+    put_dec(r);
+    board_putc(' ');
+    put(copapy_error_message(r));
+    board_putc('\n');
+    if (r == COPAPY_E_FEATURES) {
+        put("job ");
+        put_dec((int32_t)number);
+        put(" needs ");
+        put_hex(read32(file + 8), 8); /* the header's feature bits */
+        put(" has ");
+        put_hex(copapy_cpu_features(), 8);
+        board_putc('\n');
+    }
+    if (r < 0) return;
+    board_code_written(code_buf, read32(file + 16)); /* the header's code size */
+    for (uint32_t s = 0; s < steps; s++) {
+        r = copapy_run(&p);
+        if (r < 0) {
+            put("run error ");
+            put(copapy_error_message(r));
+            board_putc('\n');
+            return;
+        }
+    }
+    print_variables(&p);
+}
+
+void runner_main(void) {
+    uint32_t default_features = copapy_cpu_features();
+    put("copapy ");
+    put(board_name);
+    put(" features ");
+    put_hex(default_features, 8);
+    board_putc('\n');
+    const uint8_t *at = __copapy_jobs;
+    if (read32(at) != JOB_MAGIC) {
+        put("no job list at ");
+        put_hex((uint32_t)(uintptr_t)at, 8);
+        board_putc('\n');
+        board_exit(1);
+    }
+    uint32_t count = read32(at + 4);
+    at += 8;
+    for (uint32_t i = 0; i < count; i++) {
+        run_job(i, at, default_features);
+        at += JOB_HEADER + ((read32(at) + 3u) & ~3u);
+    }
+    copapy_set_cpu_features(default_features);
+    put("done\n");
+    board_exit(0);
+}

@@ -1,0 +1,49 @@
+/* RV32IMAFC on QEMU's RISC-V `virt` machine, bare metal in machine mode (-bios none):
+ * NS16550A UART, instruction-fetch fence, exit through the SiFive test device. The only
+ * board-specific C code of the reference firmware; start.S has reset and the FPU,
+ * link.ld the memory map. */
+#include "board.h"
+
+const char board_name[] = "virt rv32imafc";
+
+#define UART0 0x10000000u
+#define UART_THR (*(volatile uint8_t *)(UART0 + 0))
+#define UART_LSR (*(volatile uint8_t *)(UART0 + 5))
+#define UART_LSR_THR_EMPTY 0x20u
+
+/* SiFive test device: 0x5555 ends QEMU with status 0, (code << 16) | 0x3333 with `code`. */
+#define SIFIVE_TEST (*(volatile uint32_t *)0x00100000u)
+
+void board_putc(char c) {
+    while (!(UART_LSR & UART_LSR_THR_EMPTY)) {
+    }
+    UART_THR = (uint8_t)c;
+}
+
+/* RISC-V does not promise that instruction fetch sees stores to memory until this hart
+ * executes fence.i (QEMU translates blocks once and relies on it too). */
+void board_code_written(const uint8_t *code, size_t len) {
+    (void)code;
+    (void)len;
+    __asm__ volatile("fence.i" ::: "memory");
+}
+
+void board_exit(int failed) {
+    SIFIVE_TEST = failed ? (1u << 16) | 0x3333u : 0x5555u;
+    for (;;) {
+    }
+}
+
+static void put_hex(const char *label, uint32_t v) {
+    for (const char *s = label; *s; s++) board_putc(*s);
+    for (int i = 7; i >= 0; i--) board_putc("0123456789abcdef"[(v >> (4 * i)) & 0xF]);
+}
+
+__attribute__((noreturn)) void board_trap(uint32_t mcause, uint32_t mepc, uint32_t mtval);
+void board_trap(uint32_t mcause, uint32_t mepc, uint32_t mtval) {
+    put_hex("trap mcause ", mcause);
+    put_hex(" mepc ", mepc);
+    put_hex(" mtval ", mtval);
+    board_putc('\n');
+    board_exit(1);
+}
