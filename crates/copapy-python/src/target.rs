@@ -28,9 +28,8 @@ fn backend(target: &'static TargetSpec) -> PyResult<&'static Backend> {
     target.backend().map_err(PyRuntimeError::new_err)
 }
 
-/// The target of this machine, or an error naming the machine.
 /// The best target for this machine's CPU, as its kernel reports it (e.g. `armv6` on
-/// a Raspberry Pi Zero, `armv7` on a Cortex-A7).
+/// a Raspberry Pi Zero, `armv7` on a Cortex-A7), or an error naming the machine.
 fn host_target() -> PyResult<&'static TargetSpec> {
     copapy_runner::cpu::target()
         .map(TargetSpec::of)
