@@ -4,7 +4,8 @@ deploy with copapy.
 ``sosfilt(sos, x, zi=zi)`` and ``lfilter(b, a, x, zi=zi)`` return ``(y, zf)`` as SciPy
 does when ``zi`` is given (only ``y`` without it, starting from rest). ``x`` is one sample
 (a number or ``cp.value``) or a block (a vector, ``cp.array``, tensor, list or NumPy array
-of them, processed in order); ``y`` has the kind and length of ``x``. One compiled run
+of them, processed in order); ``y`` has the length of ``x`` and its kind (a list or NumPy
+array gives a ``cp.array``, or a list of floats when everything is a plain number). One compiled run
 processes one sample or one block; the state ``zf`` is carried to the next run with
 ``updates={z: z_next}`` (``zi`` made of named ``cp.value`` s, see ``state``) or returned to
 the caller.
@@ -78,6 +79,8 @@ def _samples(x: Any) -> tuple[list[Any], bool]:
 def _output(x: Any, ys: list[Any], single: bool) -> Any:
     if single:
         return ys[0]
+    if not any(isinstance(e, value) for e in ys) and not hasattr(x, "__copapy__"):
+        return [float(e) for e in ys]  # plain numbers in, plain numbers out (computed now)
     return rebuild(x, ys, (len(ys),))
 
 
