@@ -146,3 +146,16 @@ def test_bad_shapes_name_the_argument() -> None:
                                  np.ones((1, 2)), [0, 0], [0], [0])
     with pytest.raises(TypeError, match="control.ss"):
         cp.control.ss_step(object(), [0], 0)
+
+
+def test_outputs_that_are_a_state_or_an_input_show_this_step() -> None:
+    """C = I (y is the state) and D = I, C = 0 (y is the input): ``1.0 * x`` folds to ``x``,
+    and the step program must still report y[k] = x[k], not the updated state."""
+    a = np.array([[0.5, 0.25], [0.0, 0.75]])
+    b = np.array([[1.0], [0.5]])
+    prog = cp.control.step_program((a, b, np.eye(2), np.zeros((2, 1))), [1.0, -2.0], target=cp.Target())
+    us = np.array([[3.0], [-1.0], [0.5]], f32)
+    want, _ = ss_reference32(a, b, np.eye(2), np.zeros((2, 1)), np.array([1.0, -2.0]), us)
+    assert [prog.step(u.tolist()) for u in us] == want.tolist()
+    through = cp.control.step_program((a, b, np.zeros((1, 2)), np.ones((1, 1))), target=cp.Target())
+    assert [through.step([v]) for v in (3.0, -1.0)] == [[3.0], [-1.0]]
