@@ -222,3 +222,21 @@ def test_import_copapy_imports_no_design_package() -> None:
             "print(sorted(m for m in ('scipy', 'control', 'matplotlib') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_a_pure_delay_streams_the_previous_sample() -> None:
+    """b0 = 0: y = z0 is the state itself; with updates= the output must still be this
+    step's (the previous input), not the updated state."""
+    x = cp.value(0.0)
+    z = cp.signal.state(1, "z")
+    y, zf = cp.signal.lfilter([0.0, 1.0], [1.0], x, zi=z)
+    sos_z = cp.signal.state((1, 2), "s")
+    y2, zf2 = cp.signal.sosfilt([[0.0, 1.0, 0.0, 1.0, 0.0, 0.0]], x, zi=sos_z)
+    tg = cp.Target()
+    tg.compile([y, y2], names={"y": y, "y2": y2}, updates={z[0]: zf[0], sos_z[0][0]: zf2[0][0]})
+    got = []
+    for v in (1.0, 2.0, 3.0):
+        tg.write_value(x, v)
+        tg.run()
+        got.append((tg.read_value("y"), tg.read_value("y2")))
+    assert got == [(0.0, 0.0), (1.0, 1.0), (2.0, 2.0)]
