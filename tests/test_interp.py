@@ -213,3 +213,15 @@ def test_gaussian_filter_1d_truncate_and_zero_sigma() -> None:
         cp.filters.gaussian_filter(xs, [1.0, 1.0])
     with pytest.raises(ValueError, match="mode must be one of"):
         cp.filters.gaussian_filter(xs, 1.0, mode="grid-wrap")
+
+
+def test_gaussian_filter_grad_is_the_filter_of_an_impulse() -> None:
+    xs = [cp.value(0.0) for _ in range(7)]
+    out = cp.filters.gaussian_filter(cp.vector(xs), 1.2, mode="mirror")
+    dy = cp.grad(out[3], xs)
+    got = compiled([out[3], *dy], xs, [0.5] * 7)[1:]
+    for j in range(7):
+        impulse = np.zeros(7)
+        impulse[j] = 1.0
+        # d out[3] / d x[j] = out[3] of the filtered impulse at j (float32 weights)
+        assert got[j] == pytest.approx(ndi.gaussian_filter(impulse, 1.2, mode="mirror")[3], abs=1e-7)
