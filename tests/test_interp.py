@@ -225,3 +225,11 @@ def test_gaussian_filter_grad_is_the_filter_of_an_impulse() -> None:
         impulse[j] = 1.0
         # d out[3] / d x[j] = out[3] of the filtered impulse at j (float32 weights)
         assert got[j] == pytest.approx(ndi.gaussian_filter(impulse, 1.2, mode="mirror")[3], abs=1e-7)
+
+
+def test_interp_nan_gives_nan_with_every_method() -> None:
+    x = cp.value(0.0)
+    outs = [cp.interp(x, XP, FP, m) for m in ("linear", "previous", "nearest")]
+    got = compiled(outs, [x], [float("nan")])
+    assert all(np.isnan(g) for g in got)
+    assert all(np.isnan(cp.interp(float("nan"), XP, FP, m)) for m in ("linear", "previous", "nearest"))

@@ -13,7 +13,7 @@ the result is ``fp[j] + slope[j] * (xc - xp[j])``, ``slope[j] = (fp[j+1] - fp[j]
 are numbers); at and beyond ``xp[-1]`` it is ``fp[-1]``. The segment is chosen by a chain
 of ``n - 1`` branch-free selects, so the cost is O(len(xp)) per position. NumPy computes in
 float64: our float32 result is within a few ulp of it (exactly ``fp[j]`` at ``x == xp[j]``).
-A NaN ``x`` gives NaN.
+A NaN ``x`` gives NaN with every method.
 """
 
 from __future__ import annotations
@@ -106,13 +106,16 @@ def _interp_one(x: Any, xp: list[Any], fp: list[Any], method: str) -> Any:
     if method == "linear":
         segment = [fp[j] + (fp[j + 1] - fp[j]) / (xp[j + 1] - xp[j]) * (xc - xp[j]) for j in range(n - 1)]
     elif method == "previous":
-        segment = [fp[j] + xc * 0.0 for j in range(n - 1)]  # xc * 0.0 keeps a NaN x NaN
+        segment = list(fp[:-1])
     else:
-        segment = [iif(xc - xp[j] < xp[j + 1] - xc, fp[j], fp[j + 1]) + xc * 0.0 for j in range(n - 1)]
+        segment = [iif(xc - xp[j] < xp[j + 1] - xc, fp[j], fp[j + 1]) for j in range(n - 1)]
     result = segment[0]
     for j in range(1, n - 1):
         result = iif(xc >= xp[j], segment[j], result)
-    return iif(xc >= xp[-1], fp[-1] + xc * 0.0, result)
+    result = iif(xc >= xp[-1], fp[-1], result)
+    # a NaN x compares false everywhere: 'linear' carries it through its arithmetic, the
+    # table lookups select it explicitly (the same NaN as with plain numbers)
+    return result if method == "linear" else iif(xc != xc, xc, result)
 
 
 def _interp_number(x: float, xp: list[Any], fp: list[Any], method: str) -> float:
