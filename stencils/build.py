@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import bounds  # noqa: E402
 import branch_allowlist  # noqa: E402
 import cfg  # noqa: E402
 import gen_stencils  # noqa: E402
@@ -364,6 +365,25 @@ def build_target(target, check, bless, failures):
         print(summary(target, fresh, dis))
 
 
+def generated_from_dis(check):
+    """The instruction-bounds table and its doc (bounds.py), from the committed
+    disassembly of every target: written, or with --check compared."""
+    tab = bounds.table({t: open(paths(t)[1]).read() for t in TARGETS})
+    failures = []
+    for path, text in ((bounds.TABLE, bounds.encode(tab)), (bounds.DOC, bounds.doc(tab))):
+        old = open(path).read() if os.path.exists(path) else ""
+        if old == text:
+            continue
+        if check:
+            failures.append(f"{os.path.relpath(path)} is out of date: run "
+                            "`python3 stencils/build.py` and commit it")
+        else:
+            with open(path, "w", newline="\n") as f:
+                f.write(text)
+            print(f"wrote {os.path.relpath(path)}")
+    return failures
+
+
 def main(argv):
     check = "--check" in argv
     targets = list(TARGETS)
@@ -382,6 +402,7 @@ def main(argv):
         gen_stencils.main([])
     for target in targets:
         build_target(target, check, bless, failures)
+    failures += generated_from_dis(check)
 
     if failures:
         for f in failures:

@@ -35,6 +35,7 @@ _ARM_COND_RET = re.compile(r"^(bx|pop|ldm\w*)(eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|l
 _JUMP = {"x86": {"jmp"}, "a64": {"b"}, "arm": {"b", "b.w", "b.n"}, "rv": {"j", "c.j"}}
 _CALL = {"x86": {"call", "callq"}, "a64": {"bl"}, "arm": {"bl", "blx"}, "rv": {"jalr"}}
 _ADDR = re.compile(r"(?:0x)?([0-9a-f]+) <")
+_LAST_HEX = re.compile(r"0x([0-9a-f]+)$")  # RISC-V branches sometimes print no <label>
 
 
 def isa(target):
@@ -84,7 +85,7 @@ def classify(target, insns):
             out.append(Insn(off, text, "tail_part"))  # dropped with the jr after it
             continue
         dest = None
-        m = _ADDR.search(ops)
+        m = _ADDR.search(ops) or _LAST_HEX.search(ops)
         if m:
             dest = int(m.group(1), 16)
         if _COND[family].match(mnem):
@@ -153,6 +154,8 @@ def path_bounds(target, insns, callee_bounds, tail_counts):
             else:
                 lo, hi = walk(k + 1)
                 r = (1 + c_lo + lo, 1 + c_hi + hi)
+        elif i.kind in ("jump", "cond") and i.dest not in index:
+            raise ValueError(f"branch {i.text!r} leaves the function or has no destination")
         elif i.kind == "jump":
             lo, hi = walk(index[i.dest])
             r = (1 + lo, 1 + hi)

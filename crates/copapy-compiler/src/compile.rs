@@ -11,7 +11,7 @@ use crate::optimise::build_arena;
 use crate::schedule::schedule;
 use crate::select::{Class, Place};
 use crate::select::{MissingStencil, StencilTable};
-use crate::stencil_db::StencilDb;
+use crate::stencil_db::{StencilDb, StencilId};
 
 /// A compiled program and where each variable lives in its data memory.
 pub struct Compiled {
@@ -26,6 +26,9 @@ pub struct Compiled {
     pub states: Vec<u32>,
     /// Number of operations (stencil steps) in the program.
     pub steps: usize,
+    /// The stencil of each step, in order (the linker appends `st_return`): with the
+    /// stencil build's per-stencil instruction counts, the bounds of one run.
+    pub stencils: Vec<StencilId>,
 }
 
 /// Why compilation failed.
@@ -199,6 +202,7 @@ pub fn compile_with_updates(
         }
     }
     let steps = sched.steps.len();
+    let stencils = sched.steps.iter().map(|s| s.stencil).collect();
     let program = link(db, &sched.steps, sched.data)?;
     let outputs = slots[..n].to_vec();
     let inputs = arena
@@ -218,6 +222,7 @@ pub fn compile_with_updates(
         exposed,
         states,
         steps,
+        stencils,
     })
 }
 
