@@ -7,9 +7,11 @@ tail jump to ``cp_next`` (which the linker drops: it counts 0, or 1 where the li
 keeps it before an ARM literal pool). A call counts the call instruction(s) plus the
 callee's bounds, so a stencil's numbers include the helpers it calls.
 
-Loop kernels (``cpm_arr_*``, ``cpm_div_s32``) have cycles: their count depends on the
-element count and shape; they and the array stencils that call them are recorded
-without bounds (``null``) for now.
+Loops whose trip count is fixed in the source are walked that many times
+(``branch_allowlist.FIXED_TRIPS``: ``cpm_div_s32``). The array loop kernels
+(``cpm_arr_*``, whose counts depend on the element count and shape) and ``cpm_fmodf``
+(two fixed loops that clang compiles differently per target) are recorded without bounds
+(``null``), as are the stencils that call them.
 
 ``build.py`` writes the table to ``python/copapy/_instruction_bounds.json`` (read by
 ``tg.max_instructions()`` / ``tg.min_instructions()``) and ``--check`` fails when the
@@ -24,6 +26,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import branch_allowlist  # noqa: E402
 import cfg  # noqa: E402
 
 TABLE = os.path.join(os.path.dirname(HERE), "python", "copapy", "_instruction_bounds.json")
@@ -49,7 +52,8 @@ def target_bounds(target, funcs):
         out[name] = None  # a call cycle raises Loop instead of recursing forever
         insns = funcs[name]
         try:
-            out[name] = cfg.path_bounds(target, insns, bounds_of, _tail_counts(insns))
+            out[name] = cfg.path_bounds(target, insns, bounds_of, _tail_counts(insns),
+                                        branch_allowlist.FIXED_TRIPS.get(name))
         except cfg.Loop:
             out[name] = None
             raise
@@ -132,8 +136,9 @@ def doc(tab):
         "emulator (unicorn) on every target.\n\n",
         "Not yet bounded (`loop` below): functions with loops — the array kernels (their "
         "count depends on the element count and shape), the exact `fmod` behind float `//` "
-        "and `%` (two loops of fixed trip count, 24 and 9), and ARMv6/ARMv7's "
-        "`cpm_div_s32` behind int `//` and `%` (32 fixed steps). `max_instructions()` "
+        "and `%` (two loops of fixed trip count, 24 and 9, not yet walked). ARMv6/ARMv7's "
+        "`cpm_div_s32` behind int `//` and `%` is a loop of 32 fixed steps, walked 32 "
+        "times. `max_instructions()` "
         "raises a ValueError naming the step for a program that uses one.\n\n",
         "## Scalar operations\n\n",
         "Instructions per step, over every operand place and destination (`a..b`: constant "
@@ -148,8 +153,8 @@ def doc(tab):
     out += ["\n## Math helpers\n\n",
             "Instructions per call of each helper, fewest–most over all inputs (the paths "
             "for NaN, infinities, zeros, huge and tiny arguments included).\n\n", head]
-    helpers = sorted(n for n in tab[targets[0]] if n.startswith("cpm_")
-                     and not n.startswith("cpm_arr_"))
+    helpers = sorted({n for t in targets for n in tab[t] if n.startswith("cpm_")
+                      and not n.startswith("cpm_arr_")})
     for n in helpers:
         out.append(f"| `{n}` | " + " | ".join(_cell(tab[t].get(n)) if n in tab[t] else "—"
                                                for t in targets) + " |\n")

@@ -40,6 +40,12 @@ ALLOWED = [
                  "cpm_expf", "cpm_logf", "cpm_powf", "cpm_tanhf")
 ]
 
+# Loops whose every iteration count is fixed in the source, the body's count of runs
+# (bounds.py walks them exactly that many times; tests/test_determinism.py measures)
+FIXED_TRIPS = {
+    "cpm_div_s32": 32,  # for (int k = 31; k >= 0; k--): one quotient bit per step
+}
+
 
 def allowed(name, target):
     """The matching entry (pattern, targets, kind, reason), or None."""

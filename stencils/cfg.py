@@ -119,58 +119,84 @@ class Loop(Exception):
     """The function's control flow has a cycle: no fixed bound from the graph alone."""
 
 
-def path_bounds(target, insns, callee_bounds, tail_counts):
+def path_bounds(target, insns, callee_bounds, tail_counts, trips=None):
     """(fewest, most) instructions one call executes, from entry to a return or the
     tail jump; the tail jump counts as `tail_counts` instructions (0 where the linker
-    drops it), a call as the call instruction(s) plus the callee's bounds. Raises Loop
-    for control flow with a cycle."""
+    drops it), a call as the call instruction(s) plus the callee's bounds.
+
+    Control flow with a cycle raises Loop, unless `trips` gives the fixed trip count of
+    every loop of the function: then a loop's body runs exactly `trips` times (its
+    back-edge is taken trips - 1 times per entry, paths that leave earlier or stay
+    longer are infeasible)."""
     cls = classify(target, insns)
     index = {i.offset: k for k, i in enumerate(cls)}
     memo = {}
     on_path = set()
 
-    def walk(k):
-        if k in memo:
-            return memo[k]
+    def step(i, k, counts):
+        """Successor states of instruction k: [(k', counts')]."""
+        if i.kind == "cond" and i.dest <= i.offset and trips is not None:
+            c = dict(counts).get(i.dest, 0)
+            if c < trips - 1:  # the back-edge is taken
+                return [(index[i.dest], _set(counts, i.dest, c + 1))]
+            return [(k + 1, _set(counts, i.dest, 0))]
+        if i.kind == "jump" and i.dest <= i.offset and trips is not None:
+            c = dict(counts).get(i.dest, 0)
+            return [(index[i.dest], _set(counts, i.dest, c + 1))] if c < trips - 1 else []
+        if i.kind == "cond":
+            return [(index[i.dest], counts), (k + 1, counts)]
+        if i.kind == "jump":
+            return [(index[i.dest], counts)]
+        return [(k + 1, counts)]
+
+    def walk(k, counts=()):
+        key = (k, counts)
+        if key in memo:
+            return memo[key]
         if k >= len(cls):
             raise ValueError(f"control runs off the end of the function at {k}")
-        if k in on_path:
+        if key in on_path:
             raise Loop(cls[k].text)
-        on_path.add(k)
+        on_path.add(key)
         i = cls[k]
+        own, extra = 1, (0, 0)
         if i.kind == "ret":
             r = (1, 1)
         elif i.kind == "tail":
             r = (tail_counts, tail_counts)
-        elif i.kind == "tail_part":
-            r = walk(k + 1)
-        elif i.kind == "cond_ret":
-            lo, hi = walk(k + 1)
-            r = (1, hi + 1)
-        elif i.kind in ("call", "tailcall"):
-            c_lo, c_hi = callee_bounds(i.callee)
-            if i.kind == "tailcall":
-                r = (1 + c_lo, 1 + c_hi)
-            else:
-                lo, hi = walk(k + 1)
-                r = (1 + c_lo + lo, 1 + c_hi + hi)
         elif i.kind in ("jump", "cond") and i.dest not in index:
             raise ValueError(f"branch {i.text!r} leaves the function or has no destination")
-        elif i.kind == "jump":
-            lo, hi = walk(index[i.dest])
-            r = (1 + lo, 1 + hi)
-        elif i.kind == "cond":
-            a = walk(index[i.dest])
-            b = walk(k + 1)
-            r = (1 + min(a[0], b[0]), 1 + max(a[1], b[1]))
+        elif i.kind == "tailcall":
+            c_lo, c_hi = callee_bounds(i.callee)
+            r = (1 + c_lo, 1 + c_hi)
         else:
-            lo, hi = walk(k + 1)
-            r = (1 + lo, 1 + hi)
-        on_path.discard(k)
-        memo[k] = r
+            if i.kind == "tail_part":
+                own = 0
+            elif i.kind == "call":
+                extra = callee_bounds(i.callee)
+            nexts = [walk(kk, cc) for kk, cc in step(i, k, counts)]
+            nexts = [b for b in nexts if b is not None]
+            if i.kind == "cond_ret":
+                nexts.append((0, 0))
+            r = None if not nexts else (own + extra[0] + min(b[0] for b in nexts),
+                                        own + extra[1] + max(b[1] for b in nexts))
+        on_path.discard(key)
+        memo[key] = r
         return r
 
-    return walk(0)
+    r = walk(0)
+    if r is None:
+        raise ValueError("no feasible path through the function with the given trip counts")
+    return r
+
+
+def _set(counts, header, value):
+    d = dict(counts)
+    if value:
+        d[header] = value
+    else:
+        d.pop(header, None)
+    return tuple(sorted(d.items()))
 
 
 _IMMEDIATE_MOVE = re.compile(r"^((c\.)?li|lui|movs?(\.w)?|movw|movt|mvn)\s.*[#$]|^(c\.)?li\s|^lui\s")

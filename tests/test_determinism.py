@@ -113,8 +113,6 @@ INT_UN: dict[str, Callable[[Any], Any]] = {
     "clamp": lambda a: cp.clamp(a, -5, 300), "relu": cp.relu,
 }
 MATH = {"pow", "atan2", "sin", "cos", "tan", "asin", "acos", "atan", "exp", "log", "tanh"}
-# int // and % divide with cpm_div_s32 (a fixed 32-step loop, not bounded yet) there
-NO_INT_DIVIDE = {"armv7", "armv6"}
 
 
 def measure(arch: str, build: Callable[[], Any]) -> tuple[int, int, int]:
@@ -143,22 +141,12 @@ def test_scalar_operations_take_the_same_instructions_for_any_operands(arch: str
                                    for a, b in pairs_f])
     pairs_i = [(a, b) for a in INTS for b in INTS[::3]]
     for name, fn in INT_BIN.items():
-        if name in ("floordiv", "mod") and arch in NO_INT_DIVIDE:
-            continue
         check_op(arch, f"{name}_i", [lambda fn=fn, a=a, b=b: fn(cp.value(a), cp.value(b))
                                      for a, b in pairs_i])
     for name, fn in FLOAT_UN.items():
         check_op(arch, name, [lambda fn=fn, a=a: fn(cp.value(a)) for a in FLOATS])
     for name, fn in INT_UN.items():
         check_op(arch, f"{name}_i", [lambda fn=fn, a=a: fn(cp.value(a)) for a in INTS])
-
-
-@pytest.mark.parametrize("arch", ["armv7", "armv6"])
-def test_int_division_on_cores_without_divide_is_reported_unbounded(arch: str) -> None:
-    tg = cp.Target(arch)
-    tg.compile(cp.value(7) // cp.value(2))
-    with pytest.raises(ValueError, match="st_floordiv_i"):
-        tg.max_instructions()
 
 
 def test_float_floordiv_is_reported_unbounded() -> None:

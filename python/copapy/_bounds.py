@@ -39,7 +39,7 @@ def program_bounds(arch: str, stencils: list[str]) -> tuple[int, int]:
                 f"step {step} ({name}) runs a loop whose count depends on its array length "
                 "or a fixed-count loop the stencil build does not bound yet (see "
                 "docs/determinism.md): max_instructions() covers programs without array "
-                "operations, float // and %, and (on ARMv6/ARMv7) int // and %"
+                "operations and float // and %"
             )
         lo += b[0]
         hi += b[1]
