@@ -9,9 +9,8 @@ callee's bounds, so a stencil's numbers include the helpers it calls.
 
 Loops whose trip count is fixed in the source are walked that many times
 (``branch_allowlist.FIXED_TRIPS``: ``cpm_div_s32``). The array loop kernels
-(``cpm_arr_*``, whose counts depend on the element count and shape) and ``cpm_fmodf``
-(two fixed loops that clang compiles differently per target) are recorded without bounds
-(``null``), as are the stencils that call them.
+(``cpm_arr_*``, whose counts depend on the element count and shape) are recorded without
+bounds (``null``), as are the stencils that call them.
 
 ``build.py`` writes the table to ``python/copapy/_instruction_bounds.json`` (read by
 ``tg.max_instructions()`` / ``tg.min_instructions()``) and ``--check`` fails when the
@@ -134,12 +133,11 @@ def doc(tab):
         "`st_return`; they are equal when the program is branch-free, and "
         "`tests/test_determinism.py` checks both against instructions counted in the "
         "emulator (unicorn) on every target.\n\n",
-        "Not yet bounded (`loop` below): functions with loops — the array kernels (their "
-        "count depends on the element count and shape), the exact `fmod` behind float `//` "
-        "and `%` (two loops of fixed trip count, 24 and 9, not yet walked). ARMv6/ARMv7's "
-        "`cpm_div_s32` behind int `//` and `%` is a loop of 32 fixed steps, walked 32 "
-        "times. `max_instructions()` "
-        "raises a ValueError naming the step for a program that uses one.\n\n",
+        "Not yet bounded: the array kernels, whose loops run a number of times that "
+        "depends on the element count and shape; `max_instructions()` raises a ValueError "
+        "naming the step for a program that uses one. ARMv6/ARMv7's `cpm_div_s32` behind "
+        "int `//` and `%` is a loop of 32 fixed steps, walked 32 times; the exact `fmod` "
+        "behind float `//` and `%` has its two fixed loops fully unrolled.\n\n",
         "## Scalar operations\n\n",
         "Instructions per step, over every operand place and destination (`a..b`: constant "
         "for each place, `a` to `b` over places); **bold** ranges depend on the data "

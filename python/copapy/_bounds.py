@@ -36,10 +36,9 @@ def program_bounds(arch: str, stencils: list[str]) -> tuple[int, int]:
         b = per_target[name]
         if b is None:
             raise ValueError(
-                f"step {step} ({name}) runs a loop whose count depends on its array length "
-                "or a fixed-count loop the stencil build does not bound yet (see "
-                "docs/determinism.md): max_instructions() covers programs without array "
-                "operations and float // and %"
+                f"step {step} ({name}) runs a loop whose count depends on its array length, "
+                "which the stencil build does not bound yet (see docs/determinism.md): "
+                "max_instructions() covers programs without array operations"
             )
         lo += b[0]
         hi += b[1]
