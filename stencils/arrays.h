@@ -77,7 +77,8 @@ OP f32 op_max_lane_f(f32 x, f32 y) {
 #define op_max_lane_i op_max_i
 
 /* select without op_select_f's optimisation barrier: in a loop the blend stays a
- * blend (vector and/andn/or, or a conditional move), never a branch per element */
-OP f32 op_select_arr_f(i32 c, f32 x, f32 y) { return op_blend_f(0u - (u32)(c != 0), x, y); }
+ * blend (vector and/andn/or, or a conditional move), never a branch per element;
+ * on RISC-V op_mask hides the mask (clang there loaded one operand under a branch) */
+OP f32 op_select_arr_f(i32 c, f32 x, f32 y) { return op_blend_f(op_mask(c != 0), x, y); }
 
 #endif

@@ -8,9 +8,12 @@ keeps it before an ARM literal pool). A call counts the call instruction(s) plus
 callee's bounds, so a stencil's numbers include the helpers it calls.
 
 Loops whose trip count is fixed in the source are walked that many times
-(``branch_allowlist.FIXED_TRIPS``: ``cpm_div_s32``). The array loop kernels
-(``cpm_arr_*``, whose counts depend on the element count and shape) are recorded without
-bounds (``null``), as are the stencils that call them.
+(``branch_allowlist.FIXED_TRIPS``: ``cpm_div_s32``). The 1-D array kernels
+(``LINEAR_KERNELS``: element-wise operations, selects, widen/narrow), whose loops each
+run at most n times for n elements, get [fewest, a, b]: at most a + b * n instructions
+(``cfg.linear_loop_bounds``), and so do the stencils that call them. The other array
+kernels (nested loops: reductions, matmul, sorting, windows, ...) are recorded without
+bounds (``null``), as are their stencils.
 
 ``build.py`` writes the table to ``python/copapy/_instruction_bounds.json`` (read by
 ``tg.max_instructions()`` / ``tg.min_instructions()``) and ``--check`` fails when the
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -38,8 +42,13 @@ def _tail_counts(insns):
     return 1 if any(i[3] for i in insns[last_code + 1:]) else 0
 
 
+# 1-D array kernels: element loops that each run at most n times (cfg.linear_loop_bounds)
+LINEAR_KERNELS = re.compile(r"^cpm_arr_([a-z0-9]+_[fi]_(aa|as|sa|a)|select_f_a[as][as]"
+                            r"|widen_b|narrow_[fi])$")
+
+
 def target_bounds(target, funcs):
-    """{name: (fewest, most) or None} for every function of one target."""
+    """{name: (fewest, most) or (fewest, a, b) for a + b * n, or None} for one target."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
     out = {}
 
@@ -51,12 +60,24 @@ def target_bounds(target, funcs):
         out[name] = None  # a call cycle raises Loop instead of recursing forever
         insns = funcs[name]
         try:
-            out[name] = cfg.path_bounds(target, insns, bounds_of, _tail_counts(insns),
-                                        branch_allowlist.FIXED_TRIPS.get(name))
+            if LINEAR_KERNELS.match(name):
+                out[name] = cfg.linear_loop_bounds(target, insns, callee_pair)
+                if out[name] is None:
+                    raise cfg.Loop(name)
+                return out[name]
+            per_n = sum(len(b) == 3 and b[2] for b in
+                        (bounds_of(c) for c in _callees(target, insns)))
+            lo, hi = cfg.path_bounds(target, insns, callee_pair, _tail_counts(insns),
+                                     branch_allowlist.FIXED_TRIPS.get(name))
+            out[name] = (lo, hi, per_n) if per_n else (lo, hi)
         except cfg.Loop:
             out[name] = None
             raise
         return out[name]
+
+    def callee_pair(name):
+        b = bounds_of(name)
+        return b[0], b[1]
 
     for name in funcs:
         try:
@@ -64,6 +85,11 @@ def target_bounds(target, funcs):
         except cfg.Loop:
             pass
     return out
+
+
+def _callees(target, insns):
+    return sorted({i.callee for i in cfg.classify(target, insns)
+                   if i.kind in ("call", "tailcall")})
 
 
 def table(dis_texts):
@@ -75,11 +101,21 @@ def table(dis_texts):
 
 
 def encode(tab):
-    return json.dumps(tab, indent=0, sort_keys=True, separators=(",", ":")) + "\n"
+    """One function per line, so a rebuild's diff shows which counts changed."""
+    lines = ["{"]
+    for k, t in enumerate(sorted(tab)):
+        lines.append(f"{json.dumps(t)}: {{")
+        names = sorted(tab[t])
+        for j, n in enumerate(names):
+            comma = "," if j + 1 < len(names) else ""
+            lines.append(f"{json.dumps(n)}: {json.dumps(tab[t][n])}{comma}")
+        lines.append("}" + ("," if k + 1 < len(tab) else ""))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
 
 
 DOC = os.path.join(os.path.dirname(HERE), "docs", "determinism.md")
-_PLACES = __import__("re").compile(r"^st_(?P<op>[a-z0-9]+)_(?P<ty>[fi])_[rm0-9]+_(r[01])$|"
+_PLACES = re.compile(r"^st_(?P<op>[a-z0-9]+)_(?P<ty>[fi])_[rm0-9]+_(r[01])$|"
                                    r"^st_(?P<op2>[a-z0-9]+)_(?P<ty2>[fi])_[rm0-9]+$")
 
 
@@ -133,9 +169,13 @@ def doc(tab):
         "`st_return`; they are equal when the program is branch-free, and "
         "`tests/test_determinism.py` checks both against instructions counted in the "
         "emulator (unicorn) on every target.\n\n",
-        "Not yet bounded: the array kernels, whose loops run a number of times that "
-        "depends on the element count and shape; `max_instructions()` raises a ValueError "
-        "naming the step for a program that uses one. ARMv6/ARMv7's `cpm_div_s32` behind "
+        "Element-wise array operations (and selects, widen/narrow) run a loop over their n "
+        "elements: at most a + b·n instructions (table below; an upper bound, not tight: "
+        "every loop, a vectorised one included, is charged up to n iterations), and their "
+        "instruction count does not depend on the element values (tested). Not yet "
+        "bounded: the array kernels with nested loops over a shape (reductions, matmul, "
+        "sorting, strided copies, convolution, pooling, ...); `max_instructions()` raises a "
+        "ValueError naming the step for a program that uses one. ARMv6/ARMv7's `cpm_div_s32` behind "
         "int `//` and `%` is a loop of 32 fixed steps, walked 32 times; the exact `fmod` "
         "behind float `//` and `%` has its two fixed loops fully unrolled.\n\n",
         "## Scalar operations\n\n",
@@ -156,6 +196,21 @@ def doc(tab):
     for n in helpers:
         out.append(f"| `{n}` | " + " | ".join(_cell(tab[t].get(n)) if n in tab[t] else "—"
                                                for t in targets) + " |\n")
+    out += ["\n## Element-wise array operations\n\n",
+            "Most instructions of one step for n elements, `a + b·n`, over the step's "
+            "forms (array–array, array–scalar, scalar–array); the fewest is a few "
+            "instructions (n = 0).\n\n", head]
+    arr = {}
+    for t in targets:
+        for n, b in tab[t].items():
+            m = re.match(r"^st_arr_([a-z0-9]+_[fi])_(aa|as|sa|a)$", n)
+            if m and b is not None and len(b) == 3:
+                a0, b0 = arr.setdefault(m.group(1), {}).get(t, (0, 0))
+                arr[m.group(1)][t] = (max(a0, b[1]), max(b0, b[2]))
+    for fam in sorted(arr):
+        cells = [f"{arr[fam][t][0]} + {arr[fam][t][1]}n" if t in arr[fam] else "—"
+                 for t in targets]
+        out.append(f"| `{fam}` | " + " | ".join(cells) + " |\n")
     out += ["\n## Allowed conditional branches\n\n",
             "From `stencils/branch_allowlist.py`; every other function must have none.\n\n",
             "| functions | targets | kind | reason |\n| --- | --- | --- | --- |\n"]

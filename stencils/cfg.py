@@ -247,3 +247,80 @@ def branch_errors(target, funcs, allowed, skip_limit):
                               f"{len(skipped)} instruction(s): a select on the data compiled "
                               "to a branch; write it with masks")
     return errors
+
+
+def linear_loop_bounds(target, insns, callee_bounds):
+    """(fewest, a, b) for a function whose loops are not nested and each run at most
+    n times per call (the element loops of a 1-D array kernel): one call executes at
+    least `fewest` and at most a + b * n instructions.
+
+    `fewest` and `a` are the shortest and longest paths with every back-edge removed
+    (any execution, its repeated iterations cut out, is such a path); each repeated
+    iteration of a loop costs at most its longest path from the loop's header back to
+    its back-edge, and a loop repeats at most n times, so b is the sum of those. None
+    when loops nest. An upper bound, not tight: a vectorised loop that runs n / 4 times
+    is charged n."""
+    cls = classify(target, insns)
+    index = {i.offset: k for k, i in enumerate(cls)}
+    back = [i for i in cls if i.kind in ("cond", "jump") and i.dest is not None
+            and i.dest <= i.offset]
+    if any(i.dest not in index for i in cls if i.kind in ("cond", "jump")):
+        return None
+    latch = {}
+    for i in back:
+        latch[i.dest] = max(latch.get(i.dest, i.offset), i.offset)
+    spans = sorted(latch.items())
+    if any(spans[k][1] >= spans[k + 1][0] for k in range(len(spans) - 1)):
+        return None  # nested or overlapping loops
+
+    def walk(k, memo, lo_off=None, hi_off=None, header=None):
+        """(fewest, most) from instruction k to the function's exit (header None) or,
+        for a loop body, to a back-edge to `header`, staying in [lo_off, hi_off]."""
+        if k in memo:
+            return memo[k]
+        if k >= len(cls):
+            raise ValueError(f"control runs off the end of the function at {k}")
+        i = cls[k]
+        if header is not None and not lo_off <= i.offset <= hi_off:
+            memo[k] = None
+            return None
+        memo[k] = None  # a forward-only walk never returns here; guards a bad graph
+        extra = callee_bounds(i.callee) if i.kind == "call" else (0, 0)
+        own = 0 if i.kind == "tail_part" else 1
+        is_back = i in back
+        if i.kind == "ret":
+            r = (1, 1) if header is None else None
+        elif i.kind == "tail":
+            r = (0, 0) if header is None else None
+        elif i.kind == "tailcall":
+            r = (1 + extra[0], 1 + extra[1]) if header is None else None
+        else:
+            succ = []
+            if is_back and header is not None and i.dest == header:
+                succ.append((0, 0))  # one iteration ends here
+            elif i.kind == "jump" and not is_back:
+                succ.append(walk(index[i.dest], memo, lo_off, hi_off, header))
+            elif i.kind == "cond":
+                if not is_back:
+                    succ.append(walk(index[i.dest], memo, lo_off, hi_off, header))
+                succ.append(walk(k + 1, memo, lo_off, hi_off, header))
+            elif i.kind in ("op", "call", "tail_part", "cond_ret"):
+                succ.append(walk(k + 1, memo, lo_off, hi_off, header))
+                if i.kind == "cond_ret" and header is None:
+                    succ.append((0, 0))
+            succ = [b for b in succ if b is not None]
+            r = None if not succ else (own + extra[0] + min(b[0] for b in succ),
+                                       own + extra[1] + max(b[1] for b in succ))
+        memo[k] = r
+        return r
+
+    whole = walk(0, {})
+    if whole is None:
+        return None
+    per_n = 0
+    for header, last in spans:
+        body = walk(index[header], {}, header, last, header)
+        if body is None:
+            return None
+        per_n += body[1]
+    return whole[0], whole[1], per_n

@@ -150,11 +150,36 @@ def test_scalar_operations_take_the_same_instructions_for_any_operands(arch: str
         check_op(arch, f"{name}_i", [lambda fn=fn, a=a: fn(cp.value(a)) for a in INTS])
 
 
-def test_array_operations_are_reported_unbounded() -> None:
+def test_nested_array_loops_are_reported_unbounded() -> None:
     tg = cp.Target("riscv32")
-    tg.compile(cp.array([1.0, 2.0, 3.0]) * 2.0)
-    with pytest.raises(ValueError, match=r"step 0 \(st_arr_mul_f_as\) runs a loop"):
+    tg.compile(cp.array([1.0, 2.0, 3.0]).sum())
+    with pytest.raises(ValueError, match=r"step 0 \(st_arr_sum_f\) runs nested loops"):
         tg.max_instructions()
+
+
+ARRAY_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda a, b: a + b, "mul": lambda a, b: a * b, "div": lambda a, b: a / b,
+    "min": cp.minimum, "max": cp.maximum, "lt": lambda a, b: a < b,
+    "select": lambda a, b: cp.iif(a < b, a, b), "sin": lambda a, b: cp.sin(a),
+    "floordiv": lambda a, b: a // b, "scalar": lambda a, b: a * 3.0 - b,
+}
+ARRAY_MATH = {"sin", "floordiv"}
+
+
+@pytest.mark.parametrize("arch", TARGETS)
+def test_element_wise_array_operations_take_the_same_instructions_for_any_elements(
+        arch: str) -> None:
+    for name, fn in ARRAY_OPS.items():
+        for n in (1, 5, 13):
+            counts = []
+            for k in range(len(FLOATS)):
+                xs = [FLOATS[(k + j) % len(FLOATS)] for j in range(n)]
+                ys = [FLOATS[(3 * k + j + 1) % len(FLOATS)] for j in range(n)]
+                got, lo, hi = measure(arch, lambda fn=fn, xs=xs, ys=ys: fn(cp.array(xs), cp.array(ys)))
+                assert lo <= got <= hi, (arch, name, n, got, lo, hi)
+                counts.append(got)
+            if name not in ARRAY_MATH:
+                assert len(set(counts)) == 1, f"{name}[{n}] on {arch}: {counts}"
 
 
 def test_a_program_read_from_a_file_has_no_bounds() -> None:

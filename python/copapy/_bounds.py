@@ -2,9 +2,10 @@
 
 ``stencils/bounds.py`` computes, per target, the fewest and the most instructions one
 call of each stencil executes (helpers it calls included; a dropped tail jump not
-counted) and writes ``_instruction_bounds.json`` next to this module. A program's run
-is its steps in order plus the final ``st_return`` the linker appends, so its bounds
-are the sums (``Target.max_instructions()`` / ``min_instructions()``).
+counted) and writes ``_instruction_bounds.json`` next to this module: [fewest, most],
+or [fewest, a, b] for an element-wise array step, at most a + b * n instructions for n
+elements. A program's run is its steps in order plus the final ``st_return`` the linker
+appends, so its bounds are the sums (``Target.max_instructions()`` / ``min_instructions()``).
 """
 
 from __future__ import annotations
@@ -24,22 +25,24 @@ def _table() -> dict[str, dict[str, list[int] | None]]:
     return table
 
 
-def program_bounds(arch: str, stencils: list[str]) -> tuple[int, int]:
-    """(fewest, most) instructions of one run of the steps `stencils` on `arch`."""
+def program_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
+    """(fewest, most) instructions of one run of `steps` on `arch`: (stencil name,
+    element count) pairs; an array step's entry [fewest, a, b] allows a + b * n."""
     per_target = _table().get(arch)
     if per_target is None:
         raise ValueError(f"no instruction bounds for target {arch!r}")
     lo = hi = 0
-    for step, name in enumerate([*stencils, _RETURN]):
+    for step, (name, n) in enumerate([*steps, (_RETURN, 0)]):
         if name not in per_target:
             raise ValueError(f"no instruction bounds for stencil {name} on {arch}")
         b = per_target[name]
         if b is None:
             raise ValueError(
-                f"step {step} ({name}) runs a loop whose count depends on its array length, "
-                "which the stencil build does not bound yet (see docs/determinism.md): "
-                "max_instructions() covers programs without array operations"
+                f"step {step} ({name}) runs nested loops over its array's shape, which the "
+                "stencil build does not bound yet (see docs/determinism.md): "
+                "max_instructions() covers scalar operations and element-wise array "
+                "operations"
             )
         lo += b[0]
-        hi += b[1]
+        hi += b[1] + (b[2] * n if len(b) == 3 else 0)
     return lo, hi

@@ -110,9 +110,10 @@ struct Loaded {
     /// `keep` by structure, built by the first lookup of a value not found by identity.
     structural: OnceLock<StructuralIndex>,
     steps: usize,
-    /// The stencil names of the steps, for instruction bounds; None for a program
-    /// read from a file (it does not record its steps).
-    stencils: Option<Vec<&'static str>>,
+    /// The stencil name and element count (0 for scalar steps) of each step, for
+    /// instruction bounds; None for a program read from a file (it does not record
+    /// its steps).
+    stencils: Option<Vec<(&'static str, u32)>>,
     /// Index into `program.symbols` by name.
     by_name: FxHashMap<String, usize>,
 }
@@ -744,7 +745,7 @@ impl Target {
         let stencils = compiled
             .stencils
             .iter()
-            .map(|&id| db.stencil(id).name.as_str())
+            .map(|&(id, n)| (db.stencil(id).name.as_str(), n))
             .collect();
         let mut this = borrow_mut(slf)?;
         this.loaded = Some(Loaded {
