@@ -263,3 +263,35 @@ def test_examples_stay_within_their_bounds(name: str, arch: str,
         assert lo <= n <= hi, (name, n, lo, hi)
         if lo == hi:
             assert n == hi
+
+
+# array kernels with nested loops: not bounded yet, but their count must not depend on
+# the element values either (shapes fixed per program)
+SHAPED: dict[str, Callable[[list[float]], Any]] = {
+    "sum": lambda xs: cp.array(xs).sum(),
+    "min": lambda xs: cp.array(xs).min(),
+    "max": lambda xs: cp.array(xs).max(),
+    "dot": lambda xs: cp.array(xs).dot(cp.array(xs[::-1])),
+    "sort": lambda xs: cp.array(xs).sort(),
+    "argsort": lambda xs: cp.array(xs).argsort(),
+    "rows_max": lambda xs: cp.array(xs).reshape(3, 4).max(axis=1),
+    "matmul": lambda xs: cp.array(xs).reshape(3, 4) @ cp.array(xs).reshape(4, 3),
+    "max_pool": lambda xs: cp.nn.max_pool2d(cp.array(xs).reshape(1, 3, 4), 2),
+    "median": lambda xs: cp.filters.median(cp.vector([cp.value(x) for x in xs[:7]])),
+    "int_floordiv": lambda xs: (cp.array([int(x) if math.isfinite(x) else -7 for x in xs])
+                                // cp.array([3, 0, -1, 2] * 3)),
+}
+
+
+@pytest.mark.parametrize("arch", TARGETS)
+def test_shaped_array_kernels_take_the_same_instructions_for_any_elements(arch: str) -> None:
+    for name, fn in SHAPED.items():
+        counts = set()
+        for k in range(6):
+            xs = [FLOATS[(5 * k + j) % len(FLOATS)] for j in range(12)]
+            if name == "int_floordiv":
+                xs = [float(INTS[(k + j) % len(INTS)]) for j in range(12)]
+            tg = cp.Target(arch)
+            tg.compile(fn(xs))
+            counts.add(counted_run(tg))
+        assert len(counts) == 1, f"{name} on {arch}: {sorted(counts)}"
