@@ -13,6 +13,12 @@ kinds: ``loop`` — branches on element counts and shape words only (fixed when 
 program is compiled), so the instruction count is a function of the shape;
 ``math`` — data-dependent paths, bounded (fewest and most instructions per call in
 ``docs/determinism.md``, from ``bounds.py``).
+
+The static rule inside loop kernels is a shape test, not a data-flow analysis: a select
+that the compiler turns into a longer branch (RISC-V once loaded one operand of the
+array select under a backward branch) passes it. ``tests/test_determinism.py`` is the
+second line: it runs every element-wise and shaped array kernel on every target with
+varying element values and requires the same instruction count.
 """
 
 from __future__ import annotations
