@@ -9,7 +9,8 @@ callee's bounds, so a stencil's numbers include the helpers it calls.
 
 Loops whose trip count is fixed in the source are walked that many times
 (``branch_allowlist.FIXED_TRIPS``: ``cpm_div_s32``). The 1-D array kernels
-(``LINEAR_KERNELS``: element-wise operations, selects, widen/narrow), whose loops each
+(``LINEAR_KERNELS``: element-wise operations, selects, widen/narrow, sum/dot/min/max),
+whose loops each
 run at most n times for n elements, get [fewest, a, b]: at most a + b * n instructions
 (``cfg.linear_loop_bounds``), and so do the stencils that call them. The other array
 kernels (nested loops: reductions, matmul, sorting, windows, ...) are recorded without
@@ -43,8 +44,10 @@ def _tail_counts(insns):
 
 
 # 1-D array kernels: element loops that each run at most n times (cfg.linear_loop_bounds)
+# and the 1-D reductions (8 lanes, then a tail: every loop advances towards n)
 LINEAR_KERNELS = re.compile(r"^cpm_arr_([a-z0-9]+_[fi]_(aa|as|sa|a)|select_f_a[as][as]"
-                            r"|widen_b|narrow_[fi])$")
+                            r"|widen_b|narrow_[fi]|(sum|dot|min|max)_[fi]"
+                            r"|dot_(add|sub|mul)_f_(aa|as|sa))$")
 
 
 def target_bounds(target, funcs):
@@ -169,12 +172,13 @@ def doc(tab):
         "`st_return`; they are equal when the program is branch-free, and "
         "`tests/test_determinism.py` checks both against instructions counted in the "
         "emulator (unicorn) on every target.\n\n",
-        "Element-wise array operations (and selects, widen/narrow) run a loop over their n "
-        "elements: at most a + b·n instructions (table below; an upper bound, not tight: "
-        "every loop, a vectorised one included, is charged up to n iterations), and their "
-        "instruction count does not depend on the element values (tested). Not yet "
-        "bounded: the array kernels with nested loops over a shape (reductions, matmul, "
-        "sorting, strided copies, convolution, pooling, ...); `max_instructions()` raises a "
+        "Element-wise array operations (and selects, widen/narrow) and the 1-D reductions "
+        "(sum, dot, min, max) run loops over their n elements: at most a + b·n "
+        "instructions (table below; an upper bound, not tight: every loop, a vectorised "
+        "one included, is charged up to n iterations), and their instruction count does "
+        "not depend on the element values (tested). Not yet bounded: the array kernels "
+        "with nested loops over a shape (row reductions, matmul, sorting, strided copies, "
+        "convolution, pooling, ...; and Cortex-M4's int sum); `max_instructions()` raises a "
         "ValueError naming the step for a program that uses one. ARMv6/ARMv7's `cpm_div_s32` behind "
         "int `//` and `%` is a loop of 32 fixed steps, walked 32 times; the exact `fmod` "
         "behind float `//` and `%` has its two fixed loops fully unrolled.\n\n",
@@ -196,14 +200,15 @@ def doc(tab):
     for n in helpers:
         out.append(f"| `{n}` | " + " | ".join(_cell(tab[t].get(n)) if n in tab[t] else "—"
                                                for t in targets) + " |\n")
-    out += ["\n## Element-wise array operations\n\n",
+    out += ["\n## Element-wise array operations and 1-D reductions\n\n",
             "Most instructions of one step for n elements, `a + b·n`, over the step's "
             "forms (array–array, array–scalar, scalar–array); the fewest is a few "
             "instructions (n = 0).\n\n", head]
     arr = {}
     for t in targets:
         for n, b in tab[t].items():
-            m = re.match(r"^st_arr_([a-z0-9]+_[fi])_(aa|as|sa|a)$", n)
+            m = re.match(r"^st_arr_([a-z0-9]+_[fi])_(aa|as|sa|a)$", n) or re.match(
+                r"^st_arr_((sum|dot|min|max)_[fi]|dot_(add|sub|mul)_f)(_(aa|as|sa))?$", n)
             if m and b is not None and len(b) == 3:
                 a0, b0 = arr.setdefault(m.group(1), {}).get(t, (0, 0))
                 arr[m.group(1)][t] = (max(a0, b[1]), max(b0, b[2]))

@@ -3,7 +3,7 @@
 ``stencils/bounds.py`` computes, per target, the fewest and the most instructions one
 call of each stencil executes (helpers it calls included; a dropped tail jump not
 counted) and writes ``_instruction_bounds.json`` next to this module: [fewest, most],
-or [fewest, a, b] for an element-wise array step, at most a + b * n instructions for n
+or [fewest, a, b] for a 1-D array step, at most a + b * n instructions for n
 elements. A program's run is its steps in order plus the final ``st_return`` the linker
 appends, so its bounds are the sums (``Target.max_instructions()`` / ``min_instructions()``).
 """
