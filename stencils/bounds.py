@@ -219,7 +219,11 @@ def doc(tab):
     out += ["\n## Allowed conditional branches\n\n",
             "From `stencils/branch_allowlist.py`; every other function must have none.\n\n",
             "| functions | targets | kind | reason |\n| --- | --- | --- | --- |\n"]
+    groups = {}
     for pattern, tg, kind, reason in branch_allowlist.ALLOWED:
+        groups.setdefault((tg, kind, reason), []).append(pattern)
+    for (tg, kind, reason), patterns in groups.items():
         tgs = "all" if tg == "*" else ", ".join(tg)
-        out.append(f"| `{pattern}` | {tgs} | {kind} | {reason} |\n")
+        names = " ".join(f"`{p}`" for p in patterns)
+        out.append(f"| {names} | {tgs} | {kind} | {reason} |\n")
     return "".join(out)
