@@ -34,6 +34,13 @@ _ARM_COND_RET = re.compile(r"^(bx|pop|ldm\w*)(eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|l
                            r"(\.w|\.n)?$")
 _JUMP = {"x86": {"jmp"}, "a64": {"b"}, "arm": {"b", "b.w", "b.n"}, "rv": {"j", "c.j"}}
 _CALL = {"x86": {"call", "callq"}, "a64": {"bl"}, "arm": {"bl", "blx"}, "rv": {"jalr"}}
+# control transfers with a computed destination (none is expected: build.py rejects them)
+_INDIRECT = {
+    "x86": re.compile(r"^(jmp|call|callq)\s+\*"),
+    "a64": re.compile(r"^(br|blr|braa|blraa)\s"),
+    "arm": re.compile(r"^(tbb|tbh|blx\s+r|bx\s+r(?!.*lr)|mov\S*\s+pc,|ldr\S*\s+pc,|add\S*\s+pc,)"),
+    "rv": re.compile(r"^(c\.)?(jalr|jr)\b"),
+}
 _ADDR = re.compile(r"(?:0x)?([0-9a-f]+) <")
 _LAST_HEX = re.compile(r"0x([0-9a-f]+)$")  # RISC-V branches sometimes print no <label>
 
@@ -106,6 +113,9 @@ def classify(target, insns):
             out.append(Insn(off, text, "jump", dest))
         elif _is_return(family, mnem, ops):
             out.append(Insn(off, text, "ret"))
+        elif _INDIRECT[family].match(text):
+            # a jump table or a call through a register: no fixed graph
+            out.append(Insn(off, text, "indirect"))
         else:
             out.append(Insn(off, text, "op"))
     return out
@@ -166,6 +176,8 @@ def path_bounds(target, insns, callee_bounds, tail_counts, trips=None):
             r = (tail_counts, tail_counts)
         elif i.kind in ("jump", "cond") and i.dest not in index:
             raise ValueError(f"branch {i.text!r} leaves the function or has no destination")
+        elif i.kind == "indirect":
+            raise ValueError(f"{i.text!r} jumps to a computed address: no bound")
         elif i.kind == "tailcall":
             c_lo, c_hi = callee_bounds(i.callee)
             r = (1 + c_lo, 1 + c_hi)
@@ -218,6 +230,9 @@ def branch_errors(target, funcs, allowed, skip_limit):
     errors = []
     for name, insns in sorted(funcs.items()):
         cls = classify(target, insns)
+        errors += [f"{name}: {i.text!r} at +{i.offset:#x} jumps to a computed address "
+                   "(a jump table or a call through a register): write the choice with masks"
+                   for i in cls if i.kind == "indirect"]
         conds = [i for i in cls if i.kind in ("cond", "cond_ret")]
         if not conds:
             continue
@@ -264,7 +279,8 @@ def linear_loop_bounds(target, insns, callee_bounds):
     index = {i.offset: k for k, i in enumerate(cls)}
     back = [i for i in cls if i.kind in ("cond", "jump") and i.dest is not None
             and i.dest <= i.offset]
-    if any(i.dest not in index for i in cls if i.kind in ("cond", "jump")):
+    if any(i.dest not in index for i in cls if i.kind in ("cond", "jump")) or any(
+            i.kind == "indirect" for i in cls):
         return None
     latch = {}
     for i in back:

@@ -127,3 +127,13 @@ def test_the_committed_tables_cover_every_stencil() -> None:
                    if not any(m in n for m in ("sin", "cos", "tan", "asin", "acos", "atan",
                                                 "exp", "log", "tanh", "pow", "atan2",
                                                 "floordiv_f", "mod_f"))), target
+
+
+def test_a_jump_table_is_rejected_and_has_no_bound() -> None:
+    dis = X86_MIN_TAIL_WITH_BRANCH.replace("  1a:\tje     21 <cpm_arr_min_f+0x21>\n",
+                                           "  1a:\tjmp    *%rax\n").replace(
+        "cpm_arr_min_f", "cpm_table")
+    assert any("cpm_table: 'jmp    *%rax' at +0x1a jumps to a computed address" in e
+               for e in errors("x86_64", dis))
+    with pytest.raises(ValueError, match="computed address"):
+        bounds("x86_64", dis, "cpm_table")
