@@ -139,6 +139,9 @@ def path_bounds(target, insns, callee_bounds, tail_counts, trips=None):
     back-edge is taken trips - 1 times per entry, paths that leave earlier or stay
     longer are infeasible)."""
     cls = classify(target, insns)
+    for i in cls:
+        if i.kind == "indirect":
+            raise ValueError(f"{i.text!r} jumps to a computed address: no bound")
     index = {i.offset: k for k, i in enumerate(cls)}
     memo = {}
     on_path = set()
@@ -176,8 +179,6 @@ def path_bounds(target, insns, callee_bounds, tail_counts, trips=None):
             r = (tail_counts, tail_counts)
         elif i.kind in ("jump", "cond") and i.dest not in index:
             raise ValueError(f"branch {i.text!r} leaves the function or has no destination")
-        elif i.kind == "indirect":
-            raise ValueError(f"{i.text!r} jumps to a computed address: no bound")
         elif i.kind == "tailcall":
             c_lo, c_hi = callee_bounds(i.callee)
             r = (1 + c_lo, 1 + c_hi)
