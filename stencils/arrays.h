@@ -53,8 +53,32 @@ OP i32 cp_combine8_i(u32 *acc) {
     return (i32)(acc[0] + acc[1]);
 }
 
+/* min / max of two lanes of a reduction, after the loop: the element operation, with
+ * the mask hidden from the optimiser on x86_64 as well, where clang otherwise ends the
+ * vectorised lane tree of a float kernel with a test and a branch around the last
+ * shuffle (RISC-V hides every mask already, ops.h; other targets keep the tree
+ * branch-free as it is) */
+#if defined(__x86_64__)
+OP f32 op_min_lane_f(f32 x, f32 y) {
+    u32 m = 0u - (u32)((x < y) | (x != x));
+    __asm__("" : "+r"(m));
+    return op_blend_f(m, x, y);
+}
+OP f32 op_max_lane_f(f32 x, f32 y) {
+    u32 m = 0u - (u32)((x > y) | (x != x));
+    __asm__("" : "+r"(m));
+    return op_blend_f(m, x, y);
+}
+#else
+#define op_min_lane_f op_min_f
+#define op_max_lane_f op_max_f
+#endif
+#define op_min_lane_i op_min_i
+#define op_max_lane_i op_max_i
+
 /* select without op_select_f's optimisation barrier: in a loop the blend stays a
- * blend (vector and/andn/or, or a conditional move), never a branch per element */
-OP f32 op_select_arr_f(i32 c, f32 x, f32 y) { return op_blend_f(0u - (u32)(c != 0), x, y); }
+ * blend (vector and/andn/or, or a conditional move), never a branch per element;
+ * on RISC-V op_mask hides the mask (clang there loaded one operand under a branch) */
+OP f32 op_select_arr_f(i32 c, f32 x, f32 y) { return op_blend_f(op_mask(c != 0), x, y); }
 
 #endif

@@ -36,6 +36,9 @@ from dataclasses import dataclass
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import bounds  # noqa: E402
+import branch_allowlist  # noqa: E402
+import cfg  # noqa: E402
 import gen_stencils  # noqa: E402
 
 SOURCE = "generated/stencils.c"  # relative to HERE: a fixed path gives fixed bytes
@@ -198,6 +201,9 @@ def verify(target, obj, dis):
         if not (n.startswith("st_") or n.startswith("cpm_")):
             errors.append(f"global function {n} is neither a stencil st_* nor a helper cpm_*")
     funcs = parse_functions(dis)
+    # no conditional branch outside branch_allowlist.py (none at all in a stencil)
+    errors += cfg.branch_errors(target, funcs, branch_allowlist.allowed,
+                                branch_allowlist.SKIP_LIMIT)
     for name, insns in sorted(funcs.items()):
         relocs = [(ty, sym, off, text) for _, text, rs, _ in insns for ty, sym, off in rs]
         for ty, sym, _off, text in relocs:
@@ -281,7 +287,7 @@ def selftest(target):
     wanted = ["undefined symbols must be exactly", "st_bad_call: calls floorf",
               "st_bad_tail: does not end with its tail jump",
               "missing stencil st_add_f_r0r0_r0", "unexpected stencil st_bad_call",
-              "st_bad_two: 2 jumps to cp_next"]
+              "st_bad_two: 2 jumps to cp_next", "st_bad_two: conditional branch"]
     if target == "x86_64":
         wanted.append("relocation R_X86_64_32")
     return [f"checker self-test: expected an error containing {w!r}" for w in wanted
@@ -359,6 +365,25 @@ def build_target(target, check, bless, failures):
         print(summary(target, fresh, dis))
 
 
+def generated_from_dis(check):
+    """The instruction-bounds table and its doc (bounds.py), from the committed
+    disassembly of every target: written, or with --check compared."""
+    tab = bounds.table({t: open(paths(t)[1]).read() for t in TARGETS})
+    failures = []
+    for path, text in ((bounds.TABLE, bounds.encode(tab)), (bounds.DOC, bounds.doc(tab))):
+        old = open(path).read() if os.path.exists(path) else ""
+        if old == text:
+            continue
+        if check:
+            failures.append(f"{os.path.relpath(path)} is out of date: run "
+                            "`python3 stencils/build.py` and commit it")
+        else:
+            with open(path, "w", newline="\n") as f:
+                f.write(text)
+            print(f"wrote {os.path.relpath(path)}")
+    return failures
+
+
 def main(argv):
     check = "--check" in argv
     targets = list(TARGETS)
@@ -377,6 +402,7 @@ def main(argv):
         gen_stencils.main([])
     for target in targets:
         build_target(target, check, bless, failures)
+    failures += generated_from_dis(check)
 
     if failures:
         for f in failures:

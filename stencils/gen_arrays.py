@@ -163,7 +163,8 @@ def generate():
                 f"        {loop}for (int l = 0; l < 8; l++) {step};\n"
                 f"    {loop}for (int l = 0; k + l < n; l++) {step};\n"
                 f"    {loop}for (int h = 4; h >= 1; h /= 2)\n"
-                f"        {loop}for (int l = 0; l < h; l++) acc[l] = op_{name}_{ty}(acc[l], acc[l + h]);\n"
+                f"        {loop}for (int l = 0; l < h; l++) "
+                f"acc[l] = op_{name}_lane_{ty}(acc[l], acc[l + h]);\n"
                 "    *d = acc[0];\n}\n")
             yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 1)
     for ty in REDUCE_TYPES.split():
@@ -339,7 +340,7 @@ def _rows_kernels():
                 f"        {loop}for (int l = 0; k + l < cols; l++) {step};\n"
                 f"        {loop}for (int h = 4; h >= 1; h /= 2)\n"
                 f"            {loop}for (int l = 0; l < h; l++)\n"
-                f"                acc[l] = op_{name}_{ty}(acc[l], acc[l + h]);\n"
+                f"                acc[l] = op_{name}_lane_{ty}(acc[l], acc[l + h]);\n"
                 "        d[r] = acc[0];\n    }\n}\n")
             yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 2)
 

@@ -99,6 +99,9 @@ CPM_NOINLINE float cpm_fmodf(float x, float y) {
         rem -= my;
         inv = 2;
     }
+    /* both loops fully unrolled: straight-line steps, so the stencil build bounds
+     * fmod's instruction count (stencils/bounds.py) without a loop to walk */
+#pragma clang loop unroll(full)
     for (int k = 0; k < 24; k++) {
         rem <<= 1;
         inv <<= 1;
@@ -109,6 +112,7 @@ CPM_NOINLINE float cpm_fmodf(float x, float y) {
 
     /* t = 2^d mod my */
     uint32_t t = 1;
+#pragma clang loop unroll(full)
     for (int k = 8; k >= 0; k--) {
         t = cpm_mulmod(t, t, my, inv);
         t <<= (d >> k) & 1u;

@@ -36,6 +36,34 @@ OP f32 op_from_bits(u32 u) { op_fu v; v.u = u; return v.f; }
 OP f32 op_blend_f(u32 mask, f32 x, f32 y) {
     return op_from_bits((op_bits(x) & mask) | (op_bits(y) & ~mask));
 }
+/* All ones when cond (0 or 1) is 1, else 0. RISC-V has no conditional move, and clang
+ * there turns a blend whose mask it can trace back to a compare into a branch around a
+ * move (so the instruction count would depend on the data); an empty asm (no
+ * instruction) hides the mask's origin on RISC-V only. Elsewhere clang keeps blends
+ * branch-free (cmov / csel / predication / vector and-or) and vectorises them, which
+ * the asm would prevent. build.py --check rejects a conditional branch in a stencil. */
+OP u32 op_mask(i32 cond) {
+    u32 m = 0u - (u32)cond;
+#if defined(__riscv)
+    __asm__("" : "+r"(m));
+#endif
+    return m;
+}
+/* cond ? x : y for ints, without a branch: compare-and-mask on RISC-V, and the C
+ * conditional elsewhere (cmov, csel, an IT block or a predicated mov: the same
+ * instructions whatever the data; build.py checks). On RISC-V both operands are
+ * evaluated, so they must be defined for every input (CP_COUNT masks shift counts). */
+#if defined(__riscv)
+OP i32 op_pick_i(i32 cond, i32 x, i32 y) {
+    u32 m = op_mask(cond);
+    return (i32)(((u32)x & m) | ((u32)y & ~m));
+}
+#define CP_PICK_I(c, x, y) op_pick_i((c), (x), (y))
+#define CP_COUNT(y) ((u32)(y) & 31u)
+#else
+#define CP_PICK_I(c, x, y) ((c) ? (x) : (y))
+#define CP_COUNT(y) ((u32)(y))
+#endif
 
 /* ---- float -> float */
 OP f32 op_add_f(f32 x, f32 y) { return x + y; }
@@ -49,8 +77,8 @@ OP f32 op_atan2_f(f32 x, f32 y) { return cpm_atan2f(x, y); }
 OP f32 op_pow_f(f32 x, f32 y) { return cpm_powf(x, y); }
 /* np.minimum / np.maximum: a NaN on either side propagates (that NaN's bits); else
  * the second operand on ties, so minimum(0.0, -0.0) = -0.0 and minimum(-0.0, 0.0) = 0.0 */
-OP f32 op_min_f(f32 x, f32 y) { return op_blend_f(0u - (u32)((x < y) | (x != x)), x, y); }
-OP f32 op_max_f(f32 x, f32 y) { return op_blend_f(0u - (u32)((x > y) | (x != x)), x, y); }
+OP f32 op_min_f(f32 x, f32 y) { return op_blend_f(op_mask((x < y) | (x != x)), x, y); }
+OP f32 op_max_f(f32 x, f32 y) { return op_blend_f(op_mask((x > y) | (x != x)), x, y); }
 /* ---- float -> bool (int register); NaN compares false except in ne */
 OP i32 op_lt_f(f32 x, f32 y) { return x < y; }
 OP i32 op_le_f(f32 x, f32 y) { return x <= y; }
@@ -67,7 +95,7 @@ OP i32 op_mul_i(i32 x, i32 y) { return (i32)((u32)x * (u32)y); }
  * INT_MIN % -1 = 0. The divisor is replaced by 1 in the two trapping cases so the
  * hardware divide never faults (x86 idiv raises SIGFPE). */
 OP i32 op_divisor_i(i32 x, i32 y) {
-    return ((y == 0) | ((x == INT32_MIN) & (y == -1))) ? 1 : y;
+    return CP_PICK_I((y == 0) | ((x == INT32_MIN) & (y == -1)), 1, y);
 }
 /* Truncating x / d and x % d for a divisor that is never 0 and never -1 with
  * x = INT_MIN; cores without a divide instruction use our helper (mathlib.h). */
@@ -82,27 +110,27 @@ OP i32 op_floordiv_i(i32 x, i32 y) {
     i32 d = op_divisor_i(x, y);
     i32 q = op_tdiv_i(x, d), r = op_trem_i(x, d);
     q -= (r != 0) & ((r ^ d) < 0);
-    return y == 0 ? 0 : q;
+    return CP_PICK_I(y == 0, 0, q);
 }
 OP i32 op_mod_i(i32 x, i32 y) {
     i32 d = op_divisor_i(x, y);
     i32 r = op_trem_i(x, d);
-    return ((r != 0) & ((r ^ d) < 0)) ? r + d : r;
+    return ((r != 0) & ((r ^ d) < 0)) ? r + d : r; /* clang makes it r + (d & mask) everywhere; build.py checks */
 }
 OP i32 op_and_i(i32 x, i32 y) { return x & y; }
 OP i32 op_or_i(i32 x, i32 y) { return x | y; }
 OP i32 op_xor_i(i32 x, i32 y) { return x ^ y; }
 /* NumPy shifts: counts outside 0..31 (including negative) shift everything out */
-OP i32 op_shl_i(i32 x, i32 y) { return (u32)y < 32u ? (i32)((u32)x << (u32)y) : 0; }
-OP i32 op_shr_i(i32 x, i32 y) { return x >> ((u32)y < 32u ? y : 31); } /* arithmetic */
+OP i32 op_shl_i(i32 x, i32 y) { return CP_PICK_I((u32)y < 32u, (i32)((u32)x << CP_COUNT(y)), 0); }
+OP i32 op_shr_i(i32 x, i32 y) { return x >> CP_PICK_I((u32)y < 32u, (i32)CP_COUNT(y), 31); } /* arithmetic */
 OP i32 op_lt_i(i32 x, i32 y) { return x < y; }
 OP i32 op_le_i(i32 x, i32 y) { return x <= y; }
 OP i32 op_gt_i(i32 x, i32 y) { return x > y; }
 OP i32 op_ge_i(i32 x, i32 y) { return x >= y; }
 OP i32 op_eq_i(i32 x, i32 y) { return x == y; }
 OP i32 op_ne_i(i32 x, i32 y) { return x != y; }
-OP i32 op_min_i(i32 x, i32 y) { return x < y ? x : y; }
-OP i32 op_max_i(i32 x, i32 y) { return x > y ? x : y; }
+OP i32 op_min_i(i32 x, i32 y) { return CP_PICK_I(x < y, x, y); }
+OP i32 op_max_i(i32 x, i32 y) { return CP_PICK_I(x > y, x, y); }
 
 /* ---- select (cp.iif): c ? x : y on the float bit patterns, c an int register */
 OP f32 op_select_f(i32 c, f32 x, f32 y) {

@@ -5157,7 +5157,7 @@ CPM_NOINLINE void cpm_arr_min_f(f32 *restrict d, const f32 *restrict x, i32 n) {
         CPM_FLOAT_LOOP for (int l = 0; l < 8; l++) acc[l] = op_min_f(acc[l], x[k + l]);
     CPM_FLOAT_LOOP for (int l = 0; k + l < n; l++) acc[l] = op_min_f(acc[l], x[k + l]);
     CPM_FLOAT_LOOP for (int h = 4; h >= 1; h /= 2)
-        CPM_FLOAT_LOOP for (int l = 0; l < h; l++) acc[l] = op_min_f(acc[l], acc[l + h]);
+        CPM_FLOAT_LOOP for (int l = 0; l < h; l++) acc[l] = op_min_lane_f(acc[l], acc[l + h]);
     *d = acc[0];
 }
 void st_arr_min_f(f32 a, f32 b, i32 i, i32 j) {
@@ -5172,7 +5172,7 @@ CPM_NOINLINE void cpm_arr_max_f(f32 *restrict d, const f32 *restrict x, i32 n) {
         CPM_FLOAT_LOOP for (int l = 0; l < 8; l++) acc[l] = op_max_f(acc[l], x[k + l]);
     CPM_FLOAT_LOOP for (int l = 0; k + l < n; l++) acc[l] = op_max_f(acc[l], x[k + l]);
     CPM_FLOAT_LOOP for (int h = 4; h >= 1; h /= 2)
-        CPM_FLOAT_LOOP for (int l = 0; l < h; l++) acc[l] = op_max_f(acc[l], acc[l + h]);
+        CPM_FLOAT_LOOP for (int l = 0; l < h; l++) acc[l] = op_max_lane_f(acc[l], acc[l + h]);
     *d = acc[0];
 }
 void st_arr_max_f(f32 a, f32 b, i32 i, i32 j) {
@@ -5187,7 +5187,7 @@ CPM_NOINLINE void cpm_arr_min_i(i32 *restrict d, const i32 *restrict x, i32 n) {
         for (int l = 0; l < 8; l++) acc[l] = op_min_i(acc[l], x[k + l]);
     for (int l = 0; k + l < n; l++) acc[l] = op_min_i(acc[l], x[k + l]);
     for (int h = 4; h >= 1; h /= 2)
-        for (int l = 0; l < h; l++) acc[l] = op_min_i(acc[l], acc[l + h]);
+        for (int l = 0; l < h; l++) acc[l] = op_min_lane_i(acc[l], acc[l + h]);
     *d = acc[0];
 }
 void st_arr_min_i(f32 a, f32 b, i32 i, i32 j) {
@@ -5202,7 +5202,7 @@ CPM_NOINLINE void cpm_arr_max_i(i32 *restrict d, const i32 *restrict x, i32 n) {
         for (int l = 0; l < 8; l++) acc[l] = op_max_i(acc[l], x[k + l]);
     for (int l = 0; k + l < n; l++) acc[l] = op_max_i(acc[l], x[k + l]);
     for (int h = 4; h >= 1; h /= 2)
-        for (int l = 0; l < h; l++) acc[l] = op_max_i(acc[l], acc[l + h]);
+        for (int l = 0; l < h; l++) acc[l] = op_max_lane_i(acc[l], acc[l + h]);
     *d = acc[0];
 }
 void st_arr_max_i(f32 a, f32 b, i32 i, i32 j) {
@@ -5545,7 +5545,7 @@ CPM_NOINLINE void cpm_arr_rows_min_f(f32 *restrict d, const f32 *restrict row, c
         CPM_FLOAT_LOOP for (int l = 0; k + l < cols; l++) acc[l] = op_min_f(acc[l], x[k + l]);
         CPM_FLOAT_LOOP for (int h = 4; h >= 1; h /= 2)
             CPM_FLOAT_LOOP for (int l = 0; l < h; l++)
-                acc[l] = op_min_f(acc[l], acc[l + h]);
+                acc[l] = op_min_lane_f(acc[l], acc[l + h]);
         d[r] = acc[0];
     }
 }
@@ -5566,7 +5566,7 @@ CPM_NOINLINE void cpm_arr_rows_max_f(f32 *restrict d, const f32 *restrict row, c
         CPM_FLOAT_LOOP for (int l = 0; k + l < cols; l++) acc[l] = op_max_f(acc[l], x[k + l]);
         CPM_FLOAT_LOOP for (int h = 4; h >= 1; h /= 2)
             CPM_FLOAT_LOOP for (int l = 0; l < h; l++)
-                acc[l] = op_max_f(acc[l], acc[l + h]);
+                acc[l] = op_max_lane_f(acc[l], acc[l + h]);
         d[r] = acc[0];
     }
 }
@@ -5587,7 +5587,7 @@ CPM_NOINLINE void cpm_arr_rows_min_i(i32 *restrict d, const i32 *restrict row, c
         for (int l = 0; k + l < cols; l++) acc[l] = op_min_i(acc[l], x[k + l]);
         for (int h = 4; h >= 1; h /= 2)
             for (int l = 0; l < h; l++)
-                acc[l] = op_min_i(acc[l], acc[l + h]);
+                acc[l] = op_min_lane_i(acc[l], acc[l + h]);
         d[r] = acc[0];
     }
 }
@@ -5608,7 +5608,7 @@ CPM_NOINLINE void cpm_arr_rows_max_i(i32 *restrict d, const i32 *restrict row, c
         for (int l = 0; k + l < cols; l++) acc[l] = op_max_i(acc[l], x[k + l]);
         for (int h = 4; h >= 1; h /= 2)
             for (int l = 0; l < h; l++)
-                acc[l] = op_max_i(acc[l], acc[l + h]);
+                acc[l] = op_max_lane_i(acc[l], acc[l + h]);
         d[r] = acc[0];
     }
 }

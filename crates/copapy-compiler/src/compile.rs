@@ -11,7 +11,7 @@ use crate::optimise::build_arena;
 use crate::schedule::schedule;
 use crate::select::{Class, Place};
 use crate::select::{MissingStencil, StencilTable};
-use crate::stencil_db::StencilDb;
+use crate::stencil_db::{StencilDb, StencilId, ARG_HOLES};
 
 /// A compiled program and where each variable lives in its data memory.
 pub struct Compiled {
@@ -26,6 +26,10 @@ pub struct Compiled {
     pub states: Vec<u32>,
     /// Number of operations (stencil steps) in the program.
     pub steps: usize,
+    /// The stencil of each step, in order (the linker appends `st_return`), with the
+    /// initial value of its element-count slot `cp_n` for an array step (0 otherwise):
+    /// with the stencil build's per-stencil instruction counts, the bounds of one run.
+    pub stencils: Vec<(StencilId, u32)>,
 }
 
 /// Why compilation failed.
@@ -199,6 +203,23 @@ pub fn compile_with_updates(
         }
     }
     let steps = sched.steps.len();
+    let n_hole = ARG_HOLES - 1; // cp_n, after cp_a0..cp_a3
+    let stencils = sched
+        .steps
+        .iter()
+        .map(|s| {
+            let uses_n = db
+                .get(s.stencil)
+                .is_some_and(|st| st.arg_holes >> n_hole & 1 == 1);
+            let n_slot = s.args[n_hole];
+            let n = if uses_n && n_slot as usize + 4 <= sched.data.len() {
+                read_bits(&sched.data, n_slot)
+            } else {
+                0
+            };
+            (s.stencil, n)
+        })
+        .collect();
     let program = link(db, &sched.steps, sched.data)?;
     let outputs = slots[..n].to_vec();
     let inputs = arena
@@ -218,6 +239,7 @@ pub fn compile_with_updates(
         exposed,
         states,
         steps,
+        stencils,
     })
 }
 

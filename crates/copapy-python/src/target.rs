@@ -113,6 +113,10 @@ struct Loaded {
     /// `keep` by structure, built by the first lookup of a value not found by identity.
     structural: OnceLock<StructuralIndex>,
     steps: usize,
+    /// The stencil name and element count (0 for scalar steps) of each step, for
+    /// instruction bounds; None for a program read from a file (it does not record
+    /// its steps).
+    stencils: Option<Vec<(&'static str, u32)>>,
     /// Index into `program.symbols` by name.
     by_name: FxHashMap<String, usize>,
 }
@@ -259,6 +263,22 @@ fn collect_container(
 }
 
 impl Target {
+    /// (fewest, most) instructions of one run, from `copapy._bounds`.
+    fn instruction_bounds(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
+        let names = self.loaded()?.stencils.as_ref().ok_or_else(|| {
+            PyValueError::new_err(
+                "this program was read from a program file, which does not record its steps: \
+                 instruction bounds are known for programs compiled with tg.compile(...)",
+            )
+        })?;
+        py.import(intern!(py, "copapy._bounds"))?
+            .call_method1(
+                intern!(py, "program_bounds"),
+                (self.spec.name, names.clone()),
+            )?
+            .extract()
+    }
+
     fn loaded(&self) -> PyResult<&Loaded> {
         self.loaded.as_ref().ok_or_else(no_program)
     }
@@ -756,8 +776,15 @@ impl Target {
             });
             keep.push(v);
         }
+        let db = &backend(spec)?.db;
+        let stencils = compiled
+            .stencils
+            .iter()
+            .map(|&(id, n)| (db.stencil(id).name.as_str(), n))
+            .collect();
         let mut this = borrow_mut(slf)?;
         this.loaded = Some(Loaded {
+            stencils: Some(stencils),
             device,
             by_name: index_symbols(&compiled.program.symbols),
             program: compiled.program,
@@ -879,6 +906,20 @@ impl Target {
         Ok((l.steps, l.program.code.len(), l.program.data.len()))
     }
 
+    /// The most instructions one run of the compiled program executes on this target:
+    /// the sum over its steps of each stencil's longest path (with the helpers it
+    /// calls), from the stencil build's control-flow analysis (docs/determinism.md).
+    /// Equal to `min_instructions()` when the program is branch-free.
+    fn max_instructions(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.instruction_bounds(py)?.1)
+    }
+
+    /// The fewest instructions one run of the compiled program executes (see
+    /// `max_instructions`).
+    fn min_instructions(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.instruction_bounds(py)?.0)
+    }
+
     /// The target's name, e.g. `"x86_64"` or `"cortex-m4"`.
     #[getter]
     fn arch(&self) -> &'static str {
@@ -966,6 +1007,7 @@ impl Target {
                 keep: Vec::new(),
                 structural: OnceLock::new(),
                 steps: 0,
+                stencils: None,
             }),
             has_run: false,
             pending: None,

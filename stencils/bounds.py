@@ -1,0 +1,229 @@
+"""Instructions per call of every stencil and helper, from its control-flow graph.
+
+For each target, every function of the golden disassembly (``<target>.dis``) is
+classified by ``cfg.py``; a function without a cycle in its control flow gets the
+fewest and the most instructions on any path from its entry to its return or to its
+tail jump to ``cp_next`` (which the linker drops: it counts 0, or 1 where the linker
+keeps it before an ARM literal pool). A call counts the call instruction(s) plus the
+callee's bounds, so a stencil's numbers include the helpers it calls.
+
+Loops whose trip count is fixed in the source are walked that many times
+(``branch_allowlist.FIXED_TRIPS``: ``cpm_div_s32``). The 1-D array kernels
+(``LINEAR_KERNELS``: element-wise operations, selects, widen/narrow, sum/dot/min/max),
+whose loops each
+run at most n times for n elements, get [fewest, a, b]: at most a + b * n instructions
+(``cfg.linear_loop_bounds``), and so do the stencils that call them. The other array
+kernels (nested loops: reductions, matmul, sorting, windows, ...) are recorded without
+bounds (``null``), as are their stencils.
+
+``build.py`` writes the table to ``python/copapy/_instruction_bounds.json`` (read by
+``tg.max_instructions()`` / ``tg.min_instructions()``) and ``--check`` fails when the
+committed table differs from the one computed from the committed disassembly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import branch_allowlist  # noqa: E402
+import cfg  # noqa: E402
+
+TABLE = os.path.join(os.path.dirname(HERE), "python", "copapy", "_instruction_bounds.json")
+
+
+def _tail_counts(insns):
+    """1 when data (an ARM literal pool) follows the last instruction: the linker then
+    keeps the tail jump as a jump over it; else 0 (dropped)."""
+    last_code = max((k for k, i in enumerate(insns) if not i[3]), default=-1)
+    return 1 if any(i[3] for i in insns[last_code + 1:]) else 0
+
+
+# 1-D array kernels: element loops that each run at most n times (cfg.linear_loop_bounds)
+# and the 1-D reductions (8 lanes, then a tail: every loop advances towards n)
+LINEAR_KERNELS = re.compile(r"^cpm_arr_([a-z0-9]+_[fi]_(aa|as|sa|a)|select_f_a[as][as]"
+                            r"|widen_b|narrow_[fi]|(sum|dot|min|max)_[fi]"
+                            r"|dot_(add|sub|mul)_f_(aa|as|sa))$")
+
+
+def target_bounds(target, funcs):
+    """{name: (fewest, most) or (fewest, a, b) for a + b * n, or None} for one target."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
+    out = {}
+
+    def bounds_of(name):
+        if name in out:
+            if out[name] is None:
+                raise cfg.Loop(name)
+            return out[name]
+        out[name] = None  # a call cycle raises Loop instead of recursing forever
+        insns = funcs[name]
+        try:
+            if LINEAR_KERNELS.match(name):
+                out[name] = cfg.linear_loop_bounds(target, insns, callee_pair)
+                if out[name] is None:
+                    raise cfg.Loop(name)
+                return out[name]
+            per_n = sum(len(b) == 3 and b[2] for b in
+                        (bounds_of(c) for c in _callees(target, insns)))
+            lo, hi = cfg.path_bounds(target, insns, callee_pair, _tail_counts(insns),
+                                     branch_allowlist.FIXED_TRIPS.get(name))
+            out[name] = (lo, hi, per_n) if per_n else (lo, hi)
+        except cfg.Loop:
+            out[name] = None
+            raise
+        return out[name]
+
+    def callee_pair(name):
+        b = bounds_of(name)
+        return b[0], b[1]
+
+    for name in funcs:
+        try:
+            bounds_of(name)
+        except cfg.Loop:
+            pass
+    return out
+
+
+def _callees(target, insns):
+    return sorted({i.callee for i in cfg.classify(target, insns)
+                   if i.kind in ("call", "tailcall")})
+
+
+def table(dis_texts):
+    """{target: {name: [fewest, most] or None}} from {target: golden disassembly}."""
+    import build
+    return {t: {n: (list(b) if b else None)
+                for n, b in sorted(target_bounds(t, build.parse_functions(d)).items())}
+            for t, d in dis_texts.items()}
+
+
+def encode(tab):
+    """One function per line, so a rebuild's diff shows which counts changed."""
+    lines = ["{"]
+    for k, t in enumerate(sorted(tab)):
+        lines.append(f"{json.dumps(t)}: {{")
+        names = sorted(tab[t])
+        for j, n in enumerate(names):
+            comma = "," if j + 1 < len(names) else ""
+            lines.append(f"{json.dumps(n)}: {json.dumps(tab[t][n])}{comma}")
+        lines.append("}" + ("," if k + 1 < len(tab) else ""))
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+DOC = os.path.join(os.path.dirname(HERE), "docs", "determinism.md")
+_PLACES = re.compile(r"^st_(?P<op>[a-z0-9]+)_(?P<ty>[fi])_[rm0-9]+_(r[01])$|"
+                                   r"^st_(?P<op2>[a-z0-9]+)_(?P<ty2>[fi])_[rm0-9]+$")
+
+
+def _cell(b):
+    if b is None:
+        return "loop"
+    lo, hi = b
+    return f"{lo}" if lo == hi else f"{lo}–{hi}"
+
+
+def _families(names):
+    """{'add_f': [stencil names]} for the scalar stencils (not arrays, not selects)."""
+    fams = {}
+    for n in names:
+        m = _PLACES.match(n)
+        if not m or n.startswith("st_arr_"):
+            continue
+        op, ty = (m.group("op"), m.group("ty")) if m.group("op") else (m.group("op2"),
+                                                                         m.group("ty2"))
+        fams.setdefault(f"{op}_{ty}", []).append(n)
+    return fams
+
+
+def _family_cell(tab, names):
+    bs = [tab.get(n) for n in names]
+    if any(b is None for b in bs):
+        return "loop"
+    lo, hi = min(b[0] for b in bs), max(b[1] for b in bs)
+    const = all(b[0] == b[1] for b in bs)
+    if const:
+        return f"{lo}" if lo == hi else f"{lo}..{hi}"
+    return f"**{lo}–{hi}**"
+
+
+def doc(tab):
+    """docs/determinism.md: generated from the bounds table and the allow-list."""
+    import branch_allowlist
+    targets = list(tab)
+    head = "| | " + " | ".join(targets) + " |\n| --- |" + " --- |" * len(targets) + "\n"
+    out = [
+        "# Determinism: instruction counts per run\n\n",
+        "<!-- generated by stencils/build.py (stencils/bounds.py) from the golden "
+        "disassembly; do not edit -->\n\n",
+        "Every stencil is straight-line code on every target: `stencils/build.py --check` "
+        "decodes each target's code and fails on a conditional branch in a stencil, and "
+        "allows one in a helper only by name, from `stencils/branch_allowlist.py` (below). "
+        "From each function's control-flow graph the build computes the fewest and the most "
+        "instructions one call executes (a call includes the helper it calls; a stencil's "
+        "tail jump is dropped by the linker and not counted). `tg.max_instructions()` and "
+        "`tg.min_instructions()` add these up over a compiled program's steps and its final "
+        "`st_return`; they are equal when the program is branch-free, and "
+        "`tests/test_determinism.py` checks both against instructions counted in the "
+        "emulator (unicorn) on every target.\n\n",
+        "Element-wise array operations (and selects, widen/narrow) and the 1-D reductions "
+        "(sum, dot, min, max) run loops over their n elements: at most a + b·n "
+        "instructions (table below; an upper bound, not tight: every loop, a vectorised "
+        "one included, is charged up to n iterations), and their instruction count does "
+        "not depend on the element values (tested). Not yet bounded: the array kernels "
+        "with nested loops over a shape (row reductions, matmul, sorting, strided copies, "
+        "convolution, pooling, ...; and Cortex-M4's int sum); `max_instructions()` raises a "
+        "ValueError naming the step for a program that uses one. ARMv6/ARMv7's `cpm_div_s32` behind "
+        "int `//` and `%` is a loop of 32 fixed steps, walked 32 times; the exact `fmod` "
+        "behind float `//` and `%` has its two fixed loops fully unrolled.\n\n",
+        "## Scalar operations\n\n",
+        "Instructions per step, over every operand place and destination (`a..b`: constant "
+        "for each place, `a` to `b` over places); **bold** ranges depend on the data "
+        "(a math helper's paths).\n\n",
+        head,
+    ]
+    fams = _families(tab[targets[0]])
+    for fam in sorted(fams):
+        cells = [_family_cell(tab[t], _families(tab[t]).get(fam, [])) for t in targets]
+        out.append(f"| `{fam}` | " + " | ".join(cells) + " |\n")
+    out += ["\n## Math helpers\n\n",
+            "Instructions per call of each helper, fewest–most over all inputs (the paths "
+            "for NaN, infinities, zeros, huge and tiny arguments included).\n\n", head]
+    helpers = sorted({n for t in targets for n in tab[t] if n.startswith("cpm_")
+                      and not n.startswith("cpm_arr_")})
+    for n in helpers:
+        out.append(f"| `{n}` | " + " | ".join(_cell(tab[t].get(n)) if n in tab[t] else "—"
+                                               for t in targets) + " |\n")
+    out += ["\n## Element-wise array operations and 1-D reductions\n\n",
+            "Most instructions of one step for n elements, `a + b·n`, over the step's "
+            "forms (array–array, array–scalar, scalar–array); the fewest is a few "
+            "instructions (n = 0).\n\n", head]
+    arr = {}
+    for t in targets:
+        for n, b in tab[t].items():
+            m = re.match(r"^st_arr_([a-z0-9]+_[fi])_(aa|as|sa|a)$", n) or re.match(
+                r"^st_arr_((sum|dot|min|max)_[fi]|dot_(add|sub|mul)_f)(_(aa|as|sa))?$", n)
+            if m and b is not None and len(b) == 3:
+                a0, b0 = arr.setdefault(m.group(1), {}).get(t, (0, 0))
+                arr[m.group(1)][t] = (max(a0, b[1]), max(b0, b[2]))
+    for fam in sorted(arr):
+        cells = [f"{arr[fam][t][0]} + {arr[fam][t][1]}n" if t in arr[fam] else "—"
+                 for t in targets]
+        out.append(f"| `{fam}` | " + " | ".join(cells) + " |\n")
+    out += ["\n## Allowed conditional branches\n\n",
+            "From `stencils/branch_allowlist.py`; every other function must have none.\n\n",
+            "| functions | targets | kind | reason |\n| --- | --- | --- | --- |\n"]
+    groups = {}
+    for pattern, tg, kind, reason in branch_allowlist.ALLOWED:
+        groups.setdefault((tg, kind, reason), []).append(pattern)
+    for (tg, kind, reason), patterns in groups.items():
+        tgs = "all" if tg == "*" else ", ".join(tg)
+        names = " ".join(f"`{p}`" for p in patterns)
+        out.append(f"| {names} | {tgs} | {kind} | {reason} |\n")
+    return "".join(out)

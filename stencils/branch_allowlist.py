@@ -1,0 +1,64 @@
+"""The conditional branches the stencil build accepts, each with its reason.
+
+``build.py --check`` decodes every target's code (``cfg.py``) and fails on a
+conditional branch in any function not matched here. Stencils (``st_*``) are never
+matched: every stencil is straight-line code on every target, so its instruction count
+is one number. Within an allowed loop kernel, a short forward branch over at most
+``SKIP_LIMIT`` instructions is still rejected: that is the shape of a select that the
+compiler turned into a branch on the data (the RISC-V ``min``/``max`` and the x86_64
+``je`` that this check was written for), never of loop control.
+
+Each entry: (function name or ``prefix*``, targets or ``"*"``, kind, reason). The
+kinds: ``loop`` — branches on element counts and shape words only (fixed when the
+program is compiled), so the instruction count is a function of the shape;
+``math`` — data-dependent paths, bounded (fewest and most instructions per call in
+``docs/determinism.md``, from ``bounds.py``).
+
+The static rule inside loop kernels is a shape test, not a data-flow analysis: a select
+that the compiler turns into a longer branch (RISC-V once loaded one operand of the
+array select under a backward branch) passes it. ``tests/test_determinism.py`` is the
+second line: it runs every element-wise and shaped array kernel on every target with
+varying element values and requires the same instruction count.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+SKIP_LIMIT = 3
+
+_MATH_REASON = (
+    "special-case and range-reduction paths (NaN, infinities, zeros, huge and tiny "
+    "arguments take shorter or longer paths); not yet rewritten branch-free (issue 23 "
+    "replaces the math library; the 1.5x rule is to be measured then); every path is "
+    "bounded, see docs/determinism.md")
+
+ALLOWED = [
+    ("cpm_arr_*", "*", "loop",
+     "array loop kernel: the trip counts come from cp_n and the kernel's int parameter "
+     "array (fixed at compile time); element values only feed masks"),
+    ("cpm_div_s32", ("armv7", "armv6"), "loop",
+     "32 fixed steps of restoring division (the loop's back-edge)"),
+] + [
+    (name, "*", "math", _MATH_REASON)
+    for name in ("cpm_floorf", "cpm_fmodf", "cpm_floordivf", "cpm_remainderf", "cpm_sinf",
+                 "cpm_cosf", "cpm_tanf", "cpm_asinf", "cpm_acosf", "cpm_atanf", "cpm_atan2f",
+                 "cpm_expf", "cpm_logf", "cpm_powf", "cpm_tanhf")
+]
+
+# Loops whose every iteration count is fixed in the source, the body's count of runs
+# (bounds.py walks them exactly that many times; tests/test_determinism.py measures)
+FIXED_TRIPS = {
+    "cpm_div_s32": 32,  # for (int k = 31; k >= 0; k--): one quotient bit per step
+}
+
+
+def allowed(name, target):
+    """The matching entry (pattern, targets, kind, reason), or None."""
+    if name.startswith("st_"):
+        return None
+    for entry in ALLOWED:
+        pattern, targets, _, _ = entry
+        if fnmatch.fnmatchcase(name, pattern) and (targets == "*" or target in targets):
+            return entry
+    return None
