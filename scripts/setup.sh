@@ -6,9 +6,32 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "cargo not found: install Rust with rustup (https://rustup.rs) and run again" >&2
   exit 1
 fi
-# stencils/build.py disassembles the non-x86 objects with llvm-objdump (Debian: llvm)
-if ! command -v llvm-objdump >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-  (apt-get update -qq && apt-get install -y -qq llvm >/dev/null) || echo "note: could not install llvm (llvm-objdump)" >&2
+apt_install() {  # Debian packages, as root or through sudo; a note saying what is missing otherwise
+  [ $# -gt 0 ] || return 0
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || command -v sudo >/dev/null 2>&1; } \
+      && "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq "$@" >/dev/null; then
+    return 0
+  fi
+  echo "note: could not install the Debian packages $*; the checks that use them will fail" >&2
+}
+# What scripts/test.sh uses besides Rust and Python (README "Prerequisites"): gcc links
+# cargo's host builds and tests/test_firmware.py's C program; llvm gives llvm-objdump,
+# llvm-nm and llvm-size (stencils/build.py, scripts/figures.py); python3-venv makes the
+# venvs (this one, tests/once/, the wheel check); git lists the files tests/once/ copies.
+debian=()
+command -v gcc >/dev/null 2>&1 || debian+=(gcc libc6-dev)
+command -v llvm-objdump >/dev/null 2>&1 || debian+=(llvm)
+python3 -c "import ensurepip" >/dev/null 2>&1 || debian+=(python3-venv)
+command -v git >/dev/null 2>&1 || debian+=(git)
+apt_install "${debian[@]}"
+# cargo fmt and cargo clippy: in rustup's default profile, not in its minimal one
+if command -v rustup >/dev/null 2>&1; then
+  for component in rustfmt clippy; do
+    rustup component list --installed | grep -q "^$component" \
+      || rustup component add "$component" || echo "note: could not add the $component component" >&2
+  done
 fi
 # the firmware runner core is built for Cortex-M4 and RV32IMAFC (scripts/build_firmware.sh)
 for target in thumbv7em-none-eabihf riscv32imafc-unknown-none-elf; do
@@ -31,6 +54,10 @@ fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -r scripts/requirements-dev.txt
+# this project's installs were named copapy before copapy-rs (pyproject.toml): drop that
+# record, so the venv holds one distribution of the package (the original Copapy never
+# belongs here: benches/setup_reference.sh keeps it in .venv-copapy-ref)
+.venv/bin/python -m pip uninstall -q -y copapy >/dev/null 2>&1 || true
 # the extension is abi3 now: an older per-version build would shadow it on import
 rm -f python/copapy/_core.cpython-*.so
 .venv/bin/maturin develop --release -q
