@@ -16,12 +16,13 @@ import sys
 from typing import Any
 
 import copapy as cp
+from copapy import _targets
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "stencils"))
 from build import parse_functions  # noqa: E402  (the golden-disassembly reader)
 
-TARGETS = ["x86_64", "aarch64", "armv7", "armv6", "cortex-m4", "riscv64", "riscv32"]
+TARGETS = _targets.names()  # the shared table (crates/copapy-program/src/targets.rs)
 
 
 def instructions(funcs: dict[str, Any], name: str, target: str) -> int:

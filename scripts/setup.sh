@@ -51,6 +51,19 @@ fi
 if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed | grep -q riscv32imafc-unknown-none-elf; then
   rustup target add riscv32imafc-unknown-none-elf || echo "note: could not add the riscv32imafc-unknown-none-elf target" >&2
 fi
+# copapy-run cross-built for the Linux boards runs under qemu-user in the tests
+# (scripts/cross_runners.sh, tests/test_cross_runners.py); the cross gcc links it where
+# rustup offers no musl std (cross_runners.sh adds the rustup targets itself)
+if command -v apt-get >/dev/null 2>&1; then
+  cross=()
+  command -v qemu-arm >/dev/null 2>&1 || cross+=(qemu-user)
+  command -v arm-linux-gnueabihf-gcc >/dev/null 2>&1 || cross+=(gcc-arm-linux-gnueabihf libc6-dev-armhf-cross)
+  command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || cross+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
+  if [ ${#cross[@]} -gt 0 ]; then
+    (apt-get update -qq && apt-get install -y -qq "${cross[@]}" >/dev/null) \
+      || echo "note: could not install ${cross[*]}" >&2
+  fi
+fi
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -r scripts/requirements-dev.txt

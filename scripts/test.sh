@@ -20,11 +20,12 @@ echo "== stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowl
 echo "== firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
 echo "== copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/test_remote.py, test_firmware.py
 echo "== fuzz targets";  cargo check -q --manifest-path fuzz/Cargo.toml --bins  # they build; cargo test runs session_stream's harness
+echo "== cross runners"; scripts/cross_runners.sh >/dev/null  # tests/test_cross_runners.py (qemu-user)
 echo "== pytest";        .venv/bin/python -m pytest -q tests
 echo "== installs, figures"; COPAPY_TEST_ONCE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/once
 # The whole suite again on every foreign architecture, in the emulator: the same tests
 # against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET).
-for target in aarch64 armv7 armv6 cortex-m4 riscv64 riscv32; do
+for target in $(.venv/bin/python -c "from copapy import _targets; print(*(n for n in _targets.names() if n != 'x86_64'))"); do
   echo "== pytest on $target (emulated)"
   COPAPY_TEST_TARGET=$target .venv/bin/python -m pytest -q -p no:cacheprovider tests
 done

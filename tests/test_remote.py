@@ -186,7 +186,7 @@ def test_bad_requests_get_error_replies_and_the_runner_survives(runner_port: int
         kind, body = read_frame(s)
         assert kind == ERR and b"name runs past the end" in body
         s.sendall(frame(INFO))
-        assert read_frame(s) == (OK, b"x86_64")
+        assert read_frame(s) == (OK, b"x86_64 sse2")
         foreign = bytearray(make_program())
         foreign[6] = 2  # aarch64
         struct.pack_into("<I", foreign, 40, zlib.crc32(bytes(foreign[:40] + foreign[44:])))

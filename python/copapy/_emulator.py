@@ -16,10 +16,11 @@ disassembles the code around a fault for the error message.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from . import _core
+from . import _core, _targets
 
 CODE_BASE = 0x0001_0000
 STACK_TOP = 0x4000_0000
@@ -50,20 +51,28 @@ class _Machine:
     thumb: bool = False
 
 
-_MACHINES = {
+#: How unicorn and capstone see each instruction set; the CPU model of each target comes
+#: from the shared target table (``_targets``).
+_ISAS = {
     "x86_64": _Machine("UC_ARCH_X86", ("UC_MODE_64",), None, "CS_ARCH_X86", ("CS_MODE_64",)),
     "aarch64": _Machine("UC_ARCH_ARM64", ("UC_MODE_ARM",), None, "CS_ARCH_ARM64", ("CS_MODE_ARM",)),
-    "armv7": _Machine("UC_ARCH_ARM", ("UC_MODE_ARM",), "UC_CPU_ARM_CORTEX_A9", "CS_ARCH_ARM",
-                      ("CS_MODE_ARM",)),
-    "armv6": _Machine("UC_ARCH_ARM", ("UC_MODE_ARM",), "UC_CPU_ARM_1176", "CS_ARCH_ARM",
-                      ("CS_MODE_ARM",)),
-    "cortex-m4": _Machine("UC_ARCH_ARM", ("UC_MODE_THUMB", "UC_MODE_MCLASS"), "UC_CPU_ARM_CORTEX_M4",
-                          "CS_ARCH_ARM", ("CS_MODE_THUMB", "CS_MODE_MCLASS"), thumb=True),
+    "arm": _Machine("UC_ARCH_ARM", ("UC_MODE_ARM",), None, "CS_ARCH_ARM", ("CS_MODE_ARM",)),
+    "thumb": _Machine("UC_ARCH_ARM", ("UC_MODE_THUMB", "UC_MODE_MCLASS"), None, "CS_ARCH_ARM",
+                      ("CS_MODE_THUMB", "CS_MODE_MCLASS"), thumb=True),
     "riscv64": _Machine("UC_ARCH_RISCV", ("UC_MODE_RISCV64",), None, "CS_ARCH_RISCV",
                         ("CS_MODE_RISCV64", "CS_MODE_RISCVC")),
     "riscv32": _Machine("UC_ARCH_RISCV", ("UC_MODE_RISCV32",), None, "CS_ARCH_RISCV",
                         ("CS_MODE_RISCV32", "CS_MODE_RISCVC")),
 }
+
+
+def _machine(target: str) -> _Machine:
+    """The emulated machine for a target name (or alias)."""
+    try:
+        info = _targets.find(target)
+    except ValueError:
+        raise ValueError(f"the emulator has no machine for target {target!r}") from None
+    return dataclasses.replace(_ISAS[info.arch], cpu=info.unicorn_cpu)
 
 
 def _round_up(n: int, to: int = PAGE) -> int:
@@ -74,16 +83,15 @@ class Emulator:
     """A device (see ``_device.py``) that runs one target's programs in unicorn."""
 
     def __init__(self, target: str, budget: int = DEFAULT_BUDGET) -> None:
-        if target not in _MACHINES:
-            raise ValueError(f"the emulator has no machine for target {target!r}")
+        machine = _machine(target)
         try:
             import unicorn
         except ImportError as e:
             raise ImportError(INSTALL_HINT.format(target=target)) from e
-        self.arch = target
+        self.arch = _targets.find(target).name
         self.budget = budget
         self._uc_mod = unicorn
-        self._machine = _MACHINES[target]
+        self._machine = machine
         self._uc: Any = None
         self._entry = 0
         self._data_addr = 0

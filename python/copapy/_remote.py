@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import parse_qs
@@ -222,13 +223,18 @@ class RemoteDevice:
     """A ``copapy-run`` reached over a byte stream (a socket or a child's pipes)."""
 
     arch: str
+    #: The runner CPU's features, comma-separated (``"armv6,armv7,vfp2,vfp3"``); empty
+    #: for a runner that does not report them.
+    features: str
 
     def __init__(self, reader: IO[bytes], writer: IO[bytes], closers: list[Any] | None = None) -> None:
         self._r = reader
         self._w = writer
         self._closers = closers or []
         self._closed = False
-        self.arch = self._call(INFO).decode()
+        # INFO: "<target> <features>", e.g. "armv7 armv6,armv7,vfp2,vfp3" (older
+        # runners: the instruction set alone); Target parses it with the shared table
+        self.arch, _, self.features = self._call(INFO).decode().partition(" ")
 
     @classmethod
     def tcp(cls, host: str, port: int, timeout: float | None = 30.0, *, token: str | bytes | None = None,
@@ -249,10 +255,17 @@ class RemoteDevice:
         return cls(reader, writer, [sock])
 
     @classmethod
-    def spawn(cls, executable: str | None = None) -> RemoteDevice:
-        """Starts a private ``copapy-run --serve-stdio`` (:func:`runner_command`), checks
-        that it answers as a copapy runner, and talks to it over pipes."""
-        command = runner_command(executable)
+    def spawn(cls, executable: str | Sequence[str] | None = None) -> RemoteDevice:
+        """Starts a private ``copapy-run --serve-stdio``, checks that it answers as a copapy
+        runner, and talks to it over pipes.
+
+        ``executable`` is the path of a runner (checked by :func:`runner_command`; None for
+        this package's own), or the whole command that starts one as a list (e.g.
+        ``["qemu-arm", "-cpu", "arm1176", "copapy-run"]``); ``--serve-stdio`` is appended."""
+        if executable is None or isinstance(executable, str):
+            command = runner_command(executable)
+        else:
+            command = list(executable)
         # stderr to a file, not a pipe: nobody reads it while the runner works, and a full
         # pipe would stall the runner; it is read back when the handshake fails
         stderr = tempfile.TemporaryFile()
@@ -446,14 +459,20 @@ def _tcp(runner: str) -> RemoteDevice:
 def connect(runner: Any) -> Any:
     """A device for ``Target(runner=...)``: ``"tcp://HOST:PORT"`` (options
     ``?token_file=PATH``, ``?insecure_no_auth=1``, joined by ``&``), ``"process"`` (a private
-    child ``copapy-run``), ``"process:/path/to/copapy-run"``, or any object that already
-    implements the device interface (``arch``, ``install``, ``run``, ``read``, ``write``)."""
+    child ``copapy-run``), ``"process:/path/to/copapy-run"``, a list: the command that
+    starts a child ``copapy-run`` (``["qemu-arm", "-cpu", "arm1176", "./copapy-run"]``;
+    ``--serve-stdio`` is appended), or any object that already implements the device
+    interface (``arch``, ``install``, ``run``, ``read``, ``write``)."""
     if isinstance(runner, str):
         if runner.startswith("tcp://"):
             return _tcp(runner)
         if runner == "process" or runner.startswith("process:"):
             return RemoteDevice.spawn(runner.partition(":")[2] or None)
         raise ValueError(f"runner {runner!r}: use 'tcp://HOST:PORT' or 'process'")
+    if isinstance(runner, (list, tuple)):
+        if not runner or not all(isinstance(a, str) for a in runner):
+            raise ValueError(f"runner {runner!r}: a command is a non-empty list of strings")
+        return RemoteDevice.spawn(runner)
     missing = [m for m in ("arch", "install", "run", "read", "write") if not hasattr(runner, m)]
     if missing:
         raise TypeError(f"runner {runner!r} is not a device: it lacks {', '.join(missing)}")

@@ -1,104 +1,100 @@
-//! The targets copapy compiles for: one row per target in [`TARGETS`].
+//! The targets copapy compiles for: each row of the shared table
+//! [`copapy_program::targets::TARGETS`] (name, aliases, instruction set, CPU features)
+//! with the stencil object built for it by `stencils/build.py` (whose `TARGETS` table
+//! has the matching compiler flags).
 //!
-//! A row names the target as Python's `cp.Target(...)` spells it, the instruction set
-//! ([`Arch`], which picks the relocation rules in [`crate::isa`]), the CPU features its
-//! stencils need, and the stencil object built for it by `stencils/build.py` (whose
-//! `TARGETS` table has the matching compiler flags). Adding a target is one row here
-//! and one there.
+//! The instruction set ([`Arch`]) picks the relocation rules in [`crate::isa`]. Adding a
+//! target is a row in the shared table, its stencil object in [`STENCILS`] and its flags
+//! in `stencils/build.py`; a row missing here fails to compile.
 
+use std::ops::Deref;
 use std::sync::OnceLock;
 
-use copapy_program::{Arch, Features};
+use copapy_program::targets::{TargetInfo, TARGETS as INFOS};
+use copapy_program::Arch;
 
 use crate::select::StencilTable;
 use crate::stencil_db::StencilDb;
 
-/// One target: a name, an instruction set, CPU features and its stencils.
+/// One target: its row of the shared table and its stencils. Dereferences to the row,
+/// so `t.name`, `t.arch`, `t.features` read the one definition.
 #[derive(Debug)]
 pub struct Target {
-    /// Name as in `cp.Target("cortex-m4")`.
-    pub name: &'static str,
-    /// Other accepted names (Copapy's, e.g. `"arm64"`).
-    pub aliases: &'static [&'static str],
-    /// Instruction set.
-    pub arch: Arch,
-    /// CPU features the stencils use.
-    pub features: Features,
-    /// Machines it is for (documentation and messages).
-    pub machines: &'static str,
+    /// The shared definition (name, aliases, instruction set, features).
+    pub info: &'static TargetInfo,
     /// The ELF stencil object.
     pub stencils: &'static [u8],
 }
 
-const fn f(a: Features, b: Features) -> Features {
-    a.union(b)
+impl Deref for Target {
+    type Target = TargetInfo;
+    fn deref(&self) -> &TargetInfo {
+        self.info
+    }
 }
 
 macro_rules! stencils {
-    ($file:literal) => {
-        include_bytes!(concat!("../../../stencils/", $file))
+    ($($file:literal),* $(,)?) => {
+        [$(($file, include_bytes!(concat!("../../../stencils/", $file, ".o")) as &[u8])),*]
     };
 }
 
-/// Every target, the host's first among equals.
-pub static TARGETS: [Target; 7] = [
-    Target {
-        name: "x86_64",
-        aliases: &["x86-64", "amd64"],
-        arch: Arch::X86_64,
-        features: Features::SSE2,
-        machines: "PCs, industrial PCs",
-        stencils: stencils!("x86_64.o"),
-    },
-    Target {
-        name: "aarch64",
-        aliases: &["arm64"],
-        arch: Arch::AArch64,
-        features: Features::NEON,
-        machines: "Raspberry Pi 4/5, Jetson, Cortex-A53/A72",
-        stencils: stencils!("aarch64.o"),
-    },
-    Target {
-        name: "armv7",
-        aliases: &[],
-        arch: Arch::Arm,
-        features: f(Features::ARMV7, Features::VFP3),
-        machines: "Cortex-A7/A9 boards, ARM state, VFPv3",
-        stencils: stencils!("armv7.o"),
-    },
-    Target {
-        name: "armv6",
-        aliases: &[],
-        arch: Arch::Arm,
-        features: f(Features::ARMV6, Features::VFP2),
-        machines: "Raspberry Pi Zero/1 (ARM1176JZF-S, VFPv2)",
-        stencils: stencils!("armv6.o"),
-    },
-    Target {
-        name: "cortex-m4",
-        aliases: &["cortex_m4"],
-        arch: Arch::Thumb,
-        features: f(Features::ARMV7EM, Features::FPV4_SP),
-        machines: "STM32F4-class MCUs, Thumb-2, FPv4-SP",
-        stencils: stencils!("cortex-m4.o"),
-    },
-    Target {
-        name: "riscv64",
-        aliases: &["rv64gc"],
-        arch: Arch::RiscV64,
-        features: f(Features::RV_M, f(Features::RV_F, Features::RV_C)),
-        machines: "rv64gc Linux boards",
-        stencils: stencils!("riscv64.o"),
-    },
-    Target {
-        name: "riscv32",
-        aliases: &["rv32imafc"],
-        arch: Arch::RiscV32,
-        features: f(Features::RV_M, f(Features::RV_F, Features::RV_C)),
-        machines: "rv32imafc MCUs with a single-precision FPU",
-        stencils: stencils!("riscv32.o"),
-    },
-];
+/// The stencil object of each target, named as the target, in the order of the shared
+/// table (checked when compiling).
+pub static STENCILS: [(&str, &[u8]); INFOS.len()] = stencils!(
+    "x86_64",
+    "aarch64",
+    "armv7",
+    "armv6",
+    "cortex-m4",
+    "riscv64",
+    "riscv32",
+);
+
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+const _: () = {
+    let mut i = 0;
+    while i < INFOS.len() {
+        assert!(
+            same(STENCILS[i].0, INFOS[i].name),
+            "STENCILS must list the shared targets in order"
+        );
+        i += 1;
+    }
+};
+
+/// Every target, in the order of the shared table.
+pub static TARGETS: [Target; INFOS.len()] = {
+    let mut out = [const {
+        Target {
+            info: &INFOS[0],
+            stencils: &[],
+        }
+    }; INFOS.len()];
+    let mut i = 0;
+    while i < INFOS.len() {
+        out[i] = Target {
+            info: &INFOS[i],
+            stencils: STENCILS[i].1,
+        };
+        i += 1;
+    }
+    out
+};
 
 /// A target's parsed stencils and its selection table.
 pub struct Backend {
@@ -117,27 +113,33 @@ impl Target {
     /// assert!(copapy_compiler::targets::Target::find("x86").is_err());
     /// ```
     pub fn find(name: &str) -> Result<&'static Target, String> {
-        TARGETS
-            .iter()
-            .find(|t| t.name == name || t.aliases.contains(&name))
-            .ok_or_else(|| {
-                let names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
-                format!(
-                    "unknown target '{name}': copapy compiles for {} (or 'native' for this machine)",
-                    names.join(", ")
-                )
-            })
+        TargetInfo::find(name).map(Target::of).ok_or_else(|| {
+            let names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
+            format!(
+                "unknown target '{name}': copapy compiles for {} (or 'native' for this machine)",
+                names.join(", ")
+            )
+        })
     }
 
-    /// The target of the machine this code runs on, if copapy supports it.
-    pub fn host() -> Option<&'static Target> {
-        let arch = Arch::host()?;
-        TARGETS.iter().find(|t| t.arch == arch)
+    /// The compiler's target for a row of the shared table.
+    pub fn of(info: &'static TargetInfo) -> &'static Target {
+        TARGETS
+            .iter()
+            .find(|t| std::ptr::eq(t.info, info))
+            .expect("TARGETS has a target for every row of the shared table")
+    }
+
+    /// The best target for a CPU of instruction set `arch` with `features` (see
+    /// [`TargetInfo::for_cpu`]); the runner crate detects both for this machine.
+    pub fn for_cpu(arch: Arch, features: copapy_program::Features) -> Option<&'static Target> {
+        TargetInfo::for_cpu(arch, features).map(Target::of)
     }
 
     /// The parsed stencils, read on first use and kept for the process.
     pub fn backend(&'static self) -> Result<&'static Backend, String> {
-        static BACKENDS: [OnceLock<Result<Backend, String>>; 7] = [const { OnceLock::new() }; 7];
+        static BACKENDS: [OnceLock<Result<Backend, String>>; INFOS.len()] =
+            [const { OnceLock::new() }; INFOS.len()];
         let index = TARGETS
             .iter()
             .position(|t| std::ptr::eq(t, self))

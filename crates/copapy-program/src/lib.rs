@@ -22,6 +22,7 @@ pub mod format;
 pub mod names;
 #[cfg(feature = "alloc")]
 mod program;
+pub mod targets;
 mod types;
 mod view;
 

@@ -35,6 +35,16 @@ impl Arch {
         }
     }
 
+    /// Every instruction set, in numeric order.
+    pub const ALL: [Arch; 6] = [
+        Arch::X86_64,
+        Arch::AArch64,
+        Arch::Arm,
+        Arch::Thumb,
+        Arch::RiscV64,
+        Arch::RiscV32,
+    ];
+
     /// Decodes the `arch` byte of a program header.
     pub const fn from_u8(v: u8) -> Option<Arch> {
         match v {
@@ -159,6 +169,55 @@ impl Features {
     /// Whether no feature is set.
     pub const fn is_empty(self) -> bool {
         self.0 == 0
+    }
+
+    /// The feature called `name` (as in [`NAMED`](Features::NAMED)).
+    pub fn from_name(name: &str) -> Option<Features> {
+        Features::NAMED
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(f, _)| *f)
+    }
+
+    /// The features of a comma-separated list of names (`"armv6,vfp2"`; empty or `-`
+    /// for none), or the first name that is not a feature.
+    ///
+    /// ```
+    /// use copapy_program::Features;
+    /// assert_eq!(Features::parse_list("vfp2,armv6"), Ok(Features::ARMV6.union(Features::VFP2)));
+    /// assert_eq!(Features::parse_list("-"), Ok(Features(0)));
+    /// assert_eq!(Features::parse_list("neon,sse9"), Err("sse9"));
+    /// ```
+    pub fn parse_list(list: &str) -> Result<Features, &str> {
+        if list.is_empty() || list == "-" {
+            return Ok(Features(0));
+        }
+        list.split(',').try_fold(Features(0), |acc, name| {
+            Features::from_name(name).map(|f| acc.union(f)).ok_or(name)
+        })
+    }
+}
+
+/// The comma-separated names of the set features in bit order (`-` for none; a bit
+/// without a name as hex), the form [`Features::parse_list`] reads.
+impl core::fmt::Display for Features {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        if self.is_empty() {
+            return f.write_str("-");
+        }
+        let mut rest = self.0;
+        let mut sep = "";
+        for (feature, name) in Features::NAMED {
+            if self.0 & feature.0 != 0 {
+                write!(f, "{sep}{name}")?;
+                rest &= !feature.0;
+                sep = ",";
+            }
+        }
+        if rest != 0 {
+            write!(f, "{sep}{rest:#x}")?;
+        }
+        Ok(())
     }
 }
 

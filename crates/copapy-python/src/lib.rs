@@ -158,6 +158,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ARRAY_MAX_LEN", copapy_compiler::array::MAX_LEN)?;
     m.add_class::<container::PyContainer>()?;
     m.add_function(wrap_pyfunction!(container::register_containers, m)?)?;
+    m.add_function(wrap_pyfunction!(targets, m)?)?;
     m.add_class::<target::Target>()?;
     m.add_class::<jit::JitFunction>()?;
     m.add_function(wrap_pyfunction!(sqrt, m)?)?;
@@ -181,4 +182,41 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runner_cli::run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(runner_cli::runner_version, m)?)?;
     Ok(())
+}
+
+/// One row of the shared target table, as `copapy._targets` reads it: name, aliases,
+/// instruction set, feature names, machines, qemu-user binary and CPU, unicorn CPU.
+type TargetRow = (
+    &'static str,
+    Vec<&'static str>,
+    &'static str,
+    Vec<&'static str>,
+    &'static str,
+    Option<(&'static str, &'static str)>,
+    Option<&'static str>,
+);
+
+/// Every target copapy knows (`copapy_program::targets::TARGETS`): Python reads names,
+/// aliases, features and emulators from here instead of keeping a second list.
+#[pyfunction]
+fn targets() -> Vec<TargetRow> {
+    copapy_program::targets::TARGETS
+        .iter()
+        .map(|t| {
+            let features = copapy_program::Features::NAMED
+                .iter()
+                .filter(|(f, _)| f.0 & t.features.0 != 0)
+                .map(|(_, n)| *n)
+                .collect();
+            (
+                t.name,
+                t.aliases.to_vec(),
+                t.arch.name(),
+                features,
+                t.machines,
+                t.qemu_user.map(|q| (q.binary, q.cpu)),
+                t.unicorn_cpu,
+            )
+        })
+        .collect()
 }

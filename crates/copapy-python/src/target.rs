@@ -29,15 +29,18 @@ fn backend(target: &'static TargetSpec) -> PyResult<&'static Backend> {
     target.backend().map_err(PyRuntimeError::new_err)
 }
 
-/// The target of this machine, or an error naming the machine.
+/// The best target for this machine's CPU, as its kernel reports it (e.g. `armv6` on
+/// a Raspberry Pi Zero, `armv7` on a Cortex-A7), or an error naming the machine.
 fn host_target() -> PyResult<&'static TargetSpec> {
-    TargetSpec::host().ok_or_else(|| {
-        PyRuntimeError::new_err(format!(
-            "copapy cannot run code natively on this machine ({}); compile for one of its \
+    copapy_runner::cpu::target()
+        .map(TargetSpec::of)
+        .ok_or_else(|| {
+            PyRuntimeError::new_err(format!(
+                "copapy cannot run code natively on this machine ({}); compile for one of its \
              targets with cp.Target('<name>') instead",
-            std::env::consts::ARCH
-        ))
-    })
+                std::env::consts::ARCH
+            ))
+        })
 }
 
 /// Compiles `outputs`, with `updates` stored at the end of every run.
@@ -621,22 +624,51 @@ pub(crate) fn resolve_placement<'py>(
                 .call1((r,))?,
         ),
     };
-    let spec = match (&runner, arch) {
-        (None, "native") => host_target()?,
-        (None, name) => TargetSpec::find(name).map_err(PyValueError::new_err)?,
-        (Some(device), name) => {
-            let device_arch: String = device.getattr(intern!(py, "arch"))?.extract()?;
-            let spec = TargetSpec::find(&device_arch).map_err(PyValueError::new_err)?;
-            if name != "native" && TargetSpec::find(name).ok().map(|t| t.arch) != Some(spec.arch) {
-                return Err(PyValueError::new_err(format!(
-                    "the runner executes {device_arch} code, not {name}: omit arch or pass '{device_arch}'"
-                )));
-            }
-            spec
-        }
+    let spec = match &runner {
+        None if arch == "native" => host_target()?,
+        None => TargetSpec::find(arch).map_err(PyValueError::new_err)?,
+        Some(device) => runner_target(device, arch)?,
     };
     backend(spec)?;
     Ok((spec, runner))
+}
+
+/// The target to compile for on `device`: the one it reports (`arch` and, for a
+/// `copapy-run`, its CPU's `features`), or `wanted` if the device's CPU has all its
+/// features (an armv7 runner runs armv6 programs, not the other way round).
+fn runner_target(device: &Bound<'_, PyAny>, wanted: &str) -> PyResult<&'static TargetSpec> {
+    let py = device.py();
+    let arch: String = device.getattr(intern!(py, "arch"))?.extract()?;
+    let features: String = match device.getattr_opt(intern!(py, "features"))? {
+        Some(f) => f.extract()?,
+        None => String::new(),
+    };
+    let (runs, has) =
+        copapy_program::targets::TargetInfo::from_report(&arch, &features).map_err(|e| {
+            PyValueError::new_err(if arch == "unsupported" {
+                format!("the runner's machine ({features}) is not one copapy generates code for")
+            } else {
+                e.to_string()
+            })
+        })?;
+    let runs = TargetSpec::of(runs);
+    if wanted == "native" {
+        return Ok(runs);
+    }
+    let spec = TargetSpec::find(wanted).map_err(PyValueError::new_err)?;
+    let missing = spec.features.missing(has);
+    if spec.arch != runs.arch || !missing.is_empty() {
+        let why = if spec.arch != runs.arch {
+            format!("it executes {} code", runs.arch.name())
+        } else {
+            format!("its CPU ({has}) lacks {missing}")
+        };
+        return Err(PyValueError::new_err(format!(
+            "the runner cannot run {} programs: {why}; omit arch or pass '{}'",
+            spec.name, runs.name
+        )));
+    }
+    Ok(spec)
 }
 
 #[pymethods]

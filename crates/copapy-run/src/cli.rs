@@ -49,6 +49,8 @@ Runs a copapy program file (written by Target.save).
   --idle-timeout DUR   close a TCP session idle this long (default 3600s)
   --frame-timeout DUR  close a TCP session whose frame (or reply) stalls this long, and
                        one that has not authenticated by then (default 30s)
+  --info               print the target this CPU runs and its features, e.g.
+                       armv7 armv6,armv7,vfp2,vfp3, and exit
   --no-rt              do not try SCHED_FIFO and mlockall in --period mode
   --priority P         SCHED_FIFO priority (default 80)
   -V, --version        print the version and the program format version it reads
@@ -102,6 +104,8 @@ pub struct Options {
     pub priority: i32,
     /// Print usage.
     pub help: bool,
+    /// Print the target and CPU features.
+    pub info: bool,
 }
 
 /// Parses `250us`, `1ms`, `2s`, `100ns` (a plain number is nanoseconds).
@@ -169,6 +173,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
         };
         match a.as_str() {
             "-h" | "--help" => o.help = true,
+            "--info" => o.info = true,
             "-n" | "--steps" => {
                 let v = value(a)?;
                 o.steps = Some(
@@ -280,6 +285,10 @@ fn row(session: &Session, names: &[String]) -> String {
 pub fn run(o: Options) -> Result<(), String> {
     if o.help {
         println!("{USAGE}");
+        return Ok(());
+    }
+    if o.info {
+        println!("{}", crate::session::info());
         return Ok(());
     }
     if o.listen.is_some() {

@@ -36,7 +36,8 @@ pub mod kind {
     /// Run `n: u32` steps, sending the named variables after each: `n: u32, count: u8`,
     /// then `count` times `name_len: u16, name`.
     pub const STREAM: u8 = 0x07;
-    /// The runner's architecture name (payload of the reply).
+    /// What the runner runs: `"<target> <features>"`, e.g. `"armv7
+    /// armv6,armv7,vfp2,vfp3"` (the best target for its CPU, and the CPU's features).
     pub const INFO: u8 = 0x08;
     /// The loaded program's variables, one `name role dtype shape` line each.
     pub const VARS: u8 = 0x09;

@@ -19,9 +19,10 @@ pub fn enter_realtime(priority: i32) -> RealtimeReport {
     } else {
         Err(io::Error::last_os_error())
     };
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
+    // SAFETY: sched_param is plain integers; all-zero is valid. (musl's has more
+    // fields than glibc's, so it is not built with a struct literal.)
+    let mut param: libc::sched_param = unsafe { core::mem::zeroed() };
+    param.sched_priority = priority;
     // SAFETY: `param` is a valid sched_param for the duration of the call; pid 0 is
     // the calling thread.
     let fifo = if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } == 0 {
@@ -34,10 +35,8 @@ pub fn enter_realtime(priority: i32) -> RealtimeReport {
 
 /// Nanoseconds on `CLOCK_MONOTONIC`.
 pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    // SAFETY: timespec is plain integers (with padding fields on some 32-bit libcs).
+    let mut ts: libc::timespec = unsafe { core::mem::zeroed() };
     // SAFETY: `ts` is a valid, writable timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -46,10 +45,10 @@ pub fn now_ns() -> u64 {
 /// Sleeps until the absolute `CLOCK_MONOTONIC` time `deadline_ns` (no drift: a late
 /// wake-up does not shift later deadlines).
 pub fn sleep_until(deadline_ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
-    };
+    // SAFETY: as in now_ns.
+    let mut ts: libc::timespec = unsafe { core::mem::zeroed() };
+    ts.tv_sec = (deadline_ns / 1_000_000_000) as _;
+    ts.tv_nsec = (deadline_ns % 1_000_000_000) as _;
     loop {
         // SAFETY: `ts` is a valid timespec; the remaining-time pointer may be null
         // with TIMER_ABSTIME.

@@ -281,10 +281,7 @@ pub fn handle(
                 }
             }
         }
-        Request::Info => Ok(copapy_program::Arch::host()
-            .map_or("unsupported", |a| a.name())
-            .as_bytes()
-            .to_vec()),
+        Request::Info => Ok(crate::session::info().into_bytes()),
         Request::Vars => session.symbols().map(|s| {
             s.iter()
                 .map(describe)

@@ -2,8 +2,19 @@
 //! stdio lines, frames over TCP or pipes) drives.
 #![forbid(unsafe_code)]
 
-use copapy_program::{ElementType, Program, Role, Symbol};
-use copapy_runner::LoadedProgram;
+use copapy_program::{ElementType, FormatError, Program, Role, Symbol};
+use copapy_runner::{cpu, LoadError, LoadedProgram};
+
+/// What this runner runs, as INFO answers and `--info` prints: the best target for its
+/// CPU and the CPU's features, e.g. `armv7 armv6,armv7,vfp2,vfp3` (the target name
+/// alone says what Python compiles for; the features let it check another target).
+/// `unsupported <arch>` on a machine copapy has no target for.
+pub fn info() -> String {
+    match cpu::target() {
+        Some(t) => format!("{} {}", t.name, cpu::features()),
+        None => format!("unsupported {}", std::env::consts::ARCH),
+    }
+}
 
 /// Steps run between two checks in [`Session::run_checked`]: few enough that a check
 /// comes soon after a client leaves, many enough that checking costs nothing measurable.
@@ -34,7 +45,13 @@ impl Session {
     /// new one loads.
     pub fn load(&mut self, bytes: &[u8]) -> Result<(), String> {
         let program = Program::decode(bytes).map_err(|e| format!("bad program file: {e}"))?;
-        let loaded = LoadedProgram::load(&program).map_err(|e| format!("cannot load: {e}"))?;
+        let loaded = LoadedProgram::load(&program).map_err(|e| match e {
+            LoadError::Format(FormatError::MissingFeatures { .. }) => match cpu::target() {
+                Some(t) => format!("cannot load: {e}: cp.Target(\"{}\")", t.name),
+                None => format!("cannot load: {e}"),
+            },
+            e => format!("cannot load: {e}"),
+        })?;
         self.loaded = Some((loaded, program));
         Ok(())
     }

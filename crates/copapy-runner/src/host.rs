@@ -63,11 +63,6 @@ impl From<PatchError> for LoadError {
     }
 }
 
-/// CPU feature bits this runner offers to programs: the baseline of each host
-/// architecture (SSE2 is part of x86_64, NEON of AArch64). A program needing more is
-/// refused with a message naming the missing bits.
-pub const HOST_FEATURES: u32 = copapy_program::Features::host().0;
-
 /// A program placed in executable memory, ready to [`run`](LoadedProgram::run).
 ///
 /// The memory is one anonymous mapping: `code.len()` rounded up to whole pages,
@@ -175,7 +170,9 @@ impl LoadedProgram {
     ) -> Result<LoadedProgram, LoadError> {
         let host = Arch::host().ok_or(LoadError::UnsupportedHost(std::env::consts::ARCH))?;
         copapy_program::format::check_arch(arch, host)?;
-        copapy_program::format::check_features(features, HOST_FEATURES)?;
+        // the CPU's own features, as its kernel reports them (crate::cpu): a program
+        // is refused only for what this CPU really lacks
+        copapy_program::format::check_features(features, crate::cpu::features().0)?;
         // Alignments are at most 4096 (checked by validation), and both buffers start
         // on page boundaries of at least that size.
         if entry as usize >= code.len() {
@@ -317,11 +314,70 @@ impl fmt::Debug for LoadedProgram {
 }
 
 /// Makes freshly written code visible to instruction fetch. x86 keeps instruction and
-/// data caches coherent; other architectures need an explicit flush.
+/// data caches coherent; other architectures need an explicit flush. It is done here
+/// rather than with libgcc's `__clear_cache`, which a static musl build linked by
+/// `rust-lld` does not have.
 #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
 fn flush_icache(_start: *mut u8, _len: usize) {}
 
-#[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
+/// AArch64: clean each data cache line to the point of unification, invalidate each
+/// instruction cache line, with the barriers between (as the architecture manual's
+/// self-modifying code sequence; Linux lets user space do this).
+#[cfg(target_arch = "aarch64")]
+fn flush_icache(start: *mut u8, len: usize) {
+    use core::arch::asm;
+    let ctr: u64;
+    // SAFETY: reading CTR_EL0 (cache geometry) is allowed at EL0 on Linux and macOS.
+    unsafe { asm!("mrs {}, ctr_el0", out(reg) ctr, options(nomem, nostack)) };
+    let dline = 4usize << ((ctr >> 16) & 0xf);
+    let iline = 4usize << (ctr & 0xf);
+    let (start, end) = (start as usize, start as usize + len);
+    // SAFETY: cache maintenance by address on our own mapped range; no memory changes.
+    unsafe {
+        let mut a = start & !(dline - 1);
+        while a < end {
+            asm!("dc cvau, {}", in(reg) a, options(nostack));
+            a += dline;
+        }
+        asm!("dsb ish", options(nostack));
+        let mut a = start & !(iline - 1);
+        while a < end {
+            asm!("ic ivau, {}", in(reg) a, options(nostack));
+            a += iline;
+        }
+        asm!("dsb ish", "isb", options(nostack));
+    }
+}
+
+/// 32-bit ARM Linux: the kernel's `cacheflush` call (user space cannot do it).
+#[cfg(all(target_arch = "arm", target_os = "linux"))]
+fn flush_icache(start: *mut u8, len: usize) {
+    const ARM_NR_CACHEFLUSH: libc::c_long = 0x0f_0002;
+    // SAFETY: the range is our own mapping; the call only maintains caches.
+    unsafe { libc::syscall(ARM_NR_CACHEFLUSH, start, start.add(len), 0) };
+}
+
+/// RISC-V Linux: `riscv_flush_icache` on every hart (a `fence.i` would only cover this
+/// one, and the thread may migrate).
+#[cfg(all(
+    any(target_arch = "riscv64", target_arch = "riscv32"),
+    target_os = "linux"
+))]
+fn flush_icache(start: *mut u8, len: usize) {
+    const SYS_RISCV_FLUSH_ICACHE: libc::c_long = 259;
+    // SAFETY: the range is our own mapping; the call only maintains caches.
+    unsafe { libc::syscall(SYS_RISCV_FLUSH_ICACHE, start, start.add(len), 0) };
+}
+
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "x86",
+    target_arch = "aarch64",
+    all(
+        any(target_arch = "arm", target_arch = "riscv64", target_arch = "riscv32"),
+        target_os = "linux"
+    )
+)))]
 fn flush_icache(start: *mut u8, len: usize) {
     extern "C" {
         fn __clear_cache(begin: *mut libc::c_char, end: *mut libc::c_char);

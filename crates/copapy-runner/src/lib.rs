@@ -21,6 +21,8 @@ mod patch;
 pub use install::{call_entry, check_aligned, install, EntryFn, InstallError};
 pub use patch::{apply_patch_iter, apply_patches, PatchError};
 
+#[cfg(feature = "std")]
+pub mod cpu;
 #[cfg(all(feature = "std", unix))]
 mod host;
 #[cfg(all(feature = "std", unix))]

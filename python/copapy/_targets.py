@@ -1,0 +1,52 @@
+"""The targets copapy knows, as the Rust core defines them (``_core.targets()``).
+
+One table in ``crates/copapy-program/src/targets.rs`` names every target, its aliases,
+instruction set, CPU features and the emulators that run it; the compiler, the runners,
+the firmware and this module all read it, so Python keeps no second list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from . import _core
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    """One target: what ``cp.Target(name)`` compiles for."""
+
+    name: str
+    aliases: tuple[str, ...]
+    #: Instruction set (``"x86_64"``, ``"aarch64"``, ``"arm"``, ``"thumb"``, ``"riscv64"``, ``"riscv32"``).
+    arch: str
+    #: CPU features its code needs (``"armv7"``, ``"vfp3"``, ...).
+    features: tuple[str, ...]
+    #: Machines it is for.
+    machines: str
+    #: ``(binary, cpu)`` that run a Linux ``copapy-run`` for it under qemu-user, e.g.
+    #: ``("qemu-arm", "arm1176")``; ``None`` for microcontrollers.
+    qemu_user: tuple[str, str] | None
+    #: unicorn's CPU model constant (``"UC_CPU_ARM_1176"``), ``None`` for its default.
+    unicorn_cpu: str | None
+
+
+@cache
+def targets() -> tuple[TargetInfo, ...]:
+    """Every target, in the order of the Rust table (most capable first per instruction set)."""
+    return tuple(TargetInfo(name, tuple(aliases), arch, tuple(features), machines, qemu, uc_cpu)
+                 for name, aliases, arch, features, machines, qemu, uc_cpu in _core.targets())
+
+
+def names() -> list[str]:
+    """The names of every target."""
+    return [t.name for t in targets()]
+
+
+def find(name: str) -> TargetInfo:
+    """The target called ``name`` or one of its aliases."""
+    for t in targets():
+        if name == t.name or name in t.aliases:
+            return t
+    raise ValueError(f"unknown target {name!r}: copapy compiles for {', '.join(names())}")
