@@ -425,10 +425,11 @@ class tensor(A.ArrayBase[TNum]):
 
     def _norm_axes(self, axis: int | Sequence[int]) -> list[int]:
         nd = len(self.shape)
-        axes = [axis] if plain_int(axis) is not None else list(axis)
+        one = plain_int(axis)
+        axes: list[Any] = [one] if one is not None else list(cast(Sequence[int], axis))
         out: list[int] = []
-        for a in axes:
-            a = _op.index(a)
+        for item in axes:
+            a = _op.index(item)
             if not -nd <= a < nd:
                 raise ValueError(f"axis {a} is out of bounds for a tensor of shape {self.shape}")
             a %= nd
