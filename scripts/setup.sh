@@ -6,12 +6,13 @@ if ! command -v cargo >/dev/null 2>&1; then
   echo "cargo not found: install Rust with rustup (https://rustup.rs) and run again" >&2
   exit 1
 fi
-apt_install() {  # Debian packages, as root or through sudo; a note saying what is missing otherwise
+# Debian packages are installed as root, or through sudo by anyone else
+as_root=()
+[ "$(id -u)" -eq 0 ] || as_root=(sudo)
+apt_install() {  # Debian packages; a note saying what is missing if that fails
   [ $# -gt 0 ] || return 0
-  local sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || command -v sudo >/dev/null 2>&1; } \
-      && "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq "$@" >/dev/null; then
+  if command -v apt-get >/dev/null 2>&1 \
+      && "${as_root[@]}" apt-get update -qq && "${as_root[@]}" apt-get install -y -qq "$@" >/dev/null; then
     return 0
   fi
   echo "note: could not install the Debian packages $*; the checks that use them will fail" >&2
@@ -29,7 +30,7 @@ apt_install "${debian[@]}"
 # cargo fmt and cargo clippy: in rustup's default profile, not in its minimal one
 if command -v rustup >/dev/null 2>&1; then
   for component in rustfmt clippy; do
-    rustup component list --installed | grep -q "^$component" \
+    rustup component list --installed | grep "^$component" >/dev/null \
       || rustup component add "$component" || echo "note: could not add the $component component" >&2
   done
 fi
@@ -43,8 +44,8 @@ done
 # qemu-utils is installed, Debian 12's qemu-system-* only installs alongside its own 7.2
 if ! { command -v qemu-system-arm && command -v qemu-system-riscv32; } >/dev/null 2>&1 \
     && command -v apt-get >/dev/null 2>&1; then
-  (apt-get update -qq && { apt-get install -y -qq qemu-system-arm qemu-system-misc >/dev/null 2>&1 \
-    || apt-get install -y -qq --allow-downgrades qemu-system-arm qemu-system-misc 'qemu-utils=1:7.2*' >/dev/null; }) \
+  ("${as_root[@]}" apt-get update -qq && { "${as_root[@]}" apt-get install -y -qq qemu-system-arm qemu-system-misc >/dev/null 2>&1 \
+    || "${as_root[@]}" apt-get install -y -qq --allow-downgrades qemu-system-arm qemu-system-misc 'qemu-utils=1:7.2*' >/dev/null; }) \
     || echo "note: could not install qemu-system-arm and qemu-system-misc" >&2
 fi
 # scripts/figures.py (checked by the tests) also measures the firmware runner core on RV32
@@ -60,8 +61,7 @@ if command -v apt-get >/dev/null 2>&1; then
   command -v arm-linux-gnueabihf-gcc >/dev/null 2>&1 || cross+=(gcc-arm-linux-gnueabihf libc6-dev-armhf-cross)
   command -v riscv64-linux-gnu-gcc >/dev/null 2>&1 || cross+=(gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
   if [ ${#cross[@]} -gt 0 ]; then
-    (apt-get update -qq && apt-get install -y -qq "${cross[@]}" >/dev/null) \
-      || echo "note: could not install ${cross[*]}" >&2
+    apt_install "${cross[@]}"
   fi
 fi
 python3 -m venv .venv
