@@ -26,9 +26,14 @@ from copapy._core import Target
 from copapy._remote import RemoteDevice
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from conftest import TARGET
 from standalone import standalone_runner
 
 F32, I32 = np.float32, np.int32
+
+if TARGET:
+    pytest.skip("independent of COPAPY_TEST_TARGET: the tests name their devices (native, emulated, "
+                "remote); they run once, in the main pass", allow_module_level=True)
 
 
 @dataclass(frozen=True)
