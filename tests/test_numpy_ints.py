@@ -21,9 +21,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 F32 = np.float32
-INT_TYPES: list[type[np.integer[Any]]] = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
-                                          np.uint32, np.uint64, np.intp, np.uintp, np.longlong,
-                                          np.ulonglong]
+# every NumPy integer scalar type (intp is one of the sized ones; longlong may be its own type)
+INT_TYPES: list[type[np.integer[Any]]] = list(dict.fromkeys([
+    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.intp, np.uintp,
+    np.longlong, np.ulonglong]))
 int_types = st.sampled_from(INT_TYPES)
 
 
