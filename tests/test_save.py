@@ -22,11 +22,11 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
+from conftest import TARGET
 from copapy._core import Target
 from copapy._remote import RemoteDevice
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from conftest import TARGET
 from standalone import standalone_runner
 
 F32, I32 = np.float32, np.int32
