@@ -57,6 +57,9 @@ COPAPY: dict[str, list[str]] = {
     # copapy/filters.py
     "filters.argsort": ["input_vector"], "filters.median": ["input_vector"],
     "filters.mean": ["input_vector"], "filters.homogenize_vector": ["input_values"],
+    "filters.convolve": ["a", "v", "mode="],
+    # copapy/_interp.py of the newest code
+    "interp": ["x", "xp", "fp", "method="],
     # classes: the constructor, then methods
     "Target": ["arch=", "optimization="],
     "Target.compile": ["*values"], "Target.run": [], "Target.read_value": ["variables"],

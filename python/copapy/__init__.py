@@ -18,10 +18,11 @@ them; ``Target.run`` executes the native code.
 
 from typing import Any
 
-from . import _protocol, filters, nn
+from . import _protocol, control, filters, nn, signal
 from ._autograd import grad
 from ._casts import cast, to_bool, to_bytes, to_float, to_int
 from ._core import Container, Target, value
+from ._interp import interp, lerp, ravel
 from ._jit import jit
 from ._linalg import det, inv, solve
 from ._math import (
@@ -87,6 +88,7 @@ __all__ = [
     "atan2",
     "cast",
     "clamp",
+    "control",
     "concat",
     "cos",
     "cross",
@@ -100,8 +102,10 @@ __all__ = [
     "grad",
     "identity",
     "iif",
+    "interp",
     "inv",
     "jit",
+    "lerp",
     "load",
     "loads",
     "log",
@@ -114,9 +118,11 @@ __all__ = [
     "ones",
     "pow",
     "quaternion",
+    "ravel",
     "relu",
     "rotate_vector",
     "scalar_projection",
+    "signal",
     "sigmoid",
     "sign",
     "sin",

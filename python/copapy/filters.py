@@ -20,12 +20,26 @@ Semantics (tested against NumPy):
 * ``argsort(v)`` is ``numpy.argsort(v, kind='stable')``: indices that sort ``v`` ascending,
   equal elements keep their input order, NaNs go last (in their input order). The result is
   a ``cp.vector`` of ints. (Copapy gives wrong indices when elements are equal.)
+* ``convolve(a, v, mode)`` is ``numpy.convolve`` (``mode`` ``'full'``, ``'same'`` or
+  ``'valid'``): ``full[k] = sum_i a[i] * v[k - i]``, the products added left to right in
+  increasing ``i`` (NumPy adds in another order: a few ulp apart in float32).
+* ``gaussian_filter(input, sigma, mode='reflect', cval=0.0, truncate=4.0, radius=None)``
+  is ``scipy.ndimage.gaussian_filter`` (order 0): one 1-D correlation per axis, axes in
+  increasing order, with SciPy's kernel (radius ``int(truncate * sigma + 0.5)``, weights
+  ``exp(-0.5 * x**2 / sigma**2)`` normalised to sum 1, computed in float64 and rounded to
+  float32 once); taps added in increasing offset. ``sigma`` is one number or one per axis;
+  an axis with sigma 0 is left alone. Boundary modes: ``'reflect'`` (d c b a | a b c d),
+  ``'mirror'`` (d c b | a b c d), ``'nearest'`` (a a a | a b c d), ``'wrap'``
+  (b c d | a b c d) and ``'constant'`` (``cval``), as SciPy defines them. SciPy computes in
+  float64, so the float32 result is within a few ulp of it.
+
+All these are built from scalar operations, so ``cp.grad`` differentiates through them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from . import _math
@@ -36,7 +50,8 @@ if TYPE_CHECKING:
     from ._ndarray import array
     from ._vectors import vector
 
-__all__ = ["argsort", "homogenize_vector", "mean", "median", "sort", "sorting_network", "stable_sort_network"]
+__all__ = ["argsort", "convolve", "gaussian_filter", "homogenize_vector", "mean", "median", "sort",
+           "sorting_network", "stable_sort_network"]
 
 
 def sorting_network(n: int) -> list[tuple[int, int]]:
@@ -197,3 +212,112 @@ def sort(input_vector: Any) -> Any:
     if hasattr(input_vector, "_with_values"):
         return input_vector._with_values(tuple(ordered))
     return vector(ordered)
+
+
+_CONV_MODES = ("full", "same", "valid")
+
+
+def _terms_sum(terms: list[Any]) -> Any:
+    total = terms[0]
+    for t in terms[1:]:
+        total = total + t
+    return total
+
+
+def convolve(a: Any, v: Any, mode: str = "full") -> Any:
+    """Discrete linear convolution of two 1-D inputs, ``numpy.convolve`` (see the module
+    documentation for the order of the sums). The result has the kind of ``a`` (a vector
+    stays a vector; a sequence or ``cp.array`` gives a ``cp.array``)."""
+    from ._interp import elements_and_shape, rebuild
+
+    if mode not in _CONV_MODES:
+        raise ValueError(f"mode must be 'full', 'same' or 'valid', not {mode!r}")
+    xa, sa = elements_and_shape(a, "a")
+    xv, sv = elements_and_shape(v, "v")
+    if len(sa) != 1 or len(sv) != 1:
+        raise ValueError(f"convolve needs 1-D inputs, got a of shape {sa} and v of shape {sv}")
+    if not xa or not xv:
+        raise ValueError("convolve of an empty input: a and v need at least one element")
+    if len(xv) > len(xa):  # NumPy swaps so the longer input is the signal
+        xa, xv = xv, xa
+    n, m = len(xa), len(xv)
+    full = [_terms_sum([xa[i] * xv[k - i] for i in range(max(0, k - m + 1), min(n, k + 1))])
+            for k in range(n + m - 1)]
+    start, length = {"full": (0, n + m - 1), "same": ((m - 1) // 2, n), "valid": (m - 1, n - m + 1)}[mode]
+    out = [e if isinstance(e, value) else float(e) for e in full[start:start + length]]
+    return rebuild(a, out, (length,))
+
+
+_GAUSS_MODES = ("reflect", "mirror", "nearest", "wrap", "constant")
+
+
+def _gaussian_kernel(sigma: float, radius: int) -> list[float]:
+    weights = [math.exp(-0.5 * (x * x) / (sigma * sigma)) for x in range(-radius, radius + 1)]
+    total = math.fsum(weights)
+    return [w / total for w in weights]
+
+
+def _source_index(i: int, n: int, mode: str) -> int | None:
+    """Where position ``i`` (possibly outside ``0..n-1``) reads from, as scipy.ndimage's
+    boundary modes extend the input; None for ``'constant'`` outside."""
+    if 0 <= i < n:
+        return i
+    if mode == "constant":
+        return None
+    if mode == "nearest":
+        return 0 if i < 0 else n - 1
+    if mode == "wrap":
+        return i % n
+    if mode == "reflect":
+        period = 2 * n
+        k = i % period
+        return k if k < n else period - 1 - k
+    if n == 1:  # mirror of one element
+        return 0
+    period = 2 * n - 2
+    k = i % period
+    return k if k < n else period - k
+
+
+def gaussian_filter(input: Any, sigma: Any, mode: str = "reflect", cval: float = 0.0,
+                    truncate: float = 4.0, radius: Any = None) -> Any:
+    """Gaussian smoothing of a vector, tensor, ``cp.array`` or nested sequence, as
+    ``scipy.ndimage.gaussian_filter`` with ``order=0`` (module documentation). The result
+    has the shape of ``input`` and its kind (a sequence gives a ``cp.array``)."""
+    from ._interp import elements_and_shape, rebuild
+
+    if mode not in _GAUSS_MODES:
+        raise ValueError(f"mode must be one of {', '.join(map(repr, _GAUSS_MODES))}, not {mode!r}")
+    items, shape = elements_and_shape(input, "input")
+    if not shape:
+        raise ValueError("gaussian_filter needs an input of at least one dimension, got a scalar")
+    ndim = len(shape)
+    sigmas = list(sigma) if isinstance(sigma, Sequence) else [sigma] * ndim
+    radii = list(radius) if isinstance(radius, Sequence) else [radius] * ndim
+    if len(sigmas) != ndim or len(radii) != ndim:
+        raise ValueError(f"sigma and radius need one entry per axis ({ndim}) or one number, got "
+                         f"{len(sigmas)} and {len(radii)}")
+    if any(not isinstance(s, int | float) or not math.isfinite(s) or s < 0 for s in sigmas):
+        raise ValueError(f"sigma must be finite numbers >= 0, got {sigma!r}")
+    data: list[Any] = [e if isinstance(e, value) else float(e) for e in items]
+    strides = [math.prod(shape[d + 1:]) for d in range(ndim)]
+    for axis in range(ndim):
+        sd = float(sigmas[axis])
+        if sd <= 1e-15:
+            continue
+        r = int(truncate * sd + 0.5) if radii[axis] is None else int(radii[axis])
+        if r < 0:
+            raise ValueError(f"radius must be >= 0, got {radii[axis]!r}")
+        weights = _gaussian_kernel(sd, r)
+        n, st = shape[axis], strides[axis]
+        out: list[Any] = []
+        for flat in range(len(data)):
+            pos = flat // st % n
+            base = flat - pos * st
+            terms: list[Any] = []
+            for k, w in enumerate(weights):
+                src = _source_index(pos + k - r, n, mode)
+                terms.append(w * (float(cval) if src is None else data[base + src * st]))
+            out.append(_terms_sum(terms))
+        data = out
+    return rebuild(input, data, shape)

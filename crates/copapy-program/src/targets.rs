@@ -157,6 +157,14 @@ impl TargetInfo {
             .find(|t| t.arch == arch && t.features.missing(has).is_empty())
     }
 
+    /// The target a program of instruction set `arch` needing exactly `needs` was
+    /// compiled for (programs record their target's features), if one is.
+    pub fn for_program(arch: Arch, needs: Features) -> Option<&'static TargetInfo> {
+        TARGETS
+            .iter()
+            .find(|t| t.arch == arch && t.features == needs)
+    }
+
     /// The most widely runnable target of instruction set `arch` (its last row): what a
     /// runner that names only its instruction set (copapy-run before 0.2 answered INFO
     /// with e.g. `arm`) can be assumed to run.

@@ -50,7 +50,9 @@ Runs a copapy program file (written by Target.save).
   --frame-timeout DUR  close a TCP session whose frame (or reply) stalls this long, and
                        one that has not authenticated by then (default 30s)
   --info               print the target this CPU runs and its features, e.g.
-                       armv7 armv6,armv7,vfp2,vfp3, and exit
+                       `armv7 armv6,armv7,vfp2,vfp3`; with PROGRAM also its
+                       target, whether this runner accepts it, its sizes and its
+                       variables (in0, in1, ... in creation order); then exit
   --no-rt              do not try SCHED_FIFO and mlockall in --period mode
   --priority P         SCHED_FIFO priority (default 80)
   -V, --version        print the version and the program format version it reads
@@ -289,6 +291,11 @@ pub fn run(o: Options) -> Result<(), String> {
     }
     if o.info {
         println!("{}", crate::session::info());
+        if let Some(path) = o.program.as_deref() {
+            let bytes = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+            let about = crate::session::program_info(&bytes).map_err(|e| format!("{path}: {e}"))?;
+            println!("{about}");
+        }
         return Ok(());
     }
     if o.listen.is_some() {

@@ -16,6 +16,46 @@ pub fn info() -> String {
     }
 }
 
+/// What `copapy-run PROGRAM --info` prints after [`info`]: the program's target and the
+/// CPU features it needs, whether this runner accepts it (and if not, why), its sizes, and
+/// its variables one `name role dtype shape` line each, in the order of its symbol table
+/// (named variables as written, then `in0, in1, ...` in the order they were created, so
+/// `--set in2=...` is the third input made). Describes a program for any target; only
+/// running needs this CPU.
+pub fn program_info(bytes: &[u8]) -> Result<String, FormatError> {
+    let program = Program::decode(bytes)?;
+    let needs = copapy_program::Features(program.features);
+    let target = copapy_program::targets::TargetInfo::for_program(program.arch, needs)
+        .map_or(program.arch.name(), |t| t.name);
+    let verdict = match copapy_program::Arch::host() {
+        Some(arch) if arch != program.arch => {
+            format!(
+                "no: it is {} code, this runner runs {}",
+                program.arch.name(),
+                arch.name()
+            )
+        }
+        None => "no: copapy has no target for this CPU".to_string(),
+        Some(_) => match needs.missing(cpu::features()) {
+            lacking if lacking.is_empty() => "yes".to_string(),
+            lacking => format!("no: this CPU lacks {lacking}"),
+        },
+    };
+    let mut out = format!(
+        "program {target} needs {needs}\naccepted {verdict}\ncode {} B, data {} B, {} patches, entry {}\n",
+        program.code.len(),
+        program.data.len(),
+        program.patches.len(),
+        program.entry
+    );
+    out.push_str(&format!("variables {}", program.symbols.len()));
+    for s in &program.symbols {
+        out.push_str("\n  ");
+        out.push_str(&describe(s));
+    }
+    Ok(out)
+}
+
 /// Steps run between two checks in [`Session::run_checked`]: few enough that a check
 /// comes soon after a client leaves, many enough that checking costs nothing measurable.
 pub const CHECK_EVERY: u32 = 64;
