@@ -32,7 +32,7 @@ DEFAULT_BUDGET = 200_000_000
 
 INSTALL_HINT = (
     "running code for {target} on this machine needs the unicorn emulator, an optional "
-    "dependency: pip install unicorn capstone (into this environment), or reinstall copapy "
+    "dependency: pip install unicorn capstone (into this environment), or reinstall copapy-rs "
     "with its emulate extra: pip install '.[emulate]' in a checkout of copapy-rs, "
     "pip install 'dist/copapy_rs-<version>-<tags>.whl[emulate]' for a wheel "
     "(the package named copapy on PyPI is the original Copapy, a different project)"
