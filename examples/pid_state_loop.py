@@ -35,4 +35,6 @@ for step in range(300):
         print(f"t={(step + 1) * DT:.2f} y={tg.read_value('y')!r} u={tg.read_value('u')!r}")
 
 if len(sys.argv) > 1:
-    tg.save(sys.argv[1])  # e.g. for: copapy-run pid.cpy --period 1ms
+    # the loop as it stands after these 300 steps (tg.save(path, initial=True): from the start),
+    # e.g. for: copapy-run pid.cpy --period 1ms
+    tg.save(sys.argv[1])

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-wheel=$(ls dist/copapy-*.whl)
+wheel=$(ls dist/copapy_rs-*.whl)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 venv=$tmp/venv

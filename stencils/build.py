@@ -316,9 +316,14 @@ def summary(target, obj, dis):
     _, gfuncs = symbols(target, obj)
     code = sum(gfuncs[n] for n in st)
     helpers = {n: gfuncs[n] for n in gfuncs if n.startswith("cpm_")}
-    return (f"{target}: {len(st)} stencils, {code} bytes of stencil code, helpers "
-            + ", ".join(f"{n} {s}" for n, s in sorted(helpers.items()))
-            + f"; object {os.path.getsize(obj)} bytes")
+    # every helper's size goes to a file (a 4 KB line per target would bury the test log)
+    details = os.path.join(os.path.dirname(HERE), "target", "stencil-sizes", f"{target}.txt")
+    os.makedirs(os.path.dirname(details), exist_ok=True)
+    with open(details, "w") as f:
+        f.writelines(f"{n} {s}\n" for n, s in sorted(helpers.items()))
+    return (f"{target}: {len(st)} stencils, {code} bytes of stencil code, {len(helpers)} helpers "
+            f"({sum(helpers.values())} bytes; each: {os.path.relpath(details)}); "
+            f"object {os.path.getsize(obj)} bytes")
 
 
 def diff_summary(old, new, name):

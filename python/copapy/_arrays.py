@@ -69,6 +69,15 @@ def scalar_or_none(x: Any) -> Any:
     return None
 
 
+def plain(x: Any) -> Any:
+    """``x`` with a NumPy scalar (``np.int64(3)``, ``np.float32(0.5)``) replaced by the Python
+    number it stands for, so plain-number code paths treat both alike; anything else as it is."""
+    if isinstance(x, _SCALAR_TYPES):
+        return x
+    s = scalar_or_none(x)
+    return x if s is None else s
+
+
 def check_elements(vals: tuple[Any, ...], what: str) -> tuple[Any, ...]:
     """Every element must be a value or a Python number (NumPy scalars are converted)."""
     for x in vals:

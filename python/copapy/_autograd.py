@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from typing import Any, overload
 
 from . import _core
+from ._arrays import plain
 from ._core import Container, value
 from ._protocol import describe
 
@@ -41,7 +42,7 @@ _Number = int | float
 def _leaves(x: Any, out: list[Any]) -> None:
     """Appends the scalars of ``x`` (values, plain numbers, or the descriptor of an array
     container) in order."""
-    if isinstance(x, (value, int, float)):
+    if isinstance(plain(x), (value, int, float)):  # NumPy scalars are plain numbers too
         out.append(x)
         return
     c = describe(x)
@@ -64,7 +65,7 @@ def _leaves(x: Any, out: list[Any]) -> None:
 def _rebuild(x: Any, grads: Iterator[Any]) -> Any:
     """``x``'s structure with each scalar replaced by the next gradient (containers rebuilt
     through their descriptor's ``rebuild``; without one, a list or a bare node)."""
-    if isinstance(x, (value, int, float)):
+    if isinstance(plain(x), (value, int, float)):
         return next(grads)
     c = describe(x)
     if c is None:
@@ -81,6 +82,7 @@ def _rebuild(x: Any, grads: Iterator[Any]) -> Any:
 def _gradients(y: Any, leaves: list[Any]) -> list[Any]:
     """d y / d leaf for each leaf: a value for value leaves, an ArrayNode for array
     descriptors, 0.0 for plain numbers."""
+    y = plain(y)
     if isinstance(y, (int, float)) and not isinstance(y, bool):
         return [0.0] * len(leaves)
     if not isinstance(y, value):
@@ -132,8 +134,9 @@ def _expands(out: Any) -> bool:
 
 
 def _grad(out: Any, wrt: Any) -> Any:
+    out = plain(out)  # a NumPy scalar is a plain number (its derivative is 0)
     if isinstance(out, value) or (isinstance(out, (int, float)) and not isinstance(out, bool)):
-        if isinstance(wrt, (value, int, float)):
+        if isinstance(plain(wrt), (value, int, float)):
             return _gradients(out, [wrt])[0]
         leaves: list[Any] = []
         _leaves(wrt, leaves)

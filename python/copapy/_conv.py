@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from . import _core, _packing
 from ._ndarray import array
+from ._shapes import plain_int
 
 T = TypeVar("T")
 
@@ -51,16 +52,18 @@ def _float_array(x: Any, name: str) -> array[Any]:
 
 
 def _pair(v: Any, name: str, minimum: int) -> tuple[int, int]:
-    pair = (v, v) if isinstance(v, int) else tuple(v) if isinstance(v, Sequence) else ()
-    if len(pair) != 2 or not all(type(p) is int and p >= minimum for p in pair):
+    one = plain_int(v)
+    pair = (one, one) if one is not None else tuple(map(plain_int, v)) if isinstance(v, Sequence) else ()
+    if len(pair) != 2 or not all(p is not None and p >= minimum for p in pair):
         raise ValueError(f"{name} must be an int >= {minimum} or a pair of them, got {v!r}")
-    return pair[0], pair[1]
+    return pair[0], pair[1]  # type: ignore[return-value]  # checked above: both ints
 
 
 def _one(v: Any, name: str, minimum: int) -> int:
-    if type(v) is not int or v < minimum:
+    n = plain_int(v)
+    if n is None or n < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {v!r}")
-    return v
+    return n
 
 
 def _out(size: int, k: int, s: int, p: int, d: int) -> int:

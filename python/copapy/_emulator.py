@@ -7,8 +7,10 @@ stop address. The program file is the only thing that crosses to this device; th
 runner core (``_core.place_program``) validates it and applies its patches for the
 addresses chosen here, exactly as a runner on the board would.
 
-unicorn (GPL-2.0) is an optional dependency (``pip install copapy[emulate]``); without
-it, creating an emulator raises an ImportError that says so. capstone, if installed,
+unicorn (GPL-2.0) is an optional dependency, the ``emulate`` extra of the copapy-rs
+distribution; without it, creating an emulator raises an ImportError that says how to
+install it (``INSTALL_HINT``: never by the name ``copapy``, which on PyPI is the original
+Copapy, a different project). capstone, if installed,
 disassembles the code around a fault for the error message.
 """
 
@@ -30,7 +32,10 @@ DEFAULT_BUDGET = 200_000_000
 
 INSTALL_HINT = (
     "running code for {target} on this machine needs the unicorn emulator, an optional "
-    "dependency: pip install 'copapy[emulate]' (or pip install unicorn)"
+    "dependency: pip install unicorn capstone (into this environment), or reinstall copapy-rs "
+    "with its emulate extra: pip install '.[emulate]' in a checkout of copapy-rs, "
+    "pip install 'dist/copapy_rs-<version>-<tags>.whl[emulate]' for a wheel "
+    "(the package named copapy on PyPI is the original Copapy, a different project)"
 )
 
 

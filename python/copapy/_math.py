@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 from typing import Any, TypeAlias, TypeVar, overload
 
-from . import _core, _ndarray
+from . import _arrays, _core, _ndarray
 from ._core import value
 
 U = TypeVar("U", int, float)
@@ -386,6 +386,8 @@ def iif(expression: Any, true_result: Any, false_result: Any) -> Any:
     _check_numbers(iif, expression, true_result, false_result)
     if isinstance(expression, value):
         return _core.iif(expression, true_result, false_result)
+    # a choice made now: NumPy scalars as the Python numbers they stand for
+    expression, true_result, false_result = map(_arrays.plain, (expression, true_result, false_result))
     chosen, other = (true_result, false_result) if expression else (false_result, true_result)
     if _is_float(other) and not _is_float(chosen):
         return chosen * 1.0 if isinstance(chosen, value) else float(chosen)

@@ -33,7 +33,7 @@ from typing import Any, Generic, TypeVar
 from . import _core
 from ._core import ArrayNode, Container, value
 from ._optable import BinaryOp, UnaryOp, is_binary, is_unary
-from ._shapes import check_size, reshape_dims
+from ._shapes import check_size, plain_int, reshape_dims
 
 TNum = TypeVar("TNum", int, float)
 
@@ -283,9 +283,10 @@ class array(Generic[TNum]):
 
     def _flat_index(self, index: tuple[Any, ...]) -> int:
         flat = 0
-        for i, dim in zip(index, self.shape, strict=True):
-            if isinstance(i, bool) or not isinstance(i, int):
-                raise TypeError(f"array indices must be integers, not {_type_name(i)}")
+        for k, dim in zip(index, self.shape, strict=True):
+            i = plain_int(k)
+            if i is None:
+                raise TypeError(f"array indices must be integers, not {_type_name(k)}")
             if not -dim <= i < dim:
                 raise IndexError(f"index {i} is out of range for a dimension of size {dim}")
             flat = flat * dim + i % dim
@@ -294,9 +295,10 @@ class array(Generic[TNum]):
     def element(self, flat_index: int) -> value[TNum]:
         """The element at ``flat_index`` of the row-major order (negative from the end),
         an alias into the array: no code (Copapy's ``array.element``)."""
-        if isinstance(flat_index, bool) or not isinstance(flat_index, int):
+        flat = plain_int(flat_index)
+        if flat is None:
             raise TypeError(f"element() takes an int flat index, not {_type_name(flat_index)}")
-        return _core.array_element(self._cp_node, self._flat_index_dim(flat_index, self.size))
+        return _core.array_element(self._cp_node, self._flat_index_dim(flat, self.size))
 
     def get_values(self, data: Sequence[Any]) -> list[Any]:
         """Flat element data (``size`` numbers in row-major order) nested as lists of
@@ -318,7 +320,7 @@ class array(Generic[TNum]):
         index = key if isinstance(key, tuple) else (key,)
         if len(index) > self.ndim:
             raise IndexError(f"too many indices ({len(index)}) for an array of {self.ndim} dimensions")
-        if len(index) == self.ndim and all(isinstance(i, int) for i in index):
+        if len(index) == self.ndim and all(plain_int(i) is not None for i in index):
             return _core.array_element(self._cp_node, self._flat_index(index))
         for k in index:
             if isinstance(k, slice) and any(isinstance(b, value) for b in (k.start, k.stop, k.step)):
@@ -345,8 +347,8 @@ class array(Generic[TNum]):
                 offset += r.start * src[i]
                 shape.append(len(r))
                 strides.append(r.step * src[i])
-            elif isinstance(k, int) and not isinstance(k, bool):
-                offset += self._flat_index_dim(k, dim) * src[i]
+            elif (n := plain_int(k)) is not None:
+                offset += self._flat_index_dim(n, dim) * src[i]
             else:
                 raise TypeError(f"array indices must be integers or slices, not {_type_name(k)}")
         return self._gather(tuple(shape), strides, offset)
@@ -364,8 +366,8 @@ class array(Generic[TNum]):
                 if i.dtype == "float":
                     raise TypeError("array indices must be int or bool values, not float values")
                 k: Any = minimum(maximum(i + (i < 0) * dim, 0), dim - 1) if self.ndim > 1 else i
-            elif isinstance(i, int) and not isinstance(i, bool):
-                k = self._flat_index_dim(i, dim)
+            elif (n := plain_int(i)) is not None:
+                k = self._flat_index_dim(n, dim)
             else:
                 raise TypeError(f"array indices must be integers or int values, not {_type_name(i)}")
             flat = flat + k * stride
@@ -398,8 +400,8 @@ class array(Generic[TNum]):
                 clamped = minimum(maximum(k + (k < 0) * dim, 0), dim - 1)
                 offset = offset + clamped * src[d]
                 hi += (dim - 1) * src[d]
-            elif isinstance(k, int) and not isinstance(k, bool):
-                at = self._flat_index_dim(k, dim) * src[d]
+            elif (n := plain_int(k)) is not None:
+                at = self._flat_index_dim(n, dim) * src[d]
                 lo, hi, offset = lo + at, hi + at, offset + at
             else:
                 raise TypeError(f"array indices must be integers, slices or int values, not {_type_name(k)}")
@@ -648,9 +650,10 @@ class array(Generic[TNum]):
             return None
         items = axis if isinstance(axis, tuple) else (axis,)
         out: list[int] = []
-        for a in items:
-            if isinstance(a, bool) or not isinstance(a, int):
-                raise TypeError(f"axis must be None, an int or a tuple of ints, not {_type_name(a)}")
+        for item in items:
+            a = plain_int(item)
+            if a is None:
+                raise TypeError(f"axis must be None, an int or a tuple of ints, not {_type_name(item)}")
             if not -self.ndim <= a < self.ndim:
                 raise ValueError(
                     f"axis {a} is out of range for an array of {self.ndim} dimensions "

@@ -17,6 +17,7 @@ import math
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _math
+from ._arrays import plain
 from ._core import value
 from ._ndarray import array
 
@@ -47,6 +48,7 @@ def relu(x: Any) -> Any:
         return _math.maximum(x, 0)
     if _is_container(x):
         return x.map(relu)
+    x = plain(x)  # a NumPy scalar as the Python number it stands for
     if isinstance(x, bool):
         return int(x)
     if isinstance(x, int):
@@ -81,6 +83,7 @@ def sigmoid(x: Any) -> Any:
         return 1.0 / (1.0 + _math.exp(-x))
     if _is_container(x):
         return x.map(sigmoid)
+    x = plain(x)
     if isinstance(x, int | float):
         return _plain_sigmoid(float(x))
     raise TypeError(f"sigmoid expects a number, cp.value or container, got {type(x).__name__}")

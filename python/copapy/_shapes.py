@@ -41,6 +41,24 @@ def check_shape(dims: tuple[int, ...]) -> None:
                          f"{nonzero} elements, more than the {MAX_SIZE} an array can have")
 
 
+def plain_int(x: Any) -> int | None:
+    """``x`` as a Python int when it is an integer as NumPy takes one for an index, an axis or
+    a count: an int or any object with ``__index__`` (NumPy's integer scalars, ``np.int64(1)``),
+    never a bool (NumPy refuses ``True`` and ``np.True_`` there too); None for anything else.
+    The one test of "is an integer" for indices, axes and sizes, so NumPy integer scalars act
+    as Python ints everywhere."""
+    if isinstance(x, bool):
+        return None
+    if isinstance(x, int):
+        return int(x)
+    if not hasattr(type(x), "__index__"):
+        return None
+    try:
+        return operator.index(x)
+    except TypeError:  # np.bool_ has __index__ but refuses it
+        return None
+
+
 def dim(d: Any) -> int:
     """One dimension as NumPy takes it: an int or anything with ``__index__``, not a bool."""
     if isinstance(d, bool):  # as NumPy: True is not a dimension

@@ -12,7 +12,7 @@ from . import _arrays as A
 from . import _core, _packing
 from ._arrays import TNum
 from ._core import value
-from ._shapes import check_shape, reshape_dims
+from ._shapes import check_shape, plain_int, reshape_dims
 from ._shapes import dim as _dim
 from ._vectors import vector
 
@@ -425,10 +425,11 @@ class tensor(A.ArrayBase[TNum]):
 
     def _norm_axes(self, axis: int | Sequence[int]) -> list[int]:
         nd = len(self.shape)
-        axes = [axis] if isinstance(axis, int) else list(axis)
+        one = plain_int(axis)
+        axes: list[Any] = [one] if one is not None else list(cast(Sequence[int], axis))
         out: list[int] = []
-        for a in axes:
-            a = _op.index(a)
+        for item in axes:
+            a = _op.index(item)
             if not -nd <= a < nd:
                 raise ValueError(f"axis {a} is out of bounds for a tensor of shape {self.shape}")
             a %= nd
@@ -587,6 +588,9 @@ def arange(start: float, stop: float | None = None, step: float = 1) -> tensor[f
 def arange(start: float, stop: float | None = None, step: float = 1) -> tensor[Any]:
     """A 1-D tensor of the constants ``start, start + step, …`` below ``stop`` (each one is the
     previous plus ``step``, as in Copapy). ``arange(n)`` is ``0 … n-1``."""
+    # NumPy scalars as the Python numbers they stand for (the constants are Python numbers)
+    start, step = _plain_number(start, "start"), _plain_number(step, "step")
+    stop = None if stop is None else _plain_number(stop, "stop")
     if stop is None:
         start, stop = 0, start
     if step == 0:
@@ -598,6 +602,13 @@ def arange(start: float, stop: float | None = None, step: float = 1) -> tensor[A
         vals.append(cur)
         cur += step
     return _ten(tuple(vals), (len(vals),))
+
+
+def _plain_number(x: Any, name: str) -> Any:
+    s = A.scalar_or_none(x)
+    if s is None or isinstance(s, value):
+        raise TypeError(f"arange: {name} must be a number, not {type(x).__name__}")
+    return s
 
 
 ARANGE_MAX = 1 << 24
@@ -678,7 +689,7 @@ def concat(tensors: Any, *more: Any, axis: int = 0) -> Any:
     ``concat(tensors, axis=0)`` (a second positional argument after the list is the
     axis), or separate arguments."""
     arrays: tuple[Any, ...]
-    positional_axis = len(more) == 1 and isinstance(more[0], int) and not isinstance(more[0], bool)
+    positional_axis = len(more) == 1 and plain_int(more[0]) is not None
     if isinstance(tensors, (list, tuple)) and (not more or positional_axis):
         if more:
             axis = more[0]

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 from . import _math
-from ._arrays import mean_terms, warn_empty_mean
+from ._arrays import mean_terms, plain, warn_empty_mean
 from ._core import value
 
 if TYPE_CHECKING:
@@ -73,7 +73,8 @@ def sorting_network(n: int) -> list[tuple[int, int]]:
 
 def _as_list(samples: Iterable[Any], what: str, allow_empty: bool = False) -> list[Any]:
     values = getattr(samples, "values", None)  # a 1-D tensor iterates as 0-d tensors
-    items = list(values if isinstance(values, tuple) else samples)
+    # NumPy scalars as the Python numbers they stand for
+    items = [plain(s) for s in (values if isinstance(values, tuple) else samples)]
     if not items and not allow_empty:
         raise ValueError(f"{what} of an empty vector")
     for s in items:

@@ -153,7 +153,7 @@ def wheel(wheelhouse: Path, copy: Path, tmp_path_factory: pytest.TempPathFactory
     tmp = tmp_path_factory.mktemp("build-tmp")
     before = tree(copy)
     run([copy / "scripts" / "build_wheel.sh"], env=build_env(tmp))
-    wheels = list((copy / "dist").glob("copapy-*.whl"))
+    wheels = list((copy / "dist").glob("copapy_rs-*.whl"))
     assert len(wheels) == 1
     assert tree(copy) - before == {"dist", f"dist/{wheels[0].name}"} | (
         {"python/copapy/_core.abi3.so"} - before)
@@ -171,6 +171,52 @@ def test_wheel_without_a_rust_toolchain(wheel: Path, tmp_path: Path) -> None:
     (tmp_path / "work").mkdir()
     where = check_install(bin_dir, tmp_path / "work", clean_path, env)
     assert where.startswith(str(tmp_path / "venv")), where
+
+
+@pytest.fixture(scope="module")
+def emulator_wheels(wheelhouse: Path) -> Path:
+    """unicorn and capstone at the versions scripts/requirements-dev.txt pins, downloaded
+    once into the wheelhouse, so the emulate extra installs offline."""
+    lines = (ROOT / "scripts" / "requirements-dev.txt").read_text().splitlines()
+    for package in ("unicorn", "capstone"):
+        pin = next(line for line in lines if line.startswith(f"{package}=="))
+        if not list(WHEELHOUSE.glob(f"{package}-{pin.split('==')[1]}-*.whl")):
+            run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:", "-d",
+                 WHEELHOUSE, pin])
+    return WHEELHOUSE
+
+
+EMULATED = """
+import json, sys
+from importlib.metadata import distribution
+import copapy as cp
+a = cp.value(0.75, name="a")
+tg = cp.Target("riscv32")
+y = (a * 3.0 + 1.0) / (a * a + 0.5)
+tg.compile(y, names={"y": y})
+tg.write_value("a", 1.25)
+tg.run()
+print(json.dumps({"name": distribution("copapy-rs").metadata["Name"], "y": tg.read_value("y")}))
+"""
+
+
+def test_the_wheels_emulate_extra_installs_the_emulator(wheel: Path, emulator_wheels: Path,
+                                                        tmp_path: Path) -> None:
+    """What the emulator's missing-unicorn message says for a wheel works: the extra on
+    the wheel's path installs unicorn and capstone, and a riscv32 program then runs
+    (the result compared with NumPy float32); the distribution is copapy-rs."""
+    from copapy._emulator import INSTALL_HINT
+
+    assert "pip install 'dist/copapy_rs-<version>-<tags>.whl[emulate]'" in INSTALL_HINT
+    assert wheel.parent.name == "dist" and wheel.name.startswith("copapy_rs-")
+    bin_dir = fresh_venv(tmp_path / "venv")
+    (tmp_path / "tmp").mkdir()
+    env = build_env(tmp_path / "tmp", f"{bin_dir}:/usr/bin:/bin")
+    pip_install(bin_dir, f"{wheel}[emulate]", env=env)
+    out = json.loads(run([bin_dir / "python", "-c", EMULATED], cwd=tmp_path, env=env).stdout)
+    assert out["name"] == "copapy-rs"
+    a = F32(1.25)
+    assert F32(out["y"]) == (a * F32(3.0) + F32(1.0)) / (a * a + F32(0.5))
 
 
 def test_build_wheel_leaves_nothing_when_it_fails(copy: Path, wheel: Path, tmp_path: Path) -> None:

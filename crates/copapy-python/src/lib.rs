@@ -23,6 +23,7 @@ mod jit;
 #[allow(unsafe_code)]
 mod ndarray;
 mod runner_cli;
+mod snapshot;
 mod spec_cache;
 mod structural;
 mod symbols;

@@ -19,6 +19,7 @@ use crate::array::PyArrayNode;
 use crate::container::{self, Contents, PyContainer};
 use crate::convert::{bits_for, number_bits, to_python, type_name};
 use crate::device::{DataWrite, Device};
+use crate::snapshot;
 use crate::structural::StructuralIndex;
 use crate::symbols;
 use crate::value::PyValue;
@@ -281,6 +282,27 @@ impl Target {
 
     fn loaded(&self) -> PyResult<&Loaded> {
         self.loaded.as_ref().ok_or_else(no_program)
+    }
+
+    /// The program file: as compiled (`initial`), or with the current bytes of every
+    /// variable a user can write (`snapshot.rs`): the writable symbols, and the inputs,
+    /// states and data arrays this Target compiled (a `names=` entry mixing inputs with
+    /// computed values is an output symbol, but its inputs are still written).
+    fn file_bytes(&self, py: Python<'_>, initial: bool) -> PyResult<Vec<u8>> {
+        let loaded = self.loaded()?;
+        if initial {
+            return Ok(loaded.program.encode());
+        }
+        let vars = loaded.vars.values().filter(|v| v.input).map(|v| {
+            let size = if v.len > 0 { 4 * v.len } else { 4 };
+            (v.offset, v.offset + size)
+        });
+        let ranges = snapshot::merge(
+            snapshot::writable_symbol_ranges(&loaded.program.symbols)
+                .chain(vars)
+                .collect(),
+        );
+        snapshot::encode_current(py, &loaded.program, &loaded.device, &ranges)
     }
 
     /// Where `v` lives: found by identity, else a compiled value structurally equal to it
@@ -926,15 +948,20 @@ impl Target {
         self.spec.name
     }
 
-    /// The compiled program as a program file (what any device or runner loads; see
-    /// docs/program-format.md).
-    fn program_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(py, &self.loaded()?.program.encode()))
+    /// The program as a program file (what any device or runner loads; see
+    /// docs/program-format.md), carrying the current values of its inputs and state
+    /// (what `write_value` set and runs advanced, read back from the device); with
+    /// `initial=True`, the values it was compiled with.
+    #[pyo3(signature = (*, initial = false))]
+    fn program_bytes<'py>(&self, py: Python<'py>, initial: bool) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.file_bytes(py, initial)?))
     }
 
-    /// Writes the compiled program to `path` as a program file, for `cp.load` or `copapy-run`.
-    fn save(&self, path: std::path::PathBuf) -> PyResult<()> {
-        let bytes = self.loaded()?.program.encode();
+    /// Writes the program to `path` as a program file, for `cp.load` or `copapy-run`: with
+    /// the current values of its inputs and state, or (`initial=True`) the compiled ones.
+    #[pyo3(signature = (path, *, initial = false))]
+    fn save(&self, py: Python<'_>, path: std::path::PathBuf, initial: bool) -> PyResult<()> {
+        let bytes = self.file_bytes(py, initial)?;
         std::fs::write(&path, bytes).map_err(|e| {
             pyo3::exceptions::PyOSError::new_err(format!("cannot write {}: {e}", path.display()))
         })
