@@ -95,12 +95,12 @@ def _callees(target, insns):
                    if i.kind in ("call", "tailcall")})
 
 
-def table(dis_texts):
-    """{target: {name: [fewest, most] or None}} from {target: golden disassembly}."""
-    import build
+def table(functions):
+    """{target: {name: [fewest, most] or None}} from {target: its golden disassembly's
+    functions, as build.parse_functions gives them}."""
     return {t: {n: (list(b) if b else None)
-                for n, b in sorted(target_bounds(t, build.parse_functions(d)).items())}
-            for t, d in dis_texts.items()}
+                for n, b in sorted(target_bounds(t, fns).items())}
+            for t, fns in functions.items()}
 
 
 def encode(tab):

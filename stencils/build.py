@@ -373,7 +373,7 @@ def build_target(target, check, bless, failures):
 def generated_from_dis(check):
     """The instruction-bounds table and its doc (bounds.py), from the committed
     disassembly of every target: written, or with --check compared."""
-    tab = bounds.table({t: open(paths(t)[1]).read() for t in TARGETS})
+    tab = bounds.table({t: parse_functions(open(paths(t)[1]).read()) for t in TARGETS})
     failures = []
     for path, text in ((bounds.TABLE, bounds.encode(tab)), (bounds.DOC, bounds.doc(tab))):
         old = open(path).read() if os.path.exists(path) else ""
