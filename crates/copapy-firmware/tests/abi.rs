@@ -7,7 +7,7 @@ mod common;
 use core::ffi::{c_char, CStr};
 use core::ptr::{null, null_mut};
 
-use common::{program, Region, COUNTER, PAGE};
+use common::{load_into, program, Region, COUNTER, PAGE};
 use copapy_firmware::{
     copapy_error_message, copapy_load, copapy_run, copapy_symbol, copapy_symbol_at, CopapyProgram,
 };
@@ -33,18 +33,7 @@ fn message(code: i32) -> &'static str {
 fn load(file: &[u8]) -> (Region, CopapyProgram) {
     let region = Region::new();
     let mut p = zeroed();
-    // SAFETY: every buffer is valid for its length and they are disjoint.
-    let r = unsafe {
-        copapy_load(
-            file.as_ptr(),
-            file.len(),
-            region.code(),
-            PAGE,
-            region.data(),
-            PAGE,
-            &mut p,
-        )
-    };
+    let r = load_into(file, &region, &mut p);
     assert_eq!(r, 0, "{}", message(r));
     region.seal();
     (region, p)
@@ -271,18 +260,7 @@ fn load_untouched(file: &[u8]) -> (i32, bool) {
     let pages = unsafe { core::slice::from_raw_parts_mut(region.code(), 2 * PAGE) };
     pages.fill(0xEE);
     let mut p = zeroed();
-    // SAFETY: disjoint buffers valid for their lengths.
-    let r = unsafe {
-        copapy_load(
-            file.as_ptr(),
-            file.len(),
-            region.code(),
-            PAGE,
-            region.data(),
-            PAGE,
-            &mut p,
-        )
-    };
+    let r = load_into(file, &region, &mut p);
     (r, pages.iter().all(|&b| b == 0xEE) && p.loaded == 0)
 }
 

@@ -3,9 +3,9 @@
 
 mod common;
 
-use common::{program, Region, PAGE};
+use common::{load_into, program, Region};
 use copapy_firmware::{
-    copapy_cpu_features, copapy_load, copapy_set_cpu_features, CopapyProgram, RUNNER_FEATURES,
+    copapy_cpu_features, copapy_set_cpu_features, CopapyProgram, RUNNER_FEATURES,
 };
 use copapy_program::Features;
 
@@ -18,18 +18,7 @@ fn load(features_needed: u32) -> i32 {
     let region = Region::new();
     // SAFETY: zero is valid for every field of the struct.
     let mut p: CopapyProgram = unsafe { core::mem::zeroed() };
-    // SAFETY: disjoint buffers valid for their lengths.
-    unsafe {
-        copapy_load(
-            file.as_ptr(),
-            file.len(),
-            region.code(),
-            PAGE,
-            region.data(),
-            PAGE,
-            &mut p,
-        )
-    }
+    load_into(&file, &region, &mut p)
 }
 
 #[test]

@@ -2,6 +2,7 @@
 // Each test binary uses part of this module.
 #![allow(dead_code)]
 
+use copapy_firmware::{copapy_load, CopapyProgram};
 use copapy_program::{Arch, Base, ElementType, Encoding, Patch, Program, Role, Symbol};
 
 /// Data offset of the step counter the program increments.
@@ -84,5 +85,23 @@ impl Drop for Region {
     fn drop(&mut self) {
         // SAFETY: the mapping made in `new`.
         unsafe { libc::munmap(self.base.cast(), 2 * PAGE) };
+    }
+}
+
+/// `copapy_load(file, region's code page, region's data page, out)`: the buffers of one
+/// [`Region`], disjoint and valid for their lengths.
+pub fn load_into(file: &[u8], region: &Region, out: &mut CopapyProgram) -> i32 {
+    // SAFETY: `file` is valid for its length; the code and data pages are the region's
+    // two disjoint read+write pages; `out` is a valid struct.
+    unsafe {
+        copapy_load(
+            file.as_ptr(),
+            file.len(),
+            region.code(),
+            PAGE,
+            region.data(),
+            PAGE,
+            out,
+        )
     }
 }
