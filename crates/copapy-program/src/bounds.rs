@@ -1,0 +1,127 @@
+//! The instruction bounds a program file carries (format version 4, see
+//! [`crate::format::BOUNDS_VERSION`]): how many instructions one run executes.
+//!
+//! The section is [`BOUNDS_BYTES`] bytes after the symbol records: `flags: u32` (bit 0:
+//! unbounded, every other bit 0), `fewest: u64`, `most: u64`. An unbounded program
+//! stores both counts as 0, so every program has exactly one encoding.
+
+use crate::format::{u32_at, u64_at};
+use crate::FormatError;
+
+/// Size of the instruction-bounds section.
+pub const BOUNDS_BYTES: usize = 20;
+/// Flag bit: some step has no static bound.
+const UNBOUNDED: u32 = 1;
+
+/// Instructions one run of a program executes, as the compiler bounded them from the
+/// stencil build's control-flow analysis (`docs/determinism.md`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstructionBounds {
+    /// At least `fewest` and at most `most` instructions (equal when the program is
+    /// branch-free).
+    Known {
+        /// The shortest path through one run.
+        fewest: u64,
+        /// The longest path through one run.
+        most: u64,
+    },
+    /// A step has no static bound (a loop kernel whose trip count the stencil build
+    /// does not bound).
+    Unbounded,
+}
+
+impl InstructionBounds {
+    /// The section's bytes.
+    pub fn to_bytes(self) -> [u8; BOUNDS_BYTES] {
+        let (flags, fewest, most) = match self {
+            InstructionBounds::Known { fewest, most } => (0, fewest, most),
+            InstructionBounds::Unbounded => (UNBOUNDED, 0, 0),
+        };
+        let mut out = [0; BOUNDS_BYTES];
+        out[..4].copy_from_slice(&flags.to_le_bytes());
+        out[4..12].copy_from_slice(&fewest.to_le_bytes());
+        out[12..].copy_from_slice(&most.to_le_bytes());
+        out
+    }
+
+    /// Reads the section (`bytes` is [`BOUNDS_BYTES`] long; shorter reads as zeros).
+    pub fn from_bytes(bytes: &[u8]) -> Result<InstructionBounds, FormatError> {
+        let (flags, fewest, most) = (u32_at(bytes, 0), u64_at(bytes, 4), u64_at(bytes, 12));
+        let bounds = match flags {
+            0 => InstructionBounds::Known { fewest, most },
+            UNBOUNDED => InstructionBounds::Unbounded,
+            _ => {
+                return Err(FormatError::BadInstructionBounds {
+                    flags,
+                    fewest,
+                    most,
+                })
+            }
+        };
+        bounds.check()?;
+        if bounds.to_bytes() != *bytes {
+            // unbounded with counts: not the one encoding of its program
+            return Err(FormatError::BadInstructionBounds {
+                flags,
+                fewest,
+                most,
+            });
+        }
+        Ok(bounds)
+    }
+
+    /// Refuses bounds whose fewest count exceeds the most.
+    pub fn check(self) -> Result<(), FormatError> {
+        match self {
+            InstructionBounds::Known { fewest, most } if fewest > most => {
+                Err(FormatError::BadInstructionBounds {
+                    flags: 0,
+                    fewest,
+                    most,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(all(test, feature = "alloc"))]
+mod tests {
+    use super::*;
+    use alloc::format;
+
+    #[test]
+    fn round_trip_and_refusals() {
+        for b in [
+            InstructionBounds::Known {
+                fewest: 40,
+                most: 40,
+            },
+            InstructionBounds::Known {
+                fewest: 0,
+                most: u64::MAX,
+            },
+            InstructionBounds::Unbounded,
+        ] {
+            assert_eq!(InstructionBounds::from_bytes(&b.to_bytes()), Ok(b));
+        }
+        let bad = InstructionBounds::Known {
+            fewest: 41,
+            most: 40,
+        };
+        let e = bad.check().unwrap_err();
+        assert_eq!(InstructionBounds::from_bytes(&bad.to_bytes()), Err(e));
+        assert!(
+            format!("{e}").contains("at least 41 but at most 40 instructions"),
+            "{e}"
+        );
+        let mut b = InstructionBounds::Unbounded.to_bytes();
+        b[4] = 1;
+        let e = InstructionBounds::from_bytes(&b).unwrap_err();
+        assert!(format!("{e}").contains("unbounded but carry counts"), "{e}");
+        let mut b = InstructionBounds::Unbounded.to_bytes();
+        b[0] = 2;
+        let e = InstructionBounds::from_bytes(&b).unwrap_err();
+        assert!(format!("{e}").contains("unknown flags 0x2"), "{e}");
+    }
+}
