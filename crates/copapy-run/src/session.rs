@@ -2,7 +2,7 @@
 //! stdio lines, frames over TCP or pipes) drives.
 #![forbid(unsafe_code)]
 
-use copapy_program::{ElementType, FormatError, Program, Role, Symbol};
+use copapy_program::{ElementType, FormatError, InstructionBounds, Program, Role, Symbol};
 use copapy_runner::{cpu, LoadError, LoadedProgram};
 
 /// What this runner runs, as INFO answers and `--info` prints: the best target for its
@@ -48,12 +48,29 @@ pub fn program_info(bytes: &[u8]) -> Result<String, FormatError> {
         program.patches.len(),
         program.entry
     );
+    out.push_str(&instructions_line(program.instructions));
     out.push_str(&format!("variables {}", program.symbols.len()));
     for s in &program.symbols {
         out.push_str("\n  ");
         out.push_str(&describe(s));
     }
     Ok(out)
+}
+
+/// The `--info` line on how many instructions one run executes, as the file records it.
+fn instructions_line(bounds: Option<InstructionBounds>) -> String {
+    match bounds {
+        Some(InstructionBounds::Known { fewest, most }) if fewest == most => {
+            format!("instructions per run {fewest} to {most} (constant)\n")
+        }
+        Some(InstructionBounds::Known { fewest, most }) => {
+            format!("instructions per run {fewest} to {most}\n")
+        }
+        Some(InstructionBounds::Unbounded) => {
+            "instructions per run unbounded: has loop kernels without a static bound\n".into()
+        }
+        None => "instructions per run not recorded (a format version 2 or 3 file)\n".into(),
+    }
 }
 
 /// Steps run between two checks in [`Session::run_checked`]: few enough that a check
