@@ -37,37 +37,30 @@ impl InstructionBounds {
             InstructionBounds::Known { fewest, most } => (0, fewest, most),
             InstructionBounds::Unbounded => (UNBOUNDED, 0, 0),
         };
+        let fields = flags.to_le_bytes().into_iter();
+        let fields = fields.chain(fewest.to_le_bytes()).chain(most.to_le_bytes());
         let mut out = [0; BOUNDS_BYTES];
-        out[..4].copy_from_slice(&flags.to_le_bytes());
-        out[4..12].copy_from_slice(&fewest.to_le_bytes());
-        out[12..].copy_from_slice(&most.to_le_bytes());
+        for (o, b) in out.iter_mut().zip(fields) {
+            *o = b;
+        }
         out
     }
 
-    /// Reads the section (`bytes` is [`BOUNDS_BYTES`] long; shorter reads as zeros).
+    /// Reads and checks the section (`bytes` is [`BOUNDS_BYTES`] long; shorter reads
+    /// as zeros). Written without slice copies, whose length panics would pull
+    /// `core::fmt` into a firmware runner.
     pub fn from_bytes(bytes: &[u8]) -> Result<InstructionBounds, FormatError> {
         let (flags, fewest, most) = (u32_at(bytes, 0), u64_at(bytes, 4), u64_at(bytes, 12));
-        let bounds = match flags {
-            0 => InstructionBounds::Known { fewest, most },
-            UNBOUNDED => InstructionBounds::Unbounded,
-            _ => {
-                return Err(FormatError::BadInstructionBounds {
-                    flags,
-                    fewest,
-                    most,
-                })
-            }
-        };
-        bounds.check()?;
-        if bounds.to_bytes() != *bytes {
-            // unbounded with counts: not the one encoding of its program
-            return Err(FormatError::BadInstructionBounds {
+        match flags {
+            0 if fewest <= most => Ok(InstructionBounds::Known { fewest, most }),
+            // counts on an unbounded program would give it a second encoding
+            UNBOUNDED if fewest | most == 0 => Ok(InstructionBounds::Unbounded),
+            _ => Err(FormatError::BadInstructionBounds {
                 flags,
                 fewest,
                 most,
-            });
+            }),
         }
-        Ok(bounds)
     }
 
     /// Refuses bounds whose fewest count exceeds the most.
