@@ -73,7 +73,7 @@ pub fn message(error: i32) -> &'static CStr {
         TRUNCATED => c"file truncated",
         TRAILING => c"bytes after the end of the program",
         CHECKSUM => c"checksum mismatch: file corrupted",
-        BAD_RECORD => c"malformed patch, symbol or instruction-bounds record",
+        BAD_RECORD => c"malformed patch or symbol record",
         ENTRY => c"entry point outside the code",
         PATCH_RANGE => c"patch outside its buffer",
         SYMBOL_RANGE => c"variable outside the data",

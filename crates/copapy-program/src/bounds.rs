@@ -5,13 +5,35 @@
 //! unbounded, every other bit 0), `fewest: u64`, `most: u64`. An unbounded program
 //! stores both counts as 0, so every program has exactly one encoding.
 
-use crate::format::{u32_at, u64_at};
 use crate::FormatError;
 
 /// Size of the instruction-bounds section.
 pub const BOUNDS_BYTES: usize = 20;
 /// Flag bit: some step has no static bound.
 const UNBOUNDED: u32 = 1;
+
+/// What is wrong with an instruction-bounds section (a byte, so [`FormatError`] stays
+/// small: its size is copied wherever a firmware runner passes an error along).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoundsProblem {
+    /// The fewest count exceeds the most.
+    FewestAboveMost,
+    /// The unbounded flag is set but a count is not 0.
+    CountsWhenUnbounded,
+    /// A flag bit other than bit 0 is set.
+    UnknownFlags,
+}
+
+impl BoundsProblem {
+    /// What the message says.
+    pub const fn describe(self) -> &'static str {
+        match self {
+            BoundsProblem::FewestAboveMost => "say more instructions at fewest than at most",
+            BoundsProblem::CountsWhenUnbounded => "say unbounded but carry counts",
+            BoundsProblem::UnknownFlags => "have unknown flag bits",
+        }
+    }
+}
 
 /// Instructions one run of a program executes, as the compiler bounded them from the
 /// stencil build's control-flow analysis (`docs/determinism.md`).
@@ -46,21 +68,27 @@ impl InstructionBounds {
         out
     }
 
-    /// Reads and checks the section (`bytes` is [`BOUNDS_BYTES`] long; shorter reads
-    /// as zeros). Written without slice copies, whose length panics would pull
-    /// `core::fmt` into a firmware runner.
+    /// Reads and checks the section (shorter than [`BOUNDS_BYTES`]: unknown flags).
+    /// Written for a small firmware runner: one length check, then fixed-index reads
+    /// (no slice copies, whose length panics would pull in `core::fmt`).
     pub fn from_bytes(bytes: &[u8]) -> Result<InstructionBounds, FormatError> {
-        let (flags, fewest, most) = (u32_at(bytes, 0), u64_at(bytes, 4), u64_at(bytes, 12));
-        match flags {
-            0 if fewest <= most => Ok(InstructionBounds::Known { fewest, most }),
-            // counts on an unbounded program would give it a second encoding
-            UNBOUNDED if fewest | most == 0 => Ok(InstructionBounds::Unbounded),
-            _ => Err(FormatError::BadInstructionBounds {
-                flags,
-                fewest,
-                most,
-            }),
-        }
+        let problem = match bytes.first_chunk::<BOUNDS_BYTES>() {
+            Some(b) => {
+                let word = |at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+                let wide = |at: usize| word(at) as u64 | (word(at + 4) as u64) << 32;
+                let (flags, fewest, most) = (word(0), wide(4), wide(12));
+                match flags {
+                    0 if fewest <= most => return Ok(InstructionBounds::Known { fewest, most }),
+                    0 => BoundsProblem::FewestAboveMost,
+                    // counts on an unbounded program would give it a second encoding
+                    UNBOUNDED if fewest | most == 0 => return Ok(InstructionBounds::Unbounded),
+                    UNBOUNDED => BoundsProblem::CountsWhenUnbounded,
+                    _ => BoundsProblem::UnknownFlags,
+                }
+            }
+            None => BoundsProblem::UnknownFlags,
+        };
+        Err(FormatError::BadInstructionBounds { problem })
     }
 
     /// Refuses bounds whose fewest count exceeds the most.
@@ -68,9 +96,7 @@ impl InstructionBounds {
         match self {
             InstructionBounds::Known { fewest, most } if fewest > most => {
                 Err(FormatError::BadInstructionBounds {
-                    flags: 0,
-                    fewest,
-                    most,
+                    problem: BoundsProblem::FewestAboveMost,
                 })
             }
             _ => Ok(()),
@@ -105,7 +131,7 @@ mod tests {
         let e = bad.check().unwrap_err();
         assert_eq!(InstructionBounds::from_bytes(&bad.to_bytes()), Err(e));
         assert!(
-            format!("{e}").contains("at least 41 but at most 40 instructions"),
+            format!("{e}").contains("say more instructions at fewest than at most"),
             "{e}"
         );
         let mut b = InstructionBounds::Unbounded.to_bytes();
@@ -115,6 +141,6 @@ mod tests {
         let mut b = InstructionBounds::Unbounded.to_bytes();
         b[0] = 2;
         let e = InstructionBounds::from_bytes(&b).unwrap_err();
-        assert!(format!("{e}").contains("unknown flags 0x2"), "{e}");
+        assert!(format!("{e}").contains("unknown flag bits"), "{e}");
     }
 }

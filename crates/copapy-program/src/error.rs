@@ -46,12 +46,8 @@ pub enum FormatError {
     /// The instruction-bounds section (version 4) is malformed: unknown flag bits,
     /// counts on an unbounded program, or more fewest than most instructions.
     BadInstructionBounds {
-        /// The flags field.
-        flags: u32,
-        /// The fewest count.
-        fewest: u64,
-        /// The most count.
-        most: u64,
+        /// Which of the three.
+        problem: crate::bounds::BoundsProblem,
     },
     /// The architecture byte names no known architecture.
     UnknownArch(u8),
@@ -249,15 +245,12 @@ impl fmt::Display for FormatError {
                  {needed} (copapy writes the oldest version that holds a program): the file is \
                  damaged or was not written by copapy"
             ),
-            BadInstructionBounds { flags, fewest, most } => {
-                f.write_str("program file's instruction bounds ")?;
-                match flags {
-                    0 => write!(f, "say at least {fewest} but at most {most} instructions per run")?,
-                    1 => write!(f, "say unbounded but carry counts ({fewest}, {most})")?,
-                    _ => write!(f, "have unknown flags {flags:#x}")?,
-                }
-                f.write_str(": the file is damaged or was not written by copapy")
-            }
+            BadInstructionBounds { problem } => write!(
+                f,
+                "program file's instruction bounds {}: the file is damaged or was not written \
+                 by copapy",
+                problem.describe()
+            ),
             UnknownArch(a) => write!(f, "program names unknown architecture number {a}"),
             ArchMismatch { program, runner } => write!(
                 f,

@@ -185,10 +185,6 @@ pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
         .map_or(0, u32::from_le_bytes)
 }
 
-pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
-    u32_at(b, at) as u64 | (u32_at(b, at.wrapping_add(4)) as u64) << 32
-}
-
 /// `b[from..to]`, or empty where that is out of range (callers check bounds first).
 pub(crate) fn sub(b: &[u8], from: usize, to: usize) -> &[u8] {
     b.get(from..to).unwrap_or(&[])

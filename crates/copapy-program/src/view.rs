@@ -290,6 +290,11 @@ impl<'a> ProgramView<'a> {
             });
         }
         view.check_unique_names()?;
+        // Their contents are checked where they can be used (the `alloc` readers:
+        // `Program::decode`, copapy-run, cp.load). A firmware build keeps nothing of
+        // them, so its loader checks only their length and checksum: the check would
+        // cost it about 140 bytes of code for numbers it never reads.
+        #[cfg(feature = "alloc")]
         if bounds_len > 0 {
             InstructionBounds::from_bytes(view.bounds)?;
         }
