@@ -115,7 +115,7 @@ def test_fewest_above_most_is_named_by_the_runner(tmp_path: Path) -> None:
     _, file = compiled()
     path = tmp_path / "bad.cpy"
     path.write_bytes(with_bounds(file, 0, 41, 40))
-    with pytest.raises(ValueError, match="say at least 41 but at most 40 instructions per run"):
+    with pytest.raises(ValueError, match="say more instructions at fewest than at most"):
         cp.load(str(path))
     done = subprocess.run([standalone_runner(), str(path), "--info"], capture_output=True, text=True)
-    assert done.returncode != 0 and "at least 41 but at most 40" in done.stderr
+    assert done.returncode != 0 and "more instructions at fewest than at most" in done.stderr
