@@ -326,6 +326,32 @@ mod tests {
     }
 
     #[test]
+    fn info_prints_the_instruction_bounds_the_file_records() {
+        let mut p = Program::new(Arch::X86_64, vec![0xC3], vec![0; 4], vec![], 0);
+        let line = |p: &Program| {
+            let info = program_info(&p.encode()).unwrap();
+            let found = info.lines().find(|l| l.starts_with("instructions per run"));
+            found.unwrap().to_string()
+        };
+        assert_eq!(
+            line(&p),
+            "instructions per run not recorded (a format version 2 or 3 file)"
+        );
+        p.instructions = Some(InstructionBounds::Known { fewest: 1, most: 1 });
+        assert_eq!(line(&p), "instructions per run 1 to 1 (constant)");
+        p.instructions = Some(InstructionBounds::Known {
+            fewest: 12,
+            most: 438,
+        });
+        assert_eq!(line(&p), "instructions per run 12 to 438");
+        p.instructions = Some(InstructionBounds::Unbounded);
+        assert_eq!(
+            line(&p),
+            "instructions per run unbounded: has loop kernels without a static bound"
+        );
+    }
+
+    #[test]
     fn byte_variables_read_and_write_one_byte_per_element() {
         let mut s = session();
         assert_eq!(s.get("b").unwrap(), vec![0, 0, 0]);
