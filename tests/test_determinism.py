@@ -212,12 +212,24 @@ def test_element_wise_array_operations_take_the_same_instructions_for_any_elemen
                 assert len(set(counts)) == 1, f"{name}[{n}] on {arch}: {counts}"
 
 
-def test_a_program_read_from_a_file_has_no_bounds() -> None:
-    tg = cp.Target("riscv64")
-    tg.compile(cp.value(1.0) + cp.value(2.0))
+@pytest.mark.parametrize("arch", ["riscv64", "cortex-m4"])
+def test_a_program_read_from_a_file_keeps_its_bounds(arch: str) -> None:
+    tg = cp.Target(arch)
+    tg.compile(cp.minimum(cp.value(1.0), cp.value(2.0)) * cp.value(3.0))
     loaded = cp.loads(bytes(tg.program_bytes()))
-    with pytest.raises(ValueError, match="does not record its steps"):
-        loaded.max_instructions()
+    counted = counted_run(loaded)  # unicorn, on the file's own code
+    assert loaded.min_instructions() == loaded.max_instructions() == counted
+    assert (loaded.min_instructions(), loaded.max_instructions()) == (
+        tg.min_instructions(), tg.max_instructions())
+
+
+def test_a_file_records_a_program_without_a_static_bound() -> None:
+    tg = cp.Target("riscv32")
+    tg.compile(cp.array([1.0, 2.0, 3.0, 4.0]).reshape(2, 2).max(axis=1))
+    loaded = cp.loads(bytes(tg.program_bytes()))
+    for method in (loaded.max_instructions, loaded.min_instructions):
+        with pytest.raises(ValueError, match="loop kernels without a static bound"):
+            method()
 
 
 _BRANCH_FREE = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b,

@@ -51,7 +51,10 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     tg.save(path)
     data = path.read_bytes()
     assert data == tg.program_bytes()
-    assert data[:4] == b"CPPY" and struct.unpack_from("<H", data, 4)[0] == 2
+    # version 4: it carries its instruction bounds, the last 20 bytes (flags, fewest, most)
+    assert data[:4] == b"CPPY" and struct.unpack_from("<H", data, 4)[0] == 4
+    assert struct.unpack_from("<IQQ", data, len(data) - 20) == (
+        0, tg.min_instructions(), tg.max_instructions())
     # the checksum is zlib's CRC-32 over the header without its checksum field, then the rest
     assert struct.unpack_from("<I", data, 40)[0] == zlib.crc32(data[:40] + data[HEADER:])
 
@@ -96,6 +99,8 @@ def saved_program() -> bytes:
         (lambda d: d.__delitem__(slice(len(d) - 3, None)), "file truncated"),
         (lambda d: d.extend(b"\0"), "bytes after the end"),
         (lambda d: (struct.pack_into("<I", d, 36, 1 << 20), reseal(d)), "entry point"),
+        (lambda d: (struct.pack_into("<QQ", d, len(d) - 16, 2, 1), reseal(d)),
+         "instruction bounds say more instructions at fewest than at most"),
     ],
 )
 def test_malformed_files_are_refused_with_their_own_message(edit: object, message: str) -> None:

@@ -64,3 +64,47 @@ def test_a_damaged_file_is_refused_with_its_reason(tmp_path: Path) -> None:
     path.write_bytes(bytes(good))
     done = subprocess.run([standalone_runner(), str(path), "--info"], capture_output=True, text=True)
     assert done.returncode != 0 and str(path) in done.stderr and "checksum" in done.stderr.lower()
+
+
+def _bounds_line(lines: list[str]) -> str:
+    found = [line for line in lines if line.startswith("instructions per run ")]
+    assert len(found) == 1, lines
+    return found[0]
+
+
+@pytest.mark.parametrize("arch", ["x86_64", "cortex-m4", "riscv32"])
+def test_info_shows_the_instruction_bounds_the_program_was_compiled_with(
+        arch: str, tmp_path: Path) -> None:
+    from test_determinism import counted_run  # unicorn's count: the independent reference
+
+    x, y = cp.value(1.5, name="x"), cp.value(-2.0, name="y")
+    tg = Target(arch)
+    tg.compile(cp.maximum(x * y, y) + cp.iif(x < y, x, y))  # branch-free
+    path = tmp_path / "bounded.cpy"
+    tg.save(str(path))
+    most = tg.max_instructions()
+    assert tg.min_instructions() == most == counted_run(tg)
+    assert _bounds_line(info(path)) == f"instructions per run {most} to {most} (constant)"
+    loaded = cp.load(str(path))
+    assert (loaded.min_instructions(), loaded.max_instructions()) == (most, most)
+
+
+def test_info_shows_a_range_for_a_data_dependent_program(tmp_path: Path) -> None:
+    tg = Target()
+    tg.compile(cp.exp(cp.value(0.5)) + cp.sin(cp.value(2.0)))
+    path = tmp_path / "range.cpy"
+    tg.save(str(path))
+    lo, hi = tg.min_instructions(), tg.max_instructions()
+    assert lo < hi
+    assert _bounds_line(info(path)) == f"instructions per run {lo} to {hi}"
+
+
+def test_info_says_when_a_program_has_no_static_bound(tmp_path: Path) -> None:
+    tg = Target("riscv32")
+    tg.compile(cp.array([1.0, 2.0, 3.0, 4.0]).reshape(2, 2).max(axis=1))
+    path = tmp_path / "unbounded.cpy"
+    tg.save(str(path))
+    with pytest.raises(ValueError, match="nested loops"):
+        tg.max_instructions()
+    assert _bounds_line(info(path)) == (
+        "instructions per run unbounded: has loop kernels without a static bound")

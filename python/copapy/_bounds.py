@@ -25,6 +25,22 @@ def _table() -> dict[str, dict[str, list[int] | None]]:
     return table
 
 
+class UnboundedStepError(ValueError):
+    """A step whose stencil the build's analysis leaves without a bound."""
+
+
+def file_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int] | str | None:
+    """What a program file records (format version 4): (fewest, most), ``"unbounded"``
+    when a step has no static bound, or None when the table does not cover the program
+    (the file is then written without bounds, as version 2 or 3)."""
+    try:
+        return program_bounds(arch, steps)
+    except UnboundedStepError:
+        return "unbounded"
+    except (ValueError, OSError):
+        return None
+
+
 def program_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
     """(fewest, most) instructions of one run of `steps` on `arch`: (stencil name,
     element count) pairs; an array step's entry [fewest, a, b] allows a + b * n."""
@@ -37,7 +53,7 @@ def program_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
             raise ValueError(f"no instruction bounds for stencil {name} on {arch}")
         b = per_target[name]
         if b is None:
-            raise ValueError(
+            raise UnboundedStepError(
                 f"step {step} ({name}) runs nested loops over its array's shape, which the "
                 "stencil build does not bound yet (see docs/determinism.md): "
                 "max_instructions() covers scalar operations and element-wise array "

@@ -134,7 +134,8 @@ class Target:
     ) -> None: ...
     def stats(self) -> tuple[int, int, int]: ...
     def max_instructions(self) -> int:
-        """The most instructions one run executes on this target (docs/determinism.md)."""
+        """The most instructions one run executes on this target (docs/determinism.md);
+        a program read from a file answers from the bounds the file records."""
     def min_instructions(self) -> int:
         """The fewest instructions one run executes; equal to max_instructions() when the
         program is branch-free."""

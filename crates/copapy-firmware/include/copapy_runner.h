@@ -32,7 +32,8 @@
  * copapy_load validates the whole file once (magic, version, architecture, CPU
  * features, checksum, every record, every patch and variable inside its buffer,
  * alignment) before writing anything it does not own; copapy_symbol then only walks
- * the symbol table.
+ * the symbol table. Of the instruction bounds a version 4 file carries it checks only
+ * their length and checksum, and keeps nothing (docs/program-format.md).
  */
 #ifndef COPAPY_RUNNER_H
 #define COPAPY_RUNNER_H

@@ -281,6 +281,39 @@ fn every_truncation_and_bit_flip_is_refused_without_writing() {
     }
 }
 
+/// A version 4 file (carrying instruction bounds) loads and runs like the same program
+/// without them, and every truncation and bit flip of it is refused: the bounds are
+/// inside the checksum and the section lengths.
+#[test]
+fn a_file_with_instruction_bounds_loads_and_its_damage_is_refused() {
+    let mut with_bounds = program();
+    with_bounds.instructions =
+        Some(copapy_program::InstructionBounds::Known { fewest: 2, most: 2 });
+    let file = with_bounds.encode();
+    assert_eq!(file[4], 4);
+    assert_eq!(file.len(), program().encode().len() + 20);
+    let (region, p) = load(&file);
+    // SAFETY: loaded by copapy_load into a sealed (read+execute) code page.
+    assert_eq!(unsafe { copapy_run(&p) }, 0);
+    let (n, offset, _) = symbol(&p, c"count", 0);
+    assert_eq!(n, 1);
+    // SAFETY: inside the data page.
+    assert_eq!(
+        unsafe { region.data().add(offset as usize).cast::<i32>().read() },
+        1
+    );
+    for len in 0..file.len() {
+        let (r, untouched) = load_untouched(&file[..len]);
+        assert!(r < 0 && untouched, "truncated to {len}: {r}");
+    }
+    for bit in 0..8 * file.len() {
+        let mut bad = file.clone();
+        bad[bit / 8] ^= 1 << (bit % 8);
+        let (r, untouched) = load_untouched(&bad);
+        assert!(r < 0 && untouched, "bit {bit} flipped: {r} {}", message(r));
+    }
+}
+
 /// Random programs (names, dtypes, shapes, offsets): copapy_symbol and copapy_symbol_at
 /// give every element of every variable as the reader's own view does.
 #[test]

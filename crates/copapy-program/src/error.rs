@@ -43,6 +43,12 @@ pub enum FormatError {
         /// Version its symbols call for.
         needed: u16,
     },
+    /// The instruction-bounds section (version 4) is malformed: unknown flag bits,
+    /// counts on an unbounded program, or more fewest than most instructions.
+    BadInstructionBounds {
+        /// Which of the three.
+        problem: crate::bounds::BoundsProblem,
+    },
     /// The architecture byte names no known architecture.
     UnknownArch(u8),
     /// The program is for another architecture than the runner.
@@ -238,6 +244,12 @@ impl fmt::Display for FormatError {
                 "program file says format version {found} but uses nothing beyond version \
                  {needed} (copapy writes the oldest version that holds a program): the file is \
                  damaged or was not written by copapy"
+            ),
+            BadInstructionBounds { problem } => write!(
+                f,
+                "program file's instruction bounds {}: the file is damaged or was not written \
+                 by copapy",
+                problem.describe()
             ),
             UnknownArch(a) => write!(f, "program names unknown architecture number {a}"),
             ArchMismatch { program, runner } => write!(

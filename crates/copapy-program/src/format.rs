@@ -2,7 +2,8 @@
 //!
 //! All integers are little-endian. A file is a fixed [`HEADER_BYTES`]-byte header
 //! followed by four sections with no padding between them: code, initial data,
-//! patch records, symbol records. The byte-by-byte table is in `docs/program-format.md`;
+//! patch records, symbol records; version 4 adds a fifth, the instruction bounds
+//! ([`crate::InstructionBounds`], [`crate::bounds::BOUNDS_BYTES`] bytes). The byte-by-byte table is in `docs/program-format.md`;
 //! in short:
 //!
 //! | offset | size | field |
@@ -40,18 +41,24 @@ use crate::{Arch, ElementType, FormatError, Patch};
 /// `b"CPPY"`: the first four bytes of every program file.
 pub const MAGIC: [u8; 4] = *b"CPPY";
 /// The newest format version this crate reads and writes.
-pub const VERSION: u16 = 3;
+pub const VERSION: u16 = 4;
 /// The oldest format version this crate reads.
 pub const OLDEST_VERSION: u16 = 2;
 /// The version a program with a byte symbol needs: the first that has byte elements.
 pub const BYTES_VERSION: u16 = 3;
+/// The version a program carrying its instruction bounds needs: the first with the
+/// bounds section (it may hold byte symbols too).
+pub const BOUNDS_VERSION: u16 = 4;
 
-/// The version a file holding symbols of these element types is written in: the
-/// oldest that can hold them, so runners that predate byte symbols still load every
-/// program without one. A file marked with another version is refused
-/// ([`FormatError::VersionMismatch`]), which keeps each program's encoding unique.
-pub fn version_for(mut types: impl Iterator<Item = ElementType>) -> u16 {
-    if types.any(|t| t == ElementType::Byte) {
+/// The version a file holding symbols of these element types, and instruction bounds
+/// or not, is written in: the oldest that can hold them, so runners that predate byte
+/// symbols or bounds still load every program without them. A version 2 or 3 file
+/// marked with another of the two is refused ([`FormatError::VersionMismatch`]), which
+/// keeps each program's encoding unique (a version 4 file always has its bounds).
+pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: bool) -> u16 {
+    if has_bounds {
+        BOUNDS_VERSION
+    } else if types.any(|t| t == ElementType::Byte) {
         BYTES_VERSION
     } else {
         OLDEST_VERSION
@@ -83,6 +90,8 @@ pub enum Section {
     Patches,
     /// The symbol records.
     Symbols,
+    /// The instruction bounds (version 4).
+    Bounds,
 }
 
 impl Section {
@@ -94,6 +103,7 @@ impl Section {
             Section::Data => "data",
             Section::Patches => "patch",
             Section::Symbols => "symbol",
+            Section::Bounds => "instruction-bounds",
         }
     }
 }

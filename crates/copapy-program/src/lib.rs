@@ -17,6 +17,7 @@
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
+pub mod bounds;
 mod error;
 pub mod format;
 pub mod names;
@@ -26,6 +27,7 @@ pub mod targets;
 mod types;
 mod view;
 
+pub use bounds::InstructionBounds;
 pub use error::FormatError;
 #[cfg(feature = "alloc")]
 pub use program::{Program, Symbol};

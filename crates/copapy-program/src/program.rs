@@ -3,12 +3,13 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::bounds::BOUNDS_BYTES;
 use crate::format::{
     check_align, check_layout, version_for, Crc32, Section, SymbolSlots, CHECKSUM_AT, HEADER_BYTES,
     MAGIC, MAX_RANK, PATCH_RECORD_BYTES, SYMBOL_RECORD_BYTES,
 };
 use crate::names::{check_name, duplicate, NameExcerpt, NameProblem};
-use crate::{Arch, ElementType, FormatError, Patch, ProgramView, Role};
+use crate::{Arch, ElementType, FormatError, InstructionBounds, Patch, ProgramView, Role};
 
 /// A user-visible variable: its name, role, type, shape and where its elements live.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,6 +88,9 @@ pub struct Program {
     pub entry: u32,
     /// User-visible variables.
     pub symbols: Vec<Symbol>,
+    /// Instructions one run executes, if the compiler bounded them (written as format
+    /// version 4; None keeps the file readable by runners that predate bounds).
+    pub instructions: Option<InstructionBounds>,
 }
 
 fn len_u32(len: usize, section: Section) -> Result<u32, FormatError> {
@@ -112,6 +116,7 @@ impl Program {
             patches,
             entry,
             symbols: Vec::new(),
+            instructions: None,
         }
     }
 
@@ -125,6 +130,9 @@ impl Program {
         len_u32(self.symbols.len(), Section::Symbols)?;
         check_align(Section::Code, self.code_align)?;
         check_align(Section::Data, self.data_align)?;
+        if let Some(b) = self.instructions {
+            b.check()?;
+        }
         for (index, s) in self.symbols.iter().enumerate() {
             check_name(s.name.as_bytes()).map_err(|problem| FormatError::BadSymbolName {
                 index,
@@ -182,7 +190,10 @@ impl Program {
     /// The format version [`Program::encode`] writes: the oldest that holds the
     /// program's symbols (see [`crate::format::version_for`]).
     pub fn format_version(&self) -> u16 {
-        version_for(self.symbols.iter().map(|s| s.ty))
+        version_for(
+            self.symbols.iter().map(|s| s.ty),
+            self.instructions.is_some(),
+        )
     }
 
     fn symbols_bytes(&self) -> usize {
@@ -202,7 +213,8 @@ impl Program {
             + self.code.len()
             + self.data.len()
             + self.patches.len() * PATCH_RECORD_BYTES
-            + symbols_len;
+            + symbols_len
+            + self.instructions.map_or(0, |_| BOUNDS_BYTES);
         let mut out = Vec::with_capacity(total);
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&self.format_version().to_le_bytes());
@@ -249,6 +261,9 @@ impl Program {
                 out.extend_from_slice(&o.to_le_bytes());
             }
         }
+        if let Some(b) = self.instructions {
+            out.extend_from_slice(&b.to_bytes());
+        }
         debug_assert_eq!(out.len(), total);
         let mut crc = Crc32::new();
         crc.update(&out[..CHECKSUM_AT]);
@@ -283,6 +298,7 @@ impl Program {
                     offsets: s.offsets().collect(),
                 })
                 .collect(),
+            instructions: view.instruction_bounds(),
         }
     }
 }
@@ -290,6 +306,7 @@ impl Program {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bounds::BoundsProblem;
     use crate::{Base, Encoding};
     use alloc::string::ToString;
     use alloc::vec;
@@ -329,6 +346,7 @@ mod tests {
                     offsets: vec![4, 0],
                 },
             ],
+            instructions: None,
         }
     }
 
@@ -829,13 +847,13 @@ mod tests {
             e.to_string().contains("uses nothing beyond version 2"),
             "{e}"
         );
-        for v in [1u8, 4] {
+        for v in [1u8, 5] {
             let mut b = bytes.clone();
             b[4] = v;
             reseal(&mut b);
             let e = err(&b);
             assert_eq!(e, FormatError::UnsupportedVersion { found: v.into() });
-            assert!(e.to_string().contains("reads versions 2 to 3"), "{e}");
+            assert!(e.to_string().contains("reads versions 2 to 4"), "{e}");
         }
     }
 
@@ -890,6 +908,115 @@ mod tests {
             FormatError::VersionMismatch {
                 found: 3,
                 needed: 2
+            }
+        );
+    }
+
+    fn bounded(p: Program, fewest: u64, most: u64) -> Program {
+        Program {
+            instructions: Some(InstructionBounds::Known { fewest, most }),
+            ..p
+        }
+    }
+
+    #[test]
+    fn instruction_bounds_make_version_4_and_round_trip() {
+        for p in [
+            bounded(sample(), 40, 40),
+            bounded(with_bytes(), 7, 1 << 40),
+            Program {
+                instructions: Some(InstructionBounds::Unbounded),
+                ..sample()
+            },
+        ] {
+            p.validate().unwrap();
+            assert_eq!(p.format_version(), 4);
+            let bytes = p.encode();
+            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 4);
+            let back = Program::decode(&bytes).unwrap();
+            assert_eq!(back, p);
+            assert_eq!(back.encode(), bytes);
+            let view = ProgramView::parse(&bytes).unwrap();
+            assert_eq!(view.instruction_bounds(), p.instructions);
+            // the checksum covers the bounds: any flipped bit is refused
+            for i in 0..bytes.len() {
+                let mut b = bytes.clone();
+                b[i] ^= 0x04;
+                assert!(
+                    Program::decode(&b).is_err(),
+                    "flipping byte {i} went unnoticed"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn files_without_bounds_stay_version_2_and_3() {
+        // what runners before version 4 read, byte for byte as they were written
+        for (p, version) in [(sample(), 2u16), (with_bytes(), 3)] {
+            let bytes = p.encode();
+            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), version);
+            let back = Program::decode(&bytes).unwrap();
+            assert_eq!(back.instructions, None);
+            assert_eq!(
+                ProgramView::parse(&bytes).unwrap().instruction_bounds(),
+                None
+            );
+            assert_eq!(back.encode(), bytes);
+        }
+        // relabelling a version 4 file as 3 (or the reverse) leaves the sections wrong
+        let mut b = bounded(with_bytes(), 1, 2).encode();
+        b[4] = 3;
+        reseal(&mut b);
+        assert_eq!(err(&b), FormatError::TrailingBytes { extra: 20 });
+        let mut b = with_bytes().encode();
+        b[4] = 4;
+        reseal(&mut b);
+        assert!(matches!(
+            err(&b),
+            FormatError::Truncated {
+                section: Section::Bounds,
+                expected: 20,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn malformed_bounds_are_refused() {
+        let p = bounded(sample(), 41, 40);
+        let e = p.validate().unwrap_err();
+        assert_eq!(
+            e,
+            FormatError::BadInstructionBounds {
+                problem: BoundsProblem::FewestAboveMost
+            }
+        );
+        assert_eq!(err(&p.encode()), e);
+        assert_eq!(
+            e.to_string(),
+            "program file's instruction bounds say more instructions at fewest than at most: \
+             the file is damaged or was not written by copapy"
+        );
+        let bytes = bounded(sample(), 0, 0).encode();
+        let at = bytes.len() - BOUNDS_BYTES;
+        let mut b = bytes.clone();
+        b[at] = 1; // unbounded, yet with counts
+        b[at + 4] = 9;
+        reseal(&mut b);
+        assert_eq!(
+            err(&b),
+            FormatError::BadInstructionBounds {
+                problem: BoundsProblem::CountsWhenUnbounded
+            }
+        );
+        let mut b = bytes.clone();
+        b[at + 3] = 0x80; // an unknown flag
+        reseal(&mut b);
+        assert_eq!(
+            err(&b),
+            FormatError::BadInstructionBounds {
+                problem: BoundsProblem::UnknownFlags
             }
         );
     }

@@ -1,12 +1,13 @@
 //! Zero-copy, allocation-free reading of program files (what a `no_std` runner uses).
 
+use crate::bounds::BOUNDS_BYTES;
 use crate::format::{
     check_align, check_layout, sub, u16_at, u32_at, version_for, Crc32, Section, SymbolSlots,
-    CHECKSUM_AT, HEADER_BYTES, MAGIC, MAX_RANK, OLDEST_VERSION, PATCH_RECORD_BYTES,
+    BOUNDS_VERSION, CHECKSUM_AT, HEADER_BYTES, MAGIC, MAX_RANK, OLDEST_VERSION, PATCH_RECORD_BYTES,
     SYMBOL_RECORD_BYTES, VERSION,
 };
 use crate::names::{check_name, NameExcerpt, NameProblem};
-use crate::{Arch, Base, ElementType, Encoding, FormatError, Patch, Role};
+use crate::{Arch, Base, ElementType, Encoding, FormatError, InstructionBounds, Patch, Role};
 
 /// A validated program file, borrowing its sections from the file bytes.
 ///
@@ -42,6 +43,8 @@ pub struct ProgramView<'a> {
     patches: &'a [u8],
     symbols: &'a [u8],
     symbol_count: u32,
+    /// The instruction-bounds section: empty before version 4.
+    bounds: &'a [u8],
 }
 
 fn decode_patch(index: usize, r: &[u8; PATCH_RECORD_BYTES]) -> Result<Patch, FormatError> {
@@ -210,16 +213,23 @@ impl<'a> ProgramView<'a> {
         let symbols_len = u32_at(bytes, 32) as u64;
         let entry = u32_at(bytes, 36);
         let stored = u32_at(bytes, CHECKSUM_AT);
+        let version = u16_at(bytes, 4);
+        let bounds_len = if version >= BOUNDS_VERSION {
+            BOUNDS_BYTES as u64
+        } else {
+            0
+        };
 
         // Section boundaries, in u64 so no size in the header can overflow.
         let mut at = HEADER_BYTES as u64;
         let total = bytes.len() as u64;
-        let mut bounds = [(0usize, 0usize); 4];
+        let mut bounds = [(0usize, 0usize); 5];
         let sizes = [
             (Section::Code, code_len),
             (Section::Data, data_len),
             (Section::Patches, patch_count * PATCH_RECORD_BYTES as u64),
             (Section::Symbols, symbols_len),
+            (Section::Bounds, bounds_len),
         ];
         for (i, &(section, len)) in sizes.iter().enumerate() {
             let present = total - at;
@@ -256,6 +266,7 @@ impl<'a> ProgramView<'a> {
             patches: sub(bytes, bounds[2].0, bounds[2].1),
             symbols: sub(bytes, bounds[3].0, bounds[3].1),
             symbol_count,
+            bounds: sub(bytes, bounds[4].0, bounds[4].1),
         };
 
         // Record contents.
@@ -279,9 +290,17 @@ impl<'a> ProgramView<'a> {
             });
         }
         view.check_unique_names()?;
+        // Their contents are checked where they can be used (the `alloc` readers:
+        // `Program::decode`, copapy-run, cp.load). A firmware build keeps nothing of
+        // them, so its loader checks only their length and checksum: the check would
+        // cost it about 140 bytes of code for numbers it never reads.
+        #[cfg(feature = "alloc")]
+        if bounds_len > 0 {
+            InstructionBounds::from_bytes(view.bounds)?;
+        }
         let (found, needed) = (
-            u16_at(bytes, 4),
-            version_for(view.raw_symbols().map(|s| s.ty)),
+            version,
+            version_for(view.raw_symbols().map(|s| s.ty), bounds_len > 0),
         );
         if found != needed {
             return Err(FormatError::VersionMismatch { found, needed });
@@ -338,6 +357,15 @@ impl<'a> ProgramView<'a> {
     /// Refuses the program if it needs a CPU feature bit that `runner` lacks.
     pub fn check_features(&self, runner: u32) -> Result<(), FormatError> {
         crate::format::check_features(self.features, runner)
+    }
+
+    /// The instruction bounds the file carries (version 4), or None (older versions).
+    pub fn instruction_bounds(&self) -> Option<InstructionBounds> {
+        if self.bounds.is_empty() {
+            None
+        } else {
+            InstructionBounds::from_bytes(self.bounds).ok()
+        }
     }
 
     /// Number of patches.

@@ -1,5 +1,6 @@
 //! `copapy.Target`: compiles values, owns the loaded program, runs it, reads and writes its data.
 
+use std::borrow::Cow;
 use std::sync::OnceLock;
 use std::thread::ThreadId;
 
@@ -12,7 +13,7 @@ use rustc_hash::FxHashMap;
 use copapy_compiler::compile::{compile_with_updates, CompileError};
 use copapy_compiler::targets::{Backend, Target as TargetSpec};
 use copapy_compiler::{array, ScalarType, Value};
-use copapy_program::{Arch, Program, Symbol};
+use copapy_program::{Arch, InstructionBounds, Program, Symbol};
 use copapy_runner::LoadedProgram;
 
 use crate::array::PyArrayNode;
@@ -264,20 +265,59 @@ fn collect_container(
 }
 
 impl Target {
-    /// (fewest, most) instructions of one run, from `copapy._bounds`.
+    /// (fewest, most) instructions of one run: from `copapy._bounds` for a program
+    /// compiled here, from the file for one read from a program file.
     fn instruction_bounds(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
-        let names = self.loaded()?.stencils.as_ref().ok_or_else(|| {
-            PyValueError::new_err(
-                "this program was read from a program file, which does not record its steps: \
-                 instruction bounds are known for programs compiled with tg.compile(...)",
-            )
-        })?;
+        let loaded = self.loaded()?;
+        let Some(names) = loaded.stencils.as_ref() else {
+            return match loaded.program.instructions {
+                Some(InstructionBounds::Known { fewest, most }) => Ok((fewest, most)),
+                Some(InstructionBounds::Unbounded) => Err(PyValueError::new_err(
+                    "this program's file records no instruction bound: a step has loop kernels \
+                     without a static bound (nested loops over an array's shape, see \
+                     docs/determinism.md)",
+                )),
+                None => Err(PyValueError::new_err(
+                    "this program was read from a program file that does not record its \
+                     instruction bounds (format version 2 or 3, written before copapy saved \
+                     them): compile it with tg.compile(...) and save it again",
+                )),
+            };
+        };
         py.import(intern!(py, "copapy._bounds"))?
             .call_method1(
                 intern!(py, "program_bounds"),
                 (self.spec.name, names.clone()),
             )?
             .extract()
+    }
+
+    /// The program as a file records it: with its instruction bounds when it was
+    /// compiled here and the stencil table covers it (format version 4); a program
+    /// read from a file keeps what the file had. Computed when saving, so compiling
+    /// pays nothing for it.
+    fn program_for_file(&self, py: Python<'_>) -> PyResult<Cow<'_, Program>> {
+        let loaded = self.loaded()?;
+        let Some(names) = loaded.stencils.as_ref() else {
+            return Ok(Cow::Borrowed(&loaded.program));
+        };
+        let found = py
+            .import(intern!(py, "copapy._bounds"))?
+            .call_method1(intern!(py, "file_bounds"), (self.spec.name, names.clone()))?;
+        let bounds = if found.is_none() {
+            None
+        } else if found.is_instance_of::<PyString>() {
+            Some(InstructionBounds::Unbounded)
+        } else {
+            let (fewest, most) = found.extract()?;
+            Some(InstructionBounds::Known { fewest, most })
+        };
+        let mut program = loaded.program.clone();
+        program.instructions = bounds;
+        program
+            .validate()
+            .map_err(|e| PyRuntimeError::new_err(format!("compiled program is invalid: {e}")))?;
+        Ok(Cow::Owned(program))
     }
 
     fn loaded(&self) -> PyResult<&Loaded> {
@@ -290,8 +330,9 @@ impl Target {
     /// computed values is an output symbol, but its inputs are still written).
     fn file_bytes(&self, py: Python<'_>, initial: bool) -> PyResult<Vec<u8>> {
         let loaded = self.loaded()?;
+        let program = self.program_for_file(py)?;
         if initial {
-            return Ok(loaded.program.encode());
+            return Ok(program.encode());
         }
         let vars = loaded.vars.values().filter(|v| v.input).map(|v| {
             let size = if v.len > 0 { 4 * v.len } else { 4 };
@@ -302,7 +343,7 @@ impl Target {
                 .chain(vars)
                 .collect(),
         );
-        snapshot::encode_current(py, &loaded.program, &loaded.device, &ranges)
+        snapshot::encode_current(py, &program, &loaded.device, &ranges)
     }
 
     /// Where `v` lives: found by identity, else a compiled value structurally equal to it

@@ -2,7 +2,7 @@
 //! stdio lines, frames over TCP or pipes) drives.
 #![forbid(unsafe_code)]
 
-use copapy_program::{ElementType, FormatError, Program, Role, Symbol};
+use copapy_program::{ElementType, FormatError, InstructionBounds, Program, Role, Symbol};
 use copapy_runner::{cpu, LoadError, LoadedProgram};
 
 /// What this runner runs, as INFO answers and `--info` prints: the best target for its
@@ -48,12 +48,29 @@ pub fn program_info(bytes: &[u8]) -> Result<String, FormatError> {
         program.patches.len(),
         program.entry
     );
+    out.push_str(&instructions_line(program.instructions));
     out.push_str(&format!("variables {}", program.symbols.len()));
     for s in &program.symbols {
         out.push_str("\n  ");
         out.push_str(&describe(s));
     }
     Ok(out)
+}
+
+/// The `--info` line on how many instructions one run executes, as the file records it.
+fn instructions_line(bounds: Option<InstructionBounds>) -> String {
+    match bounds {
+        Some(InstructionBounds::Known { fewest, most }) if fewest == most => {
+            format!("instructions per run {fewest} to {most} (constant)\n")
+        }
+        Some(InstructionBounds::Known { fewest, most }) => {
+            format!("instructions per run {fewest} to {most}\n")
+        }
+        Some(InstructionBounds::Unbounded) => {
+            "instructions per run unbounded: has loop kernels without a static bound\n".into()
+        }
+        None => "instructions per run not recorded (a format version 2 or 3 file)\n".into(),
+    }
 }
 
 /// Steps run between two checks in [`Session::run_checked`]: few enough that a check
@@ -306,6 +323,32 @@ mod tests {
         let mut s = Session::new();
         s.load(&p.encode()).unwrap();
         s
+    }
+
+    #[test]
+    fn info_prints_the_instruction_bounds_the_file_records() {
+        let mut p = Program::new(Arch::X86_64, vec![0xC3], vec![0; 4], vec![], 0);
+        let line = |p: &Program| {
+            let info = program_info(&p.encode()).unwrap();
+            let found = info.lines().find(|l| l.starts_with("instructions per run"));
+            found.unwrap().to_string()
+        };
+        assert_eq!(
+            line(&p),
+            "instructions per run not recorded (a format version 2 or 3 file)"
+        );
+        p.instructions = Some(InstructionBounds::Known { fewest: 1, most: 1 });
+        assert_eq!(line(&p), "instructions per run 1 to 1 (constant)");
+        p.instructions = Some(InstructionBounds::Known {
+            fewest: 12,
+            most: 438,
+        });
+        assert_eq!(line(&p), "instructions per run 12 to 438");
+        p.instructions = Some(InstructionBounds::Unbounded);
+        assert_eq!(
+            line(&p),
+            "instructions per run unbounded: has loop kernels without a static bound"
+        );
     }
 
     #[test]

@@ -428,6 +428,7 @@ mod tests {
             ],
             entry: 0,
             symbols: vec![],
+            instructions: None,
         }
     }
 
@@ -477,6 +478,7 @@ mod tests {
             }],
             entry: 2,
             symbols: vec![],
+            instructions: None,
         };
         let mut p = LoadedProgram::load(&program).unwrap();
         p.run();
@@ -559,6 +561,7 @@ mod tests {
             patches: vec![],
             entry: 0,
             symbols: vec![],
+            instructions: None,
         };
         let mut p = LoadedProgram::load(&program).unwrap();
         p.run();
