@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
-use copapy_compiler::compile::{compile_with_updates, CompileError};
+use copapy_compiler::compile::{compile_with_run_outputs, CompileError};
 use copapy_compiler::targets::{Backend, Target as TargetSpec};
 use copapy_compiler::{array, ScalarType, Value};
 use copapy_program::{Arch, Program, Symbol};
@@ -48,22 +48,21 @@ pub(crate) fn compile_for(
     target: &'static TargetSpec,
     outputs: &[Value],
     updates: &[(Value, Value)],
+    run_outputs: &[usize],
 ) -> PyResult<copapy_compiler::Compiled> {
     let be = backend(target)?;
-    let mut compiled =
-        compile_with_updates(&be.db, &be.table, outputs, updates).map_err(|e| match e {
-            CompileError::Missing(_) | CompileError::Link(_) => {
-                PyRuntimeError::new_err(e.to_string())
-            }
-            e => PyValueError::new_err(e.to_string()),
-        })?;
+    let mut compiled = compile_with_run_outputs(&be.db, &be.table, outputs, updates, run_outputs)
+        .map_err(|e| match e {
+        CompileError::Missing(_) | CompileError::Link(_) => PyRuntimeError::new_err(e.to_string()),
+        e => PyValueError::new_err(e.to_string()),
+    })?;
     compiled.program.features = target.features.0;
     Ok(compiled)
 }
 
 /// Compiles `outputs` with the native stencils and loads the program.
 pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled, LoadedProgram)> {
-    let compiled = compile_for(host_target()?, outputs, &[])?;
+    let compiled = compile_for(host_target()?, outputs, &[], &[])?;
     let program = LoadedProgram::load(&compiled.program).map_err(crate::device::load_error)?;
     Ok((compiled, program))
 }
@@ -735,12 +734,15 @@ impl Target {
         for v in values.iter() {
             collect(&v, &mut outputs)?;
         }
-        let update_pairs = match updates {
+        let symbols::Updates {
+            pairs: update_pairs,
+            state_objects,
+        } = match updates {
             Some(u) => symbols::collect_updates(u)?,
-            None => Vec::new(),
+            None => symbols::Updates::default(),
         };
-        let plan = symbols::plan(values, &outputs, names)?;
-        let mut compiled = compile_for(spec, &plan.all, &update_pairs)?;
+        let plan = symbols::plan(values, &outputs, names, &update_pairs, &state_objects)?;
+        let mut compiled = compile_for(spec, &plan.all, &update_pairs, &plan.run_outputs)?;
         compiled.program.symbols = plan.finish(&compiled, &update_pairs)?;
         compiled
             .program
