@@ -147,11 +147,18 @@ def test_named_output_on_a_state_reads_the_run_value(form: str, gain: float) -> 
     tg.compile(y, names={"y": y}, updates={x: x * 0.5 + 1.0})
     assert ("y", "output", "float", []) in tg.variables()
     assert ("x", "state", "float", []) in tg.variables()
+    with pytest.raises(RuntimeError, match="has not run yet"):
+        tg.read_value(y)
     for k, (ry, rx) in enumerate(float_reference(0.5, gain)):
         tg.run()
         assert (tg.read_value("y"), tg.read_value("x")) == (float(ry), float(rx)), k
+        # by object too: y is the object compiled as an output, x the state
+        assert (tg.read_value(y), tg.read_value(x)) == (float(ry), float(rx)), k
     with pytest.raises(ValueError, match="output of the program"):
         tg.write_value("y", 3.0)
+    with pytest.raises(ValueError, match="only input variables"):
+        tg.write_value(y, 3.0)
+    assert tg.read_value("x") == float(rx)
 
 
 @pytest.mark.parametrize("gain", [1, 2])
@@ -230,6 +237,7 @@ def test_vector_output_on_a_vector_state(gain: float) -> None:
         tg.run()
         assert tg.read_value("ys") == [float(v) for v in ry], k
         assert tg.read_value("xs") == [float(v) for v in rx], k
+        assert [tg.read_value(ys[i]) for i in range(2)] == [float(v) for v in ry], k
 
 
 @pytest.mark.parametrize("gain", [1.0, 2.0])

@@ -88,6 +88,7 @@ pub fn flatten(obj: &Bound<'_, PyAny>) -> PyResult<Flat> {
 /// [`flatten`], recording in `trail` the Python objects walked through.
 pub fn flatten_tracked<'py>(obj: &Bound<'py, PyAny>, trail: &mut Trail<'py>) -> PyResult<Flat> {
     trail.flags.clear();
+    trail.leaves.clear();
     let mut values = Vec::new();
     let shape = flatten_into(obj, &mut values, 0, trail)?;
     Ok(Flat { shape, values })
@@ -104,6 +105,9 @@ pub struct Trail<'py> {
     inside: usize,
     /// For each flattened element: whether it or a container holding it is marked.
     pub flags: Vec<bool>,
+    /// For each flattened element: the value object it came from (None for a number
+    /// or an array).
+    pub leaves: Vec<Option<Bound<'py, PyAny>>>,
     /// Every value and container walked through, kept alive so that no address in a
     /// `marked` set built from them is reused by a new object.
     pub objects: Vec<Bound<'py, PyAny>>,
@@ -132,6 +136,7 @@ fn flatten_into<'py>(
     // elements pushed directly here (not by a nested call, which flagged its own)
     let flag = marked || trail.inside > 0;
     trail.flags.resize(out.len(), flag);
+    trail.leaves.resize(out.len(), None);
     shape
 }
 
@@ -143,6 +148,7 @@ fn flatten_object<'py>(
 ) -> PyResult<Vec<u32>> {
     if let Ok(v) = obj.cast::<PyValue>() {
         trail.objects.push(obj.clone());
+        trail.leaves.push(Some(obj.clone()));
         out.push(v.get().value().clone());
         return Ok(Vec::new());
     }
@@ -499,6 +505,9 @@ pub struct Plan {
     /// The positions in `all` of outputs of the run that alias an updated state (see
     /// [`run_outputs`]): compiled with a slot of their own holding the run's value.
     pub run_outputs: Vec<usize>,
+    /// The value objects of those outputs with their positions in `all`, so that
+    /// reading such an object reads the run's value.
+    pub run_objects: Vec<(Py<PyAny>, usize)>,
     planned: Vec<Planned>,
     generated: Vec<usize>,
     named_ids: FxHashSet<usize>,
@@ -534,6 +543,8 @@ pub fn plan<'py>(
     let mut trail = Trail::marking(state_objects);
     let mut taken = NameSet::new();
     let mut planned: Vec<Planned> = Vec::new();
+    // the value object of each element of each planned symbol
+    let mut leaves: Vec<Vec<Option<Bound<'py, PyAny>>>> = Vec::new();
     if let Some(names) = names {
         for (k, obj) in names.iter() {
             if !k.is_instance_of::<PyString>() {
@@ -546,6 +557,7 @@ pub fn plan<'py>(
             taken.claim(&name)?;
             let flat = flatten_tracked(&obj, &mut trail)?;
             let run = run_outputs(&flat, &trail.flags, &states);
+            leaves.push(std::mem::take(&mut trail.leaves));
             planned.push(Planned {
                 name,
                 flat,
@@ -581,6 +593,7 @@ pub fn plan<'py>(
         let already = flat.values.len() == 1 && named.contains(&key(&flat.values[0], run[0]));
         if one_dtype && !already && !flat.values.is_empty() {
             generated.push(planned.len());
+            leaves.push(std::mem::take(&mut trail.leaves));
             planned.push(Planned {
                 name: format!("out{i}"),
                 flat,
@@ -590,17 +603,24 @@ pub fn plan<'py>(
     }
     let mut all = outputs.to_vec();
     let mut run_positions = Vec::new();
-    for p in &mut planned {
+    let mut run_objects = Vec::new();
+    for (p, leaves) in planned.iter_mut().zip(leaves) {
         let Some((first, run)) = p.compiled.as_mut() else {
             continue;
         };
         *first = all.len();
-        run_positions.extend((0..run.len()).filter(|&k| run[k]).map(|k| *first + k));
+        for (k, leaf) in leaves.into_iter().enumerate() {
+            if run[k] {
+                run_positions.push(*first + k);
+                run_objects.extend(leaf.map(|o| (o.unbind(), *first + k)));
+            }
+        }
         all.extend(p.flat.values.iter().cloned());
     }
     Ok(Plan {
         all,
         run_outputs: run_positions,
+        run_objects,
         planned,
         generated,
         named_ids,
