@@ -115,8 +115,8 @@ def test_bad_updates_are_refused_clearly() -> None:
 
 
 # --- outputs whose graph node is an updated state ------------------------------------------------
-# `1.0 * x`, `x * 1` and `x + 0` trace to the node of `x` itself. The rule (docs/state.md
-# "Outputs that are states"): the object given in `updates` (or its container) names the state,
+# `1.0 * x`, `x * 1` and `x + 0` trace to the node of `x` itself. The rule (README, after the
+# `updates=` example): the object given in `updates` (or its container) names the state,
 # read after the update; any other object is an output of the run, read before it. The gain-2
 # twin of each case does not fold and must give the same kind of results.
 
