@@ -283,3 +283,15 @@ def test_outputs_on_states_match_numpy(x0: float, gain: float, form: str, positi
     for k, (ry, _) in enumerate(float_reference(x0, gain)):
         tg.run()
         assert tg.read_value(name) == float(ry), k
+
+
+@pytest.mark.parametrize("arch", ["aarch64", "armv7", "riscv64", "cortex-m4"])
+def test_output_on_a_state_on_other_targets(arch: str) -> None:
+    """The pre-update copy uses each target's own copy stencils (run in the emulator)."""
+    x = cp.value(0.5, name="x")
+    y = 1.0 * x
+    tg = cp.Target(arch)
+    tg.compile(y, names={"y": y}, updates={x: x * 0.5 + 1.0})
+    for k, (ry, rx) in enumerate(float_reference(0.5, 1.0)[:4]):
+        tg.run()
+        assert (tg.read_value("y"), tg.read_value("x")) == (float(ry), float(rx)), (arch, k)
