@@ -19,6 +19,7 @@ use crate::array::PyArrayNode;
 use crate::container::{self, Contents};
 use crate::convert::{number_bits, type_name};
 use crate::device::DataWrite;
+use crate::trail::Trail;
 use crate::value::PyValue;
 
 static NAMES: Mutex<Option<FxHashMap<usize, String>>> = Mutex::new(None);
@@ -94,49 +95,15 @@ pub fn flatten_tracked<'py>(obj: &Bound<'py, PyAny>, trail: &mut Trail<'py>) -> 
     Ok(Flat { shape, values })
 }
 
-/// The Python objects a flattening walks through, to tell a state variable given in
-/// `updates` (that very object, or an element of that container) from another object
-/// whose value merely is the state's graph node (`1.0 * x` traces to the node of `x`).
-#[derive(Default)]
-pub struct Trail<'py> {
-    /// Objects (by address) that mark what is inside them, e.g. the states of `updates`.
-    marked: FxHashSet<usize>,
-    /// How many marked objects enclose the object being flattened.
-    inside: usize,
-    /// For each flattened element: whether it or a container holding it is marked.
-    pub flags: Vec<bool>,
-    /// For each flattened element: the value object it came from (None for a number
-    /// or an array).
-    pub leaves: Vec<Option<Bound<'py, PyAny>>>,
-    /// Every value and container walked through, kept alive so that no address in a
-    /// `marked` set built from them is reused by a new object.
-    pub objects: Vec<Bound<'py, PyAny>>,
-}
-
-impl<'py> Trail<'py> {
-    /// A trail that flags the elements of the objects `marked` walked through.
-    pub fn marking(marked: &[Bound<'py, PyAny>]) -> Self {
-        Trail {
-            marked: marked.iter().map(|o| o.as_ptr() as usize).collect(),
-            ..Trail::default()
-        }
-    }
-}
-
 fn flatten_into<'py>(
     obj: &Bound<'py, PyAny>,
     out: &mut Vec<Value>,
     depth: usize,
     trail: &mut Trail<'py>,
 ) -> PyResult<Vec<u32>> {
-    let marked = trail.marked.contains(&(obj.as_ptr() as usize));
-    trail.inside += usize::from(marked);
+    let marked = trail.enter(obj);
     let shape = flatten_object(obj, out, depth, trail);
-    trail.inside -= usize::from(marked);
-    // elements pushed directly here (not by a nested call, which flagged its own)
-    let flag = marked || trail.inside > 0;
-    trail.flags.resize(out.len(), flag);
-    trail.leaves.resize(out.len(), None);
+    trail.leave(marked, out.len());
     shape
 }
 
