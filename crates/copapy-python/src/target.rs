@@ -51,8 +51,8 @@ pub(crate) fn compile_for(
     run_outputs: &[usize],
 ) -> PyResult<copapy_compiler::Compiled> {
     let be = backend(target)?;
-    let mut compiled = compile_with_run_outputs(&be.db, &be.table, outputs, updates, run_outputs)
-        .map_err(|e| match e {
+    let compiled = compile_with_run_outputs(&be.db, &be.table, outputs, updates, run_outputs);
+    let mut compiled = compiled.map_err(|e| match e {
         CompileError::Missing(_) | CompileError::Link(_) => PyRuntimeError::new_err(e.to_string()),
         e => PyValueError::new_err(e.to_string()),
     })?;
