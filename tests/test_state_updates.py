@@ -189,6 +189,18 @@ def test_positional_output_on_a_state_is_an_output(gain: float) -> None:
         assert (tg.read_value("out0"), tg.read_value("in0")) == (float(ry), float(rx)), k
 
 
+def test_a_positional_output_on_a_named_state_gets_its_own_name() -> None:
+    """Naming the state does not cover `1.0 * x` given positionally: it is `out0`."""
+    x = cp.value(0.5)
+    y = 1.0 * x
+    tg = cp.Target()
+    tg.compile(y, names={"x": x}, updates={x: x * 0.5 + 1.0})
+    assert sorted(tg.variables()) == [("out0", "output", "float", []), ("x", "state", "float", [])]
+    for k, (ry, rx) in enumerate(float_reference(0.5, 1.0)):
+        tg.run()
+        assert (tg.read_value("out0"), tg.read_value("x")) == (float(ry), float(rx)), k
+
+
 def test_the_state_object_itself_stays_the_state() -> None:
     """Positional or named, the object given in `updates` is the state: read after the
     update, writable."""
