@@ -23,14 +23,12 @@ the observer's row adds ``L[i,j]*e[j]`` after the ``B`` terms, with the innovati
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._core import Target, value
 from ._interp import elements_and_shape
-from ._math import clamp
 
 __all__ = ["StepProgram", "controller_step", "feedback", "observer_step", "ss_step", "step_program",
            "system_matrices"]
@@ -151,17 +149,6 @@ def controller_step(sys: Any, K: Any, L: Any, x_hat: Any, y: Any,
     return u, observer_step(sys, L, x_hat, u, y)
 
 
-def _not_a_leaf(out: Any, row: list[Any]) -> Any:
-    """An output row ``1.0 * x[j]`` folds to the state (or input) ``x[j]`` itself, and a
-    named state is read after the program's update: ``y`` would show ``x[k+1]``, not
-    ``x[k]``. An identity clamp (exact for every float, NaN included) gives it a node of its
-    own."""
-    used = [c for c in row if isinstance(c, value) or c != 0.0]
-    if len(used) == 1 and not isinstance(used[0], value) and used[0] == 1.0 and isinstance(out, value):
-        return clamp(out, -math.inf, math.inf)
-    return out
-
-
 @dataclass
 class StepProgram:
     """A compiled step of a discrete system: ``target`` runs one step per ``run()``; the
@@ -214,9 +201,6 @@ def step_program(sys: Any, x0: Any = None, *, inputs: str = "u", outputs: str = 
         us = []
         outs, x_next = controller_step(sys, K, L, xs, ys)
         n_in = p
-    if K is None:
-        c_full, d_full = system_matrices(sys)[2:]
-        outs = [_not_a_leaf(o, [*c_full[i], *d_full[i]]) for i, o in enumerate(outs)]
     outs = [o if isinstance(o, value) else value(float(o)) * 1.0 for o in outs]
     tg = target if target is not None else Target()
     names = {f"{outputs}[{i}]": o for i, o in enumerate(outs)}

@@ -156,12 +156,30 @@ fn copy_slot(
 ///
 /// Every next value is computed from the states' values at the start of the run
 /// (the copies come after all computation, and a next value that is itself a state
-/// is staged in a spare slot first, so `{x: y, y: x}` swaps).
+/// is staged in a spare slot first, so `{x: y, y: x}` swaps). An output that is an
+/// updated state's node is that state's slot: after a run it holds the next value
+/// (see [`compile_with_run_outputs`] for outputs that keep the run's value).
 pub fn compile_with_updates(
     db: &StencilDb,
     table: &StencilTable,
     outputs: &[Value],
     updates: &[(Value, Value)],
+) -> Result<Compiled, CompileError> {
+    compile_with_run_outputs(db, table, outputs, updates, &[])
+}
+
+/// Like [`compile_with_updates`], and each output position in `run_outputs` that is an
+/// updated state's node gets a slot of its own, copied from the state after all
+/// computation and before the updates: it holds the value this run computed with
+/// (the state's value at the start of the run), not the next one. A traced `1.0 * x`
+/// is the node of `x`, so this is how an output that merely folded onto a state stays
+/// an output; positions not listed are views of the state.
+pub fn compile_with_run_outputs(
+    db: &StencilDb,
+    table: &StencilTable,
+    outputs: &[Value],
+    updates: &[(Value, Value)],
+    run_outputs: &[usize],
 ) -> Result<Compiled, CompileError> {
     if outputs.is_empty() && updates.is_empty() {
         return Err(CompileError::NothingToCompile);
@@ -181,6 +199,24 @@ pub fn compile_with_updates(
     let n = outputs.len();
     let states: Vec<u32> = slots[n..n + updates.len()].to_vec();
     let nexts = &slots[n + updates.len()..];
+    let mut output_slots = slots[..n].to_vec();
+    for &i in run_outputs {
+        let Some(&slot) = output_slots.get(i) else {
+            continue;
+        };
+        if states.contains(&slot) {
+            let own = sched.data.len() as u32;
+            sched.data.extend_from_slice(&[0; 4]);
+            copy_slot(
+                &mut sched.steps,
+                table,
+                Class::of(outputs[i].ty()),
+                slot,
+                own,
+            )?;
+            output_slots[i] = own;
+        }
+    }
     let mut sources = nexts.to_vec();
     for (i, (state, _)) in updates.iter().enumerate() {
         let class = Class::of(state.ty());
@@ -221,7 +257,7 @@ pub fn compile_with_updates(
         })
         .collect();
     let program = link(db, &sched.steps, sched.data)?;
-    let outputs = slots[..n].to_vec();
+    let outputs = output_slots;
     let inputs = arena
         .inputs
         .into_iter()

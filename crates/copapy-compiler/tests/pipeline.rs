@@ -97,3 +97,38 @@ fn long_chains_spill_and_reload_correctly() {
     }
     assert_eq!(got, vec![want.to_bits(), iwant as u32]);
 }
+
+/// An output that is an updated state's node: listed in `run_outputs` it holds the value
+/// the run computed with (the state before the update), otherwise the next state.
+#[test]
+fn run_outputs_keep_the_value_before_the_updates() {
+    use copapy_compiler::compile::compile_with_run_outputs;
+    let db = StencilDb::parse(OBJECT).expect("stencils/x86_64.o parses");
+    let table = StencilTable::new(&db);
+    let x = input_f(0.5);
+    let half = Value::constant(ScalarType::Float, 0.5f32.to_bits());
+    let one = Value::constant(ScalarType::Float, 1.0f32.to_bits());
+    let next = binary(Op::Add, &binary(Op::Mul, &x, &half).unwrap(), &one).unwrap();
+    let doubled = binary(Op::Mul, &x, &input_f(2.0)).unwrap();
+    let outputs = [x.clone(), x.clone(), doubled];
+    let updates = [(x.clone(), next)];
+    // position 2 is not a state: listing it changes nothing
+    let compiled =
+        compile_with_run_outputs(&db, &table, &outputs, &updates, &[1, 2]).expect("compiles");
+    assert_eq!(compiled.outputs[0], compiled.states[0]);
+    assert_ne!(compiled.outputs[1], compiled.states[0]);
+    let mut loaded = LoadedProgram::load(&compiled.program).expect("loads");
+    let mut state = 0.5f32;
+    for step in 0..5 {
+        loaded.run();
+        let got: Vec<u32> = compiled
+            .outputs
+            .iter()
+            .map(|&o| read_bits(loaded.data(), o))
+            .collect();
+        let before = state;
+        state = state * 0.5 + 1.0;
+        let want = [state.to_bits(), before.to_bits(), (before * 2.0).to_bits()];
+        assert_eq!(got, want, "step {step}");
+    }
+}

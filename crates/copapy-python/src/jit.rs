@@ -859,7 +859,7 @@ fn compile_placed(
         Placement::Device { arch, runner } => {
             let runner = runner.as_ref().map(|r| PyString::new(py, r).into_any());
             let (spec, connected) = resolve_placement(py, arch, runner.as_ref())?;
-            let compiled = compile_for(spec, outputs, &[])?;
+            let compiled = compile_for(spec, outputs, &[], &[])?;
             let device = match connected {
                 Some(d) => Device::python(py, d.unbind(), &compiled.program)?,
                 None => make_device(py, spec, &compiled.program)?,

@@ -28,6 +28,7 @@ mod spec_cache;
 mod structural;
 mod symbols;
 mod target;
+mod trail;
 mod value;
 mod walk;
 

@@ -19,6 +19,7 @@ use crate::array::PyArrayNode;
 use crate::container::{self, Contents};
 use crate::convert::{number_bits, type_name};
 use crate::device::DataWrite;
+use crate::trail::Trail;
 use crate::value::PyValue;
 
 static NAMES: Mutex<Option<FxHashMap<usize, String>>> = Mutex::new(None);
@@ -82,13 +83,39 @@ pub struct Flat {
 /// Flattens a value, a number (a constant), a container (`__copapy__`, see
 /// `container.rs`), or a rectangular nest of lists and tuples.
 pub fn flatten(obj: &Bound<'_, PyAny>) -> PyResult<Flat> {
+    flatten_tracked(obj, &mut Trail::default())
+}
+
+/// [`flatten`], recording in `trail` the Python objects walked through.
+pub fn flatten_tracked<'py>(obj: &Bound<'py, PyAny>, trail: &mut Trail<'py>) -> PyResult<Flat> {
+    trail.flags.clear();
+    trail.leaves.clear();
     let mut values = Vec::new();
-    let shape = flatten_into(obj, &mut values, 0)?;
+    let shape = flatten_into(obj, &mut values, 0, trail)?;
     Ok(Flat { shape, values })
 }
 
-fn flatten_into(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>, depth: usize) -> PyResult<Vec<u32>> {
+fn flatten_into<'py>(
+    obj: &Bound<'py, PyAny>,
+    out: &mut Vec<Value>,
+    depth: usize,
+    trail: &mut Trail<'py>,
+) -> PyResult<Vec<u32>> {
+    let marked = trail.enter(obj);
+    let shape = flatten_object(obj, out, depth, trail);
+    trail.leave(marked, out.len());
+    shape
+}
+
+fn flatten_object<'py>(
+    obj: &Bound<'py, PyAny>,
+    out: &mut Vec<Value>,
+    depth: usize,
+    trail: &mut Trail<'py>,
+) -> PyResult<Vec<u32>> {
     if let Ok(v) = obj.cast::<PyValue>() {
+        trail.objects.push(obj.clone());
+        trail.leaves.push(Some(obj.clone()));
         out.push(v.get().value().clone());
         return Ok(Vec::new());
     }
@@ -105,6 +132,7 @@ fn flatten_into(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>, depth: usize) -> P
         None
     };
     if let Some(c) = described {
+        trail.objects.push(obj.clone());
         let c = c.get();
         if c.shape().len() + depth > MAX_RANK {
             return Err(too_deep());
@@ -114,11 +142,11 @@ fn flatten_into(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>, depth: usize) -> P
             Contents::Array { node, .. } => out.push(node.get().value().clone()),
             // the leaves are scalars: flattened as if at the deepest level
             Contents::Element(leaf) => {
-                flatten_into(leaf.bind(py), out, MAX_RANK)?;
+                flatten_into(leaf.bind(py), out, MAX_RANK, trail)?;
             }
             Contents::Sequence(leaves) => {
                 for leaf in leaves.bind(py) {
-                    flatten_into(&leaf, out, MAX_RANK)?;
+                    flatten_into(&leaf, out, MAX_RANK, trail)?;
                 }
             }
         }
@@ -142,10 +170,11 @@ fn flatten_into(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>, depth: usize) -> P
         return Ok(vec![len]);
     }
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        trail.objects.push(obj.clone());
         let mut inner: Option<Vec<u32>> = None;
         let mut n = 0u32;
         for item in obj.try_iter()? {
-            let s = flatten_into(&item?, out, depth + 1)?;
+            let s = flatten_into(&item?, out, depth + 1, trail)?;
             if inner.as_ref().is_some_and(|i| *i != s) {
                 return Err(PyValueError::new_err(
                     "a named list must be rectangular: every item needs the same shape",
@@ -182,6 +211,10 @@ fn dim(d: usize) -> PyResult<u32> {
 pub struct Planned {
     pub name: String,
     pub flat: Flat,
+    /// Where the elements of a `names=` entry or positional argument are in the
+    /// values compiled (`Plan::all`), and which of them are outputs of the run that
+    /// alias an updated state (see [`run_outputs`]); None for a variable's own symbol.
+    pub compiled: Option<(usize, Vec<bool>)>,
 }
 
 /// Collects names so that generated ones never collide with given ones.
@@ -235,13 +268,22 @@ pub fn element_type(v: &Value) -> ElementType {
 pub fn build(
     planned: &[Planned],
     slot: &dyn Fn(&Value) -> Option<u32>,
+    run_slot: &dyn Fn(usize) -> Option<u32>,
     states: &FxHashSet<usize>,
 ) -> PyResult<Vec<Symbol>> {
     let mut out = Vec::with_capacity(planned.len());
     for p in planned {
         let mut offsets = Vec::with_capacity(p.flat.values.len());
-        for v in &p.flat.values {
-            let base = slot(v).ok_or_else(|| {
+        let run_output = |k: usize| match &p.compiled {
+            Some((first, run)) if run[k] => Some(first + k),
+            _ => None,
+        };
+        for (k, v) in p.flat.values.iter().enumerate() {
+            let base = match run_output(k) {
+                Some(position) => run_slot(position),
+                None => slot(v),
+            };
+            let base = base.ok_or_else(|| {
                 PyValueError::new_err(format!(
                     "variable {:?} has an element that is not part of the compiled program",
                     p.name
@@ -273,7 +315,10 @@ pub fn build(
                 .values
                 .iter()
                 .all(|v| v.is_input() || array::is_data(v));
-        let role = if all_inputs && p.flat.values.iter().any(|v| states.contains(&v.id())) {
+        let any_run_output = (0..p.flat.values.len()).any(|k| run_output(k).is_some());
+        let role = if any_run_output {
+            Role::Output
+        } else if all_inputs && p.flat.values.iter().any(|v| states.contains(&v.id())) {
             Role::State
         } else if all_inputs {
             Role::Input
@@ -424,21 +469,49 @@ pub struct Plan {
     /// Every value to compile: the outputs, then every element of a planned symbol
     /// (numbers in containers become constants, so they get a slot too).
     pub all: Vec<Value>,
+    /// The positions in `all` of outputs of the run that alias an updated state (see
+    /// [`run_outputs`]): compiled with a slot of their own holding the run's value.
+    pub run_outputs: Vec<usize>,
+    /// The value objects of those outputs with their positions in `all`, so that
+    /// reading such an object reads the run's value.
+    pub run_objects: Vec<(Py<PyAny>, usize)>,
     planned: Vec<Planned>,
     generated: Vec<usize>,
     named_ids: FxHashSet<usize>,
     taken: NameSet,
 }
 
-/// Plans the symbols of `tg.compile(*values, names=names)`; `outputs` are the values
-/// collected from `values`.
-pub fn plan(
-    values: &Bound<'_, PyTuple>,
+/// Which elements of a flattened `names=` entry or positional argument are outputs of
+/// the run although their graph node is an updated state: the rule is by Python
+/// identity. The state object given in `updates` (or an element of a container given
+/// there, or anything inside such a container) names the state itself: read after
+/// the update, writable. Any other object whose value is the state's node (`1.0 * x`
+/// and `x + 0` trace to the node of `x`, so whether an expression aliases a state
+/// depends on algebra the user cannot see) is a result of the run, read before the update.
+fn run_outputs(flat: &Flat, state_views: &[bool], states: &FxHashSet<usize>) -> Vec<bool> {
+    flat.values
+        .iter()
+        .zip(state_views)
+        .map(|(v, &view)| !view && states.contains(&v.id()))
+        .collect()
+}
+
+/// Plans the symbols of `tg.compile(*values, names=names, updates=...)`; `outputs` are
+/// the values collected from `values`, `updates` the pairs from [`collect_updates`] and
+/// `state_objects` the Python objects it walked through in the states.
+pub fn plan<'py>(
+    values: &Bound<'py, PyTuple>,
     outputs: &[Value],
-    names: Option<&Bound<'_, PyDict>>,
+    names: Option<&Bound<'py, PyDict>>,
+    updates: &[(Value, Value)],
+    state_objects: &[Bound<'py, PyAny>],
 ) -> PyResult<Plan> {
+    let states: FxHashSet<usize> = updates.iter().map(|(s, _)| s.id()).collect();
+    let mut trail = Trail::marking(state_objects);
     let mut taken = NameSet::new();
     let mut planned: Vec<Planned> = Vec::new();
+    // the value object of each element of each planned symbol
+    let mut leaves: Vec<Vec<Option<Bound<'py, PyAny>>>> = Vec::new();
     if let Some(names) = names {
         for (k, obj) in names.iter() {
             if !k.is_instance_of::<PyString>() {
@@ -449,41 +522,72 @@ pub fn plan(
             }
             let name = name_arg(&k)?;
             taken.claim(&name)?;
+            let flat = flatten_tracked(&obj, &mut trail)?;
+            let run = run_outputs(&flat, &trail.flags, &states);
+            leaves.push(std::mem::take(&mut trail.leaves));
             planned.push(Planned {
                 name,
-                flat: flatten(&obj)?,
+                flat,
+                compiled: Some((0, run)),
             });
         }
     }
-    let named_ids: FxHashSet<usize> = planned
+    // what the names entries cover: a node, or (`!`) the run's copy of a state's node
+    let key = |v: &Value, run: bool| (v.id(), run);
+    let named: FxHashSet<(usize, bool)> = planned
         .iter()
-        .flat_map(|p| p.flat.values.iter().map(Value::id))
+        .flat_map(|p| {
+            let run = &p.compiled.as_ref().expect("planned from names").1;
+            p.flat.values.iter().zip(run).map(|(v, &r)| key(v, r))
+        })
         .collect();
+    // a variable is covered (gets no `in<k>` name) where a names entry exposes it, not
+    // where it only names a run's copy of it
+    let named_ids = named.iter().filter(|k| !k.1).map(|k| k.0).collect();
     let mut generated = Vec::new();
     for (i, v) in values.iter().enumerate() {
         // An argument that is not one rectangular container of one dtype (a ragged or
         // mixed list) is compiled as always but gets no generated name: its parts can
         // be named with `names=`.
-        let Ok(flat) = flatten(&v) else { continue };
+        let Ok(flat) = flatten_tracked(&v, &mut trail) else {
+            continue;
+        };
+        let run = run_outputs(&flat, &trail.flags, &states);
         let one_dtype = flat
             .values
             .windows(2)
             .all(|w| element_type(&w[0]) == element_type(&w[1]));
-        let already = flat.values.len() == 1 && named_ids.contains(&flat.values[0].id());
+        let already = flat.values.len() == 1 && named.contains(&key(&flat.values[0], run[0]));
         if one_dtype && !already && !flat.values.is_empty() {
             generated.push(planned.len());
+            leaves.push(std::mem::take(&mut trail.leaves));
             planned.push(Planned {
                 name: format!("out{i}"),
                 flat,
+                compiled: Some((0, run)),
             });
         }
     }
     let mut all = outputs.to_vec();
-    for p in &planned {
+    let mut run_positions = Vec::new();
+    let mut run_objects = Vec::new();
+    for (p, leaves) in planned.iter_mut().zip(leaves) {
+        let Some((first, run)) = p.compiled.as_mut() else {
+            continue;
+        };
+        *first = all.len();
+        for (k, leaf) in leaves.into_iter().enumerate() {
+            if run[k] {
+                run_positions.push(*first + k);
+                run_objects.extend(leaf.map(|o| (o.unbind(), *first + k)));
+            }
+        }
         all.extend(p.flat.values.iter().cloned());
     }
     Ok(Plan {
         all,
+        run_outputs: run_positions,
+        run_objects,
         planned,
         generated,
         named_ids,
@@ -504,7 +608,7 @@ impl Plan {
     ) -> PyResult<Vec<Symbol>> {
         let mut slot_of: FxHashMap<usize, u32> = FxHashMap::default();
         for (v, &o) in self.all.iter().zip(&compiled.outputs) {
-            slot_of.insert(v.id(), o);
+            slot_of.entry(v.id()).or_insert(o);
         }
         for ((state, _), &o) in updates.iter().zip(&compiled.states) {
             slot_of.insert(state.id(), o);
@@ -532,6 +636,7 @@ impl Plan {
                             shape: array::len_of(v).map(|n| vec![n]).unwrap_or_default(),
                             values: vec![v.clone()],
                         },
+                        compiled: None,
                     });
                 }
                 None if self.named_ids.contains(&v.id()) => {}
@@ -553,18 +658,36 @@ impl Plan {
                     shape: array::len_of(&v).map(|n| vec![n]).unwrap_or_default(),
                     values: vec![v],
                 },
+                compiled: None,
             });
         }
         let states: FxHashSet<usize> = updates.iter().map(|(s, _)| s.id()).collect();
-        build(&self.planned, &|v| slot_of.get(&v.id()).copied(), &states)
+        build(
+            &self.planned,
+            &|v| slot_of.get(&v.id()).copied(),
+            &|position| compiled.outputs.get(position).copied(),
+            &states,
+        )
     }
+}
+
+/// The `updates=` of a compile: `(state, next)` pairs, element by element.
+#[derive(Default)]
+pub struct Updates<'py> {
+    pub pairs: Vec<(Value, Value)>,
+    /// The Python objects walked through in the states, for [`plan`].
+    pub state_objects: Vec<Bound<'py, PyAny>>,
 }
 
 /// Pairs the state variables and next values of `updates` element by element: a dict
 /// `{state: next}` or, for containers (which are not hashable), a list of
 /// `(state, next)` pairs.
-pub fn collect_updates(updates: &Bound<'_, PyAny>) -> PyResult<Vec<(Value, Value)>> {
-    let pairs: Vec<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = if let Ok(d) = updates.cast::<PyDict>() {
+///
+/// Also returns the Python objects walked through in the states (the state values
+/// and their containers), kept alive for [`plan`] to recognise them by identity.
+pub fn collect_updates<'py>(updates: &Bound<'py, PyAny>) -> PyResult<Updates<'py>> {
+    let pairs: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = if let Ok(d) = updates.cast::<PyDict>()
+    {
         d.iter().collect()
     } else {
         let bad = || {
@@ -579,8 +702,9 @@ pub fn collect_updates(updates: &Bound<'_, PyAny>) -> PyResult<Vec<(Value, Value
         v
     };
     let mut out = Vec::new();
+    let mut walked = Trail::default();
     for (state, next) in pairs {
-        let s = flatten(&state)?;
+        let s = flatten_tracked(&state, &mut walked)?;
         let n = flatten(&next)?;
         if s.shape != n.shape {
             return Err(PyValueError::new_err(format!(
@@ -601,5 +725,8 @@ pub fn collect_updates(updates: &Bound<'_, PyAny>) -> PyResult<Vec<(Value, Value
         }
         out.extend(s.values.into_iter().zip(n.values));
     }
-    Ok(out)
+    Ok(Updates {
+        pairs: out,
+        state_objects: walked.objects,
+    })
 }

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
-use copapy_compiler::compile::{compile_with_updates, CompileError};
+use copapy_compiler::compile::{compile_with_run_outputs, CompileError};
 use copapy_compiler::targets::{Backend, Target as TargetSpec};
 use copapy_compiler::{array, ScalarType, Value};
 use copapy_program::{Arch, InstructionBounds, Program, Symbol};
@@ -49,22 +49,21 @@ pub(crate) fn compile_for(
     target: &'static TargetSpec,
     outputs: &[Value],
     updates: &[(Value, Value)],
+    run_outputs: &[usize],
 ) -> PyResult<copapy_compiler::Compiled> {
     let be = backend(target)?;
-    let mut compiled =
-        compile_with_updates(&be.db, &be.table, outputs, updates).map_err(|e| match e {
-            CompileError::Missing(_) | CompileError::Link(_) => {
-                PyRuntimeError::new_err(e.to_string())
-            }
-            e => PyValueError::new_err(e.to_string()),
-        })?;
+    let compiled = compile_with_run_outputs(&be.db, &be.table, outputs, updates, run_outputs);
+    let mut compiled = compiled.map_err(|e| match e {
+        CompileError::Missing(_) | CompileError::Link(_) => PyRuntimeError::new_err(e.to_string()),
+        e => PyValueError::new_err(e.to_string()),
+    })?;
     compiled.program.features = target.features.0;
     Ok(compiled)
 }
 
 /// Compiles `outputs` with the native stencils and loads the program.
 pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled, LoadedProgram)> {
-    let compiled = compile_for(host_target()?, outputs, &[])?;
+    let compiled = compile_for(host_target()?, outputs, &[], &[])?;
     let program = LoadedProgram::load(&compiled.program).map_err(crate::device::load_error)?;
     Ok((compiled, program))
 }
@@ -121,6 +120,10 @@ struct Loaded {
     stencils: Option<Vec<(&'static str, u32)>>,
     /// Index into `program.symbols` by name.
     by_name: FxHashMap<String, usize>,
+    /// Outputs whose node is an updated state (`1.0 * x`), by the address of their
+    /// Python object: they hold the run's value, the state's node the next one. The
+    /// object is kept alive, so its address is never reused.
+    run_values: FxHashMap<usize, (Py<PyAny>, Var)>,
 }
 
 impl Loaded {
@@ -361,8 +364,21 @@ impl Target {
         Ok((loaded, var))
     }
 
-    fn read_one(&self, py: Python<'_>, v: &PyValue) -> PyResult<Py<PyAny>> {
-        let (loaded, var) = self.var(v.value())?;
+    /// Where the value object `v` lives: an output of the run that aliases a state by
+    /// its object, anything else by its node ([`Target::var`]).
+    fn var_of(&self, v: &Bound<'_, PyValue>) -> PyResult<(&Loaded, Var)> {
+        let run = self.loaded.as_ref().and_then(|l| {
+            let (_, var) = l.run_values.get(&(v.as_ptr() as usize))?;
+            Some((l, *var))
+        });
+        match run {
+            Some(found) => Ok(found),
+            None => self.var(v.get().value()),
+        }
+    }
+
+    fn read_one(&self, py: Python<'_>, v: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
+        let (loaded, var) = self.var_of(v)?;
         if !var.input && !self.has_run {
             return Err(PyRuntimeError::new_err(
                 "this value is computed by the program, which has not run yet: call Target.run() first",
@@ -376,8 +392,8 @@ impl Target {
     }
 
     /// Checks and converts one write; it is applied later by [`Target::apply_writes`].
-    fn plan_one(&mut self, v: &PyValue, x: &Bound<'_, PyAny>) -> PyResult<()> {
-        let (_, var) = self.var(v.value())?;
+    fn plan_one(&mut self, v: &Bound<'_, PyValue>, x: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (_, var) = self.var_of(v)?;
         if !var.input {
             return Err(PyValueError::new_err(
                 "only input variables created with cp.value(...) can be written; \
@@ -449,7 +465,7 @@ impl Target {
             Contents::Element(leaf) => {
                 let leaf = leaf.bind(py);
                 match leaf.cast::<PyValue>() {
-                    Ok(pv) => borrow_mut(slf)?.plan_one(pv.get(), x),
+                    Ok(pv) => borrow_mut(slf)?.plan_one(pv, x),
                     Err(_) => Err(constant(None, leaf)?),
                 }
             }
@@ -479,7 +495,7 @@ impl Target {
                 }
                 let mut this = borrow_mut(slf)?;
                 for (t, d) in targets.iter().zip(&data) {
-                    this.plan_one(t.get(), d)?;
+                    this.plan_one(t, d)?;
                 }
                 Ok(())
             }
@@ -619,7 +635,7 @@ impl Target {
         x: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
         if let Ok(pv) = v.cast::<PyValue>() {
-            return borrow_mut(slf)?.plan_one(pv.get(), x);
+            return borrow_mut(slf)?.plan_one(pv, x);
         }
         let _level = walk::enter(v, "Target.write_value")?;
         if let Some(c) = container::describe(v)? {
@@ -776,12 +792,26 @@ impl Target {
         for v in values.iter() {
             collect(&v, &mut outputs)?;
         }
-        let update_pairs = match updates {
+        let symbols::Updates {
+            pairs: update_pairs,
+            state_objects,
+        } = match updates {
             Some(u) => symbols::collect_updates(u)?,
-            None => Vec::new(),
+            None => symbols::Updates::default(),
         };
-        let plan = symbols::plan(values, &outputs, names)?;
-        let mut compiled = compile_for(spec, &plan.all, &update_pairs)?;
+        let mut plan = symbols::plan(values, &outputs, names, &update_pairs, &state_objects)?;
+        let mut compiled = compile_for(spec, &plan.all, &update_pairs, &plan.run_outputs)?;
+        let mut run_values = FxHashMap::default();
+        for (obj, position) in std::mem::take(&mut plan.run_objects) {
+            let v = &plan.all[position];
+            let var = Var {
+                offset: compiled.outputs[position],
+                ty: v.ty(),
+                input: false,
+                len: 0,
+            };
+            run_values.insert(obj.as_ptr() as usize, (obj, var));
+        }
         compiled.program.symbols = plan.finish(&compiled, &update_pairs)?;
         compiled
             .program
@@ -850,6 +880,7 @@ impl Target {
             stencils: Some(stencils),
             device,
             by_name: index_symbols(&compiled.program.symbols),
+            run_values,
             program: compiled.program,
             vars,
             keep,
@@ -877,7 +908,7 @@ impl Target {
         let v = variables;
         let py = slf.py();
         if let Ok(pv) = v.cast::<PyValue>() {
-            return borrow(slf)?.read_one(py, pv.get());
+            return borrow(slf)?.read_one(py, pv);
         }
         // before the number check: a container may also convert to a number
         if let Some(c) = container::describe(v)? {
@@ -1070,6 +1101,7 @@ impl Target {
             loaded: Some(Loaded {
                 device,
                 by_name: index_symbols(&program.symbols),
+                run_values: FxHashMap::default(),
                 program,
                 vars: FxHashMap::default(),
                 keep: Vec::new(),
