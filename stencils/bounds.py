@@ -171,7 +171,9 @@ def doc(tab):
         "`tg.min_instructions()` add these up over a compiled program's steps and its final "
         "`st_return`; they are equal when the program is branch-free, and "
         "`tests/test_determinism.py` checks both against instructions counted in the "
-        "emulator (unicorn) on every target.\n\n",
+        "emulator (unicorn) on every target. A saved program carries both numbers (program "
+        "format version 4, `docs/program-format.md`), so a program read with `cp.load` "
+        "answers the same methods and `copapy-run PROGRAM --info` prints them.\n\n",
         "Element-wise array operations (and selects, widen/narrow) and the 1-D reductions "
         "(sum, dot, min, max) run loops over their n elements: at most a + b·n "
         "instructions (table below; an upper bound, not tight: every loop, a vectorised "
