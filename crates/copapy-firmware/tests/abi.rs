@@ -264,21 +264,27 @@ fn load_untouched(file: &[u8]) -> (i32, bool) {
     (r, pages.iter().all(|&b| b == 0xEE) && p.loaded == 0)
 }
 
-/// Every truncation and every single-bit flip of a program file is refused, and a
-/// refusal writes nothing: not the buffers, not `out`.
-#[test]
-fn every_truncation_and_bit_flip_is_refused_without_writing() {
-    let file = program().encode();
+/// Asserts that every truncation and every single-bit flip of `file` is refused and
+/// that the refusal writes neither the buffers nor `out`.
+fn assert_every_damage_refused(file: &[u8]) {
     for len in 0..file.len() {
         let (r, untouched) = load_untouched(&file[..len]);
         assert!(r < 0 && untouched, "truncated to {len}: {r}");
     }
     for bit in 0..8 * file.len() {
-        let mut bad = file.clone();
+        let mut bad = file.to_vec();
         bad[bit / 8] ^= 1 << (bit % 8);
         let (r, untouched) = load_untouched(&bad);
         assert!(r < 0 && untouched, "bit {bit} flipped: {r} {}", message(r));
     }
+}
+
+/// Every truncation and every single-bit flip of a program file is refused, and a
+/// refusal writes nothing: not the buffers, not `out`.
+#[test]
+fn every_truncation_and_bit_flip_is_refused_without_writing() {
+    let file = program().encode();
+    assert_every_damage_refused(&file);
 }
 
 /// A version 4 file (carrying instruction bounds) loads and runs like the same program
@@ -302,16 +308,7 @@ fn a_file_with_instruction_bounds_loads_and_its_damage_is_refused() {
         unsafe { region.data().add(offset as usize).cast::<i32>().read() },
         1
     );
-    for len in 0..file.len() {
-        let (r, untouched) = load_untouched(&file[..len]);
-        assert!(r < 0 && untouched, "truncated to {len}: {r}");
-    }
-    for bit in 0..8 * file.len() {
-        let mut bad = file.clone();
-        bad[bit / 8] ^= 1 << (bit % 8);
-        let (r, untouched) = load_untouched(&bad);
-        assert!(r < 0 && untouched, "bit {bit} flipped: {r} {}", message(r));
-    }
+    assert_every_damage_refused(&file);
 }
 
 /// Random programs (names, dtypes, shapes, offsets): copapy_symbol and copapy_symbol_at
