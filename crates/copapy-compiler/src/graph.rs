@@ -27,7 +27,7 @@ pub enum NodeKind {
     /// so a NaN or inf in it cannot leak. `cond` is a bool.
     Select(Value, Value, Value),
     /// An array, or a scalar computed from arrays (see [`crate::array`]).
-    Array(Box<crate::array::ArrayNode>),
+    Array(Box<ArrayNode>),
 }
 
 /// A node of the traced graph: its result type and what it computes.
@@ -148,6 +148,174 @@ fn take_children(kind: &mut NodeKind, pending: &mut Vec<Value>) {
         }
         NodeKind::Array(a) => pending.extend(a.args),
         NodeKind::Const(_) | NodeKind::Input { .. } => {}
+    }
+}
+
+/// Whether each operand of an element-wise operation is an array (`A`) or a scalar
+/// broadcast to every element (`S`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// Array, array.
+    AA,
+    /// Array, scalar.
+    AS,
+    /// Scalar, array.
+    SA,
+    /// Scalar, scalar (only the two values of a select; the condition is an array).
+    SS,
+}
+
+impl Form {
+    /// The form's code in stencil names.
+    pub const fn code(self) -> &'static str {
+        match self {
+            Form::AA => "aa",
+            Form::AS => "as",
+            Form::SA => "sa",
+            Form::SS => "ss",
+        }
+    }
+
+    pub(crate) fn of(a: bool, b: bool) -> Form {
+        match (a, b) {
+            (true, true) => Form::AA,
+            (true, false) => Form::AS,
+            (false, true) => Form::SA,
+            (false, false) => Form::SS,
+        }
+    }
+}
+
+/// What an array node computes. Operands are in [`ArrayNode::args`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ArrayOp {
+    /// Elements stored in data memory with these initial bit patterns; an input the
+    /// user can overwrite between runs (as `cp.value(1.0)` is for scalars).
+    Data(Vec<u32>),
+    /// The scalar operands gathered into an array, one store per element.
+    Pack,
+    /// Element `k` of the array operand: a scalar that is read from the array's
+    /// memory, no code.
+    Element(u32),
+    /// Element-wise `x op y`; operands as the form says.
+    Binary(Op, Form),
+    /// Element-wise `op(x)`.
+    Unary(Op),
+    /// Element-wise `c ? x : y` (a selection of 32-bit patterns, so one kernel serves
+    /// float, int and bool results) with an array condition; the form is that of `x`
+    /// and `y`.
+    Select(Form),
+    /// Scalar sum of the elements, in the fixed order of `stencils/README.md`.
+    Sum,
+    /// Scalar sum of the products of two equally long arrays, in the same order.
+    Dot,
+    /// The smallest (`Op::Min`) or largest (`Op::Max`) element, NumPy's `minimum` /
+    /// `maximum` folded in the order of the sums (a NaN anywhere gives NaN).
+    Reduce(Op),
+    /// Byte storage (`bytes`) widened to int32 elements: how every operation reads a
+    /// byte array.
+    Widen,
+    /// Int or float elements stored as bytes 0..255 (saturating, the `tobyte` rule).
+    Narrow,
+    /// The row-major `m x p` product of an `m x k` and a `k x p` array; each entry a
+    /// dot product in the sums' order.
+    MatMul {
+        /// Rows of the left operand.
+        m: u32,
+        /// Columns of the left operand, rows of the right one.
+        k: u32,
+        /// Columns of the right operand.
+        p: u32,
+    },
+    /// A strided copy: `[offset, n0, n1, n2, n3, s0, s1, s2, s3]`, element `(i0..i3)`
+    /// (row-major) of the result is `x[offset + i0*s0 + i1*s1 + i2*s2 + i3*s3]`.
+    Strided([i32; 9]),
+    /// The element at a runtime int index (the scalar operand): a negative index
+    /// counts from the end once, then it is clamped to the array, so it never reads
+    /// outside it.
+    Index,
+    /// The elements in NumPy's stable ascending order (`argsort: false`), or the int
+    /// indices that give it (`argsort: true`): a sorting network, NaNs last, -0.0 equal
+    /// to +0.0.
+    Sort {
+        /// Whether the result is the indices rather than the elements.
+        argsort: bool,
+    },
+    /// The smallest (`Op::Min`) or largest (`Op::Max`) element of each row of a row-major
+    /// `rows x cols` array, each row in the order of [`ArrayOp::Reduce`].
+    Rows {
+        /// `Op::Min` or `Op::Max`.
+        op: Op,
+        /// Number of rows (the result's length).
+        rows: u32,
+        /// Elements per row.
+        cols: u32,
+    },
+    /// A strided copy whose offset is a runtime int (the scalar operand), clamped to
+    /// `[lo, hi]`: `[lo, hi, n0, n1, n2, n3, s0, s1, s2, s3]` (runtime sub-arrays).
+    Gather([i32; 10]),
+    /// The adjoint of a gather: an array of `len` zeros to which element `i` of the array
+    /// operand is added at the position the gather with the same parameters reads it
+    /// from, in row-major order of `i`: `[lo, hi, n0..n3, s0..s3, len]`.
+    ScatterAdd([i32; 11]),
+    /// The first operand at the indices of the second (an int array, each index clamped
+    /// to the first); the result has the second's length. Built only with permutations
+    /// (the adjoint of a sort), whose adjoint is again a take.
+    Take,
+    /// The solution `x` (`n x r`, row-major) of `a @ x = b` for a float `n x n` matrix `a`
+    /// (first operand) and float `n x r` right-hand sides `b` (second): Gaussian
+    /// elimination with partial pivoting by masked row swaps, in the order of
+    /// `stencils/gen_arrays.py` (`_SOLVE`); a singular matrix gives inf or NaN.
+    Solve {
+        /// Rows and columns of the matrix.
+        n: u32,
+        /// Columns of the right-hand sides.
+        r: u32,
+    },
+    /// The scalar determinant of a float `n x n` matrix: the elimination of
+    /// [`ArrayOp::Solve`], the product of the pivots in increasing order, negated for an
+    /// odd number of swaps (`stencils/gen_arrays.py`, `_DET`); a singular matrix gives 0.
+    Det {
+        /// Rows and columns of the matrix.
+        n: u32,
+    },
+    /// Cross-correlation of the input with the weights plus the bias (operands in
+    /// that order), `[n, ci, h, w, co, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw]`
+    /// (`crate::window::conv2d`).
+    Conv2d([i32; 15]),
+    /// Max or average pooling, `[nc, h, w, kh, kw, oh, ow, sh, sw, ph, pw]`
+    /// (`crate::window::pool2d`).
+    Pool2d {
+        /// Average (true) or maximum (false) of each window.
+        avg: bool,
+        /// The shape parameters.
+        prm: [i32; 11],
+    },
+}
+
+/// An array node: the operation, its operands and the number of elements of the
+/// result (0 when the result is a scalar).
+#[derive(Debug)]
+pub struct ArrayNode {
+    /// What the node computes.
+    pub op: ArrayOp,
+    /// Operands, in the order of the stencil's holes `cp_a1`, `cp_a2`, `cp_a3`.
+    pub args: Vec<Value>,
+    /// Number of elements; 0 for the scalar results of reductions and elements.
+    pub len: u32,
+    /// One byte per element in data memory (a `'byte'` array: [`crate::array::data_bytes`],
+    /// [`crate::array::to_bytes`]) instead of four; operations read it through [`ArrayOp::Widen`].
+    pub bytes: bool,
+}
+
+impl ArrayNode {
+    /// The 4-byte data slots the node's elements occupy.
+    pub fn slots(&self) -> u32 {
+        if self.bytes {
+            self.len.div_ceil(4)
+        } else {
+            self.len
+        }
     }
 }
 

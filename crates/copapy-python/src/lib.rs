@@ -20,6 +20,7 @@ mod container;
 mod convert;
 mod device;
 mod jit;
+mod names;
 #[allow(unsafe_code)]
 mod ndarray;
 mod runner_cli;

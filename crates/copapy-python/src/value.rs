@@ -38,7 +38,7 @@ impl PyValue {
 impl Drop for PyValue {
     fn drop(&mut self) {
         if self.named {
-            crate::symbols::forget_name(self.v.id());
+            crate::names::forget_name(self.v.id());
         }
         self.v.unexpose();
     }
@@ -118,9 +118,9 @@ impl PyValue {
         dtype: Option<&str>,
         name: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let name = name.map(crate::symbols::name_arg).transpose()?;
+        let name = name.map(crate::names::name_arg).transpose()?;
         if let Some(n) = &name {
-            crate::symbols::check_name(n)?;
+            crate::names::check_name(n)?;
         }
         if source.cast::<PyValue>().is_ok() {
             return Err(PyTypeError::new_err(
@@ -142,7 +142,7 @@ impl PyValue {
         };
         let mut v = PyValue::from_graph(Value::input(ty, bits));
         if let Some(n) = name {
-            crate::symbols::set_name(v.v.id(), n);
+            crate::names::set_name(v.v.id(), n);
             v.named = true;
         }
         Ok(v)
@@ -152,7 +152,7 @@ impl PyValue {
     #[getter]
     fn name(&self) -> Option<String> {
         if self.named {
-            crate::symbols::name_of(self.v.id())
+            crate::names::name_of(self.v.id())
         } else {
             None
         }
