@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _core
+from ._array import array
 from ._core import ArrayNode, value
 from ._optable import BinaryOp
 
@@ -144,8 +145,6 @@ def lookup_array(con: Any) -> ArrayNode:
 def runtime_subscript(ten: Any, keys: tuple[Any, ...]) -> tuple[ArrayNode, tuple[int, ...]]:
     """``ten[keys]`` with runtime (value) indices among ``keys``, computed as a cp.array
     index (wrapped once, then clamped): the result's array and shape."""
-    from ._ndarray import array
-
     node = lookup_array(ten)
     out = array._of(node, tuple(ten.shape), node.dtype)[keys]
     if isinstance(out, array):

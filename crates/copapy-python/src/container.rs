@@ -35,7 +35,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyT
 
 use copapy_compiler::{array, ScalarType};
 
-use crate::array::PyArrayNode;
+use crate::array_ops::PyArrayNode;
 use crate::convert::{to_python, type_name};
 use crate::walk;
 

@@ -11,7 +11,7 @@ use copapy_compiler::{array, Value};
 use copapy_program::format::MAX_RANK;
 use copapy_program::{ElementType, Role, Symbol};
 
-use crate::array::PyArrayNode;
+use crate::array_ops::PyArrayNode;
 
 use crate::container::{self, Contents};
 use crate::convert::{number_bits, type_name};

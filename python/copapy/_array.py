@@ -33,7 +33,18 @@ from typing import Any, Generic, TypeVar
 from . import _core
 from ._core import ArrayNode, Container, value
 from ._optable import BinaryOp, UnaryOp, is_binary, is_unary
-from ._shapes import check_size, plain_int, reshape_dims
+from ._shapes import (
+    broadcast_shape,
+    broadcast_strides,
+    check_size,
+    nest,
+    normalize_axes,
+    permutation,
+    plain_int,
+    prod,
+    reshape_dims,
+    strides_of,
+)
 
 TNum = TypeVar("TNum", int, float)
 
@@ -146,24 +157,6 @@ def _data_node(dtype: str, raw: bytes) -> ArrayNode:
     return _core.array_data(dtype, raw)
 
 
-def _nest(flat: list[Any], shape: tuple[int, ...]) -> list[Any]:
-    if len(shape) <= 1:
-        return flat
-    step = len(flat) // shape[0]
-    return [_nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
-
-
-def _broadcast(a: tuple[int, ...], b: tuple[int, ...], op: str) -> tuple[int, ...]:
-    n = max(len(a), len(b))
-    pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
-    out = []
-    for x, y in zip(pa, pb, strict=True):
-        if x != y and x != 1 and y != 1:
-            raise ValueError(f"cannot {op} arrays of shapes {a} and {b}: they do not broadcast")
-        out.append(y if x == 1 else x)
-    return tuple(out)
-
-
 def _merged(shape: Sequence[int], strides: Sequence[int]) -> list[tuple[int, int]]:
     """(size, stride) dimensions of a strided walk with size-1 dimensions dropped and
     contiguous neighbours merged (at least one)."""
@@ -178,11 +171,9 @@ def _merged(shape: Sequence[int], strides: Sequence[int]) -> list[tuple[int, int
     return dims or [(1, 0)]
 
 
-def _prod(dims: Iterable[int]) -> int:
-    out = 1
-    for d in dims:
-        out *= d
-    return out
+def _clamp(i: value[Any], dim: int) -> Any:
+    """A runtime index wrapped once if negative, then clamped to ``0 .. dim - 1``."""
+    return _core.minimum(_core.maximum(i + (i < 0) * dim, 0), dim - 1)
 
 
 def _scalar(x: Any) -> Any:
@@ -306,7 +297,8 @@ class array(Generic[TNum]):
         flat = list(data)
         if len(flat) != self.size:
             raise ValueError(f"get_values needs {self.size} elements for shape {self.shape}, got {len(flat)}")
-        return _nest(flat, self.shape)
+        nested: list[Any] = nest(flat, self.shape)
+        return nested
 
     @staticmethod
     def flatten_data(data: Any) -> list[Any]:
@@ -334,7 +326,7 @@ class array(Generic[TNum]):
         if runtime:
             return self._runtime_subarray(index)
         # a sub-array: one strided copy
-        src = self._strides()
+        src = strides_of(self.shape)
         offset = 0
         shape: list[int] = []
         strides: list[int] = []
@@ -357,15 +349,13 @@ class array(Generic[TNum]):
         """The element at indices some of which are values: each runtime index wraps once
         if negative and is clamped to its dimension (a lookup table never reads outside
         the array); the stencil clamps the flat index again."""
-        from ._math import maximum, minimum
-
         flat: Any = 0
         stride = 1
         for i, dim in reversed(list(zip(index, self.shape, strict=True))):
             if isinstance(i, value):
                 if i.dtype == "float":
                     raise TypeError("array indices must be int or bool values, not float values")
-                k: Any = minimum(maximum(i + (i < 0) * dim, 0), dim - 1) if self.ndim > 1 else i
+                k: Any = _clamp(i, dim) if self.ndim > 1 else i
             elif (n := plain_int(i)) is not None:
                 k = self._flat_index_dim(n, dim)
             else:
@@ -377,9 +367,7 @@ class array(Generic[TNum]):
     def _runtime_subarray(self, index: tuple[Any, ...]) -> array[Any]:
         """A sub-array at indices some of which are values (each wrapped once if negative,
         then clamped to its dimension): one gather whose offset is computed at run time."""
-        from ._math import maximum, minimum
-
-        src = self._strides()
+        src = strides_of(self.shape)
         offset: Any = 0
         lo = hi = 0
         shape: list[int] = []
@@ -397,7 +385,7 @@ class array(Generic[TNum]):
             elif isinstance(k, value):
                 if k.dtype == "float":
                     raise TypeError("array indices must be int or bool values, not float values")
-                clamped = minimum(maximum(k + (k < 0) * dim, 0), dim - 1)
+                clamped = _clamp(k, dim)
                 offset = offset + clamped * src[d]
                 hi += (dim - 1) * src[d]
             elif (n := plain_int(k)) is not None:
@@ -437,6 +425,16 @@ class array(Generic[TNum]):
 
     ravel = flatten
 
+    def astype(self, dtype: str) -> array[Any]:
+        """The elements converted to ``dtype`` ('float', 'int', 'bool', 'byte'; the rules of
+        ``cp.cast``): one loop stencil, none if the array has that dtype already. A byte
+        array is read as ints (widened on use) and stored saturating."""
+        if dtype == self.dtype:
+            return self
+        if dtype == "byte":
+            return array._of(_core.array_to_bytes(self._cp_node), self.shape, "byte")
+        return array._of(_core.array_cast(self._cp_node, dtype), self.shape, dtype)
+
     # --- element-wise ------------------------------------------------------------------
 
     def _gather(self, shape: tuple[int, ...], strides: Sequence[int], offset: int = 0) -> array[Any]:
@@ -457,31 +455,18 @@ class array(Generic[TNum]):
         elements = [_core.array_element(self._cp_node, k) for k in flat]
         return array._of(_core.array_pack(self._cp_node.dtype, elements), shape, self.dtype)
 
-    def _strides(self) -> list[int]:
-        out = [1] * self.ndim
-        for i in range(self.ndim - 2, -1, -1):
-            out[i] = out[i + 1] * self.shape[i + 1]
-        return out
-
     def _expand(self, shape: tuple[int, ...]) -> array[Any]:
         """This array repeated to a broadcast shape (gathered; code grows with the size)."""
         if shape == self.shape:
             return self
-        pad = len(shape) - self.ndim
-        own = (1,) * pad + self.shape
-        strides = [0] * pad + self._strides()
-        return self._gather(shape, [0 if own[i] == 1 else strides[i] for i in range(len(shape))])
+        return self._gather(shape, broadcast_strides(self.shape, shape))
 
     def transpose(self, *axes: Any) -> array[TNum]:
         """The axes permuted (reversed if none are given), as NumPy; a gathered copy."""
-        order = tuple(axes[0]) if len(axes) == 1 and isinstance(axes[0], Sequence) else axes
-        if not order:
-            order = tuple(range(self.ndim - 1, -1, -1))
-        if sorted(order) != list(range(self.ndim)):
-            raise ValueError(f"axes {order} are not a permutation of the {self.ndim} axes")
+        order = permutation(axes, self.ndim, f"an array of shape {self.shape}")
         if list(order) == list(range(self.ndim)):
             return self
-        strides = self._strides()
+        strides = strides_of(self.shape)
         return self._gather(tuple(self.shape[a] for a in order), [strides[a] for a in order])
 
     @property
@@ -492,14 +477,14 @@ class array(Generic[TNum]):
     def broadcast_to(self, shape: Sequence[int]) -> array[TNum]:
         """This array repeated to ``shape`` by NumPy's broadcasting rules; a gathered copy."""
         target = tuple(shape)
-        if len(target) < self.ndim or _broadcast(self.shape, target, "broadcast") != target:
+        if len(target) < self.ndim or broadcast_shape(self.shape, target, "broadcast") != target:
             raise ValueError(f"cannot broadcast an array of shape {self.shape} to shape {target}")
         return self._expand(target)
 
     def _binary(self, op: BinaryOp, other: Any, reflected: bool = False) -> Any:
         if isinstance(other, array):
             if other.shape != self.shape:
-                shape = _broadcast(self.shape, other.shape, op)
+                shape = broadcast_shape(self.shape, other.shape, op)
                 return self._expand(shape)._binary(op, other._expand(shape), reflected)
             b: Any = other._cp_node
         else:
@@ -644,25 +629,7 @@ class array(Generic[TNum]):
     # --- reductions --------------------------------------------------------------------
 
     def _axes(self, axis: Any) -> tuple[int, ...] | None:
-        """``axis`` (None, an int or a tuple of ints, negatives from the end) as sorted
-        non-negative axes; None for all of them."""
-        if axis is None:
-            return None
-        items = axis if isinstance(axis, tuple) else (axis,)
-        out: list[int] = []
-        for item in items:
-            a = plain_int(item)
-            if a is None:
-                raise TypeError(f"axis must be None, an int or a tuple of ints, not {_type_name(item)}")
-            if not -self.ndim <= a < self.ndim:
-                raise ValueError(
-                    f"axis {a} is out of range for an array of {self.ndim} dimensions "
-                    f"(use -{self.ndim} to {self.ndim - 1})"
-                )
-            if a % self.ndim in out:
-                raise ValueError(f"axis {a} is given twice: each axis can be reduced once")
-            out.append(a % self.ndim)
-        return tuple(sorted(out))
+        return normalize_axes(axis, self.ndim, f"an array of shape {self.shape}")
 
     def _rows(self, axes: tuple[int, ...]) -> tuple[array[Any], int, int, tuple[int, ...], tuple[int, ...]]:
         """This array as a (rows, n) array whose rows hold the terms of each result
@@ -670,7 +637,7 @@ class array(Generic[TNum]):
         the reduced axes are not already last); also the result's shape without and with
         the reduced axes kept as 1."""
         kept = [d for d in range(self.ndim) if d not in axes]
-        n = _prod(self.shape[d] for d in axes)
+        n = prod(self.shape[d] for d in axes)
         src: array[Any] = self if kept == list(range(len(kept))) else self.transpose(kept + list(axes))
         plain = tuple(self.shape[d] for d in kept)
         keep = tuple(1 if d in axes else self.shape[d] for d in range(self.ndim))
@@ -702,7 +669,7 @@ class array(Generic[TNum]):
     def _sum_axis(self, axis: int, keepdims: bool) -> array[Any]:
         kept = self.shape[:axis] + ((1,) if keepdims else ()) + self.shape[axis + 1:]
         n = self.shape[axis]
-        before = _prod(self.shape[:axis])
+        before = prod(self.shape[:axis])
         after = self.size // (before * n)
         src: array[Any] = self
         if before > 1 and after > 1:  # a middle axis: move it last first
@@ -721,7 +688,7 @@ class array(Generic[TNum]):
 
     def _count(self, axis: Any) -> int:
         axes = self._axes(axis)
-        return self.size if axes is None else _prod(self.shape[d] for d in axes)
+        return self.size if axes is None else prod(self.shape[d] for d in axes)
 
     def _extreme(self, which: str, axis: Any, keepdims: bool) -> Any:
         axes = self._axes(axis)
@@ -882,7 +849,7 @@ def iif(cond: array[Any], a: Any, b: Any) -> array[Any]:
     shape = cond.shape
     for x in (a, b):
         if isinstance(x, array) and x.shape != shape:
-            shape = _broadcast(shape, x.shape, "select between")
+            shape = broadcast_shape(shape, x.shape, "select between")
     cond = cond._expand(shape)
     ops = []
     for x in (a, b):

@@ -1,5 +1,7 @@
-"""Shared machinery of ``cp.vector`` and ``cp.tensor``: element checks, index arithmetic,
-the summation order, and the container protocol (``__copapy__``, see ``_protocol``).
+"""Elements of ``cp.tensor``, ``cp.vector`` and ``cp.quaternion``: element checks, dtype
+promotion, scalar casts, the summation order, and ``ArrayBase``, the flat row-major
+``values`` tuple with a ``shape`` that they share (with the container protocol
+``__copapy__``, see ``_protocol``). Shapes and axes are ``_shapes``'.
 
 Containers hold a flat, row-major ``tuple`` of elements, each a ``cp.value`` or a plain
 Python number. Plain numbers are constants: arithmetic between two of them is ordinary
@@ -16,6 +18,7 @@ Copapy does) and that constant is added once, last, to the traced terms' sum.
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 from collections.abc import Callable, Iterable, Sequence
@@ -24,7 +27,6 @@ from typing import Any, Generic, TypeVar
 
 from . import _core
 from ._core import Container, value
-from ._protocol import describe
 
 TNum = TypeVar("TNum", int, float)
 """Element type of a vector or tensor: ``int`` (int32 or bool values) or ``float``."""
@@ -33,19 +35,6 @@ _V = value
 _add = operator.add
 _mul = operator.mul
 _SCALAR_TYPES = (value, int, float)
-
-OP_VERBS = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
-    "floordiv": "floor-divide", "mod": "take the remainder of", "pow": "raise",
-    "lt": "compare", "le": "compare", "gt": "compare", "ge": "compare", "eq": "compare",
-    "ne": "compare", "matmul": "matrix-multiply", "dot": "take the dot product of",
-    "cross": "take the cross product of",
-}
-
-
-def shape_error(op: str, kind: str, a: tuple[int, ...], b: tuple[int, ...]) -> ValueError:
-    return ValueError(f"cannot {OP_VERBS.get(op, op)} {kind} of shapes {a} and {b}")
-
 
 def type_name(x: object) -> str:
     return type(x).__name__
@@ -96,65 +85,6 @@ def check_elements(vals: tuple[Any, ...], what: str) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def prod(shape: Iterable[int]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
-
-
-def strides_of(shape: tuple[int, ...]) -> list[int]:
-    st = [1] * len(shape)
-    for i in range(len(shape) - 2, -1, -1):
-        st[i] = st[i + 1] * shape[i + 1]
-    return st
-
-
-def gather_indices(dims: Sequence[Sequence[int]], strides: Sequence[int], base: int = 0) -> list[int]:
-    """Flat indices of the row-major product of per-dimension index lists."""
-    idx = [base]
-    for d, s in zip(dims, strides, strict=False):
-        if len(d) == 1:
-            off = d[0] * s
-            if off:
-                idx = [i + off for i in idx]
-        else:
-            offs = [k * s for k in d]
-            idx = [i + o for i in idx for o in offs]
-    return idx
-
-
-def broadcast_shape(a: tuple[int, ...], b: tuple[int, ...], op: str, kind: str) -> tuple[int, ...]:
-    n = max(len(a), len(b))
-    pa = (1,) * (n - len(a)) + a
-    pb = (1,) * (n - len(b)) + b
-    out = []
-    for x, y in zip(pa, pb, strict=False):
-        if x == y or y == 1:
-            out.append(x)
-        elif x == 1:
-            out.append(y)
-        else:
-            raise shape_error(op, kind, a, b)
-    return tuple(out)
-
-
-def broadcast_values(vals: tuple[Any, ...], shape: tuple[int, ...], target: tuple[int, ...]) -> list[Any]:
-    """The elements of an array of ``shape`` repeated to the broadcast shape ``target``."""
-    pad = len(target) - len(shape)
-    src_strides = strides_of(shape)
-    dims: list[range] = []
-    strides: list[int] = []
-    for i, t in enumerate(target):
-        if i < pad or shape[i - pad] == 1:
-            dims.append(range(t))
-            strides.append(0)
-        else:
-            dims.append(range(t))
-            strides.append(src_strides[i - pad])
-    return [vals[i] for i in gather_indices(dims, strides)]
-
-
 # --- summation in the documented order ------------------------------------------------------
 
 
@@ -191,19 +121,6 @@ def sum_elements(xs: Sequence[Any]) -> Any:
     if len(traced) == len(xs):
         return tree_sum(traced) if traced else 0
     return _combine(traced, [x for x in xs if type(x) is not _V])
-
-
-def mean_terms(x: ArrayBase[Any]) -> Any:
-    """``x`` ready to be averaged: if it holds int or bool values, ``x`` converted to float
-    (one stencil per value, or one loop for a packed container), so the sum is a float sum
-    and cannot wrap at 32 bits; NumPy too accumulates int means in floating point (float64;
-    copapy's mean is float32, the sum in the documented order of the converted terms). Plain
-    numbers need nothing: Python sums them exactly."""
-    if all(type(v) is not _V or v.dtype == "float" for v in x.values):
-        return x
-    from ._casts import cast
-
-    return cast(x, "float")
 
 
 def warn_empty_mean() -> None:
@@ -263,53 +180,26 @@ def map_scalar_r(op: Callable[[Any, Any], Any], s: Any, a: Sequence[Any]) -> tup
     return tuple(map(op, repeat(s), a))
 
 
-# --- Target integration -------------------------------------------------------------------
+def number_to_byte(x: float) -> int:
+    """A Python number clamped to 0..255 as ``to_bytes`` does (truncation, NaN gives 0)."""
+    if isinstance(x, float) and math.isnan(x):
+        return 0
+    if x <= 0:
+        return 0
+    return 255 if x >= 255 else int(x)
 
 
-_NOT_SEQUENCES = (str, bytes, dict, set, frozenset)
-"""Iterables that are never a list of numbers: text, and containers without an order."""
-
-
-def flatten_data(data: Any, shape: tuple[int, ...], what: str) -> list[Any]:
-    """Numbers of ``data`` (nested lists/tuples, a NumPy array, a vector or tensor of
-    numbers) in row-major order, checked against ``shape``."""
-    c = describe(data)
-    if c is not None and c.kind != "array":
-        dshape = c.shape
-        flat = list(c.leaves or ())
-    elif hasattr(data, "tolist") and hasattr(data, "shape"):  # NumPy array
-        _core.check_dtype(data)  # before tolist(): complex, datetime, text, objects
-        dshape = tuple(data.shape)
-        flat = list(data.reshape(-1).tolist()) if dshape else [data.item()]
-    elif isinstance(data, _NOT_SEQUENCES) or not isinstance(data, Iterable):
-        raise TypeError(f"writing to {what} of shape {shape} needs a list or array of numbers, "
-                        f"got a {type_name(data)}")
-    else:
-        flat = []
-        dshape = _nested_shape(data, flat)
-    if dshape != shape:
-        raise ValueError(
-            f"cannot write data of shape {dshape} to {what} of shape {shape}: "
-            f"it takes {prod(shape)} numbers in that shape"
-        )
-    return flat
-
-
-def _nested_shape(data: Any, out: list[Any]) -> tuple[int, ...]:
-    if isinstance(data, (int, float)):
-        out.append(data)
-        return ()
-    s = scalar_or_none(data)
-    if s is not None:
-        out.append(s)
-        return ()
-    if isinstance(data, _NOT_SEQUENCES) or not isinstance(data, Iterable):
-        raise TypeError(f"expected numbers or lists of numbers, got a {type_name(data)}")
-    items = list(data)
-    subs = [_nested_shape(x, out) for x in items]
-    if any(s != subs[0] for s in subs[1:]):
-        raise ValueError("the data is ragged: its rows have different shapes")
-    return (len(items),) + (subs[0] if subs else ())
+def cast_scalar(x: Any, dtype: str) -> Any:
+    """One element (a value or a number) converted to ``dtype`` (docs/math.md, "Casts")."""
+    if isinstance(x, value):
+        if x.dtype == dtype:
+            return x
+        if dtype == "byte":
+            return _core.to_byte_value(x)
+        return _core.cast_value(x, dtype)
+    if dtype == "byte":
+        return number_to_byte(x)
+    return {"float": float, "int": int, "bool": bool}[dtype](x)
 
 
 def element_dtype(vals: Iterable[Any]) -> str:

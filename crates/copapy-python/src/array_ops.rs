@@ -1,5 +1,5 @@
 //! The Rust half of `cp.array`: an opaque handle to an array node and the functions
-//! that build array operations. `python/copapy/_ndarray.py` holds the shape, dtype
+//! that build array operations. `python/copapy/_array.py` holds the shape, dtype
 //! and NumPy rules and calls these with flat arrays only.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
