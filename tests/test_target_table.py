@@ -9,12 +9,15 @@ answered INFO before it reported features) still maps to a target.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
+from pathlib import Path
 from typing import Any
 
 import copapy as cp
 import pytest
-from copapy import _targets
+from copapy import _emulator, _targets
 from copapy._core import Target  # not conftest's: these name their targets themselves
 from copapy._emulator import Emulator
 from hypothesis import given, settings
@@ -120,3 +123,20 @@ def test_any_info_reply_gives_a_target_or_a_clear_error(arch: str, features: str
     assert set(chosen.features) <= has, (arch, features, tg.arch)
     if wanted != "native":
         assert tg.arch == wanted
+
+
+def test_every_place_that_lists_targets_follows_the_table() -> None:
+    """The stencil build (its compiler flags per row), the emulator (one machine per
+    instruction set) and the test matrix all follow the Rust table: a target added there
+    and missing here fails this test, so the table stays the one source."""
+    stencils = Path(__file__).resolve().parent.parent / "stencils"
+    sys.path.insert(0, str(stencils))
+    try:
+        spec = importlib.util.spec_from_file_location("copapy_stencil_build", stencils / "build.py")
+        assert spec is not None and spec.loader is not None
+        build = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(build)
+    finally:
+        sys.path.remove(str(stencils))
+    assert sorted(build.TARGETS) == sorted(_targets.names())
+    assert {t.arch for t in _targets.targets()} <= set(_emulator._ISAS)

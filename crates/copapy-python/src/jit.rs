@@ -728,20 +728,21 @@ fn ndarray_output(py: Python<'_>, flat: &[Output], shape: &[usize]) -> PyResult<
 }
 
 fn nest(flat: Vec<Output>, shape: &[usize]) -> Output {
-    if shape.len() <= 1 {
-        return Output::Seq {
+    let mut seq = |items| {
+        Ok::<_, std::convert::Infallible>(Output::Seq {
             tuple: false,
-            items: flat,
-        };
-    }
-    let inner: usize = shape[1..].iter().product();
-    let mut it = flat.into_iter();
-    let items = (0..shape[0])
-        .map(|_| nest(it.by_ref().take(inner).collect(), &shape[1..]))
-        .collect();
-    Output::Seq {
-        tuple: false,
-        items,
+            items,
+        })
+    };
+    let mut rows = |items| {
+        Ok(Output::Seq {
+            tuple: false,
+            items,
+        })
+    };
+    match crate::container::nest_rows(flat, shape, &mut seq, &mut rows) {
+        Ok(out) => out,
+        Err(never) => match never {},
     }
 }
 
