@@ -27,11 +27,12 @@ from __future__ import annotations
 
 import sys
 from array import array as _pyarray
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
 from . import _core
 from ._core import ArrayNode, Container, value
+from ._elements import element_dtype, scalar_or_none, type_name
 from ._optable import BinaryOp, UnaryOp, is_binary, is_unary
 from ._shapes import (
     broadcast_shape,
@@ -65,10 +66,6 @@ def _stored(dtype: str) -> str:
     return "int" if dtype == "byte" else dtype
 
 
-def _type_name(x: object) -> str:
-    return type(x).__name__
-
-
 def _is_numpy(x: Any) -> bool:
     return hasattr(x, "__array_interface__") and hasattr(x, "dtype") and hasattr(x, "shape")
 
@@ -90,7 +87,7 @@ def _flatten(data: Any, out: list[Any]) -> tuple[int, ...]:
         out.append(data.item())
         return ()
     if isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
-        raise ElementTypeError(f"array elements must be numbers or copapy values, got a {_type_name(data)}")
+        raise ElementTypeError(f"array elements must be numbers or copapy values, got a {type_name(data)}")
     items = list(data)
     if not items:
         raise ValueError("an array needs at least one element; empty sequences have no dtype")
@@ -98,18 +95,6 @@ def _flatten(data: Any, out: list[Any]) -> tuple[int, ...]:
     if any(s != subs[0] for s in subs[1:]):
         raise ValueError("the nested sequences are ragged: an array must be rectangular")
     return (len(items),) + subs[0]
-
-
-def _infer(flat: Sequence[Any]) -> str:
-    """float > int > bool, as NumPy promotes."""
-    has_int = False
-    for x in flat:
-        d = x.dtype if isinstance(x, value) else None
-        if d == "float" or (d is None and isinstance(x, float)):
-            return "float"
-        if d == "int" or (d is None and not isinstance(x, bool)):
-            has_int = True
-    return "int" if has_int else "bool"
 
 
 def _pack_numbers(flat: Sequence[Any], dtype: str) -> bytes:
@@ -176,13 +161,13 @@ def _clamp(i: value[Any], dim: int) -> Any:
     return _core.minimum(_core.maximum(i + (i < 0) * dim, 0), dim - 1)
 
 
-def _scalar(x: Any) -> Any:
-    """``x`` as a value or Python number, or None if it is not a scalar."""
-    if isinstance(x, _SCALARS):
-        return x
-    if hasattr(x, "item") and getattr(x, "shape", None) == ():
-        return x.item()
-    return None
+def _operator(op: BinaryOp, reflected: bool = False) -> Callable[[array[Any], Any], Any]:
+    """The method of a binary operator: ``array._binary`` with ``op``."""
+
+    def method(self: array[Any], o: Any) -> Any:
+        return self._binary(op, o, reflected)
+
+    return method
 
 
 class array(Generic[TNum]):
@@ -218,7 +203,7 @@ class array(Generic[TNum]):
         if not shape:
             raise ValueError("an array needs at least one dimension: use cp.value for a scalar")
         check_size(len(flat))
-        inferred = _infer(flat)
+        inferred = element_dtype(flat)
         dtype = dtype or inferred
         if dtype in ("int", "bool", "byte") and inferred == "float":
             raise ElementTypeError(f"float elements cannot go into a {dtype} array: use dtype='float'")
@@ -277,7 +262,7 @@ class array(Generic[TNum]):
         for k, dim in zip(index, self.shape, strict=True):
             i = plain_int(k)
             if i is None:
-                raise TypeError(f"array indices must be integers, not {_type_name(k)}")
+                raise TypeError(f"array indices must be integers, not {type_name(k)}")
             if not -dim <= i < dim:
                 raise IndexError(f"index {i} is out of range for a dimension of size {dim}")
             flat = flat * dim + i % dim
@@ -288,7 +273,7 @@ class array(Generic[TNum]):
         an alias into the array: no code (Copapy's ``array.element``)."""
         flat = plain_int(flat_index)
         if flat is None:
-            raise TypeError(f"element() takes an int flat index, not {_type_name(flat_index)}")
+            raise TypeError(f"element() takes an int flat index, not {type_name(flat_index)}")
         return _core.array_element(self._cp_node, self._flat_index_dim(flat, self.size))
 
     def get_values(self, data: Sequence[Any]) -> list[Any]:
@@ -342,7 +327,7 @@ class array(Generic[TNum]):
             elif (n := plain_int(k)) is not None:
                 offset += self._flat_index_dim(n, dim) * src[i]
             else:
-                raise TypeError(f"array indices must be integers or slices, not {_type_name(k)}")
+                raise TypeError(f"array indices must be integers or slices, not {type_name(k)}")
         return self._gather(tuple(shape), strides, offset)
 
     def _runtime_element(self, index: tuple[Any, ...]) -> value[Any]:
@@ -359,7 +344,7 @@ class array(Generic[TNum]):
             elif (n := plain_int(i)) is not None:
                 k = self._flat_index_dim(n, dim)
             else:
-                raise TypeError(f"array indices must be integers or int values, not {_type_name(i)}")
+                raise TypeError(f"array indices must be integers or int values, not {type_name(i)}")
             flat = flat + k * stride
             stride *= dim
         return _core.array_index(self._cp_node, flat)
@@ -392,7 +377,7 @@ class array(Generic[TNum]):
                 at = self._flat_index_dim(n, dim) * src[d]
                 lo, hi, offset = lo + at, hi + at, offset + at
             else:
-                raise TypeError(f"array indices must be integers, slices or int values, not {_type_name(k)}")
+                raise TypeError(f"array indices must be integers, slices or int values, not {type_name(k)}")
         dims = _merged(tuple(shape), strides)
         if len(dims) > 4:
             raise NotImplementedError(
@@ -488,50 +473,49 @@ class array(Generic[TNum]):
                 return self._expand(shape)._binary(op, other._expand(shape), reflected)
             b: Any = other._cp_node
         else:
-            b = _scalar(other)
+            b = scalar_or_none(other)
             if b is None:
                 return NotImplemented
         a, b = (b, self._cp_node) if reflected else (self._cp_node, b)
         return array._of(_core.array_binary(op, a, b), self.shape)
 
-    def __add__(self, o: Any) -> Any:
-        return self._binary("add", o)
+    # the operators: one array stencil each (``_binary``); ``**`` with an int constant is ``_powi``
+    __add__ = _operator("add")
+    __radd__ = _operator("add", reflected=True)
+    __sub__ = _operator("sub")
+    __rsub__ = _operator("sub", reflected=True)
+    __mul__ = _operator("mul")
+    __rmul__ = _operator("mul", reflected=True)
+    __truediv__ = _operator("div")
+    __rtruediv__ = _operator("div", reflected=True)
+    __floordiv__ = _operator("floordiv")
+    __rfloordiv__ = _operator("floordiv", reflected=True)
+    __mod__ = _operator("mod")
+    __rmod__ = _operator("mod", reflected=True)
+    __and__ = _operator("and")
+    __rand__ = _operator("and", reflected=True)
+    __or__ = _operator("or")
+    __ror__ = _operator("or", reflected=True)
+    __xor__ = _operator("xor")
+    __rxor__ = _operator("xor", reflected=True)
+    __lshift__ = _operator("shl")
+    __rlshift__ = _operator("shl", reflected=True)
+    __rshift__ = _operator("shr")
+    __rrshift__ = _operator("shr", reflected=True)
+    __lt__ = _operator("lt")
+    __le__ = _operator("le")
+    __gt__ = _operator("gt")
+    __ge__ = _operator("ge")
+    __rpow__ = _operator("pow", reflected=True)
 
-    def __radd__(self, o: Any) -> Any:
-        return self._binary("add", o, True)
+    def __eq__(self, o: Any) -> Any:
+        return self._binary("eq", o)
 
-    def __sub__(self, o: Any) -> Any:
-        return self._binary("sub", o)
-
-    def __rsub__(self, o: Any) -> Any:
-        return self._binary("sub", o, True)
-
-    def __mul__(self, o: Any) -> Any:
-        return self._binary("mul", o)
-
-    def __rmul__(self, o: Any) -> Any:
-        return self._binary("mul", o, True)
-
-    def __truediv__(self, o: Any) -> Any:
-        return self._binary("div", o)
-
-    def __rtruediv__(self, o: Any) -> Any:
-        return self._binary("div", o, True)
-
-    def __floordiv__(self, o: Any) -> Any:
-        return self._binary("floordiv", o)
-
-    def __rfloordiv__(self, o: Any) -> Any:
-        return self._binary("floordiv", o, True)
-
-    def __mod__(self, o: Any) -> Any:
-        return self._binary("mod", o)
-
-    def __rmod__(self, o: Any) -> Any:
-        return self._binary("mod", o, True)
+    def __ne__(self, o: Any) -> Any:
+        return self._binary("ne", o)
 
     def __pow__(self, o: Any) -> Any:
-        n = _scalar(o)
+        n = scalar_or_none(o)
         if isinstance(n, int) and not isinstance(n, bool):
             return self._powi(n)
         return self._binary("pow", o)
@@ -562,57 +546,6 @@ class array(Generic[TNum]):
             assert acc_or_none is not None
             acc = acc_or_none
         return acc if n > 0 else 1.0 / acc
-
-    def __rpow__(self, o: Any) -> Any:
-        return self._binary("pow", o, True)
-
-    def __and__(self, o: Any) -> Any:
-        return self._binary("and", o)
-
-    def __rand__(self, o: Any) -> Any:
-        return self._binary("and", o, True)
-
-    def __or__(self, o: Any) -> Any:
-        return self._binary("or", o)
-
-    def __ror__(self, o: Any) -> Any:
-        return self._binary("or", o, True)
-
-    def __xor__(self, o: Any) -> Any:
-        return self._binary("xor", o)
-
-    def __rxor__(self, o: Any) -> Any:
-        return self._binary("xor", o, True)
-
-    def __lshift__(self, o: Any) -> Any:
-        return self._binary("shl", o)
-
-    def __rlshift__(self, o: Any) -> Any:
-        return self._binary("shl", o, True)
-
-    def __rshift__(self, o: Any) -> Any:
-        return self._binary("shr", o)
-
-    def __rrshift__(self, o: Any) -> Any:
-        return self._binary("shr", o, True)
-
-    def __lt__(self, o: Any) -> Any:
-        return self._binary("lt", o)
-
-    def __le__(self, o: Any) -> Any:
-        return self._binary("le", o)
-
-    def __gt__(self, o: Any) -> Any:
-        return self._binary("gt", o)
-
-    def __ge__(self, o: Any) -> Any:
-        return self._binary("ge", o)
-
-    def __eq__(self, o: Any) -> Any:
-        return self._binary("eq", o)
-
-    def __ne__(self, o: Any) -> Any:
-        return self._binary("ne", o)
 
     def _unary(self, op: UnaryOp) -> array[Any]:
         return array._of(_core.array_unary(op, self._cp_node), self.shape)
@@ -731,7 +664,7 @@ class array(Generic[TNum]):
         taken in row-major order (NumPy's ``vdot``; for 1-D arrays NumPy's ``dot``). For
         matrix products use ``@`` / ``matmul``."""
         if not isinstance(other, array):
-            raise TypeError(f"dot() takes an array, not {_type_name(other)}")
+            raise TypeError(f"dot() takes an array, not {type_name(other)}")
         if self.size != other.size:
             raise ValueError(
                 f"cannot take the dot product of arrays of shapes {self.shape} and {other.shape}: "
@@ -837,10 +770,10 @@ def iif(cond: array[Any], a: Any, b: Any) -> array[Any]:
     three broadcast together); never leaks the other side. The result is a float array if
     either side is float, a bool array if both are bool, else an int array."""
     if not isinstance(cond, array):
-        c = _scalar(cond)
+        c = scalar_or_none(cond)
         if c is None:
             raise TypeError(
-                f"the condition of iif must be an array, a value or a number, not {_type_name(cond)}"
+                f"the condition of iif must be an array, a value or a number, not {type_name(cond)}"
             )
         # a scalar condition broadcasts as NumPy's where does: a one-element array
         cond = array([c if isinstance(c, value) else bool(c)])
@@ -856,9 +789,9 @@ def iif(cond: array[Any], a: Any, b: Any) -> array[Any]:
         if isinstance(x, array):
             ops.append(x._expand(shape)._cp_node)
         else:
-            s = _scalar(x)
+            s = scalar_or_none(x)
             if s is None:
-                raise TypeError(f"iif operands must be arrays, values or numbers, not {_type_name(x)}")
+                raise TypeError(f"iif operands must be arrays, values or numbers, not {type_name(x)}")
             ops.append(s)
     return array._of(_core.array_select(cond._cp_node, ops[0], ops[1]), shape)
 
