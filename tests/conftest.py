@@ -3,7 +3,8 @@
 With ``COPAPY_TEST_TARGET=riscv32`` (any target name), ``cp.Target()`` in the tests
 compiles for that target and runs the program in the emulator, so the same tests —
 compared with the same NumPy references — check every architecture. scripts/test.sh
-runs the operator, math and function tests this way for every target.
+runs the whole suite this way once per foreign target of the table (``_targets.names()``);
+tests that name their targets themselves skip these passes.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ size and compile time do not depend on the number of elements. The Rust core see
 flat arrays only (``_core.ArrayNode``); shapes, dtype names and NumPy's rules live here.
 
 Reductions (``sum``, ``dot``, ``@``) add in one fixed order on every target (see
-``stencils/README.md``, "Reductions"): element k goes into partial sum k % 8, then the
+``stencils/README.md``, "Array stencils"): element k goes into partial sum k % 8, then the
 partials are combined pairwise (l + 4, then l + 2, then the last two).
 
 Reductions over axes (``sum``, ``mean``, ``min``, ``max`` with an int or a tuple
