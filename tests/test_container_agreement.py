@@ -150,3 +150,31 @@ def test_small_and_large_jit_arguments_have_the_same_methods() -> None:
         xs = np.arange(n, dtype=F32)[::-1].copy()
         ref = xs.max() - xs.min() + F32(xs.sum() / F32(n)) + xs.sum() + np.sort(xs)[0]
         assert F32(f(xs)) == F32(ref), n
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("rows", [[[1.0, 0.0], [3.0, -4.0]], [[0.0, 0.0], [0.0, 2.5]],
+                                  [[0.0, 0.0], [0.0, 0.0]]])
+def test_the_shared_methods_agree_with_numpy(kind: str, rows: list[list[float]]) -> None:
+    """all, any, trace, element, item, tolist, get_values and map: the same on every kind."""
+    data = np.array(rows, dtype=F32)
+    if kind == "vector":
+        data = data.reshape(-1)
+    x, _ = _make(kind, data)
+    outs: dict[str, Any] = {"all": x.all(), "any": x.any(), "last": x.element(-1),
+                            "first": x.reshape(-1)[0:1].item() if kind != "array" else x.reshape(-1)[0],
+                            "doubled": x.map(lambda e: e * 2.0), "list": x.tolist()}
+    refs: dict[str, Any] = {"all": data.all(), "any": data.any(), "last": data.reshape(-1)[-1],
+                            "first": data.reshape(-1)[0], "doubled": data * 2, "list": data}
+    if data.ndim == 2:
+        outs["trace"], refs["trace"] = x.trace(), np.trace(data)
+    listed = list(np.ravel(np.array(outs.pop("list"), dtype=object)))  # the elements themselves
+    tg = cp.Target()
+    tg.compile(*outs.values(), *listed)
+    tg.run()
+    for k, out in outs.items():
+        got = np.asarray(tg.read_value(out), dtype=F32)
+        np.testing.assert_array_equal(got, np.asarray(refs[k], dtype=F32), err_msg=f"{k} {kind}")
+    got_list = np.asarray([tg.read_value(e) for e in listed], F32).reshape(data.shape)
+    np.testing.assert_array_equal(got_list, refs["list"])
+    assert x.get_values(list(range(data.size))) == np.arange(data.size).reshape(data.shape).tolist()

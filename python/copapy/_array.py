@@ -657,6 +657,52 @@ class array(Generic[TNum]):
             src = array._of(_core.array_cast(self._cp_node, "float"), self.shape, "float")
         return src.sum(axis, keepdims) / float(self._count(axis))
 
+    # --- the methods every container has (tensor and vector too) ----------------------
+
+    def item(self) -> value[TNum]:
+        """The only element of a one-element array (an alias: no code)."""
+        if self.size != 1:
+            raise ValueError(f"item() needs an array with one element, this one has shape {self.shape}")
+        return _core.array_element(self._cp_node, 0)
+
+    def tolist(self) -> list[Any]:
+        """The elements (values aliasing the array: no code) as nested lists of the shape."""
+        nested: list[Any] = nest(_core.array_elements(self._cp_node), self.shape)
+        return nested
+
+    def get_scalar(self, *key: int) -> value[TNum]:
+        """The element at the given indices (one per dimension)."""
+        if len(key) != self.ndim:
+            raise IndexError(f"get_scalar needs {self.ndim} indices for shape {self.shape}, got {len(key)}")
+        return _core.array_element(self._cp_node, self._flat_index(key))
+
+    def map(self, func: Callable[[Any], Any]) -> array[Any]:
+        """An array of the same shape holding ``func(x)`` for each element ``x`` (traced
+        element by element, then gathered: code grows with the size)."""
+        return array([func(x) for x in _core.array_elements(self._cp_node)]).reshape(self.shape)
+
+    def homogenize(self) -> array[TNum]:
+        """The array itself: its elements are values already (``tensor.homogenize``)."""
+        return self
+
+    def all(self) -> value[int]:
+        """Whether every element is non-zero, a bool value (one compare and one reduction)."""
+        out: value[int] = (self != 0).min() != 0
+        return out
+
+    def any(self) -> value[int]:
+        """Whether any element is non-zero, a bool value (one compare and one reduction)."""
+        out: value[int] = (self != 0).max() != 0
+        return out
+
+    def trace(self) -> value[TNum]:
+        """Sum of the diagonal of a square matrix (one gather and one sum)."""
+        if self.ndim != 2 or self.shape[0] != self.shape[1]:
+            raise ValueError(f"trace needs a square matrix, got shape {self.shape}")
+        n = self.shape[0]
+        diagonal: value[TNum] = self._gather((n,), [n + 1]).sum()
+        return diagonal
+
     def dot(self, other: array[Any]) -> value[Any]:
         """The sum of the products of corresponding elements (sum in the fixed order).
 

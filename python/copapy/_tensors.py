@@ -16,6 +16,7 @@ from typing import Any, ClassVar, SupportsIndex, TypeAlias, TypeVar, cast, overl
 
 from . import _core, _packing
 from . import _elements as A
+from ._array import array
 from ._core import value
 from ._elements import TNum
 from ._shapes import (
@@ -604,6 +605,26 @@ class tensor(A.ArrayBase[TNum]):
     def dot(self, other: Any) -> Any:
         """``numpy.dot``: the dot product of 1-D operands, else the matrix product."""
         return _matmul(self, other)
+
+    def element(self, flat_index: int) -> value[TNum] | TNum:
+        """The element at ``flat_index`` of the row-major order (negative from the end), as
+        ``cp.array.element``."""
+        n = len(self.values)
+        i = _op.index(flat_index)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of range for {n} elements")
+        return self.values[i]
+
+    def get_values(self, data: Sequence[Any]) -> Any:
+        """Flat element data (one number per element, row-major) nested as lists of this
+        container's shape, as ``cp.array.get_values``."""
+        flat = list(data)
+        if len(flat) != len(self.values):
+            raise ValueError(f"get_values needs {len(self.values)} elements for shape {self.shape}, "
+                             f"got {len(flat)}")
+        return nest(flat, self.shape)
+
+    flatten_data = staticmethod(array.flatten_data)
 
     def trace(self) -> value[TNum] | TNum:
         """Sum of the diagonal of a square matrix (documented order)."""
