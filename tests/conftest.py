@@ -10,12 +10,24 @@ tests that name their targets themselves skip these passes.
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 from typing import Any
 
 import copapy as cp
 import pytest
 
 TARGET = os.environ.get("COPAPY_TEST_TARGET")
+
+# The tests are grouped by feature (tests/arrays, tests/compat, tests/deploy, …); their
+# shared modules (helpers.py, refsem.py, …) sit here and one test module may import
+# another's reference (``from test_vectors import Prog``), so every group is importable
+# by module name, wherever a test file lives.
+_HERE = Path(__file__).resolve().parent
+_GROUPS = [d for d in _HERE.iterdir() if d.is_dir() and d.name.isidentifier() and not d.name.startswith("_")]
+for _group in sorted([_HERE, *_GROUPS]):
+    if str(_group) not in sys.path:
+        sys.path.insert(0, str(_group))
 
 # tests/once/ installs the package in fresh venvs and measures the README's figures (a
 # minute, the same on every target): scripts/test.sh runs it once, with COPAPY_TEST_ONCE=1

@@ -13,7 +13,7 @@ import copapy as cp
 import numpy as np
 import pytest
 import refsem as R
-from test_arrays import F32, _floats, _ordered_sum, _run
+from helpers import F32, floats, ordered_sum, run
 
 
 def test_repr_is_copapys() -> None:
@@ -41,7 +41,7 @@ def test_element_reads_the_flat_row_major_element() -> None:
     a = cp.array(data.tolist())
     picks = [0, 5, 11, -1, -12]
     els = [a.element(k) for k in picks]
-    tg = _run(*els, a + 1)
+    tg = run(*els, a + 1)
     assert [tg.read_value(e) for e in els] == [int(data.reshape(-1)[k]) for k in picks]
     with pytest.raises(IndexError, match="out of range"):
         a.element(12)
@@ -65,7 +65,7 @@ def test_sort_and_argsort_methods_match_numpy_stable() -> None:
     xs = [3.0, -1.0, 2.0, -1.0, float("nan"), 0.0, -0.0, 7.5]
     a = cp.array(xs)
     s, i = a.sort(), a.argsort()
-    tg = _run(s, i)
+    tg = run(s, i)
     x32 = np.array(xs, F32)
     got = tg.read_value(s)
     want = np.sort(x32, kind="stable")
@@ -74,11 +74,11 @@ def test_sort_and_argsort_methods_match_numpy_stable() -> None:
 
 
 def test_dot_of_same_size_arrays_is_numpys_vdot_in_the_documented_order() -> None:
-    xs, ys = _floats(12, 301), _floats(12, 302)
+    xs, ys = floats(12, 301), floats(12, 302)
     a, b = cp.array(xs).reshape(3, 4), cp.array(ys).reshape(2, 6)
     d = a.dot(b)
-    tg = _run(d)
-    want = _ordered_sum((np.array(xs, F32) * np.array(ys, F32)).astype(F32))
+    tg = run(d)
+    want = ordered_sum((np.array(xs, F32) * np.array(ys, F32)).astype(F32))
     assert R.same_float(tg.read_value(d), want)
     with pytest.raises(ValueError, match="same length"):
         a.dot(cp.array([1.0]))
@@ -89,7 +89,7 @@ def test_sign_relu_sigmoid_on_arrays_match_numpy() -> None:
     ints = [-7, 0, 5, -(2**31), 2**31 - 1]
     a, n = cp.array(xs), cp.array(ints)
     outs = [cp.sign(a), cp.sign(n), cp.relu(a), cp.nn.relu(n), cp.sigmoid(a)]
-    tg = _run(*outs)
+    tg = run(*outs)
     x32 = np.array(xs, F32)
     got = [tg.read_value(o) for o in outs]
     assert got[0] == [int(v) for v in np.nan_to_num(np.sign(x32))]
@@ -111,7 +111,7 @@ def test_softmax_matches_numpy(kind: str) -> None:
               "tensor": lambda: cp.tensor(ins)}[kind]()
     out = cp.nn.softmax(x)
     assert type(out) is type(x)
-    tg = _run(out)
+    tg = run(out)
     got = tg.read_value(out)
     got = list(got.values) if hasattr(got, "values") else got
     x64 = np.array(xs, np.float64)
@@ -132,9 +132,9 @@ def test_linear_is_weight_at_x_plus_bias_in_the_documented_order(batch: bool) ->
     xt: Any = cp.tensor(xin, x32.shape) if batch else cp.vector(xin)
     outs = [cp.nn.linear(xa, w32.tolist(), b32.tolist()), cp.nn.linear(xt, w32.tolist(), b32.tolist())]
     assert isinstance(outs[0], cp.array) and type(outs[1]) is type(xt)
-    tg = _run(*outs)
+    tg = run(*outs)
     rows = x32.reshape(-1, 5)
-    want = np.array([[F32(_ordered_sum((w32[o] * r).astype(F32)) + b32[o]) for o in range(3)] for r in rows])
+    want = np.array([[F32(ordered_sum((w32[o] * r).astype(F32)) + b32[o]) for o in range(3)] for r in rows])
     want = want if batch else want[0]
     got_a = np.array(tg.read_value(outs[0]), F32)
     t = tg.read_value(outs[1])
@@ -151,7 +151,7 @@ def test_linear_is_weight_at_x_plus_bias_in_the_documented_order(batch: bool) ->
 def _code_bytes(make: Any, n: int) -> int:
     vals = [cp.value(float(k)) for k in range(n)]
     c = make(vals)
-    return int(_run((c * 2.0 + 1.0).sum()).stats()[1])
+    return int(run((c * 2.0 + 1.0).sum()).stats()[1])
 
 
 @pytest.mark.parametrize("cls", [cp.vector, cp.tensor])
@@ -169,27 +169,27 @@ def test_pack_threshold_class_attribute_and_packed_keyword(cls: Any, monkeypatch
 
 
 def test_packed_small_containers_give_numpys_bits() -> None:
-    xs, ys = _floats(9, 311), _floats(9, 312)
+    xs, ys = floats(9, 311), floats(9, 312)
     a = cp.vector([cp.value(x) for x in xs], packed=True)
     b = cp.tensor([cp.value(y) for y in ys], (3, 3), packed=True)
     outs = [a * 1.5 - a, a @ a, b + 1.0, b @ b, b.sum()]
-    tg = _run(*outs)
+    tg = run(*outs)
     x32, y32 = np.array(xs, F32), np.array(ys, F32).reshape(3, 3)
     got = [tg.read_value(o) for o in outs]
     want0 = (x32 * F32(1.5) - x32).astype(F32)
     assert [R.f32_bits(v) for v in got[0].values] == [R.f32_bits(v) for v in want0]
-    assert R.same_float(got[1], _ordered_sum((x32 * x32).astype(F32)))
+    assert R.same_float(got[1], ordered_sum((x32 * x32).astype(F32)))
     assert [R.f32_bits(v) for v in got[2].values] == [R.f32_bits(v) for v in (y32 + F32(1)).reshape(-1)]
-    mm = [[_ordered_sum((y32[i] * y32[:, j]).astype(F32)) for j in range(3)] for i in range(3)]
+    mm = [[ordered_sum((y32[i] * y32[:, j]).astype(F32)) for j in range(3)] for i in range(3)]
     assert [R.f32_bits(v) for v in got[3].values] == [R.f32_bits(v) for v in np.array(mm, F32).reshape(-1)]
-    assert R.same_float(got[4], _ordered_sum(y32.reshape(-1)))
+    assert R.same_float(got[4], ordered_sum(y32.reshape(-1)))
 
 
 def test_linear_converts_int_inputs_weights_and_bias_to_float() -> None:
     w, b, x = [[1, -2, 3], [4, 5, -6]], [7, -8], [2, 16777217, -1]
     out = cp.nn.linear(cp.array(x), cp.array(w), cp.array(b))
     assert out.dtype == "float"
-    tg = _run(out)
+    tg = run(out)
     x32, w32, b32 = np.array(x, F32), np.array(w, F32), np.array(b, F32)
-    want = [F32(_ordered_sum((w32[o] * x32).astype(F32)) + b32[o]) for o in range(2)]
+    want = [F32(ordered_sum((w32[o] * x32).astype(F32)) + b32[o]) for o in range(2)]
     assert [R.f32_bits(g) for g in tg.read_value(out)] == [R.f32_bits(v) for v in want]

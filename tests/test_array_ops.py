@@ -22,15 +22,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
-
-F32 = np.float32
-
-
-def _run(*outputs: Any) -> cp.Target:
-    tg = cp.Target()
-    tg.compile(*outputs)
-    tg.run()
-    return tg
+from helpers import F32, run
 
 
 def _bits(xs: Any) -> list[int]:
@@ -72,7 +64,7 @@ def test_sort_and_argsort_match_numpy_stable(dtype: str) -> None:
     orders = [cp.argsort(a) for a in inputs]
     assert all(isinstance(s, cp.array) and s.dtype == dtype for s in sorted_)
     assert all(isinstance(o, cp.array) and o.dtype == "int" for o in orders)
-    tg = _run(*sorted_, *orders)
+    tg = run(*sorted_, *orders)
     for _ in range(2):  # the compiled network again on new data
         data = [make(n, rng) for n in sizes]
         for a, x in zip(inputs, data, strict=True):
@@ -95,7 +87,7 @@ def test_sort_of_a_vector_stays_a_vector_and_bad_shapes_are_errors() -> None:
     v = cp.vector([cp.value(3.0), cp.value(-1.0), cp.value(2.0)])
     s = cp.sort(v)
     assert isinstance(s, cp.vector)
-    assert [float(e) for e in _run(s).read_value(s)] == [-1.0, 2.0, 3.0]
+    assert [float(e) for e in run(s).read_value(s)] == [-1.0, 2.0, 3.0]
     with pytest.raises(ValueError, match="1-D array"):
         cp.sort(cp.array([[1.0, 2.0], [3.0, 4.0]]))
     with pytest.raises(ValueError, match="1-D array"):
@@ -169,7 +161,7 @@ def test_reductions_over_axes_match_numpy_in_the_documented_order(dtype: str) ->
              for keep in (False, True)]
     outs = [getattr(a, op)(axis=axis, keepdims=keep) for op, axis, keep in cases]
     compiled = [o for o in outs if not isinstance(o, cp.array) or o is not a]
-    tg = _run(*compiled)
+    tg = run(*compiled)
     for (op, axis, keep), out in zip(cases, outs, strict=True):
         want = _reference(x, op, axis, keep)
         got = tg.read_value(out)
@@ -233,7 +225,7 @@ def test_runtime_subarrays_of_arrays_match_numpy_with_clamped_indices() -> None:
         (b[1, j, 2:], lambda p, q: y[1, _clamp(q, 4), 2:]),
         (b[::2, i, ::-1], lambda p, q: y[::2, _clamp(p, 4), ::-1]),
     ]
-    tg = _run(*(v for v, _ in views))
+    tg = run(*(v for v, _ in views))
     for p, q in itertools.product(INDEX_VALUES, INDEX_VALUES[::3]):
         tg.write_value(i, p)
         tg.write_value(j, q)
@@ -256,7 +248,7 @@ def test_runtime_indices_on_tensors_and_vectors() -> None:
     assert isinstance(row, cp.tensor) and row.shape == (3,)
     assert isinstance(col, cp.tensor) and col.shape == (2,)
     assert isinstance(elem, cp.tensor) and elem.shape == ()
-    tg = _run(row, col, elem, irow, vel)
+    tg = run(row, col, elem, irow, vel)
     nx, nti = np.array(x, dtype=F32), np.array([[1, -2], [3, -4], [5, -6]])
     for p, q in itertools.product(INDEX_VALUES, INDEX_VALUES[::2]):
         tg.write_value(i, p)
@@ -279,7 +271,7 @@ def test_a_bool_value_indexes_as_0_or_1() -> None:
     a = cp.array([[1, 2], [3, 4]])
     f = cp.value(1.0)
     r = a[f > 0.0]
-    tg = _run(r)
+    tg = run(r)
     assert tg.read_value(r) == [3, 4]
     tg.write_value(f, -1.0)
     tg.run()
@@ -320,7 +312,7 @@ def test_grad_through_matmul_in_every_1d_2d_case() -> None:
 
     y = ((a @ b) * cp.array(W)).sum() + (cu @ a).sum() * 0.5 + (a @ cw) @ cu + (cw @ b).sum()
     grads = cp.grad(y, [a, b, cu, cw])
-    tg = _run(*grads)
+    tg = run(*grads)
     for k, g in enumerate(grads):
         assert isinstance(g, cp.array)
         assert _close(tg.read_value(g), _numeric_grad(f, [A, B, u, w], k)), k
@@ -346,7 +338,7 @@ def test_grad_through_strided_copies_broadcasts_reshapes_and_gathers() -> None:
                      + (X[1] * V).sum() + (X[:, 3] * X[:, 0]).sum() + X.T[::-1].flatten()[5] * 7)
 
     gx, gv = cp.grad(y, [x, v])
-    tg = _run(gx, gv)
+    tg = run(gx, gv)
     assert _close(tg.read_value(gx), _numeric_grad(f, [X, V], 0))
     assert _close(tg.read_value(gv), _numeric_grad(f, [X, V], 1))
 
@@ -364,7 +356,7 @@ def test_grad_through_reductions_over_axes() -> None:
                      - X.min(axis=2).sum())
 
     g = cp.grad(y, x)
-    assert _close(_run(g).read_value(g), _numeric_grad(f, [X], 0))
+    assert _close(run(g).read_value(g), _numeric_grad(f, [X], 0))
 
 
 def test_min_max_ties_send_the_gradient_to_the_first_extreme() -> None:
@@ -372,7 +364,7 @@ def test_min_max_ties_send_the_gradient_to_the_first_extreme() -> None:
     x = cp.array(X)
     gmax, gmin = cp.grad(x[:2].max(), x), cp.grad(x.min(axis=1).sum(), x)
     gcol = cp.grad(x[:2].max(axis=0).sum(), x)
-    tg = _run(gmax, gmin, gcol)
+    tg = run(gmax, gmin, gcol)
     want_max = np.zeros_like(X)
     want_max[np.unravel_index(np.argmax(X[:2]), (2, 4))] = 1  # the first 3.0
     want_min = np.zeros_like(X)
@@ -397,7 +389,7 @@ def test_grad_through_sort() -> None:
         return float((np.sort(X * X - X) * W).sum() + np.sort(X)[0] * 5)
 
     g = cp.grad(y, x)
-    assert _close(_run(g).read_value(g), _numeric_grad(f, [X], 0))
+    assert _close(run(g).read_value(g), _numeric_grad(f, [X], 0))
 
 
 def test_subnormals_survive_every_float_array_kernel() -> None:
@@ -417,7 +409,7 @@ def test_subnormals_survive_every_float_array_kernel() -> None:
         "maximum": cp.maximum(a, b), "minimum": cp.minimum(a, b),
         "iif": cp.iif(a > b, a, b), "neg": -a, "abs": abs(a),
     }
-    tg = _run(*outs.values())
+    tg = run(*outs.values())
     with np.errstate(all="ignore"):
         want = {
             "max": tiny.max(), "min": tiny.min(),

@@ -25,9 +25,9 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import refsem as R
+from helpers import F32, ordered_sum
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from test_arrays import F32, _ordered_sum
 
 _FUZZ = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
 _EMULATED = bool(os.environ.get("COPAPY_TEST_TARGET"))
@@ -331,10 +331,10 @@ def _reduce_rows(op: str, rows: Obj, n: int, dtype: str, axes: tuple[int, ...],
             v = _fold_min_max(op, terms, dtype)
             vals.append(bool(v) if dtype == "bool" else v)
         elif dtype == "float":
-            s = _ordered_sum(np.array(terms, F32))
+            s = ordered_sum(np.array(terms, F32))
             vals.append(s if op == "sum" else F32(s / F32(n)))
         elif op == "mean":  # as NumPy, in floating point: the terms as float32 first
-            vals.append(F32(_ordered_sum(np.array([R.f32(int(v)) for v in terms], F32)) / F32(n)))
+            vals.append(F32(ordered_sum(np.array([R.f32(int(v)) for v in terms], F32)) / F32(n)))
         else:
             s = R.wrap32(sum(int(v) for v in terms))
             vals.append(s if op == "sum" else F32(R.f32(s) / F32(n)))
@@ -397,7 +397,7 @@ def test_matmul_in_the_documented_order(dtype: str, m: int, k: int, p: int, form
             if dtype == "float":
                 with np.errstate(all="ignore"):
                     terms = np.array(row.tolist(), F32) * np.array(col.tolist(), F32)
-                    vals.append(_ordered_sum(terms.astype(F32)))
+                    vals.append(ordered_sum(terms.astype(F32)))
             else:
                 pairs = zip(row.tolist(), col.tolist(), strict=True)
                 vals.append(R.wrap32(sum(int(x) * int(y) for x, y in pairs)))

@@ -7,17 +7,17 @@ from __future__ import annotations
 import copapy as cp
 import numpy as np
 import refsem as R
-from test_arrays import F32, _floats, _run
+from helpers import F32, floats, run
 
 
 def test_an_array_read_twice_by_one_operation_keeps_its_memory_to_itself() -> None:
     # q * q released q's range twice: the two arrays computed next shared one range
-    xs = _floats(11, 501)
+    xs = floats(11, 501)
     q = cp.array(xs) * 2.0
     p = q * q
     c = p < 1.0
     f = p + 0.5
-    tg = _run(p, c, f)
+    tg = run(p, c, f)
     q32 = np.array(xs, F32) * F32(2)
     p32 = (q32 * q32).astype(F32)
     assert [R.f32_bits(v) for v in tg.read_value(p)] == [R.f32_bits(v) for v in p32]
@@ -29,7 +29,7 @@ def test_int_and_bool_powers_stay_int_and_wrap() -> None:
     ints = [16777217, -3, 46341, 0, 7, -(2**31)]
     a, b = cp.array(ints), cp.array([True, False, True, True, False, False])
     outs = [a**2, a**3, a**9, a**0, a**-2, b**2, b**1]
-    tg = _run(*outs)
+    tg = run(*outs)
     for o, n in zip(outs[:5], (2, 3, 9, 0, -2), strict=True):
         want = [R.power(x, "int", n) for x in ints]
         assert o.dtype == want[0][1]
@@ -39,10 +39,10 @@ def test_int_and_bool_powers_stay_int_and_wrap() -> None:
 
 
 def test_float_powers_are_the_scalar_multiplications_not_powf() -> None:
-    xs = _floats(9, 502) + [1.1, -0.3, 3.0]
+    xs = floats(9, 502) + [1.1, -0.3, 3.0]
     a = cp.array(xs)
     outs = [a**3, a**7, a**12, a**-3]
-    tg = _run(*outs)
+    tg = run(*outs)
     for o, n in zip(outs, (3, 7, 12, -3), strict=True):
         want = [R.power(x, "float", n)[0] for x in xs]
         assert all(R.same_float(g, w) for g, w in zip(tg.read_value(o), want, strict=True)), n
@@ -54,7 +54,7 @@ def test_iif_of_int_and_bool_arrays_keeps_their_type_and_bits() -> None:
     ba, bb = cp.array([True, True, False, False]), cp.array([False, True, False, True])
     outs = [cp.iif(cond, ia, ib), cp.iif(cond, ba, bb), cp.iif(cond, ia, 2.5), cp.iif(cond, 7, ib)]
     assert [o.dtype for o in outs] == ["int", "bool", "float", "int"]
-    tg = _run(*outs)
+    tg = run(*outs)
     assert tg.read_value(outs[0]) == [16777217, 2, R.INT_MIN, R.INT_MAX]
     assert tg.read_value(outs[1]) == [True, True, False, True]
     assert tg.read_value(outs[2]) == [float(F32(16777217)), 2.5, float(F32(R.INT_MIN)), 2.5]
@@ -67,7 +67,7 @@ def test_iif_broadcasts_its_operands_and_takes_a_scalar_condition() -> None:
     row = cp.array([10.0, 20.0, 30.0, 40.0])
     flag = cp.value(True)
     outs = [cp.iif(a > 0, row, a), cp.iif(flag, a, row), cp.iif(a.sum(axis=1, keepdims=True) > 0, a, 0.0)]
-    tg = _run(*outs)
+    tg = run(*outs)
     assert tg.read_value(outs[0]) == np.where(m > 0, np.array([10, 20, 30, 40], F32), m).tolist()
     assert tg.read_value(outs[1]) == m.tolist()
     tg.write_value(flag, False)
@@ -84,7 +84,7 @@ def test_a_gathered_array_with_constant_elements_keeps_them_in_every_run() -> No
     total = dead.sum()
     packed = cp.array([v - v, v * 5])  # v - v is the constant 0
     out = packed * 10
-    tg = _run(total, out)
+    tg = run(total, out)
     assert (tg.read_value(total), tg.read_value(out)) == (17, [0, 150])
     tg.write_value(v, -4)
     tg.run()
@@ -96,7 +96,7 @@ def test_a_scalar_condition_chain_of_iifs_on_arrays() -> None:
     v = cp.value(True)
     b = cp.array([False, False, False])
     out = cp.iif(v <= abs(v), cp.iif(v < v, b, v), v)
-    tg = _run(out)
+    tg = run(out)
     assert tg.read_value(out) == [True, True, True]
     tg.write_value(v, False)
     tg.run()
@@ -111,7 +111,7 @@ def test_subnormals_compare_as_numpy_in_vectorised_loops() -> None:
     a, b = cp.array(tiny), cp.array(zeros)
     outs = [cp.minimum(a, b), cp.maximum(a, b), a < b, a <= b, a > b, a >= b, a == b, a != b,
             a.min(), a.max(), cp.sort(a)]
-    tg = _run(*outs)
+    tg = run(*outs)
     x, y = np.array(tiny, F32), np.array(zeros, F32)
     wants = [np.minimum(x, y), np.maximum(x, y), x < y, x <= y, x > y, x >= y, x == y, x != y]
     for o, w in zip(outs[:8], wants, strict=True):

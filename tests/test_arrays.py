@@ -17,30 +17,16 @@ import copapy as cp
 import numpy as np
 import pytest
 import refsem as R
-
-F32 = np.float32
+from helpers import F32, floats, ordered_sum, run
 
 EDGE = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-38, -1e-45, 3.4e38, -3.4e38,
         math.inf, -math.inf, math.nan, 7.25, -7.25, 1e10, 123.456, -0.1]
-
-
-def _floats(n: int, seed: int) -> list[float]:
-    rng = np.random.default_rng(seed)
-    xs = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(F32)
-    return [float(x) for x in xs]
 
 
 def _ints(n: int, seed: int) -> list[int]:
     rng = np.random.default_rng(seed)
     edge = [0, 1, -1, 7, -7, 31, 32, -32, 2**31 - 1, -(2**31)]
     return edge + [int(x) for x in rng.integers(-1000, 1000, n - len(edge))]
-
-
-def _run(*outputs: Any) -> cp.Target:
-    tg = cp.Target()
-    tg.compile(*outputs)
-    tg.run()
-    return tg
 
 
 # --- element-wise binary: every operator, every form, against refsem --------------------
@@ -54,7 +40,7 @@ def _check_binary(op: str, xs: list[Any], tx: str, ys: list[Any], ty: str) -> No
     a, b = cp.array(xs, tx), cp.array(ys, ty)
     sa, sb = cp.value(ys[3], ty), cp.value(xs[5], tx)
     aa, as_, sa_ = fn(a, b), fn(a, sa), fn(sb, b)
-    tg = _run(aa, as_, sa_)
+    tg = run(aa, as_, sa_)
     bad = []
     for name, got, left, right in (
         ("aa", tg.read_value(aa), xs, ys),
@@ -70,8 +56,8 @@ def _check_binary(op: str, xs: list[Any], tx: str, ys: list[Any], ty: str) -> No
 
 @pytest.mark.parametrize("op", FLOAT_OPS)
 def test_float_binary_ops_match_numpy(op: str) -> None:
-    xs = EDGE + _floats(21, 1)
-    ys = list(reversed(EDGE)) + _floats(21, 2)
+    xs = EDGE + floats(21, 1)
+    ys = list(reversed(EDGE)) + floats(21, 2)
     _check_binary(op, xs, "float", ys, "float")
 
 
@@ -85,7 +71,7 @@ def test_int_binary_ops_match_numpy(op: str) -> None:
 
 
 def test_int_array_with_float_scalar_promotes_like_numpy() -> None:
-    _check_binary("add", _ints(20, 5), "int", _floats(20, 6), "float")
+    _check_binary("add", _ints(20, 5), "int", floats(20, 6), "float")
     _check_binary("truediv", _ints(20, 7), "int", _ints(20, 8), "int")
 
 
@@ -95,7 +81,7 @@ def test_bool_arrays_and_python_numbers() -> None:
     assert a.dtype == "bool"
     x = cp.array([1.5, -2.0, 0.0, 4.0])
     r1, r2, r3 = a & cp.array([True, True, False, False]), x * 2, 10 - x
-    tg = _run(r1, r2, r3)
+    tg = run(r1, r2, r3)
     assert tg.read_value(r1) == [True, False, False, False]
     assert tg.read_value(r2) == [3.0, -4.0, 0.0, 8.0]
     assert tg.read_value(r3) == [8.5, 12.0, 10.0, 6.0]
@@ -105,11 +91,11 @@ def test_bool_arrays_and_python_numbers() -> None:
 
 
 def test_neg_abs_sqrt_are_exact() -> None:
-    xs = EDGE + _floats(13, 9)
+    xs = EDGE + floats(13, 9)
     ints = _ints(20, 10)
     a, i = cp.array(xs), cp.array(ints)
     n, ab, sq, ni, ai = -a, abs(a), cp.sqrt(a), -i, abs(i)
-    tg = _run(n, ab, sq, ni, ai)
+    tg = run(n, ab, sq, ni, ai)
     x32 = np.array(xs, F32)
     with np.errstate(invalid="ignore"):
         for got, want in ((n, -x32), (ab, np.abs(x32)), (sq, np.sqrt(x32))):
@@ -141,18 +127,18 @@ def test_math_functions_within_their_ulp_bars(name: str) -> None:
     else:
         xs = [float(F32(x)) for x in rng.uniform(lo, hi, 40)]
     y = fn(cp.array(xs))
-    got = _run(y).read_value(y)
+    got = run(y).read_value(y)
     for g, x in zip(got, xs, strict=True):
         assert R.ulp_distance(g, float(F32(ref(x)))) <= bar, (name, x, g)
 
 
 def test_atan2_pow_minimum_maximum_clamp() -> None:
-    ys, xs = _floats(24, 12), _floats(24, 13)
+    ys, xs = floats(24, 12), floats(24, 13)
     a, b = cp.array(ys), cp.array(xs)
     pos = cp.array([abs(v) + 0.5 for v in xs])
     t, p = cp.atan2(a, b), cp.pow(pos, 1.5)
     lo, hi, c = cp.minimum(a, b), cp.maximum(a, 0.0), cp.clamp(a, -1.0, 1.0)
-    tg = _run(t, p, lo, hi, c)
+    tg = run(t, p, lo, hi, c)
     for g, y, x in zip(tg.read_value(t), ys, xs, strict=True):
         assert R.ulp_distance(g, float(F32(math.atan2(y, x)))) <= 2
     for g, x in zip(tg.read_value(p), tg.read_value(pos), strict=True):
@@ -169,7 +155,7 @@ def test_iif_never_leaks_the_untaken_side() -> None:
     root = cp.iif(a > 0, cp.sqrt(a), 0.0)
     both = cp.iif(a >= 0, a, -a)
     scal = cp.iif(a < 0, cp.value(5.0), 7.0)
-    tg = _run(root, both, scal)
+    tg = run(root, both, scal)
     x32 = np.array(xs, F32)
     with np.errstate(invalid="ignore"):
         want_root = np.where(x32 > 0, np.sqrt(x32), F32(0))
@@ -184,35 +170,27 @@ def test_iif_never_leaks_the_untaken_side() -> None:
 # --- reductions in the documented order ----------------------------------------------------
 
 
-def _ordered_sum(terms: np.ndarray[Any, Any]) -> np.float32:
-    """stencils/README.md, "Array stencils": element k into partial k % 8 (from -0.0),
-    then partials l + (l + 4), then l + (l + 2), then the last two; all in float32."""
-    acc = np.full(8, -0.0, F32)
-    for k, t in enumerate(terms.astype(F32)):
-        acc[k % 8] = F32(acc[k % 8] + t)
-    acc = (acc[:4] + acc[4:]).astype(F32)
-    acc = (acc[:2] + acc[2:]).astype(F32)
-    return F32(acc[0] + acc[1])
+
 
 
 @pytest.mark.parametrize("n", [1, 3, 7, 8, 9, 16, 23, 100])
 def test_sum_and_dot_in_the_documented_order(n: int) -> None:
-    xs, ys = _floats(n, 20 + n), _floats(n, 40 + n)
+    xs, ys = floats(n, 20 + n), floats(n, 40 + n)
     a, b = cp.array(xs), cp.array(ys)
     s, d, m = a.sum(), a @ b, a.mean()
-    tg = _run(s, d, m)
+    tg = run(s, d, m)
     x32, y32 = np.array(xs, F32), np.array(ys, F32)
-    assert R.same_float(tg.read_value(s), _ordered_sum(x32))
-    assert R.same_float(tg.read_value(d), _ordered_sum((x32 * y32).astype(F32)))
-    assert R.same_float(tg.read_value(m), F32(_ordered_sum(x32) / F32(n)))
+    assert R.same_float(tg.read_value(s), ordered_sum(x32))
+    assert R.same_float(tg.read_value(d), ordered_sum((x32 * y32).astype(F32)))
+    assert R.same_float(tg.read_value(m), F32(ordered_sum(x32) / F32(n)))
 
 
 def test_the_order_is_not_numpys_so_the_check_above_can_fail() -> None:
     xs = np.array([1e8, 1.0, -1e8, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0], F32)
     a = cp.array(xs)
     s = a.sum()
-    got = _run(s).read_value(s)
-    assert R.same_float(got, _ordered_sum(xs))
+    got = run(s).read_value(s)
+    assert R.same_float(got, ordered_sum(xs))
     assert got != float(np.cumsum(xs, dtype=F32)[-1])  # a left-to-right sum differs
 
 
@@ -228,21 +206,21 @@ def _ordered_fold(x: Any, fn: Any, start: Any) -> Any:
 
 @pytest.mark.parametrize("n", [1, 5, 8, 13, 40])
 def test_min_and_max(n: int) -> None:
-    xs = _floats(n, 100 + n)
+    xs = floats(n, 100 + n)
     if n > 5:
         xs[3] = -0.0
         xs[4] = 0.0
     ints = _ints(max(n, 10), 110)[:n]
     a, i = cp.array(xs), cp.array(ints, "int")
     outs = [a.min(), a.max(), i.min(), i.max()]
-    tg = _run(*outs)
+    tg = run(*outs)
     x32 = np.array(xs, F32)
     assert R.same_float(tg.read_value(outs[0]), _ordered_fold(x32, np.minimum, F32(np.inf)))
     assert R.same_float(tg.read_value(outs[1]), _ordered_fold(x32, np.maximum, F32(-np.inf)))
     assert tg.read_value(outs[2]) == min(ints) and tg.read_value(outs[3]) == max(ints)
     nan = cp.array([1.0, math.nan, -3.0])
     lo = nan.min()
-    assert math.isnan(_run(lo).read_value(lo))
+    assert math.isnan(run(lo).read_value(lo))
 
 
 def test_matmul_2d_in_the_documented_order() -> None:
@@ -254,13 +232,13 @@ def test_matmul_2d_in_the_documented_order() -> None:
     a, b, x, y = cp.array(am), cp.array(bm), cp.array(v), cp.array(w)
     mm, mv, vm = a @ b, a @ x, y @ a
     assert (mm.shape, mv.shape, vm.shape) == ((3, 4), (3,), (13,))
-    tg = _run(mm, mv, vm)
+    tg = run(mm, mv, vm)
 
     def ref(p: Any, q: Any) -> Any:
         out = np.zeros((p.shape[0], q.shape[1]), F32)
         for i in range(p.shape[0]):
             for j in range(q.shape[1]):
-                out[i, j] = _ordered_sum((p[i, :] * q[:, j]).astype(F32))
+                out[i, j] = ordered_sum((p[i, :] * q[:, j]).astype(F32))
         return out
 
     for got, want in ((mm, ref(am, bm)), (mv, ref(am, v[:, None])[:, 0]),
@@ -268,7 +246,7 @@ def test_matmul_2d_in_the_documented_order() -> None:
         assert np.array_equal(got.to_numpy(tg).view(np.uint32), want.view(np.uint32))
     ia = cp.array([[1, 2], [3, 4]])
     ip = ia @ ia
-    assert _run(ip).read_value(ip) == [[7, 10], [15, 22]]
+    assert run(ip).read_value(ip) == [[7, 10], [15, 22]]
     with pytest.raises(ValueError, match="3 columns against 2 rows"):
         _ = cp.array([[1.0, 2.0, 3.0]]) @ cp.array([[1.0], [2.0]])
 
@@ -282,13 +260,13 @@ def test_sum_along_an_axis_transpose_and_broadcast_to() -> None:
     mean0 = a.mean(axis=0)
     t = a.T
     b = cp.array([1.0, 2.0]).broadcast_to((3, 2))
-    tg = _run(list(outs.values()), kd, mean0, t, b)
+    tg = run(list(outs.values()), kd, mean0, t, b)
 
     def ref_sum(ax: int) -> Any:
         moved = np.moveaxis(x, ax, -1)
         out = np.zeros(moved.shape[:-1], F32)
         for idx in np.ndindex(out.shape):
-            out[idx] = _ordered_sum(moved[idx])
+            out[idx] = ordered_sum(moved[idx])
         return out
 
     for ax, got in outs.items():
@@ -308,7 +286,7 @@ def test_slices_are_strided_copies_matching_numpy() -> None:
     cases = [(a[1], x[1]), (a[:, 1:4], x[:, 1:4]), (a[::-1, ::2, 5], x[::-1, ::2, 5]),
              (a[0, :, ::-3], x[0, :, ::-3]), (a[1, 2:3], x[1, 2:3]), (a.T, x.T),
              (cp.array([[1], [2]]).broadcast_to((2, 3)), np.broadcast_to([[1], [2]], (2, 3)))]
-    tg = _run([c for c, _ in cases])
+    tg = run([c for c, _ in cases])
     for got, want in cases:
         assert got.shape == want.shape
         assert np.array_equal(got.to_numpy(tg), want)
@@ -323,7 +301,7 @@ def test_int_sum_and_dot_wrap() -> None:
     xs, ys = _ints(30, 50), _ints(30, 51)
     a, b = cp.array(xs), cp.array(ys)
     s, d, bs = a.sum(), a.dot(b), cp.array([True, False, True]).sum()
-    tg = _run(s, d, bs)
+    tg = run(s, d, bs)
     assert tg.read_value(s) == R.wrap32(sum(xs))
     assert tg.read_value(d) == R.wrap32(sum(x * y for x, y in zip(xs, ys, strict=True)))
     assert tg.read_value(bs) == 2
@@ -331,14 +309,14 @@ def test_int_sum_and_dot_wrap() -> None:
 
 def test_readme_benchmark_computation() -> None:
     n = 600
-    v1, v2 = _floats(n, 60), _floats(n, 61)
+    v1, v2 = floats(n, 60), floats(n, 61)
     a, b = cp.array(v1), cp.array(v2)
     total = sum((a + i) @ b for i in range(10))
-    got = _run(total).read_value(total)
+    got = run(total).read_value(total)
     x32, y32 = np.array(v1, F32), np.array(v2, F32)
     want: Any = 0
     for i in range(10):
-        want = F32(want + _ordered_sum(((x32 + F32(i)) * y32).astype(F32)))
+        want = F32(want + ordered_sum(((x32 + F32(i)) * y32).astype(F32)))
     assert R.same_float(got, want)
 
 
@@ -346,21 +324,21 @@ def test_readme_benchmark_computation() -> None:
 def test_element_wise_operand_of_a_dot_keeps_its_roundings(op: str) -> None:
     """(x op z) @ y, with x op z read by nothing else, is computed in one fused pass:
     still the float32 result of x op z, times y, summed in the documented order."""
-    xs, zs, ys = _floats(29, 70), _floats(29, 71), _floats(29, 72)
+    xs, zs, ys = floats(29, 70), floats(29, 71), floats(29, 72)
     x, z, y = cp.array(xs), cp.array(zs), cp.array(ys)
     fn = R.PY_OP[op]
     s = cp.value(F32(0.375).item())
     aa, as_, sa = fn(x, z) @ y, fn(x, s) @ y, fn(2.5, x) @ y
     shared = fn(x, z)
     twice = shared @ y + shared.sum()  # shared has two readers: not fused
-    tg = _run(aa, as_, sa, twice)
+    tg = run(aa, as_, sa, twice)
     x32, z32, y32 = np.array(xs, F32), np.array(zs, F32), np.array(ys, F32)
     ref = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op]
     for got, left in ((aa, ref(x32, z32)), (as_, ref(x32, F32(0.375))), (sa, ref(F32(2.5), x32))):
-        want = _ordered_sum((left.astype(F32) * y32).astype(F32))
+        want = ordered_sum((left.astype(F32) * y32).astype(F32))
         assert R.same_float(tg.read_value(got), want)
     left = ref(x32, z32).astype(F32)
-    want = F32(_ordered_sum((left * y32).astype(F32)) + _ordered_sum(left))
+    want = F32(ordered_sum((left * y32).astype(F32)) + ordered_sum(left))
     assert R.same_float(tg.read_value(twice), want)
 
 
@@ -374,7 +352,7 @@ def test_shape_properties_and_nested_read() -> None:
     r = m * 2
     e = m[1, 2]
     row = m[1]
-    tg = _run(r, e, row, m.reshape(3, -1))
+    tg = run(r, e, row, m.reshape(3, -1))
     assert tg.read_value(r) == [[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]]
     assert tg.read_value(e) == 6.0
     assert tg.read_value(row) == [4.0, 5.0, 6.0]
@@ -387,14 +365,14 @@ def test_broadcasting_two_shapes() -> None:
     row = cp.array([10.0, 20.0])
     s = col + row
     assert s.shape == (3, 2)
-    assert _run(s).read_value(s) == [[11.0, 21.0], [12.0, 22.0], [13.0, 23.0]]
+    assert run(s).read_value(s) == [[11.0, 21.0], [12.0, 22.0], [13.0, 23.0]]
 
 
 def test_numpy_in_and_out_and_write_value() -> None:
     data = np.arange(12, dtype=np.float32).reshape(3, 4) / 3
     a = cp.array(data)
     b = a * a + 1.0
-    tg = _run(b)
+    tg = run(b)
     out = b.to_numpy(tg)
     assert out.dtype == np.float32 and out.shape == (3, 4)
     assert np.array_equal(out, data * data + F32(1))
@@ -407,7 +385,7 @@ def test_numpy_in_and_out_and_write_value() -> None:
     assert tg.read_value(b) == [[2.0] * 4] * 3
     i = cp.array(np.array([1, 2, 3], dtype=np.int32))
     j = i * 3
-    tg = _run(j)
+    tg = run(j)
     assert j.to_numpy(tg).tolist() == [3, 6, 9]
 
 
@@ -415,11 +393,11 @@ def test_arrays_of_values_gather_them() -> None:
     x, y = cp.value(1.5), cp.value(2.0)
     a = cp.array([x, y * 2, 3])
     s = a.sum()
-    tg = _run(s)
-    assert tg.read_value(s) == float(_ordered_sum(np.array([1.5, 4.0, 3.0], F32)))
+    tg = run(s)
+    assert tg.read_value(s) == float(ordered_sum(np.array([1.5, 4.0, 3.0], F32)))
     tg.write_value(x, -1.0)
     tg.run()
-    assert tg.read_value(s) == float(_ordered_sum(np.array([-1.0, 4.0, 3.0], F32)))
+    assert tg.read_value(s) == float(ordered_sum(np.array([-1.0, 4.0, 3.0], F32)))
 
 
 def test_code_size_does_not_depend_on_the_length() -> None:
@@ -438,7 +416,7 @@ def test_runtime_indices_wrap_once_and_clamp() -> None:
     grid = cp.array([[1, 2, 3], [4, 5, 6]])
     i, r, c = cp.value(0), cp.value(0), cp.value(0)
     e, g = table[i], grid[r, c]
-    tg = _run(e, g)
+    tg = run(e, g)
     for k in (-7, -5, -1, 0, 3, 4, 5, 100, -(2**31), 2**31 - 1):
         tg.write_value(i, k)
         tg.run()
@@ -456,7 +434,7 @@ def test_runtime_indices_wrap_once_and_clamp() -> None:
 
 
 def test_grad_through_array_operations_matches_the_derivative() -> None:
-    xs, ys = [0.3, -1.2, 2.5, 0.7, -0.4, 1.9, 0.05, -2.2, 1.1], _floats(9, 90)
+    xs, ys = [0.3, -1.2, 2.5, 0.7, -0.4, 1.9, 0.05, -2.2, 1.1], floats(9, 90)
     a, b = cp.array(xs), cp.array(ys)
     s = cp.value(0.5)
     y = ((cp.sin(a) * b).sum() + (a - s) @ b + cp.sqrt(a * a + 1.0).sum()
@@ -464,7 +442,7 @@ def test_grad_through_array_operations_matches_the_derivative() -> None:
          + cp.iif(a > 0, a * a, -a).sum() + s * s)
     ga, gb, gs = cp.grad(y, [a, b, s])
     assert isinstance(ga, cp.array) and ga.shape == a.shape
-    tg = _run(ga, gb, gs)
+    tg = run(ga, gb, gs)
     x, w = np.array(xs), np.array(ys)
 
     def f(x: Any, w: Any, s: float) -> float:
@@ -491,7 +469,7 @@ def test_grad_through_a_packed_vector() -> None:
     v = cp.vector(xs)
     y = (v * v).sum()
     g = cp.grad(y, xs[5])
-    assert _run(g).read_value(g) == float(F32(2) * F32(0.05))
+    assert run(g).read_value(g) == float(F32(2) * F32(0.05))
 
 
 # --- errors ------------------------------------------------------------------------------------
@@ -574,7 +552,7 @@ def test_read_value_finds_a_structurally_equal_array() -> None:
     # reads what the compiled one computed
     xs = [0.5, -1.0, 3.25, 8.0]
     a = cp.array(xs)
-    tg = _run(a * 2.0 + 1.0)
+    tg = run(a * 2.0 + 1.0)
     assert tg.read_value(a * 2.0 + 1.0) == [float(F32(x) * F32(2) + F32(1)) for x in xs]
     with pytest.raises(ValueError, match="not compiled for this target"):
         tg.read_value(a * 3.0)

@@ -7,20 +7,13 @@ every target (scripts/test.sh runs the module with COPAPY_TEST_TARGET).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import copapy as cp
 import numpy as np
 import pytest
+from helpers import run
 
 BYTES = [0, 1, 2, 127, 128, 200, 254, 255, 17]
-
-
-def _run(*outputs: Any) -> cp.Target:
-    tg = cp.Target()
-    tg.compile(*outputs)
-    tg.run()
-    return tg
 
 
 def test_a_byte_array_takes_one_byte_per_element_of_data_memory() -> None:
@@ -37,7 +30,7 @@ def test_a_byte_array_takes_one_byte_per_element_of_data_memory() -> None:
 
 def test_byte_arrays_read_and_write_as_numbers_and_uint8() -> None:
     a = cp.array([BYTES, BYTES[::-1]], "byte")
-    tg = _run(a)
+    tg = run(a)
     assert tg.read_value(a) == [BYTES, BYTES[::-1]]
     got = a.to_numpy(tg)
     assert got.dtype == np.uint8 and got.tolist() == [BYTES, BYTES[::-1]]
@@ -50,7 +43,7 @@ def test_byte_arrays_read_and_write_as_numbers_and_uint8() -> None:
 
 def test_writing_out_of_range_data_is_an_error_that_changes_nothing() -> None:
     a = cp.array([1, 2, 3], "byte")
-    tg = _run(a)
+    tg = run(a)
     with pytest.raises(ValueError, match="does not fit a byte array"):
         tg.write_value(a, [1, 256, 3])
     with pytest.raises(ValueError, match="does not fit a byte array"):
@@ -65,7 +58,7 @@ def test_operations_read_byte_arrays_as_ints() -> None:
     outs = [a + 1, a * 2.5, a - 300, a > 127, a // 3]
     total, first, picked = a.sum(), a[3], a[i]
     sliced = a[1:7:2]
-    tg = _run(*outs, total, first, picked, sliced)
+    tg = run(*outs, total, first, picked, sliced)
     x32 = xs.astype(np.int32)
     want = [x32 + 1, (x32.astype(np.float32) * np.float32(2.5)), x32 - 300, x32 > 127, x32 // 3]
     for out, ref in zip(outs, want, strict=True):
@@ -82,7 +75,7 @@ def test_to_bytes_stores_saturated_bytes_and_casts_read_them_back() -> None:
     fb, ib = cp.to_bytes(cp.array(fs)), cp.to_bytes(cp.array(ints))
     assert fb.dtype == ib.dtype == "byte"
     back_f, back_i = cp.to_float(fb), cp.to_int(ib)
-    tg = _run(fb, ib, back_f, back_i)
+    tg = run(fb, ib, back_f, back_i)
     f64 = np.array(fs, dtype=np.float64)
     ref_f = np.where(np.isnan(f64), 0, np.clip(np.trunc(np.nan_to_num(f64)), 0, 255)).astype(int).tolist()
     ref_i = np.clip(np.array(ints, dtype=np.int64), 0, 255).tolist()
@@ -95,7 +88,7 @@ def test_to_bytes_stores_saturated_bytes_and_casts_read_them_back() -> None:
 def test_a_byte_array_of_traced_values_saturates_on_store() -> None:
     vals = [cp.value(300), cp.value(-5), cp.value(7), cp.value(255)]
     a = cp.array(vals, "byte")
-    tg = _run(a)
+    tg = run(a)
     assert tg.read_value(a) == [255, 0, 7, 255]
     tg.write_value(vals[2], 1000)
     tg.run()

@@ -14,7 +14,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
-from test_vectors import pairwise
+from helpers import pairwise
 
 f32 = np.float32
 

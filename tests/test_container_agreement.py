@@ -19,10 +19,10 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
+from helpers import F32
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-F32 = np.float32
 _EMULATED = bool(os.environ.get("COPAPY_TEST_TARGET"))
 _SETTINGS = settings(max_examples=6 if _EMULATED else 30, deadline=None, derandomize=True,
                      suppress_health_check=[HealthCheck.too_slow])

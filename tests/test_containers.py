@@ -12,8 +12,8 @@ import copapy as cp
 import numpy as np
 import pytest
 from copapy import _core
+from helpers import F32
 
-F32 = np.float32
 RNG = np.random.default_rng(11)
 
 

@@ -15,9 +15,8 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
+from helpers import F32
 from numpy.lib.stride_tricks import sliding_window_view
-
-F32 = np.float32
 
 
 def pair(v: Any) -> tuple[int, int]:

@@ -33,8 +33,8 @@ import numpy as np
 import pytest
 from copapy import _targets
 from copapy._remote import RemoteDevice, RunnerError
+from helpers import F32, pairwise
 from test_runfiles import FILES, RunFile, _matches
-from test_vectors import pairwise
 
 pytestmark = pytest.mark.skipif(
     bool(os.environ.get("COPAPY_TEST_TARGET")),
@@ -42,7 +42,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-F32 = np.float32
 HOST = cp.Target().arch if not os.environ.get("COPAPY_TEST_TARGET") else "x86_64"
 BOARDS = [t for t in _targets.targets() if t.qemu_user is not None and t.name != HOST]
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import refsem as R
 from conftest import TARGET
+from helpers import F32
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-F32 = np.float32
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|-?inf|nan")
 
 

@@ -18,9 +18,9 @@ import pytest
 import refsem as R
 from copapy import filters
 from copapy_reference import run_reference
+from helpers import F32
 from readback import nested
 
-F32 = np.float32
 SPECIAL = [0.0, -0.0, math.inf, -math.inf, 1e-45, -3e38, 3e38, 1.0, -1.0]
 
 

@@ -32,12 +32,11 @@ import refsem as R
 from conftest import TARGET
 from copapy import array, cos, sin, sqrt, value
 from copapy._core import Target  # explicit targets: independent of COPAPY_TEST_TARGET
-from test_arrays import _ordered_sum
+from helpers import F32, ordered_sum
 from test_runfiles import FILES, RunFile, _matches
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "target" / "firmware-boards"
-F32 = np.float32
 KEEP_FEATURES = 0xFFFF_FFFF
 JOB_MAGIC = 0x4C4A5043  # "CPJL", firmware/common/runner.c
 
@@ -149,7 +148,7 @@ def arrays() -> Spec:
              "ifloordiv": ia // ja}
     with np.errstate(over="ignore"):
         want = {
-            "sum": [_ordered_sum(x)], "dot": [_ordered_sum((x * y).astype(F32))],
+            "sum": [ordered_sum(x)], "dot": [ordered_sum((x * y).astype(F32))],
             "axpy": list((x * F32(2.0) + y).astype(F32)),
             "isum": [int(k.astype(np.int64).sum().astype(np.int32))],  # wraps, as int32
             "iprod": [int(v) for v in (k * j)],

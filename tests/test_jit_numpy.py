@@ -13,7 +13,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
-from test_vectors import pairwise
+from helpers import pairwise
 
 F32, I32 = np.float32, np.int32
 

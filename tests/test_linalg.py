@@ -14,8 +14,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
-
-F32 = np.float32
+from helpers import F32, run
 
 
 def reference_solve(a: Any, b: Any) -> np.ndarray:
@@ -53,13 +52,6 @@ def sample(n: int, r: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return a, b
 
 
-def _run(*outputs: Any) -> cp.Target:
-    tg = cp.Target()
-    tg.compile(*outputs)
-    tg.run()
-    return tg
-
-
 def _bits(x: Any) -> np.ndarray:
     return np.asarray(x, dtype=F32).reshape(-1).view(np.uint32)
 
@@ -70,7 +62,7 @@ def test_solve_matches_the_documented_order_bit_for_bit(n: int, r: int) -> None:
     a, b = sample(n, r, seed=n * 10 + r)
     x = cp.solve(cp.array(a.tolist()), cp.array(b.tolist()))
     assert isinstance(x, cp.array) and x.shape == (n, r) and x.dtype == "float"
-    got = np.array(_run(x).read_value(x), dtype=F32)
+    got = np.array(run(x).read_value(x), dtype=F32)
     ref = reference_solve(a, b)
     assert np.array_equal(_bits(got), _bits(ref)), (got, ref)
     np.testing.assert_allclose(got, np.linalg.solve(a.astype(float), b.astype(float)),
@@ -82,7 +74,7 @@ def test_pivoting_a_zero_diagonal_and_1d_right_hand_side() -> None:
     b = [1.0, -2.0, 0.5]
     x = cp.solve(cp.array(a), cp.array(b))
     assert x.shape == (3,)
-    got = np.array(_run(x).read_value(x), dtype=F32)
+    got = np.array(run(x).read_value(x), dtype=F32)
     assert np.array_equal(_bits(got), _bits(reference_solve(a, b)))
     np.testing.assert_allclose(got, np.linalg.solve(a, b), rtol=1e-5)
 
@@ -92,7 +84,7 @@ def test_ties_keep_the_upper_row() -> None:
     a = [[-3.0, 1.1, 0.7], [3.0, 0.3, -2.9], [1.0, 5.0, 0.1]]
     b = [0.1, 0.2, 0.3]
     x = cp.solve(cp.array(a), cp.array(b))
-    got = np.array(_run(x).read_value(x), dtype=F32)
+    got = np.array(run(x).read_value(x), dtype=F32)
     assert np.array_equal(_bits(got), _bits(reference_solve(a, b)))
 
 
@@ -100,7 +92,7 @@ def test_runtime_inputs_int_operands_and_operands_unchanged() -> None:
     a = cp.array([[2, 1, 0], [1, 3, 1], [0, 1, 4]])
     b = cp.array([1, 2, 3])
     x = cp.solve(a, b)
-    tg = _run(x, a, b)
+    tg = run(x, a, b)
     ref = reference_solve([[2, 1, 0], [1, 3, 1], [0, 1, 4]], [1, 2, 3])
     assert np.array_equal(_bits(tg.read_value(x)), _bits(ref))
     assert tg.read_value(a) == [[2, 1, 0], [1, 3, 1], [0, 1, 4]]
@@ -117,7 +109,7 @@ def test_runtime_inputs_int_operands_and_operands_unchanged() -> None:
 def test_singular_matrix_gives_inf_or_nan() -> None:
     a = [[1.0, 2.0], [2.0, 4.0]]
     x = cp.solve(cp.array(a), cp.array([1.0, 1.0]))
-    got = np.array(_run(x).read_value(x), dtype=F32)
+    got = np.array(run(x).read_value(x), dtype=F32)
     assert not np.all(np.isfinite(got))
     assert np.array_equal(_bits(got)[~np.isnan(got)],
                           _bits(reference_solve(a, [1.0, 1.0]))[~np.isnan(got)])
@@ -129,7 +121,7 @@ def test_tensor_and_vector_operands_keep_their_container() -> None:
     vb = cp.vector([cp.value(float(v)) for v in b[:, 0]])
     x = cp.solve(ta, vb)
     assert isinstance(x, cp.vector) and len(x) == 4
-    tg = _run(*x.values)
+    tg = run(*x.values)
     got = np.array([tg.read_value(v) for v in x.values], dtype=F32)
     assert np.array_equal(_bits(got), _bits(reference_solve(a, b)))
     xt = cp.solve(ta, cp.tensor(b.tolist()))
@@ -151,7 +143,7 @@ def test_inv(n: int) -> None:
     a, _ = sample(n, 1, seed=40 + n)
     x = cp.inv(cp.array(a.tolist()))
     assert isinstance(x, cp.array) and x.shape == (n, n)
-    got = np.array(_run(x).read_value(x), dtype=F32)
+    got = np.array(run(x).read_value(x), dtype=F32)
     assert np.array_equal(_bits(got), _bits(reference_solve(a, np.eye(n))))
     np.testing.assert_allclose(got, np.linalg.inv(a.astype(float)), rtol=5e-3, atol=5e-3)
 
@@ -187,7 +179,7 @@ def test_grad_through_solve_against_finite_differences() -> None:
     ca, cb = cp.array(a.tolist()), cp.array(b.tolist())
     y = (cp.solve(ca, cb) * cp.array(wts.tolist())).sum()
     ga, gb = cp.grad(y, [ca, cb])
-    tg = _run(y, ga, gb)
+    tg = run(y, ga, gb)
     a64, b64, eps = a.astype(float), b.astype(float), 1e-6
     fd_a = np.zeros((n, n))
     for i in range(n):
@@ -256,7 +248,7 @@ def test_det_of_an_array_matches_the_documented_order(n: int) -> None:
     a, _ = sample(n, 1, seed=60 + n)
     d = cp.det(cp.array(a.tolist()))
     assert isinstance(d, cp.value)
-    got = F32(_run(d).read_value(d))
+    got = F32(run(d).read_value(d))
     assert got.view(np.uint32) == reference_det(a).view(np.uint32)
     assert got == pytest.approx(np.linalg.det(a.astype(float)), rel=1e-3, abs=1e-4)
 
@@ -265,7 +257,7 @@ def test_det_of_a_singular_array_is_zero_and_swaps_flip_the_sign() -> None:
     d0 = cp.det(cp.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]]))
     d1 = cp.det(cp.array([[0.0, 1.0], [1.0, 0.0]]))
     d2 = cp.det(cp.array([[0.0, 0.0], [0.0, 0.0]]))
-    tg = _run(d0, d1, d2)
+    tg = run(d0, d1, d2)
     assert tg.read_value(d0) == 0.0
     assert tg.read_value(d1) == -1.0
     assert tg.read_value(d2) == 0.0
@@ -277,7 +269,7 @@ def test_det_of_a_small_traced_tensor_expands_cofactors(n: int) -> None:
     a[0, -1] = 0.0  # a constant zero: its term is left out
     t = cp.tensor([[cp.value(float(v)) if v != 0 else 0.0 for v in row] for row in a])
     d = cp.det(t)
-    got = F32(_run(d).read_value(d)) if isinstance(d, cp.value) else F32(d)
+    got = F32(run(d).read_value(d)) if isinstance(d, cp.value) else F32(d)
     assert got.view(np.uint32) == reference_cofactors(a).view(np.uint32)
     assert got == pytest.approx(np.linalg.det(a.astype(float)), rel=1e-3, abs=1e-4)
 
@@ -285,7 +277,7 @@ def test_det_of_a_small_traced_tensor_expands_cofactors(n: int) -> None:
 def test_det_of_a_large_traced_tensor_and_of_numbers() -> None:
     a, _ = sample(6, 1, seed=99)
     d = cp.det(cp.tensor([[cp.value(float(v)) for v in row] for row in a]))
-    assert F32(_run(d).read_value(d)).view(np.uint32) == reference_det(a).view(np.uint32)
+    assert F32(run(d).read_value(d)).view(np.uint32) == reference_det(a).view(np.uint32)
     dn = cp.det(cp.tensor(a.tolist()))
     assert isinstance(dn, float)
     assert dn == pytest.approx(np.linalg.det(a.astype(float)), rel=1e-12)
@@ -298,7 +290,7 @@ def test_grad_of_det_against_finite_differences() -> None:
     ca = cp.array(a.tolist())
     d = cp.det(ca)
     (ga,) = cp.grad(d, [ca])
-    tg = _run(d, ga)
+    tg = run(d, ga)
     a64, eps = a.astype(float), 1e-6
     fd = np.zeros((n, n))
     for i in range(n):
@@ -334,7 +326,7 @@ def test_grad_through_a_traced_tensor_solve() -> None:
     x = cp.solve(cp.tensor(av), cp.vector(bv))
     y = x[0] * 2.0 + x[1]
     g = cp.grad(y, [av[0][0], av[1][0], bv[1]])
-    tg = _run(y, *g)
+    tg = run(y, *g)
     w, eps = np.array([2.0, 1.0]), 1e-6
 
     def loss(m: np.ndarray, v: np.ndarray) -> float:

@@ -10,9 +10,9 @@ import copapy as cp
 import numpy as np
 import pytest
 import refsem as R
+from helpers import F32
 from readback import nested
 
-F32 = np.float32
 EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, math.inf, -math.inf, math.nan, 1e-45, -1e-45, 1.17549435e-38,
          -1.17549435e-38, 3.4028235e38, -3.4028235e38, 88.0, -88.0, 89.0, -89.0, 104.0, -104.0, 20.0, -20.0]
 

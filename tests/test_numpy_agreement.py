@@ -28,9 +28,9 @@ import copapy as cp
 import numpy as np
 import pytest
 import refsem as R
+from helpers import F32, ordered_sum
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_arrays import F32, _ordered_sum
 
 _EMULATED = bool(os.environ.get("COPAPY_TEST_TARGET"))
 _FUZZ = os.environ.get("HYPOTHESIS_PROFILE") == "fuzz"
@@ -54,7 +54,7 @@ def run(*xs: Any) -> cp.Target:
 def float_mean_ref(ints: list[int]) -> np.float32:
     """The mean as copapy defines it for int data: each term rounded to float32, summed in
     the documented order (tests/test_arrays.py), divided by the count in float32."""
-    return F32(_ordered_sum(np.array([R.f32(v) for v in ints], F32)) / F32(len(ints)))
+    return F32(ordered_sum(np.array([R.f32(v) for v in ints], F32)) / F32(len(ints)))
 
 
 def near_numpy(got: float, ints: list[int]) -> bool:

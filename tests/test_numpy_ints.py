@@ -17,10 +17,10 @@ import copapy as cp
 import numpy as np
 import pytest
 from copapy import filters
+from helpers import F32
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-F32 = np.float32
 # every NumPy integer scalar type (intp is one of the sized ones; longlong may be its own type)
 INT_TYPES: list[type[np.integer[Any]]] = list(dict.fromkeys([
     np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.intp, np.uintp,

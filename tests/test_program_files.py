@@ -7,10 +7,9 @@ import zlib
 from pathlib import Path
 
 import copapy as cp
-import numpy as np
 import pytest
+from helpers import F32
 
-F32 = np.float32
 HEADER = 44
 
 

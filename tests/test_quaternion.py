@@ -15,10 +15,10 @@ import copapy as cp
 import numpy as np
 import pytest
 from copapy_reference import run_reference
+from helpers import F32
 from readback import nested
 
 Arr = np.ndarray[Any, np.dtype[np.float64]]
-F32 = np.float32
 RNG_SEED = 20240605
 
 # ---------------------------------------------------------------------------------------------

@@ -28,10 +28,9 @@ import numpy as np
 import pytest
 from copapy._core import Target
 from copapy._remote import ERR, GET, INFO, LOAD, OK, RUN, RemoteDevice, RunnerError
+from helpers import F32, pairwise
 from standalone import standalone_runner
-from test_vectors import pairwise
 
-F32 = np.float32
 AUTH, CHALLENGE = 0x0B, 0x82
 
 

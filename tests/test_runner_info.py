@@ -11,12 +11,10 @@ import subprocess
 from pathlib import Path
 
 import copapy as cp
-import numpy as np
 import pytest
 from copapy._core import Target
+from helpers import F32
 from standalone import standalone_runner
-
-F32 = np.float32
 
 
 def info(path: Path) -> list[str]:

@@ -10,11 +10,11 @@ import copapy as cp
 import numpy as np
 import pytest
 from copapy._core import Target  # explicit targets: independent of COPAPY_TEST_TARGET
+from helpers import F32
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from standalone import standalone_runner
 
-F32 = np.float32
 DT, KP, KI, KD = 0.01, 2.0, 5.0, 0.1
 U_MIN, U_MAX, GAIN, TAU = -10.0, 10.0, 0.8, 0.5
 

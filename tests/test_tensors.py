@@ -10,7 +10,8 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
-from test_vectors import F32, Prog, assert_bits, pairwise
+from helpers import F32, assert_bits, pairwise
+from test_vectors import Prog
 
 RNG = np.random.default_rng(77)
 

@@ -10,33 +10,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
-
-F32 = np.float32
-
-
-def pairwise(a: Any, axis: int = -1) -> Any:
-    """NumPy float32 reference of the documented summation order (the same for vectors,
-    tensors and cp.array): term k into partial k % 8 (partials start at -0.0, the identity),
-    then partials l + (l + 4), then l + (l + 2), then the last two."""
-    x = np.moveaxis(np.asarray(a), axis, -1)
-    acc = np.full(x.shape[:-1] + (8,), -0.0, dtype=x.dtype)
-    for k in range(x.shape[-1]):
-        acc[..., k % 8] = acc[..., k % 8] + x[..., k]
-    for half in (4, 2, 1):
-        acc = acc[..., :half] + acc[..., half:2 * half]
-    return acc[..., 0]
-
-
-def bits(x: Any) -> Any:
-    """float32 bit patterns, every NaN mapped to one pattern."""
-    a = np.asarray(x, dtype=F32)
-    return np.where(np.isnan(a), np.uint32(0x7FC00000), a.view(np.uint32))
-
-
-def assert_bits(got: Any, ref: Any) -> None:
-    g, r = np.asarray(got, dtype=F32), np.asarray(ref, dtype=F32)
-    assert g.shape == r.shape, (g.shape, r.shape)
-    assert np.array_equal(bits(g), bits(r)), f"\n got {g}\n ref {r}"
+from helpers import F32, assert_bits, pairwise
 
 
 class Prog:
