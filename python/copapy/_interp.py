@@ -4,7 +4,7 @@ helpers of ``filters.convolve`` / ``filters.gaussian_filter``.
 Everything here is built from scalar operations (``+ - * /``, ``minimum``/``maximum``,
 ``iif``), so ``cp.grad`` differentiates through it and the results are the same bits on
 every target. The float operations happen in one documented order, so a NumPy float32
-reference computing in the same order gives the same bits (tests/test_interp.py).
+reference computing in the same order gives the same bits (tests/numerics/test_interp.py).
 
 ``interp(x, xp, fp)`` is ``numpy.interp`` (clamped ends, ``xp`` strictly increasing):
 with ``xc = clamp(x, xp[0], xp[-1])`` and segment ``j`` the last with ``xp[j] <= xc``,

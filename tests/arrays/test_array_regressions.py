@@ -1,4 +1,4 @@
-"""Focused regression tests for array bugs that tests/test_array_properties.py found, each
+"""Focused regression tests for array bugs that tests/arrays/test_array_properties.py found, each
 against NumPy (float32 / int32) and run on every target by scripts/test.sh.
 """
 

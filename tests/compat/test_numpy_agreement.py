@@ -53,7 +53,7 @@ def run(*xs: Any) -> cp.Target:
 
 def float_mean_ref(ints: list[int]) -> np.float32:
     """The mean as copapy defines it for int data: each term rounded to float32, summed in
-    the documented order (tests/test_arrays.py), divided by the count in float32."""
+    the documented order (tests/arrays/test_arrays.py), divided by the count in float32."""
     return F32(ordered_sum(np.array([R.f32(v) for v in ints], F32)) / F32(len(ints)))
 
 

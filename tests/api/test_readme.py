@@ -4,7 +4,7 @@ Each block runs on its own, exactly as written (no import is added), in a fresh 
 interpreter in an empty directory; its output must be the ```text block that follows it
 (or nothing, where none follows). After a change that moves an output:
 
-    .venv/bin/python tests/test_readme.py --write
+    .venv/bin/python tests/api/test_readme.py --write
 
 runs every block and writes the ```text block after each one that prints.
 """
@@ -18,8 +18,9 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers import ROOT
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = ROOT / "README.md"
 # a Python block, and the text block right after it (one blank line between), if any
 BLOCK = re.compile(r"```python\n(.*?)```\n(?:\n```text\n(.*?)```\n)?", re.S)
 
@@ -56,7 +57,7 @@ def test_a_readme_block_runs_as_shown_and_prints_what_the_readme_shows(index: in
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (match.group(2) or ""), (
         "the block's output differs from the README's text block after it: "
-        "run tests/test_readme.py --write and check the difference")
+        "run tests/api/test_readme.py --write and check the difference")
 
 
 def write() -> None:
@@ -76,5 +77,5 @@ def write() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: tests/test_readme.py --write  (the checks run under pytest)")
+        sys.exit("usage: tests/api/test_readme.py --write  (the checks run under pytest)")
     write()

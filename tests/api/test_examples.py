@@ -7,15 +7,14 @@ import math
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import refsem as R
 from conftest import TARGET
-from helpers import F32
+from helpers import F32, ROOT
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = ROOT / "examples"
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?|-?inf|nan")
 
 
@@ -308,7 +307,7 @@ def test_inverse_kinematics() -> None:
 # ---------------------------------------------------------------------------------------------
 # The typed API tour: it must run, and mypy --strict must accept it (and the examples)
 
-TYPED_CHECK = Path(__file__).resolve().parent / "typed_api_check.py"
+TYPED_CHECK = ROOT / "tests" / "typed_api_check.py"
 
 
 def test_typed_api_check_runs() -> None:

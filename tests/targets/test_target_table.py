@@ -12,7 +12,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 import copapy as cp
@@ -20,6 +19,7 @@ import pytest
 from copapy import _emulator, _targets
 from copapy._core import Target  # not conftest's: these name their targets themselves
 from copapy._emulator import Emulator
+from helpers import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -129,7 +129,7 @@ def test_every_place_that_lists_targets_follows_the_table() -> None:
     """The stencil build (its compiler flags per row), the emulator (one machine per
     instruction set) and the test matrix all follow the Rust table: a target added there
     and missing here fails this test, so the table stays the one source."""
-    stencils = Path(__file__).resolve().parent.parent / "stencils"
+    stencils = ROOT / "stencils"
     sys.path.insert(0, str(stencils))
     try:
         spec = importlib.util.spec_from_file_location("copapy_stencil_build", stencils / "build.py")

@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 from copapy import _targets
 from copapy._remote import RemoteDevice, RunnerError
-from helpers import F32, pairwise
+from helpers import F32, ROOT, pairwise
 from test_runfiles import FILES, RunFile, _matches
 
 pytestmark = pytest.mark.skipif(
@@ -41,7 +41,6 @@ pytestmark = pytest.mark.skipif(
     reason="names its targets itself: runs once, in the native pass",
 )
 
-ROOT = Path(__file__).resolve().parent.parent
 HOST = cp.Target().arch if not os.environ.get("COPAPY_TEST_TARGET") else "x86_64"
 BOARDS = [t for t in _targets.targets() if t.qemu_user is not None and t.name != HOST]
 

@@ -17,7 +17,6 @@ import subprocess
 import sys
 import typing
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import copapy as cp
@@ -25,8 +24,8 @@ import numpy as np
 import pytest
 import refsem as R
 from copapy import _optable as T
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 OPS = T.BINARY + T.UNARY
 # our own float32 math: within a few ulp of the float64 reference (exact bars in docs/math.md)
 APPROXIMATE = set(T.APPROXIMATE)

@@ -20,13 +20,13 @@ import os
 import runpy
 import struct
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import capstone  # type: ignore[import-untyped]
 import copapy as cp
 import pytest
 from copapy import _emulator
+from helpers import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 pytestmark = pytest.mark.skipif(bool(os.environ.get("COPAPY_TEST_TARGET")),
                                 reason="covers all seven targets in the native run")
 TARGETS = ["x86_64", "aarch64", "armv7", "armv6", "cortex-m4", "riscv64", "riscv32"]
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = ROOT / "examples"
 
 
 def _it_block(uc: Any, addr: int) -> list[int]:

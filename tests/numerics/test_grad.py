@@ -9,15 +9,13 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import copapy as cp
 import numpy as np
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
+from helpers import ROOT
 
 # The same expression is written once and evaluated with `m = cp` (traced, float32) or
 # `m = NP` (float64 NumPy scalars).

@@ -23,8 +23,9 @@ from typing import Any
 import copapy as cp
 import pytest
 from copapy import _targets
+from helpers import ROOT
 
-FILES = sorted((Path(__file__).parent / "runfiles").glob("*.cpt"))
+FILES = sorted((ROOT / "tests" / "runfiles").glob("*.cpt"))
 ALL = _targets.names()  # the shared table (crates/copapy-program/src/targets.rs)
 
 

@@ -16,8 +16,8 @@ import tomllib
 from pathlib import Path
 
 from copapy._emulator import INSTALL_HINT
+from helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 DIST = PYPROJECT["project"]["name"]
 # the one place that installs the original Copapy on purpose, into its own venv

@@ -32,10 +32,9 @@ import refsem as R
 from conftest import TARGET
 from copapy import array, cos, sin, sqrt, value
 from copapy._core import Target  # explicit targets: independent of COPAPY_TEST_TARGET
-from helpers import F32, ordered_sum
+from helpers import F32, ROOT, ordered_sum
 from test_runfiles import FILES, RunFile, _matches
 
-ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "target" / "firmware-boards"
 KEEP_FEATURES = 0xFFFF_FFFF
 JOB_MAGIC = 0x4C4A5043  # "CPJL", firmware/common/runner.c

@@ -9,12 +9,12 @@ graphs whose path lengths are counted by hand here.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import ROOT
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "stencils"))
+sys.path.insert(0, str(ROOT / "stencils"))
 import branch_allowlist  # noqa: E402
 import build  # noqa: E402
 import cfg  # noqa: E402
@@ -118,7 +118,7 @@ def test_a_loop_needs_its_trip_count() -> None:
 
 def test_the_committed_tables_cover_every_stencil() -> None:
     import json
-    table = json.loads((Path(__file__).resolve().parent.parent / "python" / "copapy"
+    table = json.loads((ROOT / "python" / "copapy"
                         / "_instruction_bounds.json").read_text())
     for target, per in table.items():
         scalar = [n for n in per if n.startswith("st_") and not n.startswith("st_arr_")]

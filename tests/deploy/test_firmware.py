@@ -12,9 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from copapy._core import Target, value  # the C runner executes this machine's code
-from helpers import F32
+from helpers import F32, ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 FIRMWARE = ROOT / "crates" / "copapy-firmware"
 
 

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 import unicorn  # a test dependency (scripts/requirements-dev.txt), as for the emulated targets
 from copapy._core import Target, value  # explicit targets: independent of COPAPY_TEST_TARGET
+from helpers import ROOT
 from unicorn import arm_const as A
 
-ROOT = Path(__file__).resolve().parent.parent
 LIB = ROOT / "target" / "thumbv7em-none-eabihf" / "firmware" / "libcopapy_firmware.a"
 
 FILE, CODE, DATA, SCRATCH = 0x2000_0000, 0x2001_0000, 0x2002_0000, 0x2002_8000

@@ -8,7 +8,7 @@ integer powers and ``cp.iif``; reductions (``sum mean min max``) over random axe
 (negative and out of range: wrapped once, then clamped). Each example is compiled, run and
 compared bit for bit with refsem.py (NumPy float32 / wrapping int32) and with NumPy
 float32 sums in the documented order (docs/architecture.md, "Arrays"); math functions are
-checked against float64 within the ulp bars of docs/math.md, as tests/test_arrays.py does.
+checked against float64 within the ulp bars of docs/math.md, as tests/arrays/test_arrays.py does.
 
 Examples are derandomized in the test suite. Under ``COPAPY_TEST_TARGET`` (every example
 then runs in the emulator) fewer are drawn; ``HYPOTHESIS_PROFILE=fuzz`` draws many more,
