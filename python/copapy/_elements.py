@@ -88,18 +88,23 @@ def check_elements(vals: tuple[Any, ...], what: str) -> tuple[Any, ...]:
 # --- summation in the documented order ------------------------------------------------------
 
 
-def tree_sum(terms: list[Any]) -> Any:
-    """Sum of a non-empty list in the documented order (module docstring): eight
-    interleaved partial sums, combined pairwise."""
+def tree_fold(terms: Sequence[Any], fold: Callable[[Any, Any], Any] = _add) -> Any:
+    """``fold`` (a sum by default; ``min``/``max`` too) over a non-empty sequence in the
+    documented order (module docstring): eight interleaved partials, combined pairwise."""
     parts = list(terms[:8])
     for k in range(8, len(terms)):
-        parts[k & 7] = parts[k & 7] + terms[k]
+        parts[k & 7] = fold(parts[k & 7], terms[k])
     for half in (4, 2, 1):
         for lane in range(half):
             if lane + half < len(parts):
-                parts[lane] = parts[lane] + parts[lane + half]
+                parts[lane] = fold(parts[lane], parts[lane + half])
         del parts[half:]
     return parts[0]
+
+
+def tree_sum(terms: Sequence[Any]) -> Any:
+    """Sum of a non-empty sequence in the documented order."""
+    return tree_fold(terms)
 
 
 def _combine(traced: list[Any], consts: list[Any]) -> Any:

@@ -74,19 +74,6 @@ def _nan_fold(a: Any, b: Any, which: str) -> Any:
     return min(a, b) if which == "min" else max(a, b)
 
 
-def _tree_fold(terms: Sequence[Any], fold: Callable[[Any, Any], Any]) -> Any:
-    """``fold`` over a non-empty sequence in the documented order of sums (``_elements``)."""
-    parts = list(terms[:8])
-    for k in range(8, len(terms)):
-        parts[k & 7] = fold(parts[k & 7], terms[k])
-    for half in (4, 2, 1):
-        for lane in range(half):
-            if lane + half < len(parts):
-                parts[lane] = fold(parts[lane], parts[lane + half])
-        del parts[half:]
-    return parts[0]
-
-
 def _nan_last(x: Any) -> tuple[bool, Any]:
     return (x != x, 0 if x != x else x)
 
@@ -550,7 +537,7 @@ class tensor(A.ArrayBase[TNum]):
             raise ValueError(f"zero-size tensor of shape {self.shape} has no {which}imum")
 
         def whole(xs: Sequence[Any]) -> Any:
-            return _tree_fold(xs, lambda a, b: _nan_fold(a, b, which))
+            return A.tree_fold(xs, lambda a, b: _nan_fold(a, b, which))
 
         def packed(t: tensor[Any]) -> Any:
             node = _packing.array_of(t)
