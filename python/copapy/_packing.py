@@ -10,7 +10,7 @@ The result is again a vector, whose elements alias the result array (no code), s
 operation finds the array without gathering anything.
 
 Results have the same bits as the unpacked path: element-wise operations follow the same
-scalar semantics, and vectors sum in the same documented order as arrays (``_arrays``).
+scalar semantics, and vectors sum in the same documented order as arrays (``_elements``).
 Tensors pack the same way for element-wise operations with a scalar or a tensor of the
 same shape, ``sum()`` and ``@`` (one matmul stencil when either operand packs and the
 other is all traced too). Containers with plain-number elements, mixed dtypes or

@@ -131,7 +131,7 @@ class tensor(A.ArrayBase[TNum]):
     ``a @ b`` is the dot product (1-D @ 1-D, a scalar), matrix-vector, vector-matrix and
     matrix-matrix product. ``.sum()``, ``@``, ``trace()`` and ``mean()`` add their terms
     in **one documented order**, the same as ``cp.array`` on every target: eight interleaved
-    partial sums (term k into partial k % 8), combined pairwise (``_arrays``).
+    partial sums (term k into partial k % 8), combined pairwise (``_elements``).
     Plain-number terms are summed in Python first and added once at the end.
 
     As in Copapy, indexing with an integer gives a tensor of one dimension less (a 0-d tensor

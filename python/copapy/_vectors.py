@@ -55,7 +55,7 @@ class vector(tensor[TNum]):
 
     ``a @ b`` (or ``a.dot(b)``) is the dot product; ``.sum()``, ``@`` and ``.magnitude()`` add
     their terms in **one documented order**, the same as ``cp.array`` on every target: eight
-    interleaved partial sums (term k into partial k % 8), combined pairwise (``_arrays``).
+    interleaved partial sums (term k into partial k % 8), combined pairwise (``_elements``).
     Plain-number terms are summed in Python first and added once at the end.
 
     Attributes:
