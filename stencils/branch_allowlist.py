@@ -53,8 +53,20 @@ FIXED_TRIPS = {
 }
 
 
+# The only stencils with a conditional branch: the back-edge of a loop whose trip count
+# is fixed when the program is compiled (cp.fori_loop / cp.scan), so every run takes it
+# the same number of times. Its bounds count the exit path (`fewest`) once and the
+# path back to the head (`most`) trips - 1 times (python/copapy/_bounds.py).
+BACKEDGES = {
+    "st_loop_i_mm": "loop back-edge: counter slot += 1, back to the loop head until it "
+                    "reaches the end slot, both fixed at compile time",
+}
+
+
 def allowed(name, target):
     """The matching entry (pattern, targets, kind, reason), or None."""
+    if name in BACKEDGES:
+        return (name, "*", "backedge", BACKEDGES[name])
     if name.startswith("st_"):
         return None
     for entry in ALLOWED:

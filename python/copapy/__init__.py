@@ -25,6 +25,7 @@ from ._core import Container, Target, value
 from ._interp import interp, lerp, ravel
 from ._jit import jit
 from ._linalg import det, inv, solve
+from ._loops import fori_loop, scan
 from ._math import (
     abs,
     acos,
@@ -99,6 +100,7 @@ __all__ = [
     "exp",
     "eye",
     "filters",
+    "fori_loop",
     "grad",
     "identity",
     "iif",
@@ -122,6 +124,7 @@ __all__ = [
     "relu",
     "rotate_vector",
     "scalar_projection",
+    "scan",
     "signal",
     "sigmoid",
     "sign",

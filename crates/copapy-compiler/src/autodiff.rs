@@ -83,6 +83,8 @@ fn differentiable_operands(v: &Value) -> impl Iterator<Item = &Value> {
             }
             _ => (None, None, &n.args[..]),
         },
+        // reached, so that `propagate` can say that loops are not differentiated yet
+        NodeKind::Loop(l, _) => (None, None, &l.operands[..]),
     };
     first
         .into_iter()
@@ -307,6 +309,12 @@ fn propagate(r: &Value, g: &Value, acc: &mut Accumulator<'_>) -> Result<(), Trac
         NodeKind::Unary(op, a) => unary_rule(*op, a, r, g, acc),
         NodeKind::Binary(op, a, b) => binary_rule(*op, a, b, r, g, acc),
         NodeKind::Select(c, a, b) => select_rule(c, a, b, g, acc),
+        NodeKind::Loop(..) => Err(TraceError {
+            message: "cp.grad through a cp.fori_loop / cp.scan (with respect to values from \
+                      before the loop or captured by its body) is not supported yet: call \
+                      cp.grad inside the body, or unroll the loop (unroll=True)"
+                .to_string(),
+        }),
     }
 }
 
@@ -640,6 +648,7 @@ mod tests {
                 NodeKind::Binary(_, a, b) => vec![a.clone(), b.clone()],
                 NodeKind::Select(c, a, b) => vec![c.clone(), a.clone(), b.clone()],
                 NodeKind::Array(n) => n.args.clone(),
+                NodeKind::Loop(l, _) => l.operands.clone(),
             };
             if !expanded {
                 stack.push((n.clone(), true));
@@ -681,7 +690,9 @@ mod tests {
                 NodeKind::Select(c, a, b) => {
                     fold::select(memo[&c.id()], memo[&a.id()], memo[&b.id()])
                 }
-                NodeKind::Array(_) => panic!("no host evaluation of array operations"),
+                NodeKind::Array(_) | NodeKind::Loop(..) => {
+                    panic!("no host evaluation of array operations or loops")
+                }
             };
             memo.insert(n.id(), bits);
         }

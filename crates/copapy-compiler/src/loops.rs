@@ -1,0 +1,461 @@
+//! Fixed-trip-count loops (`cp.fori_loop`, `cp.scan`) whose machine code holds the body once.
+//!
+//! Tracing: the body is called once on placeholder inputs (the int counter and one per
+//! carried value, [`placeholders`]); [`make_loop`] then cuts the traced body out of the
+//! graph. Every node the body computed from the placeholders is copied into the loop's
+//! own graph ([`LoopNode`]); every value it read that does not depend on them (made
+//! before the loop, or from such values only) becomes a *capture*: computed once before
+//! the loop, read by the body from its slot. The outer graph sees one
+//! [`NodeKind::Loop`] node per carried value, whose operands are the initial carries and
+//! the captured values.
+//!
+//! Code (`Scheduler::schedule_loop`), in this order:
+//!
+//! ```text
+//! operands stored, registers flushed (the body starts with empty registers)
+//! carry[k] = init[k]          one load and one store per carried value, every run
+//! counter  = start
+//! head:  body                 scheduled as a program of its own: its placeholders
+//!                             live in the carried slots, the counter and the captures'
+//!                             slots; its temporaries in slots of its own (the same
+//!                             every iteration)
+//!        carry[k] = next[k]   after all of the body, so each next value is computed
+//!                             from this iteration's carries
+//!        st_loop_i_mm         counter += 1; back to head unless counter == start + trips
+//! ```
+//!
+//! After the loop the registers are empty and output `k` of the loop is the slot of
+//! carry `k`. Data memory does not depend on the trip count; nested loops are loops in
+//! a body. [`LoopSpan`]s record where each loop is, for the instruction bounds.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::array::ArrayOp;
+use crate::graph::{ArrayNode, LoopNode, NodeKind, ScalarType, Value};
+use crate::link::Step;
+use crate::optimise::{build_arena, NodeId};
+use crate::schedule::{schedule_onto, Scheduler};
+use crate::select::{Class, MissingStencil, Place};
+use crate::trace::TraceError;
+
+/// Where a loop is among a program's steps: the body is `head..back`, `back` the
+/// back-edge step; the body runs `trips` times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopSpan {
+    pub head: usize,
+    pub back: usize,
+    pub trips: u32,
+}
+
+/// Creation numbers of every placeholder made by [`placeholders`], so that a value
+/// computed inside a body and used outside it is reported, not compiled with a
+/// placeholder's zero.
+fn registry() -> &'static Mutex<FxHashSet<u64>> {
+    static SET: OnceLock<Mutex<FxHashSet<u64>>> = OnceLock::new();
+    SET.get_or_init(|| Mutex::new(FxHashSet::default()))
+}
+
+/// The placeholders a body is traced on: the int counter, then one input per carried
+/// value of the given types.
+pub fn placeholders(types: &[ScalarType]) -> (Value, Vec<Value>) {
+    let index = Value::input(ScalarType::Int, 0);
+    let carries: Vec<Value> = types.iter().map(|&t| Value::input(t, 0)).collect();
+    let mut set = registry().lock().unwrap_or_else(|e| e.into_inner());
+    set.insert(index.seq());
+    set.extend(carries.iter().map(Value::seq));
+    (index, carries)
+}
+
+/// Whether `v` is a counter or carry placeholder of a loop body.
+pub fn is_placeholder(v: &Value) -> bool {
+    v.is_input()
+        && registry()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&v.seq())
+}
+
+/// Whether `v` was computed inside a loop body (depends on a body's placeholders).
+pub fn inside_a_body(v: &Value) -> bool {
+    let mut seen = FxHashSet::default();
+    let mut stack = vec![v.clone()];
+    while let Some(n) = stack.pop() {
+        if !seen.insert(n.id()) {
+            continue;
+        }
+        if is_placeholder(&n) {
+            return true;
+        }
+        stack.extend(operands(&n).into_iter().cloned());
+    }
+    false
+}
+
+fn operands(v: &Value) -> Vec<&Value> {
+    match v.kind() {
+        NodeKind::Const(_) | NodeKind::Input { .. } => Vec::new(),
+        NodeKind::Unary(_, a) => vec![a],
+        NodeKind::Binary(_, a, b) => vec![a, b],
+        NodeKind::Select(c, a, b) => vec![c, a, b],
+        NodeKind::Array(n) => n.args.iter().collect(),
+        NodeKind::Loop(l, _) => l.operands.iter().collect(),
+    }
+}
+
+fn error(message: String) -> TraceError {
+    TraceError { message }
+}
+
+/// Copies the variant part of a traced body into a graph of its own.
+struct Cut {
+    /// Nodes made before the placeholders cannot depend on them.
+    first_seq: u64,
+    placeholders: FxHashSet<usize>,
+    /// Traced node -> its copy (variant) or `None` (invariant).
+    status: FxHashMap<usize, Option<Value>>,
+    /// Captured outer node -> its placeholder in the body.
+    captured: FxHashMap<usize, Value>,
+    captures: Vec<Value>,
+    outer: Vec<Value>,
+    /// Inner loops already copied (their outputs share one copy).
+    loops: FxHashMap<usize, Arc<LoopNode>>,
+}
+
+impl Cut {
+    /// The body's stand-in for invariant `v`: constants as they are, anything else a
+    /// placeholder that the loop's operands fill in.
+    fn capture(&mut self, v: &Value) -> Value {
+        if v.const_bits().is_some() {
+            return v.clone();
+        }
+        if let Some(p) = self.captured.get(&v.id()) {
+            return p.clone();
+        }
+        let p = match v.kind() {
+            NodeKind::Array(a) if a.len > 0 => Value::new(
+                v.ty(),
+                NodeKind::Array(Box::new(ArrayNode {
+                    op: ArrayOp::Data(vec![0; a.slots() as usize]),
+                    args: Vec::new(),
+                    len: a.len,
+                    bytes: a.bytes,
+                })),
+            ),
+            _ => Value::input(v.ty(), 0),
+        };
+        self.captured.insert(v.id(), p.clone());
+        self.captures.push(p.clone());
+        self.outer.push(v.clone());
+        p
+    }
+
+    /// The body's version of operand `v` (already visited).
+    fn operand(&mut self, v: &Value) -> Value {
+        match self.status.get(&v.id()).cloned().flatten() {
+            Some(copy) => copy,
+            None => self.capture(v),
+        }
+    }
+
+    /// Visits everything `root` depends on (iteratively: bodies can be deep).
+    fn visit(&mut self, root: &Value) {
+        let mut stack = vec![(root.clone(), false)];
+        while let Some((v, expanded)) = stack.pop() {
+            if self.status.contains_key(&v.id()) {
+                continue;
+            }
+            if self.placeholders.contains(&v.id()) {
+                self.status.insert(v.id(), Some(v.clone()));
+                continue;
+            }
+            if v.seq() < self.first_seq {
+                self.status.insert(v.id(), None);
+                continue;
+            }
+            if !expanded {
+                stack.push((v.clone(), true));
+                for o in operands(&v) {
+                    stack.push((o.clone(), false));
+                }
+                continue;
+            }
+            let variant = operands(&v)
+                .iter()
+                .any(|o| matches!(self.status.get(&o.id()), Some(Some(_))));
+            let copy = if variant {
+                Some(self.rebuild(&v))
+            } else {
+                None
+            };
+            self.status.insert(v.id(), copy);
+        }
+    }
+
+    /// A copy of variant node `v` over the body's versions of its operands.
+    fn rebuild(&mut self, v: &Value) -> Value {
+        let kind = match v.kind() {
+            NodeKind::Unary(op, a) => NodeKind::Unary(*op, self.operand(a)),
+            NodeKind::Binary(op, a, b) => NodeKind::Binary(*op, self.operand(a), self.operand(b)),
+            NodeKind::Select(c, a, b) => {
+                NodeKind::Select(self.operand(c), self.operand(a), self.operand(b))
+            }
+            NodeKind::Array(n) => NodeKind::Array(Box::new(ArrayNode {
+                op: n.op.clone(),
+                args: n.args.iter().map(|a| self.operand(a)).collect(),
+                len: n.len,
+                bytes: n.bytes,
+            })),
+            NodeKind::Loop(l, k) => {
+                let key = Arc::as_ptr(l) as usize;
+                let inner = match self.loops.get(&key) {
+                    Some(inner) => inner.clone(),
+                    None => {
+                        let operands = l.operands.iter().map(|a| self.operand(a)).collect();
+                        let inner = Arc::new(LoopNode {
+                            trips: l.trips,
+                            start: l.start,
+                            index: l.index.clone(),
+                            carries: l.carries.clone(),
+                            captures: l.captures.clone(),
+                            nexts: l.nexts.clone(),
+                            operands,
+                        });
+                        self.loops.insert(key, inner.clone());
+                        inner
+                    }
+                };
+                NodeKind::Loop(inner, *k)
+            }
+            NodeKind::Const(_) | NodeKind::Input { .. } => unreachable!("leaves are never copied"),
+        };
+        Value::new(v.ty(), kind)
+    }
+}
+
+/// The outputs of the loop that runs `nexts = body(index, carries)` `trips` times from
+/// `inits`, the counter counting from `start`: one value per carry.
+///
+/// `index` and `carries` are the [`placeholders`] the body was traced on; `nexts` what
+/// it returned. Carries are scalars; each next value has its carry's type.
+pub fn make_loop(
+    trips: u32,
+    start: i32,
+    index: &Value,
+    carries: &[Value],
+    inits: &[Value],
+    nexts: &[Value],
+) -> Result<Vec<Value>, TraceError> {
+    if trips == 0 {
+        return Err(error("a loop needs at least one trip".to_string()));
+    }
+    if start.checked_add_unsigned(trips).is_none() {
+        return Err(error(format!(
+            "the loop counter would overflow an int32: {start} + {trips} trips"
+        )));
+    }
+    if carries.len() != inits.len() || carries.len() != nexts.len() {
+        return Err(error(format!(
+            "the loop has {} carried values but {} initial and {} next values",
+            carries.len(),
+            inits.len(),
+            nexts.len()
+        )));
+    }
+    for (k, ((c, i), n)) in carries.iter().zip(inits).zip(nexts).enumerate() {
+        if crate::array::len_of(i).is_some() || crate::array::len_of(n).is_some() {
+            return Err(error(format!(
+                "carried value {k} is an array: carry its elements as values (array \
+                 carries are not supported yet)"
+            )));
+        }
+        if c.ty() != i.ty() || c.ty() != n.ty() {
+            return Err(error(format!(
+                "carried value {k} starts as {} and the body returns {}: return the same \
+                 type it received",
+                i.ty().name(),
+                n.ty().name()
+            )));
+        }
+    }
+    let first_seq = carries
+        .iter()
+        .map(Value::seq)
+        .chain([index.seq()])
+        .min()
+        .expect("the counter is a placeholder");
+    let mut cut = Cut {
+        first_seq,
+        placeholders: carries.iter().chain([index]).map(Value::id).collect(),
+        status: FxHashMap::default(),
+        captured: FxHashMap::default(),
+        captures: Vec::new(),
+        outer: Vec::new(),
+        loops: FxHashMap::default(),
+    };
+    let mut body_nexts = Vec::with_capacity(nexts.len());
+    for n in nexts {
+        cut.visit(n);
+        body_nexts.push(cut.operand(n));
+    }
+    let mut operands = inits.to_vec();
+    operands.extend(cut.outer);
+    let node = Arc::new(LoopNode {
+        trips,
+        start,
+        index: index.clone(),
+        carries: carries.to_vec(),
+        captures: cut.captures,
+        nexts: body_nexts,
+        operands,
+    });
+    Ok((0..carries.len() as u32)
+        .map(|k| Value::new(carries[k as usize].ty(), NodeKind::Loop(node.clone(), k)))
+        .collect())
+}
+
+impl Scheduler<'_> {
+    /// Stores every register value still needed that is not in memory, then forgets
+    /// the registers: code before and after a loop head must agree on them.
+    fn flush_registers(&mut self) -> Result<(), MissingStencil> {
+        for class in [Class::Float, Class::Int] {
+            for r in 0..2 {
+                if let Some((v, _)) = self.regs[class as usize][r] {
+                    if self.uses[v as usize] > 0 && !self.in_memory(v) {
+                        let slot = self.slot_of(v);
+                        let store = self.table.store(class, r)?;
+                        self.emit(store, Some(slot));
+                    }
+                }
+            }
+        }
+        self.regs = [[None; 2]; 2];
+        Ok(())
+    }
+
+    /// Schedules loop node `n` (`Arena::loops[index]`), see the module documentation.
+    pub(crate) fn schedule_loop(&mut self, n: NodeId, index: u32) -> Result<(), MissingStencil> {
+        let arena = self.arena;
+        let entry = &arena.loops[index as usize];
+        let l = &entry.body;
+        let mut operand_slots = Vec::with_capacity(entry.args.len());
+        for &a in &entry.args {
+            self.uses[a as usize] -= 1;
+            operand_slots.push(self.store_if_needed(a)?);
+        }
+        self.flush_registers()?;
+        let classes: Vec<Class> = l.carries.iter().map(|c| Class::of(c.ty())).collect();
+        let mut carry_slots = Vec::with_capacity(l.carries.len());
+        for (k, &class) in classes.iter().enumerate() {
+            let at = self.new_slot();
+            copy_slot(&mut self.steps, self.table, class, operand_slots[k], at)?;
+            carry_slots.push(at);
+        }
+        let counter = self.new_slot();
+        let start = self.count_slot(l.start as u32);
+        let end = self.count_slot(l.start.wrapping_add_unsigned(l.trips) as u32);
+        copy_slot(&mut self.steps, self.table, Class::Int, start, counter)?;
+
+        let head = self.steps.len();
+        let body = build_arena(&l.nexts);
+        let captured = &operand_slots[l.carries.len()..];
+        let preset: Vec<(NodeId, u32)> = body
+            .inputs
+            .iter()
+            .filter_map(|(v, id)| {
+                let at = if v.ptr_eq(&l.index) {
+                    counter
+                } else if let Some(k) = l.carries.iter().position(|c| c.ptr_eq(v)) {
+                    carry_slots[k]
+                } else {
+                    captured[l.captures.iter().position(|c| c.ptr_eq(v))?]
+                };
+                Some((*id, at))
+            })
+            .collect();
+        let steps = std::mem::take(&mut self.steps);
+        let data = std::mem::take(&mut self.data);
+        let sched = schedule_onto(&body, self.table, steps, data, &preset)?;
+        self.steps = sched.steps;
+        self.data = sched.data;
+        self.loops.extend(sched.loops);
+        let nexts: Vec<u32> = body
+            .outputs
+            .iter()
+            .map(|&o| sched.slot[o as usize])
+            .collect();
+        copy_into_states(
+            &mut self.steps,
+            &mut self.data,
+            self.table,
+            &classes,
+            &nexts,
+            &carry_slots,
+        )?;
+
+        let mut back = Step {
+            slot2: Some(end),
+            ..Step::new(self.table.loop_back()?, Some(counter))
+        };
+        back.args[0] = head as u32;
+        self.steps.push(back);
+        self.loops.push(LoopSpan {
+            head,
+            back: self.steps.len() - 1,
+            trips: l.trips,
+        });
+        self.loop_slots.insert(n, carry_slots);
+        Ok(())
+    }
+
+    /// A fresh zero-initialised 4-byte slot.
+    fn new_slot(&mut self) -> u32 {
+        let at = self.data.len() as u32;
+        self.data.extend_from_slice(&[0; 4]);
+        at
+    }
+}
+
+/// Appends `data[dst] = data[src]` through register 0 of `class`.
+pub(crate) fn copy_slot(
+    steps: &mut Vec<Step>,
+    table: &crate::select::StencilTable,
+    class: Class,
+    src: u32,
+    dst: u32,
+) -> Result<(), MissingStencil> {
+    let load = table.copy(class, Place::Mem, 0)?;
+    let store = table.store(class, 0)?;
+    steps.push(Step::new(load, Some(src)));
+    steps.push(Step::new(store, Some(dst)));
+    Ok(())
+}
+
+/// Copies each `sources[k]` into `states[k]` (slots of `classes[k]`) as if all at once:
+/// a source that is another state's slot is staged in a new slot of `data` first, so
+/// `{x: y, y: x}` swaps.
+pub(crate) fn copy_into_states(
+    steps: &mut Vec<Step>,
+    data: &mut Vec<u8>,
+    table: &crate::select::StencilTable,
+    classes: &[Class],
+    sources: &[u32],
+    states: &[u32],
+) -> Result<(), MissingStencil> {
+    let mut sources = sources.to_vec();
+    for k in 0..sources.len() {
+        if states.contains(&sources[k]) && sources[k] != states[k] {
+            let spare = data.len() as u32;
+            data.extend_from_slice(&[0; 4]);
+            copy_slot(steps, table, classes[k], sources[k], spare)?;
+            sources[k] = spare;
+        }
+    }
+    for k in 0..sources.len() {
+        if sources[k] != states[k] {
+            copy_slot(steps, table, classes[k], sources[k], states[k])?;
+        }
+    }
+    Ok(())
+}
