@@ -55,6 +55,8 @@ def _dtype(x: Any) -> str:
 def _flatten(x: Any, path: str, leaves: list[Any]) -> _Tree:
     """Appends the scalar leaves of ``x`` to ``leaves`` and returns its shape."""
     x = plain(x)
+    if x is None:  # scan's x without xs, or a y of nothing
+        return _Tree("none", [])
     if isinstance(x, (value, int, float)):
         leaves.append(x)
         return _Tree("leaf", [], dtype=_dtype(x))
@@ -84,6 +86,8 @@ def _flatten(x: Any, path: str, leaves: list[Any]) -> _Tree:
 def _unflatten(tree: _Tree, leaves: Iterator[Any]) -> Any:
     if tree.kind == "leaf":
         return next(leaves)
+    if tree.kind == "none":
+        return None
     parts = [_unflatten(t, leaves) for t in tree.children]
     if tree.kind == "container":
         if tree.rebuild is None:

@@ -394,6 +394,11 @@ impl Scheduler<'_> {
             &carry_slots,
         )?;
 
+        if self.steps.len() == head {
+            // nothing changes from one trip to the next: one run is all of them
+            self.loop_slots.insert(n, carry_slots);
+            return Ok(());
+        }
         let mut back = Step {
             slot2: Some(end),
             ..Step::new(self.table.loop_back()?, Some(counter))
