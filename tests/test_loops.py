@@ -266,3 +266,34 @@ def test_random_bodies_match_numpy_and_the_unrolled_program(
     for a, b, r in zip(looped, unrolled, ref, strict=True):
         assert bits(tg.read_value(a)) == bits(tg.read_value(b))
         assert same(tg.read_value(a), r) or (np.isnan(r) and np.isnan(tg.read_value(a)))
+
+
+def test_an_array_carry_stays_one_range() -> None:
+    a = cp.array([1.0, 2.0, 3.0])
+    w = cp.array([0.5, 0.25, 2.0])
+    out = cp.fori_loop(0, 4, lambda i, c: c * w + cp.to_float(i), a)
+    assert isinstance(out, cp.array) and out.shape == (3,)
+    tg = run(out)
+    want = np.array([1.0, 2.0, 3.0], F)
+    for i in range(4):
+        want = want * np.array([0.5, 0.25, 2.0], F) + F(i)
+    assert [bits(v) for v in tg.read_value(out)] == [bits(v) for v in want]
+    with pytest.raises(ValueError, match=r"carry: .*shape \(3,\).*shape \(2,\)"):
+        cp.fori_loop(0, 2, lambda i, c: cp.array([c[0], c[1]]), a)
+
+
+def test_scan_over_rows_stacks_vectors() -> None:
+    xs = np.array([[1.0, 2.0], [0.5, -1.0], [3.0, 0.25]], dtype=np.float32)
+
+    def f(c: Any, x: Any) -> Any:
+        c = c * 0.5 + x.sum()
+        return c, cp.vector([c, c * x[0]])
+
+    last, ys = cp.scan(f, cp.value(1.0), xs)
+    assert all(isinstance(y, cp.vector) for y in ys)
+    tg = run(last, *ys)
+    c = F(1.0)
+    for t, x in enumerate(xs):
+        c = F(F(c * F(0.5)) + F(x[0] + x[1]))
+        assert [bits(v) for v in tg.read_value(ys[t])] == [bits(c), bits(F(c * x[0]))]
+    assert same(tg.read_value(last), c)

@@ -42,6 +42,7 @@ class _Tree:
     rebuild: Callable[[Any], Any] | None = None
     element: bool = False
     type_name: str = ""
+    shape: tuple[int, ...] = ()
 
 
 def _dtype(x: Any) -> str:
@@ -63,10 +64,9 @@ def _flatten(x: Any, path: str, leaves: list[Any]) -> _Tree:
     c = describe(x)
     if c is not None:
         if c.kind == "array":
-            raise TypeError(
-                f"{path} is a cp.array: loops carry values, numbers and element containers "
-                "(vector, matrix, quaternion) for now; carry its elements as a cp.vector"
-            )
+            leaves.append(c.node)
+            return _Tree("array", [], dtype=str(c.dtype), shape=tuple(c.shape),
+                         rebuild=c.rebuild, type_name=type(x).__name__)
         parts = [_flatten(e, f"{path}[{k}]", leaves) for k, e in enumerate(c.leaves or ())]
         return _Tree("container", parts, rebuild=c.rebuild, element=c.kind == "element",
                      type_name=type(x).__name__)
@@ -88,6 +88,9 @@ def _unflatten(tree: _Tree, leaves: Iterator[Any]) -> Any:
         return next(leaves)
     if tree.kind == "none":
         return None
+    if tree.kind == "array":
+        node = next(leaves)
+        return tree.rebuild(node) if tree.rebuild is not None else node
     parts = [_unflatten(t, leaves) for t in tree.children]
     if tree.kind == "container":
         if tree.rebuild is None:
@@ -101,6 +104,8 @@ def _unflatten(tree: _Tree, leaves: Iterator[Any]) -> Any:
 def _describe_tree(tree: _Tree) -> str:
     if tree.kind == "leaf":
         return f"a {tree.dtype} scalar"
+    if tree.kind == "array":
+        return f"a {tree.dtype} {tree.type_name} of shape {tree.shape}"
     if tree.kind == "container":
         return f"a {tree.type_name} of {len(tree.children)} elements"
     if tree.kind == "dict":
@@ -112,7 +117,8 @@ def _match(want: _Tree, got: _Tree, path: str) -> None:
     """Raises a ValueError naming the first leaf where ``got`` differs from ``want``."""
     fix = "the body must return the carry's structure, dtypes and shapes unchanged"
     same_kind = want.kind == got.kind and (
-        want.kind != "container" or want.type_name == got.type_name)
+        want.kind not in ("container", "array") or want.type_name == got.type_name) and (
+        want.kind != "array" or (want.shape, want.dtype) == (got.shape, got.dtype))
     if not same_kind or len(want.children) != len(got.children) or want.keys != got.keys:
         raise ValueError(
             f"{path}: the loop received {_describe_tree(want)} but the body returned "
@@ -247,58 +253,48 @@ def scan(f: Callable[[C, Any], tuple[C, Y]], init: C, xs: Any = None,
         n, x_of = _slicer(xs)
         if length is not None and _trip_bound(length, "length") != n:
             raise ValueError(f"scan's length={length} differs from the length {n} of xs")
-    ys: list[Y] = []
-
-    def step(i: Any, carry: Any) -> Any:
-        c, y = f(carry, x_of(i))
-        return c, y
-
-    # every y is returned through the carry: the last one is kept, and the stack is
-    # built from one-hot selections of each run's y (see _stack)
-    return _scan_stacked(step, init, n, unroll, ys)
+    return _scan_stacked(f, x_of, init, n, unroll)
 
 
-def _scan_stacked(step: Callable[[Any, Any], Any], init: Any, n: int, unroll: int | bool,
-                  ys: list[Any]) -> tuple[Any, list[Any]]:
+def _scan_stacked(f: Callable[[Any, Any], Any], x_of: Callable[[Any], Any], init: Any,
+                  n: int, unroll: int | bool) -> tuple[Any, list[Any]]:
+    """The loop of ``scan``: each scalar leaf of ``y`` is carried in an ``n``-element array,
+    run ``i`` writing entry ``i`` (one branch-free select over the array, so the code and
+    data stay the same size for every ``n``); the stack is read out after the loop."""
+    from ._math import iif
+    from ._ndarray import array
+
     if n <= 0:
-        return init, ys
-    # trace one run outside the loop to learn the structure of y (its values are unused)
-    _, y0 = _probe(step, init)
-    leaves: list[Any] = []
-    ytree = _flatten(y0, "y", leaves)
-    zero_y = _unflatten(ytree, iter(0.0 if t == "float" else 0 for t in _dtypes(ytree)))
-    slots = [zero_y for _ in range(n)]
+        return init, []
+    # the structure of y, from a trace of f whose nodes are dropped unused
+    probe: list[Any] = []
+    ytree = _flatten(f(init, x_of(0))[1], "y", probe)
+    if any(t.kind == "array" for t in _walk(ytree)):
+        raise TypeError("scan stacks scalar outputs (values, numbers, vectors, matrices, "
+                        "quaternions); return an array's elements as a cp.vector")
+    kinds = [t.dtype for t in _walk(ytree) if t.kind == "leaf"]
+    positions = array(list(range(n)))
+    stacks = [array([0.0 if k == "float" else 0] * n) for k in kinds]
 
     def body(i: Any, state: Any) -> Any:
-        carry, stack = state
-        carry, y = step(i, carry)
-        if isinstance(i, int):
-            stack = [y if t == i else s for t, s in enumerate(stack)]
-        else:
-            stack = [_pick(i == t, y, s, ytree) for t, s in enumerate(stack)]
-        return carry, stack
+        carry, stacks = state
+        carry, y = f(carry, x_of(i))
+        ys: list[Any] = []
+        _match(ytree, _flatten(y, "y", ys), "y")
+        hit = positions == i
+        return carry, [iif(hit, v, s) for v, s in zip(ys, stacks, strict=True)]
 
-    carry, stack = fori_loop(0, n, body, (init, slots), unroll=unroll)
-    ys.extend(stack)
-    return carry, ys
+    if isinstance(unroll, bool) and unroll:
+        carry, ys_list = init, []
+        for t in range(n):
+            carry, y = f(carry, x_of(t))
+            ys_list.append(y)
+        return carry, ys_list
+    carry, stacks = fori_loop(0, n, body, (init, stacks), unroll=unroll)
+    return carry, [_unflatten(ytree, iter([s[t] for s in stacks])) for t in range(n)]
 
 
-def _probe(step: Callable[[Any, Any], Any], init: Any) -> Any:
-    return step(0, init)
-
-
-def _dtypes(tree: _Tree) -> Iterator[str]:
-    if tree.kind == "leaf":
-        yield tree.dtype
+def _walk(tree: _Tree) -> Iterator[_Tree]:
+    yield tree
     for t in tree.children:
-        yield from _dtypes(t)
-
-
-def _pick(cond: Any, a: Any, b: Any, tree: _Tree) -> Any:
-    from ._math import iif
-
-    la: list[Any] = []
-    lb: list[Any] = []
-    _flatten(a, "y", la)
-    _flatten(b, "y", lb)
-    return _unflatten(tree, iter(iif(cond, x, y) for x, y in zip(la, lb)))
+        yield from _walk(t)

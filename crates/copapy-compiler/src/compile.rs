@@ -6,7 +6,7 @@ use copapy_program::Program;
 
 use crate::graph::{ScalarType, Value};
 use crate::link::{link, LinkError};
-use crate::loops::{copy_into_states, copy_slot, LoopSpan};
+use crate::loops::{copy_into_states, copy_slot, Carried, LoopSpan};
 use crate::optimise::build_arena;
 use crate::schedule::schedule;
 use crate::select::Class;
@@ -218,12 +218,12 @@ pub fn compile_with_run_outputs(
             output_slots[i] = own;
         }
     }
-    let classes: Vec<Class> = updates.iter().map(|(s, _)| Class::of(s.ty())).collect();
+    let kinds: Vec<Carried> = updates.iter().map(|(s, _)| Carried::of(s)).collect();
     copy_into_states(
         &mut sched.steps,
         &mut sched.data,
         table,
-        &classes,
+        &kinds,
         nexts,
         &states,
     )?;

@@ -57,11 +57,27 @@ fn registry() -> &'static Mutex<FxHashSet<u64>> {
     SET.get_or_init(|| Mutex::new(FxHashSet::default()))
 }
 
-/// The placeholders a body is traced on: the int counter, then one input per carried
-/// value of the given types.
-pub fn placeholders(types: &[ScalarType]) -> (Value, Vec<Value>) {
+/// A placeholder like `v`: an input of its type, or an array of its length and storage.
+fn placeholder_like(v: &Value) -> Value {
+    match crate::array::slots_of(v) {
+        Some(slots) => Value::new(
+            v.ty(),
+            NodeKind::Array(Box::new(ArrayNode {
+                op: ArrayOp::Data(vec![0; slots as usize]),
+                args: Vec::new(),
+                len: crate::array::len_of(v).unwrap_or(0),
+                bytes: crate::array::is_bytes(v),
+            })),
+        ),
+        None => Value::input(v.ty(), 0),
+    }
+}
+
+/// The placeholders a body is traced on: the int counter, then one per initial carried
+/// value, of its type (and length, for an array).
+pub fn placeholders(inits: &[Value]) -> (Value, Vec<Value>) {
     let index = Value::input(ScalarType::Int, 0);
-    let carries: Vec<Value> = types.iter().map(|&t| Value::input(t, 0)).collect();
+    let carries: Vec<Value> = inits.iter().map(placeholder_like).collect();
     let mut set = registry().lock().unwrap_or_else(|e| e.into_inner());
     set.insert(index.seq());
     set.extend(carries.iter().map(Value::seq));
@@ -70,11 +86,10 @@ pub fn placeholders(types: &[ScalarType]) -> (Value, Vec<Value>) {
 
 /// Whether `v` is a counter or carry placeholder of a loop body.
 pub fn is_placeholder(v: &Value) -> bool {
-    v.is_input()
-        && registry()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .contains(&v.seq())
+    registry()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .contains(&v.seq())
 }
 
 /// Whether `v` was computed inside a loop body (depends on a body's placeholders).
@@ -133,18 +148,7 @@ impl Cut {
         if let Some(p) = self.captured.get(&v.id()) {
             return p.clone();
         }
-        let p = match v.kind() {
-            NodeKind::Array(a) if a.len > 0 => Value::new(
-                v.ty(),
-                NodeKind::Array(Box::new(ArrayNode {
-                    op: ArrayOp::Data(vec![0; a.slots() as usize]),
-                    args: Vec::new(),
-                    len: a.len,
-                    bytes: a.bytes,
-                })),
-            ),
-            _ => Value::input(v.ty(), 0),
-        };
+        let p = placeholder_like(v);
         self.captured.insert(v.id(), p.clone());
         self.captures.push(p.clone());
         self.outer.push(v.clone());
@@ -234,6 +238,13 @@ impl Cut {
     }
 }
 
+fn describe_shape(v: &Value) -> String {
+    match crate::array::len_of(v) {
+        Some(n) => format!("an array of {n} elements"),
+        None => "a scalar".to_string(),
+    }
+}
+
 /// The outputs of the loop that runs `nexts = body(index, carries)` `trips` times from
 /// `inits`, the counter counting from `start`: one value per carry.
 ///
@@ -264,10 +275,18 @@ pub fn make_loop(
         )));
     }
     for (k, ((c, i), n)) in carries.iter().zip(inits).zip(nexts).enumerate() {
-        if crate::array::len_of(i).is_some() || crate::array::len_of(n).is_some() {
+        let shape = |v: &Value| (crate::array::len_of(v), crate::array::is_bytes(v));
+        if shape(c) != shape(i) || shape(c) != shape(n) {
             return Err(error(format!(
-                "carried value {k} is an array: carry its elements as values (array \
-                 carries are not supported yet)"
+                "carried value {k} changes its shape: the loop received {} and the body \
+                 returned {}; return the same shape it received",
+                describe_shape(i),
+                describe_shape(n)
+            )));
+        }
+        if crate::array::is_bytes(c) {
+            return Err(error(format!(
+                "carried value {k} is a byte array: carry it as an int array (cp.to_int)"
             )));
         }
         if c.ty() != i.ty() || c.ty() != n.ty() {
@@ -345,11 +364,18 @@ impl Scheduler<'_> {
             operand_slots.push(self.store_if_needed(a)?);
         }
         self.flush_registers()?;
-        let classes: Vec<Class> = l.carries.iter().map(|c| Class::of(c.ty())).collect();
+        let kinds: Vec<Carried> = l.carries.iter().map(Carried::of).collect();
         let mut carry_slots = Vec::with_capacity(l.carries.len());
-        for (k, &class) in classes.iter().enumerate() {
-            let at = self.new_slot();
-            copy_slot(&mut self.steps, self.table, class, operand_slots[k], at)?;
+        for (k, &kind) in kinds.iter().enumerate() {
+            let at = kind.new_place(&mut self.data);
+            copy_value(
+                &mut self.steps,
+                &mut self.data,
+                self.table,
+                kind,
+                operand_slots[k],
+                at,
+            )?;
             carry_slots.push(at);
         }
         let counter = self.new_slot();
@@ -389,7 +415,7 @@ impl Scheduler<'_> {
             &mut self.steps,
             &mut self.data,
             self.table,
-            &classes,
+            &kinds,
             &nexts,
             &carry_slots,
         )?;
@@ -437,29 +463,89 @@ pub(crate) fn copy_slot(
     Ok(())
 }
 
-/// Copies each `sources[k]` into `states[k]` (slots of `classes[k]`) as if all at once:
-/// a source that is another state's slot is staged in a new slot of `data` first, so
+/// What a loop carries (or a state update copies): a scalar of a register class, or an
+/// array of that many elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Carried {
+    Scalar(Class),
+    Array(u32),
+}
+
+impl Carried {
+    pub(crate) fn of(v: &Value) -> Carried {
+        match crate::array::len_of(v) {
+            Some(n) => Carried::Array(n),
+            None => Carried::Scalar(Class::of(v.ty())),
+        }
+    }
+
+    /// A fresh zeroed place for one: a 4-byte slot, or a 16-byte aligned range.
+    fn new_place(self, data: &mut Vec<u8>) -> u32 {
+        let (align, len) = match self {
+            Carried::Scalar(_) => (4, 4),
+            Carried::Array(n) => (16, 4 * n as usize),
+        };
+        let at = data.len().next_multiple_of(align);
+        data.resize(at + len, 0);
+        at as u32
+    }
+}
+
+/// Appends `dst = src` for `what`: a load and a store, or one strided copy of the array.
+fn copy_value(
+    steps: &mut Vec<Step>,
+    data: &mut Vec<u8>,
+    table: &crate::select::StencilTable,
+    what: Carried,
+    src: u32,
+    dst: u32,
+) -> Result<(), MissingStencil> {
+    let n = match what {
+        Carried::Scalar(class) => return copy_slot(steps, table, class, src, dst),
+        Carried::Array(n) => n,
+    };
+    // `st_arr_strided` with offset 0, one axis of n elements, stride 1, and its count
+    let prm = Carried::Array(9).new_place(data);
+    for (k, word) in [0, n, 1, 1, 1, 1, 0, 0, 0].into_iter().enumerate() {
+        let at = prm as usize + 4 * k;
+        data[at..at + 4].copy_from_slice(&word.to_le_bytes());
+    }
+    let count = Carried::Scalar(Class::Int).new_place(data);
+    data[count as usize..count as usize + 4].copy_from_slice(&n.to_le_bytes());
+    let mut args = [0u32; crate::stencil_db::ARG_HOLES];
+    args[0] = dst;
+    args[1] = src;
+    args[2] = prm;
+    args[crate::stencil_db::ARG_COUNT as usize] = count;
+    steps.push(Step {
+        args,
+        ..Step::new(table.array("st_arr_strided")?, None)
+    });
+    Ok(())
+}
+
+/// Copies each `sources[k]` into `states[k]` (of kind `kinds[k]`) as if all at once:
+/// a source that is another state's place is staged in a new place of `data` first, so
 /// `{x: y, y: x}` swaps.
 pub(crate) fn copy_into_states(
     steps: &mut Vec<Step>,
     data: &mut Vec<u8>,
     table: &crate::select::StencilTable,
-    classes: &[Class],
+    kinds: &[Carried],
     sources: &[u32],
     states: &[u32],
 ) -> Result<(), MissingStencil> {
     let mut sources = sources.to_vec();
     for k in 0..sources.len() {
         if states.contains(&sources[k]) && sources[k] != states[k] {
-            let spare = data.len() as u32;
-            data.extend_from_slice(&[0; 4]);
-            copy_slot(steps, table, classes[k], sources[k], spare)?;
+            let spare = kinds[k].new_place(data);
+            copy_value(steps, data, table, kinds[k], sources[k], spare)?;
             sources[k] = spare;
         }
     }
     for k in 0..sources.len() {
         if sources[k] != states[k] {
-            copy_slot(steps, table, classes[k], sources[k], states[k])?;
+            copy_value(steps, data, table, kinds[k], sources[k], states[k])?;
         }
     }
     Ok(())

@@ -474,10 +474,7 @@ impl Scheduler<'_> {
                 let len = entry
                     .args
                     .iter()
-                    .find_map(|&a| match arena.nodes[a as usize].kind {
-                        Kind::Array(i) => crate::array::len_of(&arena.arrays[i as usize].node),
-                        _ => None,
-                    })
+                    .find_map(|&a| self.array_len(a))
                     .expect("an array operand");
                 if let ArrayOp::MatMul { m, k, p } = *op {
                     // the kernel reads its shape from a small int array
@@ -569,9 +566,21 @@ impl Scheduler<'_> {
 
     /// Whether node `a` is an array (not a scalar, nor a scalar computed from arrays).
     fn is_array(&self, a: NodeId) -> bool {
+        self.array_len(a).is_some()
+    }
+
+    /// The element count of array node `a` (an array operation's, or an array a loop
+    /// carried); `None` for a scalar.
+    fn array_len(&self, a: NodeId) -> Option<u32> {
         match self.arena.nodes[a as usize].kind {
-            Kind::Array(i) => crate::array::len_of(&self.arena.arrays[i as usize].node).is_some(),
-            _ => false,
+            Kind::Array(i) => crate::array::len_of(&self.arena.arrays[i as usize].node),
+            Kind::LoopOut(run, k) => {
+                let Kind::Loop(l) = self.arena.nodes[run as usize].kind else {
+                    return None;
+                };
+                crate::array::len_of(&self.arena.loops[l as usize].body.carries[k as usize])
+            }
+            _ => None,
         }
     }
 
