@@ -297,3 +297,63 @@ def test_scan_over_rows_stacks_vectors() -> None:
         c = F(F(c * F(0.5)) + F(x[0] + x[1]))
         assert [bits(v) for v in tg.read_value(ys[t])] == [bits(c), bits(F(c * x[0]))]
     assert same(tg.read_value(last), c)
+
+
+# -- gradients through the loop (backpropagation through time) -----------------------------
+
+
+def rollout_cost(u: list[float], x0: float) -> float:
+    """The plant of test_gradient_of_a_100_step_scan in float64, for finite differences."""
+    x, v, cost = x0, 0.0, 0.0
+    for uk in u:
+        x, v = x + 0.05 * v, v + 0.05 * (uk - 0.2 * x)
+        cost += x * x + 0.1 * uk * uk
+    return cost
+
+
+def test_gradient_of_a_100_step_scan_equals_the_unrolled_one() -> None:
+    u0 = [0.5 * float(np.sin(k)) for k in range(100)]
+    u = [cp.value(x) for x in u0]
+    x0 = cp.value(1.0)
+
+    def f(c: Any, uk: Any) -> Any:
+        x, v, cost = c
+        x2 = x + 0.05 * v
+        v2 = v + 0.05 * (uk - 0.2 * x)
+        return (x2, v2, cost + x2 * x2 + 0.1 * uk * uk), x2
+
+    grads = []
+    for unroll in (1, True):
+        (_, _, cost), _ = cp.scan(f, (x0, cp.value(0.0), cp.value(0.0)), u, unroll=unroll)
+        grads.append([*cp.grad(cost, u), cp.grad(cost, x0)])
+    tg = run(*grads[0], *grads[1])
+    looped = np.array([tg.read_value(g) for g in grads[0]])
+    unrolled = np.array([tg.read_value(g) for g in grads[1]])
+    # the same sums, associated differently (the reverse loop's vector-Jacobian product)
+    np.testing.assert_allclose(looped, unrolled, rtol=2e-5, atol=1e-6)
+    h = 1e-4
+    for k in (0, 37, 99):
+        up, down = list(u0), list(u0)
+        up[k] += h
+        down[k] -= h
+        fd = (rollout_cost(up, 1.0) - rollout_cost(down, 1.0)) / (2 * h)
+        assert looped[k] == pytest.approx(fd, rel=2e-3, abs=1e-4)
+    fd = (rollout_cost(u0, 1.0 + h) - rollout_cost(u0, 1.0 - h)) / (2 * h)
+    assert looped[100] == pytest.approx(fd, rel=2e-3)
+
+
+def test_gradient_through_nested_loops_and_captured_values() -> None:
+    a, w = cp.value(0.9), cp.value(0.3)
+
+    def inner(j: Any, d: Any) -> Any:
+        return d * a + w
+
+    def outer(i: Any, c: Any) -> Any:
+        return cp.fori_loop(0, 3, inner, c) * 0.5 + cp.sin(c)
+
+    outs = [cp.fori_loop(0, 4, outer, cp.value(0.2), unroll=u) for u in (1, True)]
+    gs = [cp.grad(o, [a, w]) for o in outs]
+    tg = run(*gs[0], *gs[1])
+    got = [tg.read_value(g) for g in gs[0]]
+    want = [tg.read_value(g) for g in gs[1]]
+    np.testing.assert_allclose(got, want, rtol=2e-5)

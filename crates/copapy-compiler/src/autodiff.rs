@@ -48,6 +48,8 @@
 //! bitwise operations and everything int- or bool-valued are piecewise constant: no
 //! gradient flows through them, nor through an int-to-float conversion.
 
+use std::sync::Arc;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::array::{self, ArrayOp};
@@ -166,8 +168,42 @@ pub fn grad(y: &Value, wrt: &[Value]) -> Result<Vec<Value>, TraceError> {
     if relevant[root] {
         adjoint[root] = Some(fconst(ONE));
     }
+    // a loop's outputs are differentiated together, once the last of them is reached
+    let mut loop_outputs_left: FxHashMap<usize, usize> = FxHashMap::default();
+    for (i, v) in order.iter().enumerate() {
+        if let (true, NodeKind::Loop(l, _)) = (relevant[i], v.kind()) {
+            *loop_outputs_left
+                .entry(Arc::as_ptr(l) as usize)
+                .or_default() += 1;
+        }
+    }
+    let mut loop_adjoints: FxHashMap<usize, Vec<Option<Value>>> = FxHashMap::default();
     for i in (0..order.len()).rev() {
         if !relevant[i] {
+            continue;
+        }
+        if let NodeKind::Loop(l, k) = order[i].kind() {
+            let key = Arc::as_ptr(l) as usize;
+            let outs = loop_adjoints
+                .entry(key)
+                .or_insert_with(|| vec![None; l.carries.len()]);
+            outs[*k as usize] = adjoint[i].clone();
+            let left = loop_outputs_left.get_mut(&key).expect("counted above");
+            *left -= 1;
+            if *left == 0 {
+                let outs = loop_adjoints.remove(&key).unwrap_or_default();
+                let sends = crate::loop_grad::loop_adjoint(l, &outs)?;
+                let mut acc = Accumulator {
+                    index: &index,
+                    relevant: &relevant,
+                    adjoint: &mut adjoint,
+                };
+                for (operand, g) in l.operands.iter().zip(sends) {
+                    if let Some(g) = g {
+                        acc.send(operand, || Ok(g))?;
+                    }
+                }
+            }
             continue;
         }
         let Some(g) = adjoint[i].take() else {

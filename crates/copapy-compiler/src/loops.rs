@@ -199,43 +199,119 @@ impl Cut {
 
     /// A copy of variant node `v` over the body's versions of its operands.
     fn rebuild(&mut self, v: &Value) -> Value {
-        let kind = match v.kind() {
-            NodeKind::Unary(op, a) => NodeKind::Unary(*op, self.operand(a)),
-            NodeKind::Binary(op, a, b) => NodeKind::Binary(*op, self.operand(a), self.operand(b)),
-            NodeKind::Select(c, a, b) => {
-                NodeKind::Select(self.operand(c), self.operand(a), self.operand(b))
-            }
-            NodeKind::Array(n) => NodeKind::Array(Box::new(ArrayNode {
-                op: n.op.clone(),
-                args: n.args.iter().map(|a| self.operand(a)).collect(),
-                len: n.len,
-                bytes: n.bytes,
-            })),
-            NodeKind::Loop(l, k) => {
-                let key = Arc::as_ptr(l) as usize;
-                let inner = match self.loops.get(&key) {
-                    Some(inner) => inner.clone(),
-                    None => {
-                        let operands = l.operands.iter().map(|a| self.operand(a)).collect();
-                        let inner = Arc::new(LoopNode {
-                            trips: l.trips,
-                            start: l.start,
-                            index: l.index.clone(),
-                            carries: l.carries.clone(),
-                            captures: l.captures.clone(),
-                            nexts: l.nexts.clone(),
-                            operands,
-                        });
-                        self.loops.insert(key, inner.clone());
-                        inner
-                    }
-                };
-                NodeKind::Loop(inner, *k)
-            }
-            NodeKind::Const(_) | NodeKind::Input { .. } => unreachable!("leaves are never copied"),
-        };
-        Value::new(v.ty(), kind)
+        let mut loops = std::mem::take(&mut self.loops);
+        let copy = rebuild_with(v, &mut |o| self.operand(o), &mut loops);
+        self.loops = loops;
+        copy
     }
+}
+
+/// A copy of `v` (not a leaf) whose operands are `operand(each)`; the outputs of one
+/// inner loop share one copy of it (`loops`, by the loop's address).
+pub(crate) fn rebuild_with(
+    v: &Value,
+    operand: &mut dyn FnMut(&Value) -> Value,
+    loops: &mut FxHashMap<usize, Arc<LoopNode>>,
+) -> Value {
+    let kind = match v.kind() {
+        NodeKind::Unary(op, a) => NodeKind::Unary(*op, operand(a)),
+        NodeKind::Binary(op, a, b) => NodeKind::Binary(*op, operand(a), operand(b)),
+        NodeKind::Select(c, a, b) => NodeKind::Select(operand(c), operand(a), operand(b)),
+        NodeKind::Array(n) => NodeKind::Array(Box::new(ArrayNode {
+            op: n.op.clone(),
+            args: n.args.iter().map(|a| operand(a)).collect(),
+            len: n.len,
+            bytes: n.bytes,
+        })),
+        NodeKind::Loop(l, k) => {
+            let key = Arc::as_ptr(l) as usize;
+            let inner = match loops.get(&key) {
+                Some(inner) => inner.clone(),
+                None => {
+                    let operands = l.operands.iter().map(|a| operand(a)).collect();
+                    let inner = Arc::new(LoopNode {
+                        trips: l.trips,
+                        start: l.start,
+                        index: l.index.clone(),
+                        carries: l.carries.clone(),
+                        captures: l.captures.clone(),
+                        nexts: l.nexts.clone(),
+                        operands,
+                    });
+                    loops.insert(key, inner.clone());
+                    inner
+                }
+            };
+            NodeKind::Loop(inner, *k)
+        }
+        NodeKind::Const(_) | NodeKind::Input { .. } => unreachable!("leaves are never copied"),
+    };
+    Value::new(v.ty(), kind)
+}
+
+/// Which of `leaves` the graph below `roots` reads.
+pub(crate) fn leaves_read(roots: &[Value], leaves: &[Value]) -> Vec<bool> {
+    let first = leaves.iter().map(Value::seq).min().unwrap_or(u64::MAX);
+    let mut seen = FxHashSet::default();
+    let mut found = FxHashSet::default();
+    let mut stack: Vec<&Value> = roots.iter().collect();
+    while let Some(v) = stack.pop() {
+        if v.seq() < first || !seen.insert(v.id()) {
+            continue;
+        }
+        found.insert(v.id());
+        stack.extend(operands(v));
+    }
+    leaves.iter().map(|l| found.contains(&l.id())).collect()
+}
+
+/// `roots` with each leaf `from` of `pairs` replaced by its `to`: the nodes that depend
+/// on one are copied, the rest shared.
+pub(crate) fn substitute(roots: &[Value], pairs: &[(Value, Value)]) -> Vec<Value> {
+    // nothing made before the oldest replaced leaf can depend on it
+    let first = pairs
+        .iter()
+        .map(|(from, _)| from.seq())
+        .min()
+        .unwrap_or(u64::MAX);
+    let mut copies: FxHashMap<usize, Value> = pairs
+        .iter()
+        .map(|(from, to)| (from.id(), to.clone()))
+        .collect();
+    let mut done: FxHashSet<usize> = copies.keys().copied().collect();
+    let mut loops = FxHashMap::default();
+    for root in roots {
+        let mut stack = vec![(root.clone(), false)];
+        while let Some((v, expanded)) = stack.pop() {
+            if done.contains(&v.id()) {
+                continue;
+            }
+            if v.seq() < first {
+                done.insert(v.id());
+                continue;
+            }
+            if !expanded {
+                stack.push((v.clone(), true));
+                for o in operands(&v) {
+                    stack.push((o.clone(), false));
+                }
+                continue;
+            }
+            done.insert(v.id());
+            if operands(&v).iter().any(|o| copies.contains_key(&o.id())) {
+                let copy = rebuild_with(
+                    &v,
+                    &mut |o| copies.get(&o.id()).cloned().unwrap_or_else(|| o.clone()),
+                    &mut loops,
+                );
+                copies.insert(v.id(), copy);
+            }
+        }
+    }
+    roots
+        .iter()
+        .map(|r| copies.get(&r.id()).cloned().unwrap_or_else(|| r.clone()))
+        .collect()
 }
 
 fn describe_shape(v: &Value) -> String {
