@@ -219,7 +219,7 @@ pub(crate) fn rebuild_with(
         NodeKind::Select(c, a, b) => NodeKind::Select(operand(c), operand(a), operand(b)),
         NodeKind::Array(n) => NodeKind::Array(Box::new(ArrayNode {
             op: n.op.clone(),
-            args: n.args.iter().map(|a| operand(a)).collect(),
+            args: n.args.iter().map(&mut *operand).collect(),
             len: n.len,
             bytes: n.bytes,
         })),
@@ -228,7 +228,7 @@ pub(crate) fn rebuild_with(
             let inner = match loops.get(&key) {
                 Some(inner) => inner.clone(),
                 None => {
-                    let operands = l.operands.iter().map(|a| operand(a)).collect();
+                    let operands = l.operands.iter().map(&mut *operand).collect();
                     let inner = Arc::new(LoopNode {
                         trips: l.trips,
                         start: l.start,
