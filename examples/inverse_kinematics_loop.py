@@ -31,11 +31,11 @@ def descend(steps: int, unroll: int | bool = 1,
     def step(i: Any, theta: cp.vector[float]) -> cp.vector[float]:
         _, effector = forward_kinematics(theta[0], theta[1])
         error = ((goal - effector) ** 2).sum()
-        return theta - alpha * cp.grad(error, theta)
+        gradient: cp.vector[float] = cp.grad(error, theta)
+        return theta - alpha * gradient
 
     start = cp.vector([cp.value(0.0), cp.value(0.0)])
-    result: cp.vector[float] = cp.fori_loop(0, steps, step, start, unroll=unroll)
-    return result
+    return cp.fori_loop(0, steps, step, start, unroll=unroll)
 
 
 def main() -> None:

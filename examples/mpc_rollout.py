@@ -33,7 +33,7 @@ def main() -> None:
     cost = rollout(u, x0, v0)
     gradient = cp.grad(cost, u)
     tg = cp.Target()
-    tg.compile(cost, gradient, updates={uk: uk - 0.002 * g for uk, g in zip(u, gradient)})
+    tg.compile(cost, gradient, updates={uk: uk - 0.002 * g for uk, g in zip(u, gradient, strict=False)})
     first = None
     for _ in range(20):
         tg.run()

@@ -17,10 +17,10 @@ always compiles generated/stencils.c from the stencils/ directory, so the object
 not depend on where the checkout is: the same compiler gives the same bytes.
 
 ABI checks (see README.md), the same for every target: the only undefined symbols are
-cp_next, cp_mf, cp_mi, cp_mf2, cp_mi2, cp_head (the loop back-edge's target); the st_* functions are exactly the ones
-gen_stencils.py lists; every stencil except st_return has exactly one reference to
-cp_next, the target's tail jump, as its last instruction (only literal data may follow
-it); stencils call only cpm_* helpers; helpers never use the holes; only relocation
+cp_next, cp_mf, cp_mi, cp_mf2, cp_mi2, cp_head (the loop back-edge's target); the st_*
+functions are exactly the ones gen_stencils.py lists; every stencil except st_return has
+exactly one reference to cp_next, the target's tail jump, as its last instruction (only
+literal data may follow it); stencils call only cpm_* helpers; helpers never use the holes; only relocation
 types the linker supports appear; sqrt is the hardware instruction. Then the object is
 handed to the Rust stencil database (`cargo run --example stencil-check`), so an object
 the compiler would reject can never be committed.

@@ -97,7 +97,7 @@ def _unflatten(tree: _Tree, leaves: Iterator[Any]) -> Any:
             return parts[0] if tree.element else list(parts)
         return tree.rebuild(parts[0] if tree.element else tuple(parts))
     if tree.kind == "dict":
-        return dict(zip(tree.keys, parts))
+        return dict(zip(tree.keys, parts, strict=False))
     return tuple(parts) if tree.kind == "tuple" else parts
 
 
@@ -129,21 +129,21 @@ def _match(want: _Tree, got: _Tree, path: str) -> None:
             raise ValueError(
                 f"{path}: the loop received a {want.dtype} but the body returned a "
                 f"{got.dtype}; {fix} (convert it, e.g. cp.to_float / cp.to_int)")
-    for k, (w, g) in enumerate(zip(want.children, got.children)):
+    for k, (w, g) in enumerate(zip(want.children, got.children, strict=False)):
         key = want.keys[k] if want.kind == "dict" else k
         _match(w, g, f"{path}[{key!r}]")
 
 
 def _trip_bound(x: Any, name: str) -> int:
     x = plain(x)
+    if isinstance(x, int) and not isinstance(x, bool):
+        return x
     if isinstance(x, value):
         raise TypeError(
             f"{name} of a loop is a traced value: the trip count must be a Python int, "
             "fixed when the program is compiled, so every run executes the same "
             "instructions (use cp.iif inside the body to skip work instead)")
-    if isinstance(x, bool) or not isinstance(x, int):
-        raise TypeError(f"{name} of a loop must be a Python int, got {type(x).__name__}")
-    return x
+    raise TypeError(f"{name} of a loop must be a Python int, got {type(x).__name__}")
 
 
 def _unroll_of(unroll: int | bool, trips: int) -> int:
@@ -170,7 +170,7 @@ def _run(lower: int, trips: int, step: Callable[[Any, Any], Any], init: Any,
         body_carry = _unflatten(tree, iter(holders))
         start = lower if k == 1 else 0
         for j in range(k):
-            i = index if k == 1 else index * k + (lower + j)
+            i: Any = index if k == 1 else index * k + (lower + j)
             body_carry = step(i, body_carry)
         nexts: list[Any] = []
         _match(tree, _flatten(body_carry, "carry", nexts), "carry")
@@ -221,7 +221,7 @@ def _slicer(xs: Any) -> tuple[int, Callable[[Any], Any]]:
         if len(lengths) > 1:
             raise ValueError(f"scan's xs have different lengths {sorted(lengths)}")
         return (parts[0][0] if parts else 0,
-                lambda i: {k: f(i) for k, (_, f) in zip(keys, parts)})
+                lambda i: {k: f(i) for k, (_, f) in zip(keys, parts, strict=False)})
     from ._ndarray import array
 
     arr = xs if isinstance(xs, array) else array(list(xs) if isinstance(xs, list) else xs)
@@ -242,18 +242,22 @@ def scan(f: Callable[[C, Any], tuple[C, Y]], init: C, xs: Any = None,
     ``xs`` is a sequence (a list of numbers or values, ``cp.vector``, ``cp.array``, NumPy
     array), or a tuple or dict of equally long sequences; inside the loop ``x`` is its entry
     at the traced counter (a runtime index). ``unroll`` as for ``fori_loop``."""
+    x_of: Callable[[Any], Any]
     if xs is None:
         if length is None:
             raise ValueError("scan needs xs or length")
         n = _trip_bound(length, "length")
-
-        def x_of(i: Any) -> Any:
-            return None
+        x_of = _nothing
     else:
         n, x_of = _slicer(xs)
         if length is not None and _trip_bound(length, "length") != n:
             raise ValueError(f"scan's length={length} differs from the length {n} of xs")
     return _scan_stacked(f, x_of, init, n, unroll)
+
+
+def _nothing(i: Any) -> None:
+    """``scan``'s ``x`` without ``xs``."""
+    return None
 
 
 def _scan_stacked(f: Callable[[Any, Any], Any], x_of: Callable[[Any], Any], init: Any,
