@@ -218,6 +218,10 @@ def test_an_intermediate_of_the_body_is_not_readable_after_the_loop() -> None:
     tg = cp.Target()
     with pytest.raises(ValueError, match="return the value in the carry"):
         tg.compile(y, seen[0])
+    tg.compile(y)
+    tg.run()
+    with pytest.raises(ValueError, match="exists only inside the loop; return it in the carry"):
+        tg.read_value(seen[0])
 
 
 # -- properties: random bodies and trip counts ---------------------------------------------

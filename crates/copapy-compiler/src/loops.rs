@@ -35,7 +35,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::array::ArrayOp;
 use crate::graph::{ArrayNode, LoopNode, NodeKind, ScalarType, Value};
 use crate::link::Step;
-use crate::optimise::{build_arena, NodeId};
+use crate::optimise::{build_arena, Arena, Kind, NodeId};
 use crate::schedule::{schedule_onto, Scheduler};
 use crate::select::{Class, MissingStencil, Place};
 use crate::trace::TraceError;
@@ -476,9 +476,10 @@ impl Scheduler<'_> {
                 Some((*id, at))
             })
             .collect();
+        let in_place = updated_in_place(&body, &preset, &carry_slots, &kinds);
         let steps = std::mem::take(&mut self.steps);
         let data = std::mem::take(&mut self.data);
-        let sched = schedule_onto(&body, self.table, steps, data, &preset)?;
+        let sched = schedule_onto(&body, self.table, steps, data, &preset, &in_place)?;
         self.steps = sched.steps;
         self.data = sched.data;
         self.loops.extend(sched.loops);
@@ -522,6 +523,58 @@ impl Scheduler<'_> {
         self.data.extend_from_slice(&[0; 4]);
         at
     }
+}
+
+/// The next carries that can be stored straight into their carried slot when computed,
+/// saving the copy after the body: a scalar computed by the body (not a leaf), the next
+/// value of one carry only, after which nothing reads that carry's old value (every
+/// reader comes before it in the body's order, which is the order of the steps, and no
+/// carry's next value is that old value).
+fn updated_in_place(
+    body: &Arena,
+    preset: &[(NodeId, u32)],
+    carry_slots: &[u32],
+    kinds: &[Carried],
+) -> Vec<(NodeId, u32)> {
+    let mut last_read = vec![0 as NodeId; body.nodes.len()];
+    for (m, node) in body.nodes.iter().enumerate() {
+        let mut read = |a: NodeId| last_read[a as usize] = last_read[a as usize].max(m as NodeId);
+        match node.kind {
+            Kind::Unary(_, a) => read(a),
+            Kind::Binary(_, a, b) => {
+                read(a);
+                read(b);
+            }
+            Kind::Select(c, a, b) => {
+                read(c);
+                read(a);
+                read(b);
+            }
+            Kind::Array(i) => body.arrays[i as usize].args.iter().for_each(|&a| read(a)),
+            Kind::Loop(i) => body.loops[i as usize].args.iter().for_each(|&a| read(a)),
+            Kind::LoopOut(run, _) => read(run),
+            Kind::Const(_) | Kind::Input { .. } => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (k, &o) in body.outputs.iter().enumerate() {
+        let computed = matches!(
+            body.nodes[o as usize].kind,
+            Kind::Unary(..) | Kind::Binary(..) | Kind::Select(..)
+        );
+        let once = body.outputs.iter().filter(|&&p| p == o).count() == 1;
+        let old = preset
+            .iter()
+            .find(|&&(_, at)| at == carry_slots[k])
+            .map(|&(p, _)| p);
+        // (another carry's next value being this carry's old one is a read after the body)
+        let unread_after =
+            old.is_none_or(|p| last_read[p as usize] <= o && !body.outputs.contains(&p));
+        if computed && once && unread_after && matches!(kinds[k], Carried::Scalar(_)) {
+            out.push((o, carry_slots[k]));
+        }
+    }
+    out
 }
 
 /// Appends `data[dst] = data[src]` through register 0 of `class`.
@@ -625,4 +678,66 @@ pub(crate) fn copy_into_states(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Op;
+    use crate::trace::binary;
+
+    fn f(x: f32) -> Value {
+        Value::constant(ScalarType::Float, x.to_bits())
+    }
+
+    #[test]
+    fn invariant_work_is_captured_once_and_the_body_keeps_the_rest() {
+        let w = Value::input(ScalarType::Float, 0);
+        let init = Value::input(ScalarType::Float, 0);
+        let (index, carries) = placeholders(std::slice::from_ref(&init));
+        // w * 2 is computed inside the body but reads nothing the loop changes
+        let twice = binary(Op::Mul, &w, &f(2.0)).unwrap();
+        let next = binary(Op::Mul, &carries[0], &twice).unwrap();
+        let outs = make_loop(5, 0, &index, &carries, &[init.clone()], &[next]).unwrap();
+        let NodeKind::Loop(l, 0) = outs[0].kind() else {
+            panic!("a loop output")
+        };
+        assert_eq!(l.captures.len(), 1);
+        assert!(l.operands[1].ptr_eq(&twice));
+        assert!(l.operands[0].ptr_eq(&init));
+        // the body multiplies the carry by the capture's placeholder, a copy of its own
+        let NodeKind::Binary(Op::Mul, a, b) = l.nexts[0].kind() else {
+            panic!("the body's multiplication")
+        };
+        assert!(a.ptr_eq(&l.carries[0]) && b.ptr_eq(&l.captures[0]));
+        assert!(is_placeholder(&l.carries[0]) && !is_placeholder(&w));
+    }
+
+    #[test]
+    fn mismatched_loops_are_refused() {
+        let init = Value::input(ScalarType::Float, 0);
+        let (index, carries) = placeholders(std::slice::from_ref(&init));
+        let as_int = Value::input(ScalarType::Int, 0);
+        let err = make_loop(3, 0, &index, &carries, &[init.clone()], &[as_int]).unwrap_err();
+        assert!(err.message.contains("type"), "{}", err.message);
+        let err = make_loop(0, 0, &index, &carries, &[init.clone()], &carries).unwrap_err();
+        assert!(err.message.contains("at least one trip"));
+        let err = make_loop(3, i32::MAX, &index, &carries, &[init], &carries).unwrap_err();
+        assert!(err.message.contains("overflow"));
+    }
+
+    #[test]
+    fn substitution_copies_only_what_depends_on_the_replaced_leaves() {
+        let x = Value::input(ScalarType::Float, 0);
+        let y = Value::input(ScalarType::Float, 0);
+        let shared = binary(Op::Mul, &y, &y).unwrap();
+        let root = binary(Op::Add, &x, &shared).unwrap();
+        let z = Value::input(ScalarType::Float, 0);
+        let out = substitute(&[root], &[(x.clone(), z.clone())]);
+        let NodeKind::Binary(Op::Add, a, b) = out[0].kind() else {
+            panic!("an addition")
+        };
+        assert!(a.ptr_eq(&z) && b.ptr_eq(&shared));
+        assert_eq!(leaves_read(&out, &[x, y, z]), vec![false, true, true]);
+    }
 }

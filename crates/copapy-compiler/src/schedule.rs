@@ -75,6 +75,9 @@ pub(crate) struct Scheduler<'a> {
     pub(crate) loop_slots: FxHashMap<NodeId, Vec<u32>>,
     /// The loops scheduled so far.
     pub(crate) loops: Vec<crate::loops::LoopSpan>,
+    /// Computed nodes whose slot, once they need one, is the given one (a loop body's
+    /// next carries that can be updated in place).
+    pub(crate) in_place: FxHashMap<NodeId, u32>,
 }
 
 impl Scheduler<'_> {
@@ -82,6 +85,11 @@ impl Scheduler<'_> {
         let s = self.slot[n as usize];
         if s != NO_SLOT {
             return s;
+        }
+        if let Some(&at) = self.in_place.get(&n) {
+            // a loop body's next carry, stored straight into its carried slot
+            self.slot[n as usize] = at;
+            return at;
         }
         let offset = self.data.len() as u32;
         let init = match self.arena.nodes[n as usize].kind {
@@ -637,17 +645,19 @@ fn fusable(arena: &Arena, uses: &[u32], keep: &[bool], table: &StencilTable) -> 
 
 /// Schedules every node of `arena` and stores every output to its slot.
 pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, MissingStencil> {
-    schedule_onto(arena, table, Vec::new(), Vec::new(), &[])
+    schedule_onto(arena, table, Vec::new(), Vec::new(), &[], &[])
 }
 
 /// Like [`schedule`], appending to `steps` and the data image `data`, with the nodes
-/// of `preset` already living at the given data offsets (a loop body's placeholders).
+/// of `preset` already living at the given data offsets (a loop body's placeholders)
+/// and those of `in_place` stored at theirs once computed.
 pub(crate) fn schedule_onto(
     arena: &Arena,
     table: &StencilTable,
     mut steps: Vec<Step>,
     data: Vec<u8>,
     preset: &[(NodeId, u32)],
+    in_place: &[(NodeId, u32)],
 ) -> Result<Schedule, MissingStencil> {
     let count = arena.nodes.len();
     let mut uses = vec![0u32; count];
@@ -698,6 +708,7 @@ pub(crate) fn schedule_onto(
         slot,
         loop_slots: FxHashMap::default(),
         loops: Vec::new(),
+        in_place: in_place.iter().copied().collect(),
         uses,
         regs: [[None; 2]; 2],
         counts: FxHashMap::default(),

@@ -359,8 +359,19 @@ impl Target {
         let index = loaded
             .structural
             .get_or_init(|| StructuralIndex::new(&loaded.keep));
-        let same = index.find(v).ok_or_else(not_compiled)?;
-        let var = *loaded.vars.get(&same.id()).ok_or_else(not_compiled)?;
+        let unknown = || {
+            if copapy_compiler::loops::inside_a_body(v) {
+                PyValueError::new_err(
+                    "this value was computed inside the body of a cp.fori_loop / cp.scan: it \
+                     exists only inside the loop; return it in the carry (or as a scan \
+                     output) and read that after the loop",
+                )
+            } else {
+                not_compiled()
+            }
+        };
+        let same = index.find(v).ok_or_else(unknown)?;
+        let var = *loaded.vars.get(&same.id()).ok_or_else(unknown)?;
         Ok((loaded, var))
     }
 
