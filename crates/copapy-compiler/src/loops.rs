@@ -698,7 +698,7 @@ mod tests {
         // w * 2 is computed inside the body but reads nothing the loop changes
         let twice = binary(Op::Mul, &w, &f(2.0)).unwrap();
         let next = binary(Op::Mul, &carries[0], &twice).unwrap();
-        let outs = make_loop(5, 0, &index, &carries, &[init.clone()], &[next]).unwrap();
+        let outs = make_loop(5, 0, &index, &carries, std::slice::from_ref(&init), &[next]).unwrap();
         let NodeKind::Loop(l, 0) = outs[0].kind() else {
             panic!("a loop output")
         };
@@ -718,9 +718,9 @@ mod tests {
         let init = Value::input(ScalarType::Float, 0);
         let (index, carries) = placeholders(std::slice::from_ref(&init));
         let as_int = Value::input(ScalarType::Int, 0);
-        let err = make_loop(3, 0, &index, &carries, &[init.clone()], &[as_int]).unwrap_err();
+        let err = make_loop(3, 0, &index, &carries, std::slice::from_ref(&init), &[as_int]).unwrap_err();
         assert!(err.message.contains("type"), "{}", err.message);
-        let err = make_loop(0, 0, &index, &carries, &[init.clone()], &carries).unwrap_err();
+        let err = make_loop(0, 0, &index, &carries, std::slice::from_ref(&init), &carries).unwrap_err();
         assert!(err.message.contains("at least one trip"));
         let err = make_loop(3, i32::MAX, &index, &carries, &[init], &carries).unwrap_err();
         assert!(err.message.contains("overflow"));
