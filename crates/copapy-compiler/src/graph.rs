@@ -145,6 +145,18 @@ impl Value {
     pub fn ptr_eq(&self, other: &Value) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
+
+    /// The nodes this one reads (a loop output: the loop's operands).
+    pub fn operands(&self) -> Vec<&Value> {
+        match self.kind() {
+            NodeKind::Const(_) | NodeKind::Input { .. } => Vec::new(),
+            NodeKind::Unary(_, a) => vec![a],
+            NodeKind::Binary(_, a, b) => vec![a, b],
+            NodeKind::Select(c, a, b) => vec![c, a, b],
+            NodeKind::Array(n) => n.args.iter().collect(),
+            NodeKind::Loop(l, _) => l.operands.iter().collect(),
+        }
+    }
 }
 
 impl Drop for Node {

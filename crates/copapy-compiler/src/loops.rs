@@ -103,42 +103,101 @@ pub fn inside_a_body(v: &Value) -> bool {
         if is_placeholder(&n) {
             return true;
         }
-        stack.extend(operands(&n).into_iter().cloned());
+        stack.extend(n.operands().into_iter().cloned());
     }
     false
-}
-
-fn operands(v: &Value) -> Vec<&Value> {
-    match v.kind() {
-        NodeKind::Const(_) | NodeKind::Input { .. } => Vec::new(),
-        NodeKind::Unary(_, a) => vec![a],
-        NodeKind::Binary(_, a, b) => vec![a, b],
-        NodeKind::Select(c, a, b) => vec![c, a, b],
-        NodeKind::Array(n) => n.args.iter().collect(),
-        NodeKind::Loop(l, _) => l.operands.iter().collect(),
-    }
 }
 
 fn error(message: String) -> TraceError {
     TraceError { message }
 }
 
-/// Copies the variant part of a traced body into a graph of its own.
-struct Cut {
-    /// Nodes made before the placeholders cannot depend on them.
-    first_seq: u64,
-    placeholders: FxHashSet<usize>,
-    /// Traced node -> its copy (variant) or `None` (invariant).
+/// Copies the nodes of a graph that depend on given leaves, sharing the rest: a walk in
+/// post-order that skips everything made before the oldest such leaf.
+struct Copier {
+    first: u64,
+    /// Node -> its copy (depends on a leaf) or `None` (does not).
     status: FxHashMap<usize, Option<Value>>,
-    /// Captured outer node -> its placeholder in the body.
-    captured: FxHashMap<usize, Value>,
-    captures: Vec<Value>,
-    outer: Vec<Value>,
     /// Inner loops already copied (their outputs share one copy).
     loops: FxHashMap<usize, Arc<LoopNode>>,
 }
 
-impl Cut {
+impl Copier {
+    fn new(first: u64) -> Copier {
+        Copier {
+            first,
+            status: FxHashMap::default(),
+            loops: FxHashMap::default(),
+        }
+    }
+
+    /// Visits everything `root` depends on (iteratively: bodies can be deep). `start`
+    /// gives the replacement of each leaf to follow; an operand that depends on none
+    /// becomes `keep(operand)` in the copies.
+    fn visit(
+        &mut self,
+        root: &Value,
+        start: &dyn Fn(&Value) -> Option<Value>,
+        keep: &mut dyn FnMut(&Value) -> Value,
+    ) {
+        let mut stack = vec![(root.clone(), false)];
+        while let Some((v, expanded)) = stack.pop() {
+            if self.status.contains_key(&v.id()) {
+                continue;
+            }
+            if let Some(to) = start(&v) {
+                self.status.insert(v.id(), Some(to));
+                continue;
+            }
+            if v.seq() < self.first {
+                self.status.insert(v.id(), None);
+                continue;
+            }
+            if !expanded {
+                stack.push((v.clone(), true));
+                for o in v.operands() {
+                    stack.push((o.clone(), false));
+                }
+                continue;
+            }
+            let status = &self.status;
+            let variant = v
+                .operands()
+                .iter()
+                .any(|o| matches!(status.get(&o.id()), Some(Some(_))));
+            let copy = variant.then(|| {
+                rebuild_with(
+                    &v,
+                    &mut |o| match status.get(&o.id()) {
+                        Some(Some(c)) => c.clone(),
+                        _ => keep(o),
+                    },
+                    &mut self.loops,
+                )
+            });
+            self.status.insert(v.id(), copy);
+        }
+    }
+
+    /// `v`'s copy, or `keep(v)` if it depends on no followed leaf (visited first).
+    fn result(&self, v: &Value, keep: &mut dyn FnMut(&Value) -> Value) -> Value {
+        match self.status.get(&v.id()) {
+            Some(Some(c)) => c.clone(),
+            _ => keep(v),
+        }
+    }
+}
+
+/// What a loop body reads that the loop does not change: each becomes a capture.
+#[derive(Default)]
+struct Captures {
+    /// Captured outer node -> its placeholder in the body.
+    captured: FxHashMap<usize, Value>,
+    captures: Vec<Value>,
+    outer: Vec<Value>,
+}
+
+impl Captures {
     /// The body's stand-in for invariant `v`: constants as they are, anything else a
     /// placeholder that the loop's operands fill in.
     fn capture(&mut self, v: &Value) -> Value {
@@ -153,56 +212,6 @@ impl Cut {
         self.captures.push(p.clone());
         self.outer.push(v.clone());
         p
-    }
-
-    /// The body's version of operand `v` (already visited).
-    fn operand(&mut self, v: &Value) -> Value {
-        match self.status.get(&v.id()).cloned().flatten() {
-            Some(copy) => copy,
-            None => self.capture(v),
-        }
-    }
-
-    /// Visits everything `root` depends on (iteratively: bodies can be deep).
-    fn visit(&mut self, root: &Value) {
-        let mut stack = vec![(root.clone(), false)];
-        while let Some((v, expanded)) = stack.pop() {
-            if self.status.contains_key(&v.id()) {
-                continue;
-            }
-            if self.placeholders.contains(&v.id()) {
-                self.status.insert(v.id(), Some(v.clone()));
-                continue;
-            }
-            if v.seq() < self.first_seq {
-                self.status.insert(v.id(), None);
-                continue;
-            }
-            if !expanded {
-                stack.push((v.clone(), true));
-                for o in operands(&v) {
-                    stack.push((o.clone(), false));
-                }
-                continue;
-            }
-            let variant = operands(&v)
-                .iter()
-                .any(|o| matches!(self.status.get(&o.id()), Some(Some(_))));
-            let copy = if variant {
-                Some(self.rebuild(&v))
-            } else {
-                None
-            };
-            self.status.insert(v.id(), copy);
-        }
-    }
-
-    /// A copy of variant node `v` over the body's versions of its operands.
-    fn rebuild(&mut self, v: &Value) -> Value {
-        let mut loops = std::mem::take(&mut self.loops);
-        let copy = rebuild_with(v, &mut |o| self.operand(o), &mut loops);
-        self.loops = loops;
-        copy
     }
 }
 
@@ -260,7 +269,7 @@ pub(crate) fn leaves_read(roots: &[Value], leaves: &[Value]) -> Vec<bool> {
             continue;
         }
         found.insert(v.id());
-        stack.extend(operands(v));
+        stack.extend(v.operands());
     }
     leaves.iter().map(|l| found.contains(&l.id())).collect()
 }
@@ -274,44 +283,17 @@ pub(crate) fn substitute(roots: &[Value], pairs: &[(Value, Value)]) -> Vec<Value
         .map(|(from, _)| from.seq())
         .min()
         .unwrap_or(u64::MAX);
-    let mut copies: FxHashMap<usize, Value> = pairs
+    let map: FxHashMap<usize, Value> = pairs
         .iter()
         .map(|(from, to)| (from.id(), to.clone()))
         .collect();
-    let mut done: FxHashSet<usize> = copies.keys().copied().collect();
-    let mut loops = FxHashMap::default();
+    let start = |v: &Value| map.get(&v.id()).cloned();
+    let mut keep = |v: &Value| v.clone();
+    let mut copier = Copier::new(first);
     for root in roots {
-        let mut stack = vec![(root.clone(), false)];
-        while let Some((v, expanded)) = stack.pop() {
-            if done.contains(&v.id()) {
-                continue;
-            }
-            if v.seq() < first {
-                done.insert(v.id());
-                continue;
-            }
-            if !expanded {
-                stack.push((v.clone(), true));
-                for o in operands(&v) {
-                    stack.push((o.clone(), false));
-                }
-                continue;
-            }
-            done.insert(v.id());
-            if operands(&v).iter().any(|o| copies.contains_key(&o.id())) {
-                let copy = rebuild_with(
-                    &v,
-                    &mut |o| copies.get(&o.id()).cloned().unwrap_or_else(|| o.clone()),
-                    &mut loops,
-                );
-                copies.insert(v.id(), copy);
-            }
-        }
+        copier.visit(root, &start, &mut keep);
     }
-    roots
-        .iter()
-        .map(|r| copies.get(&r.id()).cloned().unwrap_or_else(|| r.clone()))
-        .collect()
+    roots.iter().map(|r| copier.result(r, &mut keep)).collect()
 }
 
 fn describe_shape(v: &Value) -> String {
@@ -380,28 +362,23 @@ pub fn make_loop(
         .chain([index.seq()])
         .min()
         .expect("the counter is a placeholder");
-    let mut cut = Cut {
-        first_seq,
-        placeholders: carries.iter().chain([index]).map(Value::id).collect(),
-        status: FxHashMap::default(),
-        captured: FxHashMap::default(),
-        captures: Vec::new(),
-        outer: Vec::new(),
-        loops: FxHashMap::default(),
-    };
+    let followed: FxHashSet<usize> = carries.iter().chain([index]).map(Value::id).collect();
+    let follow = |v: &Value| followed.contains(&v.id()).then(|| v.clone());
+    let mut copier = Copier::new(first_seq);
+    let mut captures = Captures::default();
     let mut body_nexts = Vec::with_capacity(nexts.len());
     for n in nexts {
-        cut.visit(n);
-        body_nexts.push(cut.operand(n));
+        copier.visit(n, &follow, &mut |o| captures.capture(o));
+        body_nexts.push(copier.result(n, &mut |o| captures.capture(o)));
     }
     let mut operands = inits.to_vec();
-    operands.extend(cut.outer);
+    operands.extend(captures.outer);
     let node = Arc::new(LoopNode {
         trips,
         start,
         index: index.clone(),
         carries: carries.to_vec(),
-        captures: cut.captures,
+        captures: captures.captures,
         nexts: body_nexts,
         operands,
     });
@@ -718,9 +695,25 @@ mod tests {
         let init = Value::input(ScalarType::Float, 0);
         let (index, carries) = placeholders(std::slice::from_ref(&init));
         let as_int = Value::input(ScalarType::Int, 0);
-        let err = make_loop(3, 0, &index, &carries, std::slice::from_ref(&init), &[as_int]).unwrap_err();
+        let err = make_loop(
+            3,
+            0,
+            &index,
+            &carries,
+            std::slice::from_ref(&init),
+            &[as_int],
+        )
+        .unwrap_err();
         assert!(err.message.contains("type"), "{}", err.message);
-        let err = make_loop(0, 0, &index, &carries, std::slice::from_ref(&init), &carries).unwrap_err();
+        let err = make_loop(
+            0,
+            0,
+            &index,
+            &carries,
+            std::slice::from_ref(&init),
+            &carries,
+        )
+        .unwrap_err();
         assert!(err.message.contains("at least one trip"));
         let err = make_loop(3, i32::MAX, &index, &carries, &[init], &carries).unwrap_err();
         assert!(err.message.contains("overflow"));

@@ -61,17 +61,6 @@ impl StructuralIndex {
     }
 }
 
-fn operands(v: &Value) -> Vec<&Value> {
-    match v.kind() {
-        NodeKind::Const(_) | NodeKind::Input { .. } => Vec::new(),
-        NodeKind::Unary(_, a) => vec![a],
-        NodeKind::Binary(_, a, b) => vec![a, b],
-        NodeKind::Select(c, a, b) => vec![c, a, b],
-        NodeKind::Array(n) => n.args.iter().collect(),
-        NodeKind::Loop(l, _) => l.operands.iter().collect(),
-    }
-}
-
 /// The hash of `v` from the hashes of its operands.
 fn node_hash(v: &Value, operand_hash: impl Fn(&Value) -> u64) -> u64 {
     let mut h = FxHasher::default();
@@ -125,7 +114,7 @@ fn hash_with(root: &Value, known: &FxHashMap<usize, u64>, memo: &mut FxHashMap<u
             continue;
         }
         stack.push((v.clone(), true));
-        for a in operands(&v) {
+        for a in v.operands() {
             if lookup(memo, a).is_none() {
                 stack.push((a.clone(), false));
             }
