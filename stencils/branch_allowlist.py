@@ -3,7 +3,8 @@
 ``build.py --check`` decodes every target's code (``cfg.py``) and fails on a
 conditional branch in any function not matched here. Stencils (``st_*``) are never
 matched, except the loop back-edge (``BACKEDGES``): every other stencil is straight-line
-code on every target, so its instruction count is one number. Within an allowed loop kernel, a short forward branch over at most
+code on every target, so its instruction count is one number. Within an allowed loop
+kernel, a short forward branch over at most
 ``SKIP_LIMIT`` instructions is still rejected: that is the shape of a select that the
 compiler turned into a branch on the data (the RISC-V ``min``/``max`` and the x86_64
 ``je`` that this check was written for), never of loop control.
