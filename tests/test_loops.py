@@ -395,3 +395,25 @@ def test_random_loop_gradients_match_the_unrolled_ones(
     looped = [tg.read_value(g) for g in grads[0]]
     unrolled = [tg.read_value(g) for g in grads[1]]
     np.testing.assert_allclose(looped, unrolled, rtol=1e-4, atol=1e-6)
+
+
+def test_gradient_through_stacked_outputs_and_array_carries() -> None:
+    u = [cp.value(0.5 * float(np.sin(k))) for k in range(8)]
+    w = cp.value(0.5)
+
+    def f(c: Any, uk: Any) -> Any:
+        x, v = c
+        return (x + 0.1 * v, v + 0.1 * uk * w), x + 0.1 * v
+
+    grads = []
+    for unroll in (1, True):
+        _, ys = cp.scan(f, (cp.value(1.0), cp.value(0.0)), u, unroll=unroll)
+        cost = sum(((y - 1.0) ** 2 * (t + 1) for t, y in enumerate(ys)), cp.value(0.0))
+        arr = cp.fori_loop(0, 5, lambda i, c: c * w + 1.0, cp.array([1.0, 2.0]), unroll=unroll)
+        grads.append([*cp.grad(cost, u), cp.grad(cost, w), cp.grad(arr.sum(), w)])
+    tg = run(*grads[0], *grads[1])
+    looped = [tg.read_value(g) for g in grads[0]]
+    unrolled = [tg.read_value(g) for g in grads[1]]
+    np.testing.assert_allclose(looped, unrolled, rtol=2e-5, atol=1e-7)
+    # d/dw of sum(c) after 5 trips of c = c w + 1 from (1, 2), in float64: 7.4375
+    assert looped[-1] == pytest.approx(7.4375, rel=1e-6)

@@ -4,8 +4,9 @@
 //! outputs `c[T]` received the adjoints `g`, [`loop_adjoint`] builds two more loops:
 //!
 //! 1. the *tape*: the forward loop again, recording each trip's carries `c[t]` in one
-//!    `T`-element array per carried value (entry `t` written by a branch-free select
-//!    over the array), so its size is fixed when the program is compiled;
+//!    `T`-element array per carried value (`T * len` for a carried array of `len`;
+//!    trip `t` written by a branch-free select over the tape), so its size is fixed when
+//!    the program is compiled;
 //! 2. the *reverse* loop, `t = T-1 … 0`: it reads `c[t]` from the tape, recomputes the
 //!    body `F` on it and sends the adjoints back with one vector-Jacobian product,
 //!    `grad(Σ_j g_j · F_j(i, x, q), [x, q])` at `x = c[t]`, `q = p`: the carried adjoints
@@ -42,14 +43,6 @@ pub(crate) fn loop_adjoint(
 ) -> Result<Vec<Option<Value>>, TraceError> {
     let n = l.carries.len();
     let act = active_carries(l, outs);
-    if act.iter().any(|&j| array::len_of(&l.carries[j]).is_some()) {
-        return Err(TraceError {
-            message: "cp.grad through a loop whose result depends on an array it carries is \
-                      not supported yet: carry its elements as values (a cp.vector), or \
-                      unroll the loop (unroll=True)"
-                .to_string(),
-        });
-    }
     let trips = l.trips;
     let inits = &l.operands[..n];
     let captured = &l.operands[n..];
@@ -66,12 +59,14 @@ pub(crate) fn loop_adjoint(
         return Ok(result);
     }
 
-    // 1. the tape: c[t] for t < T, one array per carried value
-    let positions = array::data(ScalarType::Int, (0..trips).collect())?;
+    // 1. the tape: c[t] for t < T, one array per carried value (`T * len` elements for
+    // an array of `len`, trip t's copy at t * len)
+    let width = |j: usize| array::len_of(&l.carries[j]).unwrap_or(1);
     let na = act.len();
     let mut tape_inits: Vec<Value> = act.iter().map(|&j| inits[j].clone()).collect();
     for &j in &act {
-        tape_inits.push(array::data(l.carries[j].ty(), vec![0; trips as usize])?);
+        let size = trips as usize * width(j) as usize;
+        tape_inits.push(array::data(l.carries[j].ty(), vec![0; size])?);
     }
     let (idx, holders) = placeholders(&tape_inits);
     let mut pairs: Vec<(Value, Value)> = vec![(l.index.clone(), idx.clone())];
@@ -82,9 +77,17 @@ pub(crate) fn loop_adjoint(
     let active_nexts: Vec<Value> = act.iter().map(|&j| l.nexts[j].clone()).collect();
     let mut nexts = substitute(&active_nexts, &pairs);
     let t = trace::binary(Op::Sub, &idx, &int(i64::from(l.start)))?;
-    let here = array::binary(Op::Eq, &positions, &t)?;
-    for a in 0..na {
-        nexts.push(array::select(&here, &holders[a], &holders[na + a])?);
+    for (a, &j) in act.iter().enumerate() {
+        let w = width(j);
+        // the trip each tape element belongs to
+        let rows = array::data(ScalarType::Int, (0..trips * w).map(|e| e / w).collect())?;
+        let here = array::binary(Op::Eq, &rows, &t)?;
+        let value = match array::len_of(&holders[a]) {
+            // the carried array repeated once per trip (stride 0 over the trips)
+            Some(_) => array::strided(&holders[a], 0, &[(trips, 0), (w, 1)])?,
+            None => holders[a].clone(),
+        };
+        nexts.push(array::select(&here, &value, &holders[na + a])?);
     }
     let taped = make_loop(trips, l.start, &idx, &holders, &tape_inits, &nexts)?;
     let tapes = &taped[na..];
@@ -94,7 +97,7 @@ pub(crate) fn loop_adjoint(
     for &j in &float_carries {
         rev_inits.push(match &outs[j] {
             Some(g) => g.clone(),
-            None => Value::constant(ScalarType::Float, 0),
+            None => zero_like(&l.carries[j])?,
         });
     }
     for &m in &float_captures {
@@ -123,7 +126,10 @@ pub(crate) fn loop_adjoint(
     let body = substitute(&l.nexts, &pairs);
     let mut objective: Option<Value> = None;
     for (k, &j) in float_carries.iter().enumerate() {
-        let term = trace::binary(Op::Mul, &rholders[k], &body[j])?;
+        let term = match array::len_of(&body[j]) {
+            Some(_) => array::dot(&rholders[k], &body[j])?,
+            None => trace::binary(Op::Mul, &rholders[k], &body[j])?,
+        };
         objective = Some(match objective {
             None => term,
             Some(acc) => trace::binary(Op::Add, &acc, &term)?,
@@ -147,7 +153,16 @@ pub(crate) fn loop_adjoint(
         trace::binary(Op::Add, &t, &int(i64::from(l.start)))?,
     )];
     for (a, &j) in act.iter().enumerate() {
-        back.push((xs[j].clone(), array::index(&tapes[a], &t)?));
+        let w = width(j);
+        let taped = match array::len_of(&l.carries[j]) {
+            Some(_) => {
+                let at = trace::binary(Op::Mul, &t, &int(i64::from(w)))?;
+                let last = i64::from(trips - 1) * i64::from(w);
+                array::gather(&tapes[a], &at, 0, last, &[(w, 1)])?
+            }
+            None => array::index(&tapes[a], &t)?,
+        };
+        back.push((xs[j].clone(), taped));
     }
     for (k, &m) in float_captures.iter().enumerate() {
         back.push((qs[k].clone(), captured[m].clone()));
