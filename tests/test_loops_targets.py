@@ -1,4 +1,6 @@
-"""Loops on every target: sizes, instruction counts, program files, runners and firmware.
+"""Loops on every target: sizes, instruction counts, program files, runners and firmware
+(the host runner, the cross-built runner of each Linux board under qemu-user, the
+Cortex-M4 firmware library in an emulated MCU).
 
 The tests name their targets themselves (the emulator for foreign ones), so they run
 once, in the native pass of ``scripts/test.sh``, not again for every
@@ -100,6 +102,25 @@ def test_a_saved_loop_runs_in_copapy_run_and_from_the_file(tmp_path: Path) -> No
     runner = Path(sys.executable).parent / "copapy-run"
     out = subprocess.run([str(runner), str(path)], capture_output=True, text=True, check=True)
     line = next(ln for ln in out.stdout.splitlines() if ln.startswith("y="))
+    assert bits(float(line.split("=")[1])) == bits(want)
+
+
+@pytest.mark.parametrize("board", ["aarch64", "armv7", "armv6", "riscv64"])
+def test_a_saved_loop_runs_in_the_boards_copapy_run(board: str, tmp_path: Path) -> None:
+    """The cross-built runner of each Linux board under qemu-user (test_cross_runners)."""
+    from test_cross_runners import command
+
+    x = value(0.5, name="x")
+    y = cp.fori_loop(0, 40, lambda i, c: c * 0.75 + cp.to_float(i) * x, value(1.0, name="c"))
+    tg = Target(board)
+    tg.compile(y, names={"y": y})
+    path = tmp_path / "loop.cpy"
+    tg.save(path)
+    out = subprocess.run([*command(board), str(path)], capture_output=True, text=True, check=True)
+    line = next(ln for ln in out.stdout.splitlines() if ln.startswith("y="))
+    want = F(1.0)
+    for i in range(40):
+        want = F(want * F(0.75)) + F(F(i) * F(0.5))
     assert bits(float(line.split("=")[1])) == bits(want)
 
 
