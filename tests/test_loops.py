@@ -186,6 +186,18 @@ def test_a_traced_trip_count_is_a_type_error() -> None:
         cp.fori_loop(0, n, lambda i, c: c, cp.value(0.0))
 
 
+def test_bad_bounds_and_unroll_say_what_is_wrong() -> None:
+    x = cp.value(0.0)
+    with pytest.raises(ValueError, match="int32"):
+        cp.fori_loop(0, 2**33, lambda i, c: c + 1.0, x)
+    with pytest.raises(TypeError, match="must be a Python int, got float"):
+        cp.fori_loop(0, 2.5, lambda i, c: c, x)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unroll must be a positive int"):
+        cp.fori_loop(0, 3, lambda i, c: c, x, unroll=0)
+    with pytest.raises(ValueError, match="scan needs xs or length"):
+        cp.scan(lambda c, x: (c, None), x)
+
+
 def test_a_changed_carry_names_the_leaf() -> None:
     init = {"a": cp.value(1.0), "b": (cp.value(2.0), cp.value(1))}
     with pytest.raises(ValueError, match=r"carry\['b'\]\[1\].*int.*float"):

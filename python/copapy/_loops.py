@@ -160,6 +160,10 @@ def _run(lower: int, trips: int, step: Callable[[Any, Any], Any], init: Any,
     ``unroll`` runs per trip of one compiled loop, the remainder unrolled after it."""
     if trips <= 0:
         return init
+    if not (-(2**31) <= lower and lower + trips <= 2**31 - 1):
+        raise ValueError(
+            f"the loop counter runs from {lower} to {lower + trips - 1}: it is an int32 in "
+            "the compiled program, so both ends must lie in -2**31 .. 2**31 - 2")
     k = _unroll_of(unroll, trips)
     loops, rest = divmod(trips, k)
     carry = init
