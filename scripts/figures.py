@@ -294,6 +294,7 @@ FIGURES = [
     Figure("x86-constants", True, x86_constants),
     Figure("math-helper-sizes", True, math_helper_sizes),
     Figure("array-code", True, array_code),
+    Figure("loops", True, script_table("benches/bench_loops.py")),
     Figure("program-sizes", True, script_table("benches/bench_program_size.py")),
     Figure("runner-size", True, runner_size),
     Figure("copapy-run-size", True, copapy_run_size),

@@ -2,8 +2,9 @@
 
 ``build.py --check`` decodes every target's code (``cfg.py``) and fails on a
 conditional branch in any function not matched here. Stencils (``st_*``) are never
-matched: every stencil is straight-line code on every target, so its instruction count
-is one number. Within an allowed loop kernel, a short forward branch over at most
+matched, except the loop back-edge (``BACKEDGES``): every other stencil is straight-line
+code on every target, so its instruction count is one number. Within an allowed loop
+kernel, a short forward branch over at most
 ``SKIP_LIMIT`` instructions is still rejected: that is the shape of a select that the
 compiler turned into a branch on the data (the RISC-V ``min``/``max`` and the x86_64
 ``je`` that this check was written for), never of loop control.
@@ -53,8 +54,20 @@ FIXED_TRIPS = {
 }
 
 
+# The only stencils with a conditional branch: the back-edge of a loop whose trip count
+# is fixed when the program is compiled (cp.fori_loop / cp.scan), so every run takes it
+# the same number of times. Its bounds count the exit path (`fewest`) once and the
+# path back to the head (`most`) trips - 1 times (python/copapy/_bounds.py).
+BACKEDGES = {
+    "st_loop_i_mm": "loop back-edge: counter slot += 1, back to the loop head until it "
+                    "reaches the end slot, both fixed at compile time",
+}
+
+
 def allowed(name, target):
     """The matching entry (pattern, targets, kind, reason), or None."""
+    if name in BACKEDGES:
+        return (name, "*", "backedge", BACKEDGES[name])
     if name.startswith("st_"):
         return None
     for entry in ALLOWED:

@@ -91,6 +91,11 @@ def classify(target, insns):
         if family == "rv" and mnem == "auipc" and "cp_next" in syms:
             out.append(Insn(off, text, "tail_part"))  # dropped with the jr after it
             continue
+        if "cp_head" in syms and not (family == "rv" and mnem == "auipc"):
+            # the loop back-edge (st_loop_*) leaves the stencil for the loop head: the
+            # path ends there, as at a return (a conditional one may also fall through)
+            out.append(Insn(off, text, "cond_head" if _COND[family].match(mnem) else "head"))
+            continue
         dest = None
         m = _ADDR.search(ops) or _LAST_HEX.search(ops)
         if m:
@@ -173,7 +178,7 @@ def path_bounds(target, insns, callee_bounds, tail_counts, trips=None):
         on_path.add(key)
         i = cls[k]
         own, extra = 1, (0, 0)
-        if i.kind == "ret":
+        if i.kind in ("ret", "head"):
             r = (1, 1)
         elif i.kind == "tail":
             r = (tail_counts, tail_counts)
@@ -189,7 +194,7 @@ def path_bounds(target, insns, callee_bounds, tail_counts, trips=None):
                 extra = callee_bounds(i.callee)
             nexts = [walk(kk, cc) for kk, cc in step(i, k, counts)]
             nexts = [b for b in nexts if b is not None]
-            if i.kind == "cond_ret":
+            if i.kind in ("cond_ret", "cond_head"):
                 nexts.append((0, 0))
             r = None if not nexts else (own + extra[0] + min(b[0] for b in nexts),
                                         own + extra[1] + max(b[1] for b in nexts))
@@ -234,7 +239,7 @@ def branch_errors(target, funcs, allowed, skip_limit):
         errors += [f"{name}: {i.text!r} at +{i.offset:#x} jumps to a computed address "
                    "(a jump table or a call through a register): write the choice with masks"
                    for i in cls if i.kind == "indirect"]
-        conds = [i for i in cls if i.kind in ("cond", "cond_ret")]
+        conds = [i for i in cls if i.kind in ("cond", "cond_ret", "cond_head")]
         if not conds:
             continue
         entry = allowed(name, target)

@@ -12,6 +12,7 @@ ops.h as op_<op>_<type>(); this script only enumerates the combinations:
     select:  st_select_f_<c><x><y>_<dst> c in {r0, r1} (int register), x, y float places
                                          as for binary; dst in {r0, r1}
     store:   st_store_<ty>_<x>           x in {r0, r1}
+    loop:    st_loop_i_mm                 back-edge: cp_mi += 1, jump to cp_head unless == cp_mi2
     return:  st_return
     arrays:  st_arr_... (gen_arrays.py: one stencil per array operation and its loop kernel)
 
@@ -53,6 +54,7 @@ BIN_PLACES_MM = BIN_PLACES + [("m", "m")]
 
 # ---------------------------------------------------------------- generation
 SIG = "(f32 a, f32 b, i32 i, i32 j)"
+LOOP_BACKEDGE = "st_loop_i_mm"
 TAIL = "    NEXT(a, b, i, j);\n"
 
 
@@ -92,6 +94,20 @@ def generate():
     yield from gen_arrays.generate()
     # convolution and pooling: sliding-window loop kernels
     yield from gen_windows.generate()
+    # the back-edge of a fixed-trip-count loop (cp.fori_loop / cp.scan): counter slot
+    # cp_mi += 1, then back to the loop head (cp_head) unless it reached the end slot
+    # cp_mi2. The exit is marked unlikely so every target lays out the jump to cp_next
+    # last (the tail jump the linker drops); the conditional branch is the one allowed
+    # in a stencil (branch_allowlist.BACKEDGES): its trip count is fixed at compile time.
+    yield LOOP_BACKEDGE, (
+        f"void {LOOP_BACKEDGE}{SIG} {{\n"
+        "    i32 c = cp_mi + 1;\n"
+        "    cp_mi = c;\n"
+        "    if (__builtin_expect(c == cp_mi2, 0)) {\n"
+        "        NEXT(a, b, i, j);\n"
+        "    }\n"
+        "    __attribute__((musttail)) return cp_head(a, b, i, j);\n"
+        "}\n")
     # the end of every chain: a plain return to the caller
     yield "st_return", f"void st_return{SIG} {{\n}}\n"
 

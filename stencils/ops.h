@@ -21,6 +21,9 @@ extern f32 cp_mf;
 extern i32 cp_mi;
 extern f32 cp_mf2;
 extern i32 cp_mi2;
+/* The loop head: the back-edge stencil (st_loop_i_mm) jumps there while its counter has
+ * not reached the end; the linker patches it to the first step of the loop body. */
+extern void cp_head(f32 a, f32 b, i32 i, i32 j);
 
 #define NEXT(a, b, i, j) __attribute__((musttail)) return cp_next(a, b, i, j)
 #define OP static inline __attribute__((always_inline))

@@ -237,6 +237,22 @@ def copapy_names() -> None:
     assert_type(cp.inv(t), cp.tensor[float])
 
 
+def loops() -> None:
+    v = cp.vector([cp.value(1.0), cp.value(2.0)])
+
+    def body(i: cp.value[int], c: cp.vector[float]) -> cp.vector[float]:
+        return c * 0.5
+
+    assert_type(cp.fori_loop(0, 10, body, v), cp.vector[float])
+
+    def step(c: cp.value[float], x: Any) -> tuple[cp.value[float], cp.value[float]]:
+        return c + x, c * 2.0
+
+    last, ys = cp.scan(step, cp.value(0.0), [1.0, 2.0])
+    assert_type(last, cp.value[float])
+    assert_type(ys, list[cp.value[float]])
+
+
 # --- Copapy-style untyped helper code still passes -------------------------------------------
 
 
@@ -252,7 +268,8 @@ def untyped_is_fine(x: Any) -> Any:
 
 
 if __name__ == "__main__":
-    for check in (scalars, functions, containers, quaternions, filter_functions, target, copapy_names):
+    for check in (scalars, functions, containers, quaternions, filter_functions, target, copapy_names,
+                  loops):
         check()
     assert isinstance(moving_average([cp.value(1.0)], [0.5]), cp.value)
     print("typed API: all checks ran")

@@ -27,6 +27,7 @@ from ._core import Container, Target, value
 from ._interp import interp, lerp, ravel
 from ._jit import jit
 from ._linalg import det, inv, solve
+from ._loops import fori_loop, scan
 from ._math import (
     abs,
     acos,
@@ -106,6 +107,7 @@ __all__ = [
     "exp",
     "eye",
     "filters",
+    "fori_loop",
     "grad",
     "identity",
     "iif",
@@ -129,6 +131,7 @@ __all__ = [
     "relu",
     "rotate_vector",
     "scalar_projection",
+    "scan",
     "signal",
     "sigmoid",
     "sign",

@@ -16,6 +16,7 @@ import os
 
 _TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_instruction_bounds.json")
 _RETURN = "st_return"
+_BACKEDGE = "st_loop_"
 
 
 @functools.cache
@@ -43,12 +44,26 @@ def file_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int] | st
 
 def program_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
     """(fewest, most) instructions of one run of `steps` on `arch`: (stencil name,
-    element count) pairs; an array step's entry [fewest, a, b] allows a + b * n."""
+    element count) pairs; an array step's entry [fewest, a, b] allows a + b * n.
+
+    A loop's body sits between ``("@loop", trips)`` and ``("@end", trips)`` and counts
+    ``trips`` times. Its back-edge (``st_loop_*``, the one stencil with a branch) takes its
+    exit path (the build's `fewest`) once and its path back to the head (`most`)
+    ``trips - 1`` times, so a branch-free body gives one exact count."""
     per_target = _table().get(arch)
     if per_target is None:
         raise ValueError(f"no instruction bounds for target {arch!r}")
-    lo = hi = 0
+    # per open loop: [fewest, most] per trip, and the back-edge's exit correction, once
+    frames = [[0, 0, 0]]
     for step, (name, n) in enumerate([*steps, (_RETURN, 0)]):
+        if name == "@loop":
+            frames.append([0, 0, 0])
+            continue
+        if name == "@end":
+            body_lo, body_hi, once = frames.pop()
+            frames[-1][0] += body_lo * n + once
+            frames[-1][1] += body_hi * n + once
+            continue
         if name not in per_target:
             raise ValueError(f"no instruction bounds for stencil {name} on {arch}")
         b = per_target[name]
@@ -59,6 +74,12 @@ def program_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
                 "max_instructions() covers scalar operations and element-wise array "
                 "operations"
             )
-        lo += b[0]
-        hi += b[1] + (b[2] * n if len(b) == 3 else 0)
-    return lo, hi
+        if name.startswith(_BACKEDGE):
+            # back to the head on every trip but the last, which exits
+            frames[-1][0] += b[1]
+            frames[-1][1] += b[1]
+            frames[-1][2] += b[0] - b[1]
+            continue
+        frames[-1][0] += b[0]
+        frames[-1][1] += b[1] + (b[2] * n if len(b) == 3 else 0)
+    return frames[0][0], frames[0][1]

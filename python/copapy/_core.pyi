@@ -202,6 +202,17 @@ def check_dtype(data: Any) -> None: ...
 
 ARRAY_MAX_LEN: int
 
+def loop_begin(
+    inits: Sequence[value[Any] | ArrayNode | int | float],
+) -> tuple[value[int], list[value[Any] | ArrayNode]]: ...
+def loop_end(
+    trips: int,
+    start: int,
+    index: value[int],
+    carries: Sequence[value[Any] | ArrayNode],
+    inits: Sequence[value[Any] | ArrayNode | int | float],
+    nexts: Sequence[value[Any] | ArrayNode | int | float],
+) -> list[value[Any] | ArrayNode]: ...
 def array_data(dtype: str, data: bytes) -> ArrayNode: ...
 def array_pack(dtype: str, elements: list[Any]) -> ArrayNode: ...
 _ArrayOperand: TypeAlias = "ArrayNode | value[int] | value[float] | float"

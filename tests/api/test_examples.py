@@ -44,7 +44,8 @@ def numbers(line: str) -> list[str]:
 
 ALL_EXAMPLES = ["basic.py", "pid_controller.py", "fixed_point_filter.py", "forward_kinematics.py",
                 "attitude_integration.py", "sensor_filter.py", "neural_layer.py", "jit_example.py",
-                "inverse_kinematics.py", "pid_state_loop.py", "state_space_filter.py"]
+                "inverse_kinematics.py", "pid_state_loop.py", "state_space_filter.py",
+                "inverse_kinematics_loop.py", "newton_solve.py", "mpc_rollout.py"]
 
 
 def test_every_example_is_tested() -> None:
@@ -302,6 +303,51 @@ def test_inverse_kinematics() -> None:
     assert effector == pytest.approx([0.7, 0.7], abs=2e-3)
     assert error == pytest.approx(float(np.sum((0.7 - effector) ** 2)), rel=1e-3)
     assert error < 1e-5
+
+
+def test_inverse_kinematics_loop() -> None:
+    text = run_example("inverse_kinematics_loop.py")
+    out = {line.split(":")[0].strip(): line for line in text.splitlines()}
+    assert int(numbers(out["Cortex-M4 code for 1,000 steps"].replace(",", ""))[0]) < 4096
+    t1, t2 = floats_after(out["Joint angles"], ":")
+    effector = floats_after(out["End-effector position"], ":")
+    # the forward kinematics of the printed angles (float64) reach the target
+    fk = [1.8 * math.cos(t1) + 2.0 * math.cos(t1 + t2), 1.8 * math.sin(t1) + 2.0 * math.sin(t1 + t2)]
+    assert fk == pytest.approx(effector, abs=1e-5)
+    assert effector == pytest.approx([0.7, 0.7], abs=1e-5)
+
+
+def test_newton_solve() -> None:
+    lines = run_example("newton_solve.py").splitlines()
+    assert len(lines) == 3
+    for line, tau in zip(lines, (-1.5, 0.5, 2.0), strict=True):
+        x = float(numbers(line)[-1])
+        assert 4.0 * math.sin(x) - 9.0 * x == pytest.approx(tau, abs=1e-5)
+
+
+def test_mpc_rollout() -> None:
+    out = {line.split(":")[0].strip(): line for line in run_example("mpc_rollout.py").splitlines()}
+    first = floats_after(out["cost of the first plan"], ":")[0]
+    last = floats_after(out["cost after 20 gradient steps"], ":")[0]
+    # the same descent in float64, the gradient by hand (reverse sweep of the roll-out)
+    u = np.zeros(50)
+    costs = []
+    for _ in range(20):
+        x = v = 0.0
+        xs = []
+        for uk in u:
+            x, v = x + 0.1 * v, v + 0.1 * uk
+            xs.append(x)
+        costs.append(sum((xk - 1.0) ** 2 for xk in xs) + 0.01 * float(np.sum(u * u)))
+        gx = gv = 0.0
+        grad = np.zeros(50)
+        for t in range(49, -1, -1):
+            gx += 2.0 * (xs[t] - 1.0)
+            grad[t] = 0.1 * gv + 0.02 * u[t]
+            gx, gv = gx, gv + 0.1 * gx
+        u = u - 0.002 * grad
+    assert first == 50.0
+    assert last == pytest.approx(costs[-1], rel=1e-4)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -46,17 +46,27 @@ fn byte_node(op: ArrayOp, args: Vec<Value>, len: u32) -> Value {
     Value::new(ScalarType::Int, NodeKind::Array(Box::new(n)))
 }
 
+/// The array node that gives `v`'s length and storage: its own, or for an array a loop
+/// carried, that carry's placeholder.
+fn storage(v: &Value) -> Option<&ArrayNode> {
+    match v.kind() {
+        NodeKind::Array(a) => Some(a),
+        NodeKind::Loop(l, k) => match l.carries[*k as usize].kind() {
+            NodeKind::Array(a) => Some(a),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Whether `v` is an array stored one byte per element.
 pub fn is_bytes(v: &Value) -> bool {
-    matches!(v.kind(), NodeKind::Array(a) if a.bytes)
+    storage(v).is_some_and(|a| a.bytes)
 }
 
 /// The 4-byte data slots array `v` occupies, `None` for a scalar.
 pub fn slots_of(v: &Value) -> Option<u32> {
-    match v.kind() {
-        NodeKind::Array(a) if a.len > 0 => Some(a.slots()),
-        _ => None,
-    }
+    storage(v).filter(|a| a.len > 0).map(ArrayNode::slots)
 }
 
 /// `v` as operations read it: byte storage widened to int32 elements (one loop
@@ -140,10 +150,7 @@ pub fn pack(ty: ScalarType, elements: &[Value]) -> Result<Value, TraceError> {
 
 /// The number of elements of `v` if it is an array, `None` for a scalar.
 pub fn len_of(v: &Value) -> Option<u32> {
-    match v.kind() {
-        NodeKind::Array(a) if a.len > 0 => Some(a.len),
-        _ => None,
-    }
+    storage(v).filter(|a| a.len > 0).map(|a| a.len)
 }
 
 /// Element `k` of array `a`: a scalar read from the array's memory.

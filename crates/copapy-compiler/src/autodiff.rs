@@ -48,6 +48,8 @@
 //! bitwise operations and everything int- or bool-valued are piecewise constant: no
 //! gradient flows through them, nor through an int-to-float conversion.
 
+use std::sync::Arc;
+
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::array::{self, ArrayOp};
@@ -83,6 +85,8 @@ fn differentiable_operands(v: &Value) -> impl Iterator<Item = &Value> {
             }
             _ => (None, None, &n.args[..]),
         },
+        // reached, so that `propagate` can say that loops are not differentiated yet
+        NodeKind::Loop(l, _) => (None, None, &l.operands[..]),
     };
     first
         .into_iter()
@@ -164,8 +168,42 @@ pub fn grad(y: &Value, wrt: &[Value]) -> Result<Vec<Value>, TraceError> {
     if relevant[root] {
         adjoint[root] = Some(fconst(ONE));
     }
+    // a loop's outputs are differentiated together, once the last of them is reached
+    let mut loop_outputs_left: FxHashMap<usize, usize> = FxHashMap::default();
+    for (i, v) in order.iter().enumerate() {
+        if let (true, NodeKind::Loop(l, _)) = (relevant[i], v.kind()) {
+            *loop_outputs_left
+                .entry(Arc::as_ptr(l) as usize)
+                .or_default() += 1;
+        }
+    }
+    let mut loop_adjoints: FxHashMap<usize, Vec<Option<Value>>> = FxHashMap::default();
     for i in (0..order.len()).rev() {
         if !relevant[i] {
+            continue;
+        }
+        if let NodeKind::Loop(l, k) = order[i].kind() {
+            let key = Arc::as_ptr(l) as usize;
+            let outs = loop_adjoints
+                .entry(key)
+                .or_insert_with(|| vec![None; l.carries.len()]);
+            outs[*k as usize] = adjoint[i].clone();
+            let left = loop_outputs_left.get_mut(&key).expect("counted above");
+            *left -= 1;
+            if *left == 0 {
+                let outs = loop_adjoints.remove(&key).unwrap_or_default();
+                let sends = crate::loop_grad::loop_adjoint(l, &outs)?;
+                let mut acc = Accumulator {
+                    index: &index,
+                    relevant: &relevant,
+                    adjoint: &mut adjoint,
+                };
+                for (operand, g) in l.operands.iter().zip(sends) {
+                    if let Some(g) = g {
+                        acc.send(operand, || Ok(g))?;
+                    }
+                }
+            }
             continue;
         }
         let Some(g) = adjoint[i].take() else {
@@ -307,6 +345,12 @@ fn propagate(r: &Value, g: &Value, acc: &mut Accumulator<'_>) -> Result<(), Trac
         NodeKind::Unary(op, a) => unary_rule(*op, a, r, g, acc),
         NodeKind::Binary(op, a, b) => binary_rule(*op, a, b, r, g, acc),
         NodeKind::Select(c, a, b) => select_rule(c, a, b, g, acc),
+        NodeKind::Loop(..) => Err(TraceError {
+            message: "cp.grad through a cp.fori_loop / cp.scan (with respect to values from \
+                      before the loop or captured by its body) is not supported yet: call \
+                      cp.grad inside the body, or unroll the loop (unroll=True)"
+                .to_string(),
+        }),
     }
 }
 
@@ -640,6 +684,7 @@ mod tests {
                 NodeKind::Binary(_, a, b) => vec![a.clone(), b.clone()],
                 NodeKind::Select(c, a, b) => vec![c.clone(), a.clone(), b.clone()],
                 NodeKind::Array(n) => n.args.clone(),
+                NodeKind::Loop(l, _) => l.operands.clone(),
             };
             if !expanded {
                 stack.push((n.clone(), true));
@@ -681,7 +726,9 @@ mod tests {
                 NodeKind::Select(c, a, b) => {
                     fold::select(memo[&c.id()], memo[&a.id()], memo[&b.id()])
                 }
-                NodeKind::Array(_) => panic!("no host evaluation of array operations"),
+                NodeKind::Array(_) | NodeKind::Loop(..) => {
+                    panic!("no host evaluation of array operations or loops")
+                }
             };
             memo.insert(n.id(), bits);
         }

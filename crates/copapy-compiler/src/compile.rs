@@ -5,11 +5,11 @@ use std::fmt;
 use copapy_program::Program;
 
 use crate::graph::{ScalarType, Value};
-use crate::link::Step;
 use crate::link::{link, LinkError};
+use crate::loops::{copy_into_states, copy_slot, Carried, LoopSpan};
 use crate::optimise::build_arena;
 use crate::schedule::schedule;
-use crate::select::{Class, Place};
+use crate::select::Class;
 use crate::select::{MissingStencil, StencilTable};
 use crate::stencil_db::{StencilDb, StencilId, ARG_HOLES};
 
@@ -30,6 +30,8 @@ pub struct Compiled {
     /// initial value of its element-count slot `cp_n` for an array step (0 otherwise):
     /// with the stencil build's per-stencil instruction counts, the bounds of one run.
     pub stencils: Vec<(StencilId, u32)>,
+    /// The loops among those steps, whose bodies run more than once per run.
+    pub loops: Vec<LoopSpan>,
 }
 
 /// Why compilation failed.
@@ -56,6 +58,8 @@ pub enum CompileError {
     UpdateArray {
         index: usize,
     },
+    /// A value computed inside a loop body is used outside the loop.
+    LoopIntermediate,
 }
 
 impl fmt::Display for CompileError {
@@ -86,6 +90,11 @@ impl fmt::Display for CompileError {
                 f,
                 "update {index} has an array as its next value: updates store scalar \
                  values; pair each element's state with its next value instead"
+            ),
+            CompileError::LoopIntermediate => f.write_str(
+                "a value computed inside the body of a cp.fori_loop / cp.scan is used outside \
+                 the loop: the body's intermediates exist only inside it; return the value \
+                 in the carry (or as a scan output) to use it after the loop",
             ),
         }
     }
@@ -136,21 +145,6 @@ fn check_updates(updates: &[(Value, Value)]) -> Result<(), CompileError> {
     Ok(())
 }
 
-/// Appends `data[dst] = data[src]` through register 0 of `class`.
-fn copy_slot(
-    steps: &mut Vec<Step>,
-    table: &StencilTable,
-    class: Class,
-    src: u32,
-    dst: u32,
-) -> Result<(), CompileError> {
-    let load = table.copy(class, Place::Mem, 0)?;
-    let store = table.store(class, 0)?;
-    steps.push(Step::new(load, Some(src)));
-    steps.push(Step::new(store, Some(dst)));
-    Ok(())
-}
-
 /// Like [`compile`], and at the end of every run each `(state, next)` of `updates`
 /// stores `next` into the variable `state`, so one run is one step of a loop.
 ///
@@ -190,6 +184,13 @@ pub fn compile_with_run_outputs(
     all.extend(updates.iter().map(|(state, _)| state.clone()));
     all.extend(updates.iter().map(|(_, next)| next.clone()));
     let arena = build_arena(&all);
+    if arena
+        .inputs
+        .iter()
+        .any(|(v, _)| crate::loops::is_placeholder(v))
+    {
+        return Err(CompileError::LoopIntermediate);
+    }
     let mut sched = schedule(&arena, table)?;
     let slots: Vec<u32> = arena
         .outputs
@@ -217,27 +218,15 @@ pub fn compile_with_run_outputs(
             output_slots[i] = own;
         }
     }
-    let mut sources = nexts.to_vec();
-    for (i, (state, _)) in updates.iter().enumerate() {
-        let class = Class::of(state.ty());
-        if states.contains(&sources[i]) && sources[i] != states[i] {
-            let spare = sched.data.len() as u32;
-            sched.data.extend_from_slice(&[0; 4]);
-            copy_slot(&mut sched.steps, table, class, sources[i], spare)?;
-            sources[i] = spare;
-        }
-    }
-    for (i, (state, _)) in updates.iter().enumerate() {
-        if sources[i] != states[i] {
-            copy_slot(
-                &mut sched.steps,
-                table,
-                Class::of(state.ty()),
-                sources[i],
-                states[i],
-            )?;
-        }
-    }
+    let kinds: Vec<Carried> = updates.iter().map(|(s, _)| Carried::of(s)).collect();
+    copy_into_states(
+        &mut sched.steps,
+        &mut sched.data,
+        table,
+        &kinds,
+        nexts,
+        &states,
+    )?;
     let steps = sched.steps.len();
     let n_hole = ARG_HOLES - 1; // cp_n, after cp_a0..cp_a3
     let stencils = sched
@@ -269,6 +258,7 @@ pub fn compile_with_run_outputs(
         .map(|(v, id)| (v, sched.slot[id as usize]))
         .collect();
     Ok(Compiled {
+        loops: sched.loops,
         program,
         outputs,
         inputs,

@@ -28,6 +28,34 @@ pub enum NodeKind {
     Select(Value, Value, Value),
     /// An array, or a scalar computed from arrays (see [`crate::array`]).
     Array(Box<ArrayNode>),
+    /// Carried value `k` after a fixed-trip-count loop (see [`crate::loops`]); every
+    /// output of one loop shares its [`LoopNode`].
+    Loop(Arc<LoopNode>, u32),
+}
+
+/// A loop whose body was traced once: `trips` runs of `nexts = body(index, carries)`.
+///
+/// The body is a graph of its own over placeholder inputs: `index` (the int counter,
+/// `start` in the first run), `carries` (this run's carried values) and `captures`
+/// (values computed before the loop, which the body reads but does not change). The
+/// outer graph reaches the loop only through `operands`: the initial carries, then the
+/// captured values in the order of `captures`.
+#[derive(Debug)]
+pub struct LoopNode {
+    /// Runs of the body (at least 1).
+    pub trips: u32,
+    /// The counter's value in the first run; it grows by 1 per run.
+    pub start: i32,
+    /// The counter as the body reads it (an int placeholder).
+    pub index: Value,
+    /// Placeholders for the carried values.
+    pub carries: Vec<Value>,
+    /// Placeholders for the loop-invariant values the body reads.
+    pub captures: Vec<Value>,
+    /// The next carried values, computed from the placeholders.
+    pub nexts: Vec<Value>,
+    /// Initial carries, then the outer values of `captures`.
+    pub operands: Vec<Value>,
 }
 
 /// A node of the traced graph: its result type and what it computes.
@@ -117,6 +145,18 @@ impl Value {
     pub fn ptr_eq(&self, other: &Value) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
+
+    /// The nodes this one reads (a loop output: the loop's operands).
+    pub fn operands(&self) -> Vec<&Value> {
+        match self.kind() {
+            NodeKind::Const(_) | NodeKind::Input { .. } => Vec::new(),
+            NodeKind::Unary(_, a) => vec![a],
+            NodeKind::Binary(_, a, b) => vec![a, b],
+            NodeKind::Select(c, a, b) => vec![c, a, b],
+            NodeKind::Array(n) => n.args.iter().collect(),
+            NodeKind::Loop(l, _) => l.operands.iter().collect(),
+        }
+    }
 }
 
 impl Drop for Node {
@@ -147,6 +187,12 @@ fn take_children(kind: &mut NodeKind, pending: &mut Vec<Value>) {
             pending.push(b);
         }
         NodeKind::Array(a) => pending.extend(a.args),
+        NodeKind::Loop(l, _) => {
+            if let Ok(l) = Arc::try_unwrap(l) {
+                pending.extend(l.operands);
+                pending.extend(l.nexts);
+            }
+        }
         NodeKind::Const(_) | NodeKind::Input { .. } => {}
     }
 }

@@ -20,6 +20,8 @@ pub mod fold;
 pub mod graph;
 pub mod isa;
 pub mod link;
+mod loop_grad;
+pub mod loops;
 pub mod optimise;
 // generated from stencils/optable.py (stencils/gen_optable.py), formatted by the generator
 #[rustfmt::skip]

@@ -91,6 +91,13 @@ pub enum LinkError {
     },
     /// The code would be larger than the program format's 4 GiB.
     TooLarge,
+    /// A loop back-edge step whose head (`args[0]`) is not an earlier step.
+    BadLoopHead {
+        /// Index of the step.
+        step: usize,
+        /// The head it names.
+        head: u32,
+    },
 }
 
 impl fmt::Display for LinkError {
@@ -112,6 +119,10 @@ impl fmt::Display for LinkError {
                 "step {step} ({stencil}) uses data slot {slot}, outside the {data_len}-byte data buffer"
             ),
             LinkError::TooLarge => f.write_str("program code exceeds 4 GiB"),
+            LinkError::BadLoopHead { step, head } => write!(
+                f,
+                "step {step} jumps back to step {head}, which is not an earlier step"
+            ),
         }
     }
 }
@@ -126,6 +137,13 @@ fn pad_byte(arch: Arch) -> u8 {
     }
 }
 
+/// Where the code objects and the steps placed so far start in the code buffer.
+#[derive(Clone, Copy)]
+struct CodePositions<'a> {
+    objects: &'a [u32],
+    steps: &'a [u32],
+}
+
 #[inline]
 fn emit_holes(
     patches: &mut Vec<Patch>,
@@ -134,7 +152,7 @@ fn emit_holes(
     end: u32,
     slots: (u32, u32),
     args: &[u32; ARG_HOLES],
-    object_pos: &[u32],
+    code_pos: CodePositions<'_>,
 ) {
     for h in holes {
         let (base, target) = match h.target {
@@ -142,8 +160,10 @@ fn emit_holes(
             HoleTarget::Data => (Base::Data, slots.0),
             HoleTarget::Data2 => (Base::Data, slots.1),
             HoleTarget::Arg(k) => (Base::Data, args[k as usize]),
+            // checked in pass 1: an earlier step, whose position is known
+            HoleTarget::Head => (Base::Code, code_pos.steps[args[0] as usize]),
             HoleTarget::Object { object, offset } => {
-                (Base::Code, object_pos[object.0 as usize] + offset)
+                (Base::Code, code_pos.objects[object.0 as usize] + offset)
             }
         };
         patches.push(Patch {
@@ -186,6 +206,12 @@ pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, Li
             step: index,
             id: step.stencil,
         })?;
+        if st.holes.iter().any(|h| h.target == HoleTarget::Head) && step.args[0] as usize >= index {
+            return Err(LinkError::BadLoopHead {
+                step: index,
+                head: step.args[0],
+            });
+        }
         let args = (0..ARG_HOLES).map(|k| (st.arg_holes >> k & 1 == 1, Some(step.args[k])));
         for (needed, slot) in [
             (st.has_data_hole, step.slot),
@@ -250,9 +276,12 @@ pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, Li
     // Pass 2: bytes and patches.
     let mut code = Vec::with_capacity(code_len as usize);
     let mut patches = Vec::with_capacity(patch_count);
+    // where each step starts, for the back-edges of loops (`HoleTarget::Head`)
+    let mut step_pos = Vec::with_capacity(steps.len() + 1);
     for step in steps.iter().chain(std::iter::once(&ret_step)) {
         let st = db.stencil(step.stencil);
         let pos = code.len() as u32;
+        step_pos.push(pos);
         code.extend_from_slice(&st.bytes);
         let end = code.len() as u32;
         emit_holes(
@@ -262,7 +291,10 @@ pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, Li
             end,
             (step.slot.unwrap_or(0), step.slot2.unwrap_or(0)),
             &step.args,
-            &object_pos,
+            CodePositions {
+                objects: &object_pos,
+                steps: &step_pos,
+            },
         );
     }
     debug_assert_eq!(code.len() as u64, stencils_end);
@@ -280,7 +312,10 @@ pub fn link(db: &StencilDb, steps: &[Step], data: Vec<u8>) -> Result<Program, Li
                 pos,
                 (0, 0),
                 &[0; ARG_HOLES],
-                &object_pos,
+                CodePositions {
+                    objects: &object_pos,
+                    steps: &[],
+                },
             );
         }
     }

@@ -9,7 +9,7 @@
 
 use rustc_hash::FxHashMap;
 
-use crate::graph::{NodeKind, Op, ScalarType, Value};
+use crate::graph::{LoopNode, NodeKind, Op, ScalarType, Value};
 
 /// Index of a node in an [`Arena`].
 pub type NodeId = u32;
@@ -28,6 +28,18 @@ pub enum Kind {
     Select(NodeId, NodeId, NodeId),
     /// An array node or a scalar computed from arrays: index into [`Arena::arrays`].
     Array(u32),
+    /// A whole loop (index into [`Arena::loops`]): runs it, has no value itself.
+    Loop(u32),
+    /// Carried value `k` of the loop node after the loop.
+    LoopOut(NodeId, u32),
+}
+
+/// A loop of the arena: the traced loop and the arena indices of its operands
+/// ([`crate::graph::LoopNode::operands`]).
+#[derive(Debug)]
+pub struct ArenaLoop {
+    pub body: std::sync::Arc<LoopNode>,
+    pub args: Vec<NodeId>,
 }
 
 /// An array node of the arena: the traced node (operation, length, initial data) and
@@ -57,6 +69,8 @@ pub struct Arena {
     pub exposed: Vec<(Value, NodeId)>,
     /// The array nodes, referred to by [`Kind::Array`].
     pub arrays: Vec<ArenaArray>,
+    /// The loops, referred to by [`Kind::Loop`].
+    pub loops: Vec<ArenaLoop>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -66,6 +80,7 @@ enum Key {
     Input(usize),
     Op(ScalarType, Op, NodeId, NodeId),
     Select(NodeId, NodeId, NodeId),
+    LoopOut(NodeId, u32),
 }
 
 struct Builder {
@@ -221,6 +236,38 @@ pub fn build_arena(outputs: &[Value]) -> Arena {
                         b.arena.inputs.push((v.clone(), id));
                     }
                     id
+                }
+                NodeKind::Loop(l, k) => {
+                    if !expanded {
+                        stack.push((v, true));
+                        for a in l.operands.iter().rev() {
+                            stack.push((a, false));
+                        }
+                        continue;
+                    }
+                    // one loop node for all the loop's outputs, keyed by the loop
+                    let key = Key::Input(std::sync::Arc::as_ptr(l) as usize);
+                    let run = match b.interned.get(&key) {
+                        Some(&run) => run,
+                        None => {
+                            let args = l.operands.iter().map(|a| seen[&a.id()]).collect();
+                            let index = b.arena.loops.len() as u32;
+                            b.arena.loops.push(ArenaLoop {
+                                body: l.clone(),
+                                args,
+                            });
+                            let node = ArenaNode {
+                                ty: ScalarType::Int,
+                                kind: Kind::Loop(index),
+                            };
+                            b.intern(key, node)
+                        }
+                    };
+                    let node = ArenaNode {
+                        ty: v.ty(),
+                        kind: Kind::LoopOut(run, *k),
+                    };
+                    b.intern(Key::LoopOut(run, *k), node)
                 }
                 NodeKind::Select(c, x, y) => {
                     if !expanded {

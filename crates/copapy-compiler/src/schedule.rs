@@ -37,45 +37,59 @@ pub struct Schedule {
     pub data: Vec<u8>,
     /// Data offset of each arena node that has a slot (`u32::MAX` if none).
     pub slot: Vec<u32>,
+    /// The loops among the steps, inner ones included ([`crate::loops`]).
+    pub loops: Vec<crate::loops::LoopSpan>,
 }
 
-const NO_SLOT: u32 = u32::MAX;
+pub(crate) const NO_SLOT: u32 = u32::MAX;
 
-struct Scheduler<'a> {
-    arena: &'a Arena,
-    table: &'a StencilTable,
-    steps: Vec<Step>,
-    data: Vec<u8>,
-    slot: Vec<u32>,
+pub(crate) struct Scheduler<'a> {
+    pub(crate) arena: &'a Arena,
+    pub(crate) table: &'a StencilTable,
+    pub(crate) steps: Vec<Step>,
+    pub(crate) data: Vec<u8>,
+    pub(crate) slot: Vec<u32>,
     /// Remaining reads of each node by later operations.
-    uses: Vec<u32>,
+    pub(crate) uses: Vec<u32>,
     /// regs[class][r] = (node, step index when it arrived)
-    regs: [[Option<(NodeId, usize)>; 2]; 2],
+    pub(crate) regs: [[Option<(NodeId, usize)>; 2]; 2],
     /// Slot holding each element count used by an array step, shared.
-    counts: FxHashMap<u32, u32>,
+    pub(crate) counts: FxHashMap<u32, u32>,
     /// Nodes whose slots must survive the run: outputs and values the user holds.
-    keep: Vec<bool>,
+    pub(crate) keep: Vec<bool>,
     /// Arrays whose memory a scalar aliases (an element), so it is never reused.
-    aliased: Vec<bool>,
+    pub(crate) aliased: Vec<bool>,
     /// Free ranges of dead computed arrays, by element count.
-    free: FxHashMap<u32, Vec<u32>>,
+    pub(crate) free: FxHashMap<u32, Vec<u32>>,
     /// Arrays whose range went back to `free`: an operation that reads one array twice
     /// (`q * q`) releases it twice, and a range freed twice would be handed to two live
     /// arrays at once.
-    freed: Vec<bool>,
+    pub(crate) freed: Vec<bool>,
     /// Element-wise operations computed inside the dot product that is their only
     /// reader (no step of their own, no memory).
-    fused: Vec<bool>,
+    pub(crate) fused: Vec<bool>,
     /// Range of each gathered array (`ArrayOp::Pack`) reserved before scheduling, with
     /// its input elements already living in it.
-    pack_start: FxHashMap<NodeId, u32>,
+    pub(crate) pack_start: FxHashMap<NodeId, u32>,
+    /// The carried slots of each loop node, where its outputs live after it.
+    pub(crate) loop_slots: FxHashMap<NodeId, Vec<u32>>,
+    /// The loops scheduled so far.
+    pub(crate) loops: Vec<crate::loops::LoopSpan>,
+    /// Computed nodes whose slot, once they need one, is the given one (a loop body's
+    /// next carries that can be updated in place).
+    pub(crate) in_place: FxHashMap<NodeId, u32>,
 }
 
 impl Scheduler<'_> {
-    fn slot_of(&mut self, n: NodeId) -> u32 {
+    pub(crate) fn slot_of(&mut self, n: NodeId) -> u32 {
         let s = self.slot[n as usize];
         if s != NO_SLOT {
             return s;
+        }
+        if let Some(&at) = self.in_place.get(&n) {
+            // a loop body's next carry, stored straight into its carried slot
+            self.slot[n as usize] = at;
+            return at;
         }
         let offset = self.data.len() as u32;
         let init = match self.arena.nodes[n as usize].kind {
@@ -87,11 +101,11 @@ impl Scheduler<'_> {
         offset
     }
 
-    fn in_memory(&self, n: NodeId) -> bool {
+    pub(crate) fn in_memory(&self, n: NodeId) -> bool {
         self.slot[n as usize] != NO_SLOT
     }
 
-    fn place(&self, class: Class, n: NodeId) -> Place {
+    pub(crate) fn place(&self, class: Class, n: NodeId) -> Place {
         let regs = &self.regs[class as usize];
         if regs[0].map(|(v, _)| v) == Some(n) {
             Place::R0
@@ -102,7 +116,7 @@ impl Scheduler<'_> {
         }
     }
 
-    fn emit(&mut self, stencil: crate::stencil_db::StencilId, slot: Option<u32>) {
+    pub(crate) fn emit(&mut self, stencil: crate::stencil_db::StencilId, slot: Option<u32>) {
         self.steps.push(Step::new(stencil, slot));
     }
 
@@ -221,6 +235,13 @@ impl Scheduler<'_> {
                 self.schedule_array(n, index)?;
                 return Ok(());
             }
+            Kind::Loop(index) => return self.schedule_loop(n, index),
+            Kind::LoopOut(run, k) => {
+                // the loop left it in its carried slot
+                self.uses[run as usize] -= 1;
+                self.slot[n as usize] = self.loop_slots[&run][k as usize];
+                return Ok(());
+            }
             Kind::Select(c, x, y) => {
                 let pc = match self.place(Class::Int, c) {
                     Place::Mem => self.load(Class::Int, c)?,
@@ -248,7 +269,7 @@ impl Scheduler<'_> {
     }
 
     /// A 16-byte aligned range of `len` slots holding `init` (zeros if empty).
-    fn array_range(&mut self, len: u32, init: &[u32]) -> u32 {
+    pub(crate) fn array_range(&mut self, len: u32, init: &[u32]) -> u32 {
         let start = self.data.len().next_multiple_of(16);
         self.data.resize(start, 0);
         if init.is_empty() {
@@ -327,7 +348,7 @@ impl Scheduler<'_> {
     }
 
     /// The slot of the int constant `n`, one per distinct count.
-    fn count_slot(&mut self, n: u32) -> u32 {
+    pub(crate) fn count_slot(&mut self, n: u32) -> u32 {
         if let Some(&s) = self.counts.get(&n) {
             return s;
         }
@@ -338,7 +359,7 @@ impl Scheduler<'_> {
     }
 
     /// Makes sure scalar `x` has its slot written: a value only in a register is stored.
-    fn store_if_needed(&mut self, x: NodeId) -> Result<u32, MissingStencil> {
+    pub(crate) fn store_if_needed(&mut self, x: NodeId) -> Result<u32, MissingStencil> {
         if !self.in_memory(x) {
             let class = Class::of(self.arena.nodes[x as usize].ty);
             let r = match self.place(class, x) {
@@ -375,6 +396,8 @@ impl Scheduler<'_> {
             }
         }
         match &node.op {
+            // a loop body's placeholder for an array before the loop has its range
+            ArrayOp::Data(_) if self.slot[n as usize] != NO_SLOT => {}
             ArrayOp::Data(init) => {
                 self.slot[n as usize] = self.array_range(node.slots(), init);
             }
@@ -459,10 +482,7 @@ impl Scheduler<'_> {
                 let len = entry
                     .args
                     .iter()
-                    .find_map(|&a| match arena.nodes[a as usize].kind {
-                        Kind::Array(i) => crate::array::len_of(&arena.arrays[i as usize].node),
-                        _ => None,
-                    })
+                    .find_map(|&a| self.array_len(a))
                     .expect("an array operand");
                 if let ArrayOp::MatMul { m, k, p } = *op {
                     // the kernel reads its shape from a small int array
@@ -554,9 +574,21 @@ impl Scheduler<'_> {
 
     /// Whether node `a` is an array (not a scalar, nor a scalar computed from arrays).
     fn is_array(&self, a: NodeId) -> bool {
+        self.array_len(a).is_some()
+    }
+
+    /// The element count of array node `a` (an array operation's, or an array a loop
+    /// carried); `None` for a scalar.
+    fn array_len(&self, a: NodeId) -> Option<u32> {
         match self.arena.nodes[a as usize].kind {
-            Kind::Array(i) => crate::array::len_of(&self.arena.arrays[i as usize].node).is_some(),
-            _ => false,
+            Kind::Array(i) => crate::array::len_of(&self.arena.arrays[i as usize].node),
+            Kind::LoopOut(run, k) => {
+                let Kind::Loop(l) = self.arena.nodes[run as usize].kind else {
+                    return None;
+                };
+                crate::array::len_of(&self.arena.loops[l as usize].body.carries[k as usize])
+            }
+            _ => None,
         }
     }
 
@@ -613,6 +645,20 @@ fn fusable(arena: &Arena, uses: &[u32], keep: &[bool], table: &StencilTable) -> 
 
 /// Schedules every node of `arena` and stores every output to its slot.
 pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, MissingStencil> {
+    schedule_onto(arena, table, Vec::new(), Vec::new(), &[], &[])
+}
+
+/// Like [`schedule`], appending to `steps` and the data image `data`, with the nodes
+/// of `preset` already living at the given data offsets (a loop body's placeholders)
+/// and those of `in_place` stored at theirs once computed.
+pub(crate) fn schedule_onto(
+    arena: &Arena,
+    table: &StencilTable,
+    mut steps: Vec<Step>,
+    data: Vec<u8>,
+    preset: &[(NodeId, u32)],
+    in_place: &[(NodeId, u32)],
+) -> Result<Schedule, MissingStencil> {
     let count = arena.nodes.len();
     let mut uses = vec![0u32; count];
     for node in &arena.nodes {
@@ -632,6 +678,12 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
                     uses[a as usize] += 1;
                 }
             }
+            Kind::Loop(i) => {
+                for &a in &arena.loops[i as usize].args {
+                    uses[a as usize] += 1;
+                }
+            }
+            Kind::LoopOut(run, _) => uses[run as usize] += 1,
             _ => {}
         }
     }
@@ -643,12 +695,20 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
         is_output[o as usize] = true;
     }
     let fused = fusable(arena, &uses, &is_output, table);
+    steps.reserve(count + count / 4);
+    let mut slot = vec![NO_SLOT; count];
+    for &(n, at) in preset {
+        slot[n as usize] = at;
+    }
     let mut s = Scheduler {
         arena,
         table,
-        steps: Vec::with_capacity(count + count / 4),
-        data: Vec::with_capacity(count * 4),
-        slot: vec![NO_SLOT; count],
+        steps,
+        data,
+        slot,
+        loop_slots: FxHashMap::default(),
+        loops: Vec::new(),
+        in_place: in_place.iter().copied().collect(),
         uses,
         regs: [[None; 2]; 2],
         counts: FxHashMap::default(),
@@ -667,6 +727,7 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
         steps: s.steps,
         data: s.data,
         slot: s.slot,
+        loops: s.loops,
     })
 }
 
@@ -815,7 +876,9 @@ mod tests {
                         .unwrap()
                 }
                 Kind::Select(c, a, b) => fold::select(v[c as usize], v[a as usize], v[b as usize]),
-                Kind::Array(_) => unreachable!("these tests trace no arrays"),
+                Kind::Array(_) | Kind::Loop(_) | Kind::LoopOut(..) => {
+                    unreachable!("these tests trace no arrays or loops")
+                }
             };
         }
         v

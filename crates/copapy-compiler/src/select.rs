@@ -62,6 +62,9 @@ impl Place {
     const ALL: [Place; 3] = [Place::R0, Place::R1, Place::Mem];
 }
 
+/// The back-edge stencil of fixed-trip-count loops (`stencils/gen_stencils.py`).
+pub const LOOP_BACKEDGE: &str = "st_loop_i_mm";
+
 /// Unary stencil operations: the graph's unary ops plus `copy` (load or move).
 const UNARY_OPS: usize = Op::UNARY.len() + 1;
 const COPY: usize = Op::UNARY.len();
@@ -97,6 +100,8 @@ pub struct StencilTable {
     select: Vec<Option<StencilId>>,
     /// Array stencils by name (`st_arr_*`, see [`crate::array::stencil_names`]).
     arrays: FxHashMap<String, StencilId>,
+    /// The loop back-edge `st_loop_i_mm` (see [`crate::loops`]).
+    loop_back: Option<StencilId>,
 }
 
 fn select_index(c: usize, x: Place, y: Place, dst: usize) -> usize {
@@ -190,7 +195,9 @@ impl StencilTable {
             .into_iter()
             .filter_map(|name| db.id(&name).map(|id| (name, id)))
             .collect();
+        let loop_back = db.id(LOOP_BACKEDGE);
         StencilTable {
+            loop_back,
             binary,
             unary,
             store,
@@ -257,6 +264,13 @@ impl StencilTable {
             .get(name)
             .copied()
             .ok_or_else(|| MissingStencil(name.to_string()))
+    }
+
+    /// The loop back-edge: counter slot (`slot`) += 1, back to the head step (`args[0]`)
+    /// until it equals the end slot (`slot2`).
+    pub fn loop_back(&self) -> Result<StencilId, MissingStencil> {
+        self.loop_back
+            .ok_or_else(|| MissingStencil(LOOP_BACKEDGE.to_string()))
     }
 
     /// Write register `r` of `class` to a data slot.

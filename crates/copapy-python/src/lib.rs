@@ -20,6 +20,7 @@ mod container;
 mod convert;
 mod device;
 mod jit;
+mod loops;
 mod names;
 #[allow(unsafe_code)]
 mod numpy_buffer;
@@ -131,6 +132,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyValue>()?;
     m.add_class::<array_ops::PyArrayNode>()?;
     m.add_function(wrap_pyfunction!(array_ops::array_data, m)?)?;
+    m.add_function(wrap_pyfunction!(loops::loop_begin, m)?)?;
+    m.add_function(wrap_pyfunction!(loops::loop_end, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_pack, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_binary, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_unary, m)?)?;

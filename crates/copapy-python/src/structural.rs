@@ -61,16 +61,6 @@ impl StructuralIndex {
     }
 }
 
-fn operands(v: &Value) -> Vec<&Value> {
-    match v.kind() {
-        NodeKind::Const(_) | NodeKind::Input { .. } => Vec::new(),
-        NodeKind::Unary(_, a) => vec![a],
-        NodeKind::Binary(_, a, b) => vec![a, b],
-        NodeKind::Select(c, a, b) => vec![c, a, b],
-        NodeKind::Array(n) => n.args.iter().collect(),
-    }
-}
-
 /// The hash of `v` from the hashes of its operands.
 fn node_hash(v: &Value, operand_hash: impl Fn(&Value) -> u64) -> u64 {
     let mut h = FxHasher::default();
@@ -97,6 +87,8 @@ fn node_hash(v: &Value, operand_hash: impl Fn(&Value) -> u64) -> u64 {
             (5u8, &n.op, n.len).hash(&mut h);
             n.args.iter().for_each(|a| operand_hash(a).hash(&mut h));
         }
+        // a loop's output is equal only to the same output of the same loop
+        NodeKind::Loop(l, k) => (6u8, std::sync::Arc::as_ptr(l) as usize, k).hash(&mut h),
     }
     h.finish()
 }
@@ -122,7 +114,7 @@ fn hash_with(root: &Value, known: &FxHashMap<usize, u64>, memo: &mut FxHashMap<u
             continue;
         }
         stack.push((v.clone(), true));
-        for a in operands(&v) {
+        for a in v.operands() {
             if lookup(memo, a).is_none() {
                 stack.push((a.clone(), false));
             }
@@ -178,6 +170,8 @@ fn structurally_equal(a: &Value, b: &Value, hash: impl Fn(&Value) -> u64) -> boo
             {
                 work.extend(p.args.iter().cloned().zip(q.args.iter().cloned()));
             }
+            (NodeKind::Loop(p, j), NodeKind::Loop(q, k))
+                if std::sync::Arc::ptr_eq(p, q) && j == k => {}
             // inputs (array data too) are equal only by identity, which ptr_eq checked
             _ => return false,
         }

@@ -359,8 +359,19 @@ impl Target {
         let index = loaded
             .structural
             .get_or_init(|| StructuralIndex::new(&loaded.keep));
-        let same = index.find(v).ok_or_else(not_compiled)?;
-        let var = *loaded.vars.get(&same.id()).ok_or_else(not_compiled)?;
+        let unknown = || {
+            if copapy_compiler::loops::inside_a_body(v) {
+                PyValueError::new_err(
+                    "this value was computed inside the body of a cp.fori_loop / cp.scan: it \
+                     exists only inside the loop; return it in the carry (or as a scan \
+                     output) and read that after the loop",
+                )
+            } else {
+                not_compiled()
+            }
+        };
+        let same = index.find(v).ok_or_else(unknown)?;
+        let var = *loaded.vars.get(&same.id()).ok_or_else(unknown)?;
         Ok((loaded, var))
     }
 
@@ -870,11 +881,9 @@ impl Target {
             keep.push(v);
         }
         let db = &backend(spec)?.db;
-        let stencils = compiled
-            .stencils
-            .iter()
-            .map(|&(id, n)| (db.stencil(id).name.as_str(), n))
-            .collect();
+        let stencils = with_loop_marks(&compiled.stencils, &compiled.loops, |id| {
+            db.stencil(id).name.as_str()
+        });
         let mut this = borrow_mut(slf)?;
         this.loaded = Some(Loaded {
             stencils: Some(stencils),
@@ -1113,4 +1122,27 @@ impl Target {
             pending: None,
         })
     }
+}
+
+/// The program's steps as `copapy._bounds` reads them: (stencil name, element count),
+/// each loop's body between `("@loop", trips)` and `("@end", trips)`.
+fn with_loop_marks(
+    stencils: &[(copapy_compiler::stencil_db::StencilId, u32)],
+    loops: &[copapy_compiler::loops::LoopSpan],
+    name: impl Fn(copapy_compiler::stencil_db::StencilId) -> &'static str,
+) -> Vec<(&'static str, u32)> {
+    let mut out = Vec::with_capacity(stencils.len() + 2 * loops.len());
+    for (i, &(id, n)) in stencils.iter().enumerate() {
+        let mut opening: Vec<_> = loops.iter().filter(|l| l.head == i).collect();
+        opening.sort_by_key(|l| std::cmp::Reverse(l.back)); // outer loops open first
+        out.extend(opening.iter().map(|l| ("@loop", l.trips)));
+        out.push((name(id), n));
+        out.extend(
+            loops
+                .iter()
+                .filter(|l| l.back == i)
+                .map(|l| ("@end", l.trips)),
+        );
+    }
+    out
 }

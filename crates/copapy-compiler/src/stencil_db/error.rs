@@ -85,7 +85,7 @@ impl fmt::Display for StencilError {
             ),
             StencilError::UnknownSymbol { symbol, owner } => write!(
                 f,
-                "{owner} refers to undefined symbol '{symbol}': only cp_next, cp_mf, cp_mi, cp_mf2, cp_mi2, cp_a0..cp_a3 and cp_n may be \
+                "{owner} refers to undefined symbol '{symbol}': only cp_next, cp_mf, cp_mi, cp_mf2, cp_mi2, cp_head, cp_a0..cp_a3 and cp_n may be \
                  undefined; helpers must be compiled into the stencil object"
             ),
             StencilError::BadTarget { symbol, owner, reason } => {

@@ -16,6 +16,7 @@
 //! | `cp_next` | the next stencil | [`HoleTarget::Next`] (end of this stencil) |
 //! | `cp_mf`, `cp_mi` | the step's data slot (float / int32) | [`HoleTarget::Data`] |
 //! | `cp_mf2`, `cp_mi2` | the step's second data slot (both operands in memory) | [`HoleTarget::Data2`] |
+//! | `cp_head` | the loop head (back-edge stencil only) | [`HoleTarget::Head`] |
 //! | `cp_a0` … `cp_a3`, `cp_n` | array stencils: result, operands, element count | [`HoleTarget::Arg`] |
 //! | a `cpm_*` helper or a `.rodata*` symbol | a code object copied once | [`HoleTarget::Object`] |
 //!
@@ -71,6 +72,10 @@ pub enum HoleTarget {
     /// The second data slot given with the step (`cp_mf2` / `cp_mi2`), for stencils
     /// whose two operands both come from memory.
     Data2,
+    /// The first step of the loop body this back-edge closes (`cp_head`, only in
+    /// `st_loop_i_mm`): the step's `args[0]` is that step's index
+    /// ([`crate::link::Step::args`]).
+    Head,
     /// Argument `k` of an array step ([`crate::link::Step::args`]): `cp_a0` … `cp_a3`
     /// are `0..=3` (the result and up to three operands), `cp_n` (the slot holding the
     /// element count) is [`ARG_COUNT`].

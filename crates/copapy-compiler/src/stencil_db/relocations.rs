@@ -23,6 +23,7 @@ enum Resolved {
     Next,
     Data,
     Data2,
+    Head,
     Arg(u8),
     Section(SectionIndex, u64),
 }
@@ -60,6 +61,7 @@ fn resolve(
                     "cp_next" => Resolved::Next,
                     "cp_mf" | "cp_mi" => Resolved::Data,
                     "cp_mf2" | "cp_mi2" => Resolved::Data2,
+                    "cp_head" => Resolved::Head,
                     other if super::arg_hole(other).is_some() => {
                         Resolved::Arg(super::arg_hole(other).expect("checked"))
                     }
@@ -197,7 +199,11 @@ pub(super) fn decode(
             offset: raw.offset,
         };
         let target = match raw.resolved {
-            Resolved::Next | Resolved::Data | Resolved::Data2 | Resolved::Arg(_)
+            Resolved::Next
+            | Resolved::Data
+            | Resolved::Data2
+            | Resolved::Head
+            | Resolved::Arg(_)
                 if matches!(role, Role::Object(_)) =>
             {
                 return Err(StencilError::BadTarget {
@@ -209,6 +215,7 @@ pub(super) fn decode(
             Resolved::Next => HoleTarget::Next,
             Resolved::Data => HoleTarget::Data,
             Resolved::Data2 => HoleTarget::Data2,
+            Resolved::Head => HoleTarget::Head,
             Resolved::Arg(k) => HoleTarget::Arg(k),
             Resolved::Section(sec, value) => match layout.roles.get(&sec) {
                 Some(Role::Object(object)) => HoleTarget::Object {
