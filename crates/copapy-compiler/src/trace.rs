@@ -195,7 +195,6 @@ fn simplify_binary(op: Op, result: ScalarType, a: &Value, b: &Value) -> Value {
 /// Rewrites that need no new arithmetic; `None` when none applies.
 fn identity(op: Op, result: ScalarType, a: &Value, b: &Value) -> Option<Value> {
     let float = a.ty() == ScalarType::Float;
-    let zero_bits = 0u32;
     let one_bits = if float { ONE_F } else { 1 };
     let is = |v: &Value, bits: u32| v.const_bits() == Some(bits);
     // +0.0 or -0.0 for floats, 0 otherwise
@@ -213,7 +212,7 @@ fn identity(op: Op, result: ScalarType, a: &Value, b: &Value) -> Option<Value> {
             None
         }
     };
-    let zero = || Some(Value::constant(result, zero_bits));
+    let zero = || Some(Value::constant(result, 0));
     match op {
         Op::Add => {
             // x + (-0.0) == x for every x, including -0.0 and NaN; x + 0.0 == x except
@@ -248,7 +247,7 @@ fn identity(op: Op, result: ScalarType, a: &Value, b: &Value) -> Option<Value> {
             if is(a, one_bits) {
                 return same(b);
             }
-            if is(a, zero_bits) || is(b, zero_bits) {
+            if is_zero(a) || is_zero(b) {
                 return zero();
             }
             None

@@ -26,6 +26,8 @@ use crate::symbols;
 use crate::value::PyValue;
 use crate::walk;
 
+mod bulk;
+
 fn backend(target: &'static TargetSpec) -> PyResult<&'static Backend> {
     target.backend().map_err(PyRuntimeError::new_err)
 }
@@ -637,6 +639,10 @@ impl Target {
         if let Ok(pv) = v.cast::<PyValue>() {
             return borrow_mut(slf)?.plan_one(pv, x);
         }
+        // a program variable by name, also as an element of a list of targets
+        if let Ok(name) = v.cast::<PyString>() {
+            return borrow_mut(slf)?.plan_named(name, x);
+        }
         let _level = walk::enter(v, "Target.write_value")?;
         if let Some(c) = container::describe(v)? {
             return Self::plan_container(slf, v, c.get(), x);
@@ -656,6 +662,16 @@ impl Target {
         // a NumPy array whose elements are not numbers (objects, text, datetimes) is
         // refused as a whole, naming its dtype, before any element is looked at
         crate::convert::check_dtype(x)?;
+        // a 1-D NumPy array into scalar variables: converted straight from its buffer
+        let bulk = borrow(slf)?.bulk_writes(&targets, x);
+        if let Some(writes) = bulk {
+            let mut this = borrow_mut(slf)?;
+            match this.pending.as_mut() {
+                Some((_, pending)) => pending.extend(writes),
+                None => this.pending = Some((std::thread::current().id(), writes)),
+            }
+            return Ok(());
+        }
         if let Some(kind) = unordered(x) {
             return Err(PyTypeError::new_err(format!(
                 "cannot write a {kind} to {} values: expected a list, tuple or array of numbers",
@@ -919,6 +935,13 @@ impl Target {
             return Ok(v.clone().unbind());
         }
         let _level = walk::enter(v, "Target.read_value")?;
+        // a list or tuple of scalar values or names: one device read
+        if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+            let items: Vec<Bound<'_, PyAny>> = v.try_iter()?.collect::<PyResult<_>>()?;
+            if let Some(list) = borrow(slf)?.bulk_read(py, &items) {
+                return list;
+            }
+        }
         if let Ok(name) = v.cast::<PyString>() {
             let this = borrow(slf)?;
             let loaded = this.loaded()?;
