@@ -60,16 +60,18 @@ def patches(data: bytes) -> list[Patch]:
         return [struct.unpack_from("<IBBxxIi", data, start + RECORD * i) for i in range(count)]
     kinds = list(data[start + 5 : start + 5 + data[start + 4]])
     at = start + 5 + len(kinds)
+    offset_scale, target_scales = data[at], [data[at + 1] & 0xF, data[at + 1] >> 4]
+    at += 2
     offset, targets, addends = 0, [0, 0], [0] * len(kinds)
     out: list[Patch] = []
     for _ in range(count):
         head, at = _uleb(data, at)
         new_addend, head = head & 1, head >> 1
         kind = head % len(kinds)
-        offset += _unzigzag(head // len(kinds))
+        offset += _unzigzag(head // len(kinds)) << offset_scale
         base = kinds[kind] >> 7
         delta, at = _uleb(data, at)
-        targets[base] += _unzigzag(delta)
+        targets[base] += _unzigzag(delta) << target_scales[base]
         if new_addend:
             delta, at = _uleb(data, at)
             addends[kind] += _unzigzag(delta)

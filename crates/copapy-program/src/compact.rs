@@ -11,7 +11,8 @@
 //! | 4 | length of the rest of the section in bytes |
 //! | 1 | K, the number of kinds, at most [`MAX_KINDS`] (0 when there are no patches) |
 //! | K | each kind: `encoding \| base << 7` |
-//! | … | per patch: `uleb((zigzag(offset − previous offset) × K + kind) × 2 + new_addend)`, then `uleb(zigzag(target − previous target of the same base))`, then, if `new_addend`, `uleb(zigzag(addend − previous addend of the kind))` |
+//! | 2 | scales: `o`, then `c \| d << 4`: every offset step is a multiple of 2^o, every code target step of 2^c, every data target step of 2^d (each at most 15) |
+//! | … | per patch: `uleb((zigzag(offset step / 2^o) × K + kind) × 2 + new_addend)`, then `uleb(zigzag(target step / 2^c or 2^d))` (the step from the previous target of the same base), then, if `new_addend`, `uleb(zigzag(addend − previous addend of the kind))` |
 //!
 //! (`uleb` is unsigned LEB128 of at most 10 bytes; `zigzag` maps signed to unsigned
 //! numbers, small magnitudes to small numbers; every "previous" starts at 0.) Patches
@@ -28,6 +29,7 @@ pub const COMPACT_VERSION: u16 = 5;
 /// At most one kind per (encoding, base) pair.
 pub const MAX_KINDS: usize = 2 * Encoding::ALL.len();
 
+#[cfg(feature = "alloc")]
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
@@ -54,6 +56,9 @@ pub(crate) fn section_len(rest: &[u8]) -> Result<u64, FormatError> {
 #[derive(Clone, Debug)]
 pub struct CompactPatches<'a> {
     kinds: &'a [u8],
+    /// Scales (log2) of offset steps and of code and data target steps.
+    offset_scale: u32,
+    target_scales: [u32; 2],
     stream: &'a [u8],
     remaining: u32,
     index: usize,
@@ -69,9 +74,17 @@ impl<'a> CompactPatches<'a> {
         let body = sub(section, 4, section.len());
         let kind_count = body.first().copied().unwrap_or(0) as usize;
         let table_end = (1 + kind_count).min(body.len());
+        let scales_end = (table_end + 2).min(body.len());
+        let scales = sub(body, table_end, scales_end);
+        let (o, t) = match scales {
+            [o, t] => (*o, *t),
+            _ => (0xff, 0xff),
+        };
         CompactPatches {
             kinds: sub(body, 1, table_end),
-            stream: sub(body, table_end, body.len()),
+            offset_scale: u32::from(o),
+            target_scales: [u32::from(t & 0xf), u32::from(t >> 4)],
+            stream: sub(body, scales_end, body.len()),
             remaining: count,
             index: 0,
             offset: 0,
@@ -84,7 +97,11 @@ impl<'a> CompactPatches<'a> {
     /// and decoding gives the header's number of patches using up the stream exactly.
     pub(crate) fn validate(&self, section: &[u8]) -> Result<(), FormatError> {
         let declared = section.get(4).copied().unwrap_or(0) as usize;
-        if section.len() < 5 || declared > MAX_KINDS || self.kinds.len() != declared {
+        if section.len() < 7 + declared
+            || declared > MAX_KINDS
+            || self.kinds.len() != declared
+            || self.offset_scale > 15
+        {
             return Err(self.bad());
         }
         for &kind in self.kinds {
@@ -127,9 +144,12 @@ impl<'a> CompactPatches<'a> {
         let tag = self.kinds[kind];
         let encoding = Encoding::from_u8(tag & 0x7f).ok_or(self.bad())?;
         let base = if tag & 0x80 == 0 { Base::Code } else { Base::Data };
-        let offset = self.offset.checked_add(unzigzag((head >> 1) / kinds));
+        let step = |v: u64, scale: u32| unzigzag(v).checked_mul(1 << scale);
+        let offset = step((head >> 1) / kinds, self.offset_scale)
+            .and_then(|d| self.offset.checked_add(d));
         let slot = base as usize;
-        let target = self.targets[slot].checked_add(unzigzag(self.uleb()?));
+        let target = step(self.uleb()?, self.target_scales[slot])
+            .and_then(|d| self.targets[slot].checked_add(d));
         let addend = if new_addend {
             self.addends[kind].checked_add(unzigzag(self.uleb()?))
         } else {
@@ -196,18 +216,40 @@ pub(crate) fn encode(patches: &[Patch]) -> alloc::vec::Vec<u8> {
             kinds.push(tag(p));
         }
     }
-    let mut body = Vec::with_capacity(1 + kinds.len() + patches.len() * 3);
+    // the largest power of two (up to 2^15) dividing every step
+    let scale = |steps: &mut dyn Iterator<Item = i64>| {
+        steps.fold(15, |s: u32, d| if d == 0 { s } else { s.min(d.trailing_zeros()) })
+    };
+    let mut previous = 0i64;
+    let offset_scale = scale(&mut patches.iter().map(|p| {
+        let d = i64::from(p.offset) - previous;
+        previous = i64::from(p.offset);
+        d
+    }));
+    let mut target_scales = [0u32; 2];
+    for (slot, scale_of_base) in target_scales.iter_mut().enumerate() {
+        let mut previous = 0i64;
+        *scale_of_base = scale(&mut patches.iter().filter(|p| p.base as usize == slot).map(|p| {
+            let d = i64::from(p.target) - previous;
+            previous = i64::from(p.target);
+            d
+        }));
+    }
+    let mut body = Vec::with_capacity(3 + kinds.len() + patches.len() * 3);
     body.push(kinds.len() as u8);
     body.extend_from_slice(&kinds);
+    body.push(offset_scale as u8);
+    body.push((target_scales[0] | target_scales[1] << 4) as u8);
     let (mut offset, mut targets, mut addends) = (0i64, [0i64; 2], [0i64; MAX_KINDS]);
     let k = kinds.len() as u64;
     for p in patches {
         let kind = kinds.iter().position(|&x| x == tag(p)).unwrap_or(0);
         let new_addend = i64::from(p.addend) != addends[kind];
-        let head = zigzag(i64::from(p.offset) - offset) * k + kind as u64;
+        let head = zigzag((i64::from(p.offset) - offset) >> offset_scale) * k + kind as u64;
         uleb(&mut body, head * 2 + u64::from(new_addend));
         let slot = p.base as usize;
-        uleb(&mut body, zigzag(i64::from(p.target) - targets[slot]));
+        let target_step = (i64::from(p.target) - targets[slot]) >> target_scales[slot];
+        uleb(&mut body, zigzag(target_step));
         if new_addend {
             uleb(&mut body, zigzag(i64::from(p.addend) - addends[kind]));
         }
