@@ -143,10 +143,14 @@ impl<'a> CompactPatches<'a> {
         let kind = ((head >> 1) % kinds) as usize;
         let tag = self.kinds[kind];
         let encoding = Encoding::from_u8(tag & 0x7f).ok_or(self.bad())?;
-        let base = if tag & 0x80 == 0 { Base::Code } else { Base::Data };
+        let base = if tag & 0x80 == 0 {
+            Base::Code
+        } else {
+            Base::Data
+        };
         let step = |v: u64, scale: u32| unzigzag(v).checked_mul(1 << scale);
-        let offset = step((head >> 1) / kinds, self.offset_scale)
-            .and_then(|d| self.offset.checked_add(d));
+        let offset =
+            step((head >> 1) / kinds, self.offset_scale).and_then(|d| self.offset.checked_add(d));
         let slot = base as usize;
         let target = step(self.uleb()?, self.target_scales[slot])
             .and_then(|d| self.targets[slot].checked_add(d));
@@ -218,7 +222,10 @@ pub(crate) fn encode(patches: &[Patch]) -> alloc::vec::Vec<u8> {
     }
     // the largest power of two (up to 2^15) dividing every step
     let scale = |steps: &mut dyn Iterator<Item = i64>| {
-        steps.fold(15, |s: u32, d| if d == 0 { s } else { s.min(d.trailing_zeros()) })
+        steps.fold(
+            15,
+            |s: u32, d| if d == 0 { s } else { s.min(d.trailing_zeros()) },
+        )
     };
     let mut previous = 0i64;
     let offset_scale = scale(&mut patches.iter().map(|p| {
@@ -229,11 +236,13 @@ pub(crate) fn encode(patches: &[Patch]) -> alloc::vec::Vec<u8> {
     let mut target_scales = [0u32; 2];
     for (slot, scale_of_base) in target_scales.iter_mut().enumerate() {
         let mut previous = 0i64;
-        *scale_of_base = scale(&mut patches.iter().filter(|p| p.base as usize == slot).map(|p| {
-            let d = i64::from(p.target) - previous;
-            previous = i64::from(p.target);
-            d
-        }));
+        *scale_of_base = scale(
+            &mut patches.iter().filter(|p| p.base as usize == slot).map(|p| {
+                let d = i64::from(p.target) - previous;
+                previous = i64::from(p.target);
+                d
+            }),
+        );
     }
     let mut body = Vec::with_capacity(3 + kinds.len() + patches.len() * 3);
     body.push(kinds.len() as u8);
@@ -284,7 +293,13 @@ mod tests {
             patch(3, Encoding::Rel32, Base::Data, 64, -4),
             patch(11, Encoding::Rel32, Base::Data, 0, -4),
             patch(7, Encoding::Rel32, Base::Code, 4000, -8),
-            patch(u32::MAX - 4, Encoding::Abs64, Base::Data, u32::MAX, i32::MIN),
+            patch(
+                u32::MAX - 4,
+                Encoding::Abs64,
+                Base::Data,
+                u32::MAX,
+                i32::MIN,
+            ),
             patch(0, Encoding::ThumbMovtAbs, Base::Code, 0, i32::MAX),
         ];
         let bytes = encode(&patches);
@@ -292,7 +307,9 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(back, patches);
-        CompactPatches::new(&bytes, patches.len() as u32).validate(&bytes).unwrap();
+        CompactPatches::new(&bytes, patches.len() as u32)
+            .validate(&bytes)
+            .unwrap();
         assert!(CompactPatches::new(&bytes, 4).validate(&bytes).is_err());
         assert!(CompactPatches::new(&bytes, 6).validate(&bytes).is_err());
         assert_eq!(section_len(&bytes).unwrap(), bytes.len() as u64);
@@ -305,7 +322,12 @@ mod tests {
             .collect();
         let bytes = encode(&patches);
         for cut in 4..bytes.len() {
-            assert!(CompactPatches::new(&bytes[..cut], 40).validate(&bytes[..cut]).is_err(), "cut at {cut}");
+            assert!(
+                CompactPatches::new(&bytes[..cut], 40)
+                    .validate(&bytes[..cut])
+                    .is_err(),
+                "cut at {cut}"
+            );
         }
         for at in 4..bytes.len() {
             let mut b = bytes.clone();

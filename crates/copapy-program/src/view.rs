@@ -1,13 +1,13 @@
 //! Zero-copy, allocation-free reading of program files (what a `no_std` runner uses).
 
 use crate::bounds::BOUNDS_BYTES;
+use crate::compact::{self, CompactPatches, COMPACT_VERSION};
+use crate::format::version_accepted;
 use crate::format::{
     check_align, check_layout, sub, u16_at, u32_at, version_for, Crc32, Section, SymbolSlots,
     BOUNDS_VERSION, CHECKSUM_AT, HEADER_BYTES, MAGIC, MAX_RANK, OLDEST_VERSION, PATCH_RECORD_BYTES,
     SYMBOL_RECORD_BYTES, VERSION,
 };
-use crate::compact::{self, CompactPatches, COMPACT_VERSION};
-use crate::format::version_accepted;
 use crate::names::{check_name, NameExcerpt, NameProblem};
 use crate::{Arch, Base, ElementType, Encoding, FormatError, InstructionBounds, Patch, Role};
 
@@ -464,6 +464,9 @@ impl<'a> SymbolTable<'a> {
 /// Iterator over the patches of a [`ProgramView`]: 16-byte records (up to version 4)
 /// or the compact stream (version 5).
 #[derive(Clone, Debug)]
+// the compact decoder keeps one addend per kind (a few hundred bytes, on the stack while
+// a program is placed); without an allocator there is nothing to box it in
+#[allow(clippy::large_enum_variant)]
 pub enum PatchIter<'a> {
     /// Fixed records.
     Records(core::slice::Iter<'a, [u8; PATCH_RECORD_BYTES]>),
