@@ -15,9 +15,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_workloads import LABELS  # noqa: E402
-
 import workloads as W  # noqa: E402
+from bench_workloads import LABELS  # noqa: E402
 
 HEADER_BYTES = 44
 TARGETS = ["x86_64", "cortex-m4"]
@@ -41,7 +40,8 @@ def sizes(name: str, arch: str) -> tuple[int, int, int]:
 
 
 def main() -> None:
-    print("| workload | target | code + data | program file | file / (code + data) | with 16-byte patch records |")
+    print("| workload | target | code + data | program file | file / (code + data) "
+          "| with 16-byte patch records |")
     print("| --- | --- | ---: | ---: | ---: | ---: |")
     for name in W.WORKLOADS:
         for arch in TARGETS:

@@ -67,8 +67,9 @@ def patches(data: bytes) -> list[Patch]:
     for _ in range(count):
         head, at = _uleb(data, at)
         new_addend, head = head & 1, head >> 1
-        kind = head % len(kinds)
-        offset += _unzigzag(head // len(kinds)) << offset_scale
+        kind_bits = (len(kinds) - 1).bit_length()
+        kind = head & ((1 << kind_bits) - 1)
+        offset += _unzigzag(head >> kind_bits) << offset_scale
         base = kinds[kind] >> 7
         delta, at = _uleb(data, at)
         targets[base] += _unzigzag(delta) << target_scales[base]

@@ -12,7 +12,7 @@
 //! | 1 | K, the number of kinds, at most [`MAX_KINDS`] (0 when there are no patches) |
 //! | K | each kind: `encoding \| base << 7` |
 //! | 2 | scales: `o`, then `c \| d << 4`: every offset step is a multiple of 2^o, every code target step of 2^c, every data target step of 2^d (each at most 15) |
-//! | … | per patch: `uleb((zigzag(offset step / 2^o) × K + kind) × 2 + new_addend)`, then `uleb(zigzag(target step / 2^c or 2^d))` (the step from the previous target of the same base), then, if `new_addend`, `uleb(zigzag(addend − previous addend of the kind))` |
+//! | … | per patch: `uleb((zigzag(offset step / 2^o) << k \| kind) << 1 \| new_addend)` with `k` the bits of `K − 1`, then `uleb(zigzag(target step / 2^c or 2^d))` (the step from the previous target of the same base), then, if `new_addend`, `uleb(zigzag(addend − previous addend of the kind))` |
 //!
 //! (`uleb` is unsigned LEB128 of at most 10 bytes; `zigzag` maps signed to unsigned
 //! numbers, small magnitudes to small numbers; every "previous" starts at 0.) Patches
@@ -38,6 +38,21 @@ fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
 }
 
+/// Bits needed for the kind numbers 0..`count`.
+fn kind_bits(count: usize) -> u32 {
+    usize::BITS - count.saturating_sub(1).leading_zeros()
+}
+
+/// An offset or target step: `v` decoded, times 2^`scale` (at most 15). A step between two
+/// `u32`s is below 2^32 in magnitude, so anything larger is refused before shifting.
+fn scaled_step(v: u64, scale: u32) -> Option<i64> {
+    let step = unzigzag(v);
+    if step.unsigned_abs() >= 1 << 32 || scale > 15 {
+        return None;
+    }
+    Some(step << scale)
+}
+
 /// Length in bytes of the compact patch section that starts `rest` (the 4-byte length
 /// and what it counts), or the truncation error.
 pub(crate) fn section_len(rest: &[u8]) -> Result<u64, FormatError> {
@@ -56,15 +71,17 @@ pub(crate) fn section_len(rest: &[u8]) -> Result<u64, FormatError> {
 #[derive(Clone, Debug)]
 pub struct CompactPatches<'a> {
     kinds: &'a [u8],
+    /// Bits of `kinds.len() - 1`: the width of the kind field in each patch's first number.
+    kind_bits: u32,
     /// Scales (log2) of offset steps and of code and data target steps.
     offset_scale: u32,
     target_scales: [u32; 2],
     stream: &'a [u8],
     remaining: u32,
     index: usize,
-    offset: i64,
-    targets: [i64; 2],
-    addends: [i64; MAX_KINDS],
+    offset: u32,
+    targets: [u32; 2],
+    addends: [i32; MAX_KINDS],
 }
 
 impl<'a> CompactPatches<'a> {
@@ -82,6 +99,7 @@ impl<'a> CompactPatches<'a> {
         };
         CompactPatches {
             kinds: sub(body, 1, table_end),
+            kind_bits: kind_bits(kind_count),
             offset_scale: u32::from(o),
             target_scales: [u32::from(t & 0xf), u32::from(t >> 4)],
             stream: sub(body, scales_end, body.len()),
@@ -124,7 +142,7 @@ impl<'a> CompactPatches<'a> {
     fn uleb(&mut self) -> Result<u64, FormatError> {
         let mut value = 0u64;
         for (i, &b) in self.stream.iter().enumerate().take(10) {
-            value |= u64::from(b & 0x7f).wrapping_shl(7 * i as u32);
+            value |= u64::from(b & 0x7f).wrapping_shl(7u32.wrapping_mul(i as u32));
             if b & 0x80 == 0 {
                 self.stream = sub(self.stream, i + 1, self.stream.len());
                 return Ok(value);
@@ -133,48 +151,53 @@ impl<'a> CompactPatches<'a> {
         Err(self.bad())
     }
 
+    // No indexing, shift or division here can panic (every one is checked or `get`):
+    // a panic path would pull `core::fmt` into firmware (see `format.rs`).
     fn next_patch(&mut self) -> Result<Patch, FormatError> {
-        let kinds = self.kinds.len() as u64;
-        if kinds == 0 {
-            return Err(self.bad());
-        }
+        let bad = self.bad();
         let head = self.uleb()?;
         let new_addend = head & 1 == 1;
-        let kind = ((head >> 1) % kinds) as usize;
-        let tag = self.kinds[kind];
-        let encoding = Encoding::from_u8(tag & 0x7f).ok_or(self.bad())?;
-        let base = if tag & 0x80 == 0 {
-            Base::Code
+        let kind = ((head >> 1) & ((1u64 << self.kind_bits) - 1)) as usize;
+        let offset_step = (head >> 1) >> self.kind_bits;
+        let tag = self.kinds.get(kind).copied().ok_or(bad)?;
+        let encoding = Encoding::from_u8(tag & 0x7f).ok_or(bad)?;
+        let (base, target_scale, previous_target) = if tag & 0x80 == 0 {
+            (Base::Code, self.target_scales[0], self.targets[0])
         } else {
-            Base::Data
+            (Base::Data, self.target_scales[1], self.targets[1])
         };
-        let step = |v: u64, scale: u32| unzigzag(v).checked_mul(1 << scale);
-        let offset =
-            step((head >> 1) / kinds, self.offset_scale).and_then(|d| self.offset.checked_add(d));
-        let slot = base as usize;
-        let target = step(self.uleb()?, self.target_scales[slot])
-            .and_then(|d| self.targets[slot].checked_add(d));
+        let step = scaled_step;
+        let offset = step(offset_step, self.offset_scale)
+            .and_then(|d| i64::from(self.offset).checked_add(d));
+        let target = step(self.uleb()?, target_scale)
+            .and_then(|d| i64::from(previous_target).checked_add(d));
+        let previous_addend = self.addends.get(kind).copied().ok_or(bad)?;
         let addend = if new_addend {
-            self.addends[kind].checked_add(unzigzag(self.uleb()?))
+            i64::from(previous_addend).checked_add(unzigzag(self.uleb()?))
         } else {
-            Some(self.addends[kind])
+            Some(i64::from(previous_addend))
         };
-        let (Some(Ok(offset_u32)), Some(Ok(target_u32)), Some(Ok(addend_i32))) = (
+        let (Some(Ok(offset)), Some(Ok(target)), Some(Ok(addend))) = (
             offset.map(u32::try_from),
             target.map(u32::try_from),
             addend.map(i32::try_from),
         ) else {
-            return Err(self.bad());
+            return Err(bad);
         };
-        self.offset = i64::from(offset_u32);
-        self.targets[slot] = i64::from(target_u32);
-        self.addends[kind] = i64::from(addend_i32);
+        self.offset = offset;
+        match base {
+            Base::Code => self.targets[0] = target,
+            Base::Data => self.targets[1] = target,
+        }
+        if let Some(a) = self.addends.get_mut(kind) {
+            *a = addend;
+        }
         Ok(Patch {
-            offset: offset_u32,
+            offset,
             encoding,
             base,
-            target: target_u32,
-            addend: addend_i32,
+            target,
+            addend,
         })
     }
 }
@@ -187,8 +210,12 @@ impl Iterator for CompactPatches<'_> {
             return None;
         }
         let patch = self.next_patch();
-        self.remaining = if patch.is_ok() { self.remaining - 1 } else { 0 };
-        self.index += 1;
+        self.remaining = if patch.is_ok() {
+            self.remaining.saturating_sub(1)
+        } else {
+            0
+        };
+        self.index = self.index.saturating_add(1);
         Some(patch)
     }
 
@@ -250,11 +277,11 @@ pub(crate) fn encode(patches: &[Patch]) -> alloc::vec::Vec<u8> {
     body.push(offset_scale as u8);
     body.push((target_scales[0] | target_scales[1] << 4) as u8);
     let (mut offset, mut targets, mut addends) = (0i64, [0i64; 2], [0i64; MAX_KINDS]);
-    let k = kinds.len() as u64;
+    let k = kind_bits(kinds.len());
     for p in patches {
         let kind = kinds.iter().position(|&x| x == tag(p)).unwrap_or(0);
         let new_addend = i64::from(p.addend) != addends[kind];
-        let head = zigzag((i64::from(p.offset) - offset) >> offset_scale) * k + kind as u64;
+        let head = (zigzag((i64::from(p.offset) - offset) >> offset_scale) << k) | kind as u64;
         uleb(&mut body, head * 2 + u64::from(new_addend));
         let slot = p.base as usize;
         let target_step = (i64::from(p.target) - targets[slot]) >> target_scales[slot];
