@@ -162,9 +162,9 @@ impl<'a> CompactPatches<'a> {
         let tag = self.kinds.get(kind).copied().ok_or(bad)?;
         let encoding = Encoding::from_u8(tag & 0x7f).ok_or(bad)?;
         let (base, target_scale, previous_target) = if tag & 0x80 == 0 {
-            (Base::Code, self.target_scales[0], self.targets[0])
+            (Code, self.target_scales[0], self.targets[0])
         } else {
-            (Base::Data, self.target_scales[1], self.targets[1])
+            (Data, self.target_scales[1], self.targets[1])
         };
         let step = scaled_step;
         let offset = step(offset_step, self.offset_scale)
@@ -304,22 +304,28 @@ mod tests {
     use super::*;
     use alloc::vec::Vec;
 
+    use Base::{Code, Data};
+
+    /// A patch with these fields (set one by one on a placeholder).
     fn patch(offset: u32, encoding: Encoding, base: Base, target: u32, addend: i32) -> Patch {
-        Patch {
-            offset,
-            encoding,
-            base,
-            target,
-            addend,
-        }
+        let mut p = Patch {
+            offset: 0,
+            encoding: Encoding::Rel32,
+            base: Code,
+            target: 0,
+            addend: 0,
+        };
+        (p.offset, p.encoding, p.base) = (offset, encoding, base);
+        (p.target, p.addend) = (target, addend);
+        p
     }
 
     #[test]
     fn patches_come_back_exactly_in_their_order() {
         let patches = [
-            patch(3, Encoding::Rel32, Base::Data, 64, -4),
-            patch(11, Encoding::Rel32, Base::Data, 0, -4),
-            patch(7, Encoding::Rel32, Base::Code, 4000, -8),
+            patch(3, Encoding::Rel32, Data, 64, -4),
+            patch(11, Encoding::Rel32, Data, 0, -4),
+            patch(7, Encoding::Rel32, Code, 4000, -8),
             patch(
                 u32::MAX - 4,
                 Encoding::Abs64,
@@ -327,7 +333,7 @@ mod tests {
                 u32::MAX,
                 i32::MIN,
             ),
-            patch(0, Encoding::ThumbMovtAbs, Base::Code, 0, i32::MAX),
+            patch(0, Encoding::ThumbMovtAbs, Code, 0, i32::MAX),
         ];
         let bytes = encode(&patches);
         let back: Vec<Patch> = CompactPatches::new(&bytes, patches.len() as u32)
@@ -345,7 +351,7 @@ mod tests {
     #[test]
     fn every_cut_or_flip_is_refused_or_still_decodes_in_range() {
         let patches: Vec<Patch> = (0..40)
-            .map(|i| patch(i * 5, Encoding::Rel32, Base::Data, (i * 37) % 200, -4))
+            .map(|i| patch(i * 5, Encoding::Rel32, Data, (i * 37) % 200, -4))
             .collect();
         let bytes = encode(&patches);
         for cut in 4..bytes.len() {
