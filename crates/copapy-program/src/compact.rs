@@ -162,9 +162,9 @@ impl<'a> CompactPatches<'a> {
         let tag = self.kinds.get(kind).copied().ok_or(bad)?;
         let encoding = Encoding::from_u8(tag & 0x7f).ok_or(bad)?;
         let (base, target_scale, previous_target) = if tag & 0x80 == 0 {
-            (Code, self.target_scales[0], self.targets[0])
+            (Base::Code, self.target_scales[0], self.targets[0])
         } else {
-            (Data, self.target_scales[1], self.targets[1])
+            (Base::Data, self.target_scales[1], self.targets[1])
         };
         let step = scaled_step;
         let offset = step(offset_step, self.offset_scale)
