@@ -662,15 +662,14 @@ impl Target {
         // a NumPy array whose elements are not numbers (objects, text, datetimes) is
         // refused as a whole, naming its dtype, before any element is looked at
         crate::convert::check_dtype(x)?;
-        // a 1-D NumPy array into scalar variables: converted straight from its buffer
+        // a 1-D NumPy array into scalar variables (a nested list of them): from its buffer
         let bulk = borrow(slf)?.bulk_writes(&targets, x);
         if let Some(writes) = bulk {
             let mut this = borrow_mut(slf)?;
-            match this.pending.as_mut() {
-                Some((_, pending)) => pending.extend(writes),
-                None => this.pending = Some((std::thread::current().id(), writes)),
+            if let Some((_, pending)) = this.pending.as_mut() {
+                pending.extend(writes);
+                return Ok(());
             }
-            return Ok(());
         }
         if let Some(kind) = unordered(x) {
             return Err(PyTypeError::new_err(format!(
@@ -923,6 +922,12 @@ impl Target {
     fn read_value(slf: &Bound<'_, Self>, variables: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let v = variables;
         let py = slf.py();
+        // a list or tuple of scalar values or names: one device read (bulk.rs)
+        if let Some(items) = bulk::plain_sequence(v) {
+            if let Some(list) = borrow(slf)?.bulk_read(py, &items) {
+                return list;
+            }
+        }
         if let Ok(pv) = v.cast::<PyValue>() {
             return borrow(slf)?.read_one(py, pv);
         }
@@ -935,13 +940,6 @@ impl Target {
             return Ok(v.clone().unbind());
         }
         let _level = walk::enter(v, "Target.read_value")?;
-        // a list or tuple of scalar values or names: one device read
-        if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
-            let items: Vec<Bound<'_, PyAny>> = v.try_iter()?.collect::<PyResult<_>>()?;
-            if let Some(list) = borrow(slf)?.bulk_read(py, &items) {
-                return list;
-            }
-        }
         if let Ok(name) = v.cast::<PyString>() {
             let this = borrow(slf)?;
             let loaded = this.loaded()?;
@@ -977,6 +975,15 @@ impl Target {
     ) -> PyResult<()> {
         let (v, x) = (variables, data);
         let py = slf.py();
+        // a list or tuple of scalar values or names from a 1-D NumPy array (bulk.rs)
+        if let Some(items) = bulk::plain_sequence(v) {
+            let mut this = borrow_mut(slf)?;
+            if this.pending.is_none() {
+                if let Some(writes) = this.bulk_writes(&items, x) {
+                    return this.apply_writes(py, &writes);
+                }
+            }
+        }
         // called back from Python code inside a write (a data conversion): part of the
         // outer write's plan
         let me = std::thread::current().id();

@@ -14,7 +14,7 @@
 //! error is the one the general path gives and a failed call still changes nothing.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyList, PyString, PyTuple};
 
 use crate::convert::{to_python, write_bits};
 use crate::device::DataWrite;
@@ -25,6 +25,16 @@ use super::{Loaded, Target, Var};
 
 /// A list of values much more spread out than this over the data is read slot by slot.
 const SPREAD_SLACK: usize = 64;
+
+/// The items of a plain list or tuple (not a subclass, which may behave otherwise),
+/// checked before anything else so the common call costs no Python-level probing.
+pub(super) fn plain_sequence<'py>(v: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
+    if let Ok(list) = v.cast_exact::<PyList>() {
+        return Some(list.iter().collect());
+    }
+    let tuple = v.cast_exact::<PyTuple>().ok()?;
+    Some(tuple.iter().collect())
+}
 
 impl Target {
     /// The variable a list element names: a compiled scalar value, or the name of a
