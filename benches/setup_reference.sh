@@ -13,3 +13,7 @@ if ! .venv-copapy-ref/bin/python -c \
   .venv-copapy-ref/bin/python -m pip install -q "copapy==0.0.7.post0" numpy
 fi
 .venv-copapy-ref/bin/python -c "import copapy; print('Copapy reference ready:', copapy.__file__)"
+# the benchmarks' own peers (numba) go into the project's .venv
+if [ -x .venv/bin/python ]; then
+  .venv/bin/python -m pip install -q -r benches/requirements.txt
+fi

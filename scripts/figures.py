@@ -304,6 +304,9 @@ FIGURES = [
     Figure("bench-grad", False, script_table("benches/bench_grad.py")),
     Figure("bench-jit", False, script_table("benches/bench_jit.py")),
     Figure("pid-loop", False, pid_loop),
+    Figure("kalman-ops", True, script_table("benches/kalman_ops.py")),
+    Figure("workload-sizes", True, script_table("benches/workload_sizes.py")),
+    Figure("bench-workloads", False, script_table("benches/bench_workloads.py")),
 ]
 
 

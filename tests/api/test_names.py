@@ -23,6 +23,7 @@ from typing import Any
 
 import copapy as cp
 import numpy as np
+import program_layout
 import pytest
 from copapy._core import Target as NativeTarget  # copapy-run runs this machine's code
 from hypothesis import HealthCheck, given, settings
@@ -144,8 +145,8 @@ def test_every_name_the_writer_accepts_round_trips(name: str) -> None:
 
 def symbol_names(data: bytes) -> list[tuple[int, int]]:
     """(file offset, length) of each symbol name (docs/program-format.md)."""
-    code, dat, patches, count = struct.unpack_from("<4I", data, 16)
-    at = 44 + code + dat + 16 * patches
+    count = struct.unpack_from("<I", data, 28)[0]
+    at = program_layout.patch_section(data)[1]
     out = []
     for _ in range(count):
         rank, name_len = data[at + 2], struct.unpack_from("<H", data, at + 4)[0]

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import copapy as cp
 import numpy as np
+import program_layout
 import pytest
 from copapy._core import Target
 from copapy._remote import ERR, GET, LOAD, OK, RUN, SET, VARS, runner_command
@@ -100,7 +101,7 @@ def test_writing_a_byte_variable_by_name_checks_the_range_and_changes_nothing_on
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
     path = saved(tmp_path)
     data = path.read_bytes()
-    assert struct.unpack_from("<H", data, 4)[0] == 4
+    assert struct.unpack_from("<H", data, 4)[0] == 5
     loaded = cp.load(path)
     assert ("pix", "input", "byte", [9]) in loaded.variables()
     assert loaded.read_value("pix") == BYTES
@@ -115,16 +116,14 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
         assert loaded.read_value("total") == int(x.astype(np.int64).sum())
     # without its 20 bytes of bounds, the same program is the version 3 file older
     # runners read
-    old = bytearray(data[:-20])
-    old[4] = 3
-    reseal(old)
-    assert cp.loads(bytes(old)).read_value("pix") == BYTES
+    old = program_layout.as_version(data, 3)
+    assert cp.loads(old).read_value("pix") == BYTES
 
 
 def symbol_record(data: bytes, name: bytes) -> int:
     """Offset of the symbol record named ``name`` (walking the symbol section)."""
-    code, dlen, patches, count = struct.unpack_from("<IIII", data, 16)
-    at = HEADER + code + dlen + 16 * patches
+    count = struct.unpack_from("<I", data, 28)[0]
+    at = program_layout.patch_section(data)[1]
     for _ in range(count):
         rank, name_len = data[at + 2], struct.unpack_from("<H", data, at + 4)[0]
         dims = struct.unpack_from(f"<{rank}I", data, at + 8)
@@ -138,7 +137,7 @@ def symbol_record(data: bytes, name: bytes) -> int:
 def test_damaged_byte_files_are_refused_with_their_own_message(tmp_path: Path) -> None:
     good = saved(tmp_path).read_bytes()
     cases: list[tuple[bytearray, str]] = []
-    as_v2 = bytearray(good[:-20])  # without its bounds, as versions 2 and 3 are
+    as_v2 = bytearray(program_layout.as_version(good, 3))  # records, no bounds, as versions 2 and 3
     as_v2[4] = 2
     reseal(as_v2)
     cases.append((as_v2, "has a byte variable, which needs version 3"))

@@ -1,4 +1,4 @@
-"""Program files carry their instruction bounds (format version 4, docs/program-format.md).
+"""Program files carry their instruction bounds (format version 4 on, docs/program-format.md).
 
 The files are edited here with the layout the format document gives (version at byte 4,
 CRC-32 at 40 over the header's first 40 bytes and everything after the header, the
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import copapy as cp
 import numpy as np
+import program_layout
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,9 +38,7 @@ def with_bounds(file: bytes, flags: int, fewest: int, most: int) -> bytes:
 
 def without_bounds(file: bytes, version: int) -> bytes:
     """The same program as a runner before version 4 wrote it."""
-    b = bytearray(file[:-BOUNDS])
-    b[4:6] = struct.pack("<H", version)
-    return reseal(b)
+    return program_layout.as_version(file, version)
 
 
 def compiled(dtype: str | None = None) -> tuple[cp.Target, bytes]:
@@ -54,7 +53,7 @@ def compiled(dtype: str | None = None) -> tuple[cp.Target, bytes]:
 
 def test_saved_bounds_load_back(tmp_path: Path) -> None:
     tg, file = compiled()
-    assert struct.unpack_from("<H", file, 4)[0] == 4
+    assert struct.unpack_from("<H", file, 4)[0] == 5
     flags, fewest, most = struct.unpack_from("<IQQ", file, len(file) - BOUNDS)
     assert (flags, fewest, most) == (0, tg.min_instructions(), tg.max_instructions())
     path = tmp_path / "p.cpy"
@@ -83,9 +82,23 @@ def test_files_from_before_version_4_still_load_and_run(dtype: str | None, versi
     assert "instructions per run not recorded (a format version 2 or 3 file)" in done.stdout
 
 
+@pytest.mark.parametrize("dtype", [None, "byte"])
+def test_version_4_files_still_load_and_run(dtype: str | None) -> None:
+    """Version 4: bounds, and 16-byte patch records instead of the compact section."""
+    tg, file = compiled(dtype)
+    old = program_layout.as_version(file, 4)
+    assert len(old) > len(file)
+    loaded = cp.loads(old)
+    assert (loaded.min_instructions(), loaded.max_instructions()) == (tg.min_instructions(),
+                                                                       tg.max_instructions())
+    loaded.write_value("x", 3.5)
+    loaded.run()
+    assert np.float32(loaded.read_value("y")) == np.float32(3.5) * np.float32(2.0) + np.float32(1.0)
+
+
 def test_relabelled_versions_are_refused() -> None:
     _, file = compiled()
-    b = bytearray(file)
+    b = bytearray(program_layout.as_version(file, 4))
     b[4:6] = struct.pack("<H", 2)  # bounds present, version says they are not
     with pytest.raises(ValueError, match="bytes after the end"):
         cp.loads(reseal(b))

@@ -5,7 +5,8 @@ Many expressions share one target (so values must survive in registers and memor
 unrelated computations), and every target is run with several input sets written with
 ``write_value``. Results are compared bit-exactly. An expression whose reference evaluation
 meets inf or NaN on the way is not checked: documented rewrites such as x - x -> 0 assume
-finite values.
+finite values. A zero result is compared by value: the documented rewrites with a structural
+zero (x * 0 -> +0.0, x + 0 -> x, 0 - x -> -x) may give it the other sign.
 """
 
 from __future__ import annotations
@@ -168,7 +169,8 @@ def check(trees: list[Tree], n_input_sets: int, rng: random.Random) -> tuple[int
             except NonFinite:
                 continue
             checked += 1
-            if getattr(e, "dtype", rt) != rt or not R.matches(got, want, rt):
+            signed_zero = rt == "float" and want == 0 and type(got) is float and got == 0
+            if getattr(e, "dtype", rt) != rt or not (signed_zero or R.matches(got, want, rt)):
                 problems.append(f"{show(t)} with {env}: got {got!r}, want {want!r} ({rt})")
     return checked, problems
 

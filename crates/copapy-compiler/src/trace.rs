@@ -5,12 +5,14 @@
 //! float, comparisons give bool, bitwise operations take ints and bools only. Constants
 //! are folded immediately with the same semantics as the stencils ([`crate::fold`]).
 //!
-//! Identities applied here are exact for every input except the two the README documents:
+//! Identities applied here are exact for every input except the ones the README documents:
 //! `x * 0 → 0` and `x - x → 0` assume finite values (they are what make sparse
 //! matrices cheap), and `x * 0` is `+0.0` also where IEEE gives `-0.0` (negative `x`).
-//! Every other rewrite keeps the result type and the sign of zero: `x + 0.0` and `0.0 - x`
-//! are *not* rewritten for floats, because `-0.0 + 0.0` is `+0.0` and `0.0 - 0.0` is not
-//! `-0.0`; `-(-x)` cancels only when `x` has the result type (not for a bool).
+//! The sum with a zero goes the same way, so the structural zeros `x * 0` leaves (and
+//! the zero entries of constant matrices) vanish from sums too: `x + 0.0 → x` and
+//! `0.0 - x → -x` give IEEE's value except for the sign of a zero result (`-0.0 + 0.0`
+//! is `+0.0`, and `0.0 - 0.0` is not `-0.0`). Every other rewrite keeps the result type
+//! and the sign of zero; `-(-x)` cancels only when `x` has the result type (not for a bool).
 
 use std::fmt;
 
@@ -193,9 +195,14 @@ fn simplify_binary(op: Op, result: ScalarType, a: &Value, b: &Value) -> Value {
 /// Rewrites that need no new arithmetic; `None` when none applies.
 fn identity(op: Op, result: ScalarType, a: &Value, b: &Value) -> Option<Value> {
     let float = a.ty() == ScalarType::Float;
-    let zero_bits = 0u32;
     let one_bits = if float { ONE_F } else { 1 };
     let is = |v: &Value, bits: u32| v.const_bits() == Some(bits);
+    // +0.0 or -0.0 for floats, 0 otherwise
+    let is_zero = |v: &Value| match v.const_bits() {
+        Some(bits) if float => bits & 0x7fff_ffff == 0,
+        Some(bits) => bits == 0,
+        None => false,
+    };
     // Keeps the result type when an operand is returned as it is (bool & bool stays bool,
     // but bool + 0 must become int).
     let same = |v: &Value| -> Option<Value> {
@@ -205,36 +212,31 @@ fn identity(op: Op, result: ScalarType, a: &Value, b: &Value) -> Option<Value> {
             None
         }
     };
-    let zero = || Some(Value::constant(result, zero_bits));
+    let zero = || Some(Value::constant(result, 0));
     match op {
-        Op::Add if !float => {
-            if is(b, 0) {
-                return same(a);
-            }
-            if is(a, 0) {
-                return same(b);
-            }
-            None
-        }
         Op::Add => {
-            // x + (-0.0) == x for every x, including -0.0 and NaN.
-            if is(b, 0x8000_0000) {
+            // x + (-0.0) == x for every x, including -0.0 and NaN; x + 0.0 == x except
+            // that -0.0 + 0.0 is +0.0: a structural zero (`0 * x`, a zero entry of a
+            // constant matrix, the 0 that starts `sum`) vanishes like `x * 0`, documented
+            // with it (the sign of a zero result may differ from IEEE)
+            if is_zero(b) {
                 return same(a);
             }
-            if is(a, 0x8000_0000) {
+            if is_zero(a) {
                 return same(b);
             }
             None
         }
         Op::Sub => {
-            if is(b, zero_bits) {
+            if is_zero(b) {
                 return same(a);
             }
             if a.ptr_eq(b) {
                 return zero();
             }
-            if !float && is(a, 0) {
-                return Some(Value::new(result, NodeKind::Unary(Op::Neg, b.clone())));
+            // 0 - x is -x; for floats up to the sign of a zero result (0.0 - 0.0 is +0.0)
+            if is_zero(a) {
+                return unary(Op::Neg, b).ok();
             }
             None
         }
@@ -245,7 +247,7 @@ fn identity(op: Op, result: ScalarType, a: &Value, b: &Value) -> Option<Value> {
             if is(a, one_bits) {
                 return same(b);
             }
-            if is(a, zero_bits) || is(b, zero_bits) {
+            if is_zero(a) || is_zero(b) {
                 return zero();
             }
             None
@@ -423,11 +425,20 @@ mod tests {
     }
 
     #[test]
-    fn float_plus_zero_is_kept_but_minus_zero_is_dropped() {
+    fn structural_zeros_vanish_from_sums() {
         let x = Value::input(ScalarType::Float, 0);
-        assert!(!binary(Op::Add, &x, &f(0.0)).unwrap().ptr_eq(&x));
-        assert!(binary(Op::Add, &x, &f(-0.0)).unwrap().ptr_eq(&x));
-        assert!(binary(Op::Sub, &x, &f(0.0)).unwrap().ptr_eq(&x));
+        for zero in [f(0.0), f(-0.0)] {
+            assert!(binary(Op::Add, &x, &zero).unwrap().ptr_eq(&x));
+            assert!(binary(Op::Add, &zero, &x).unwrap().ptr_eq(&x));
+            assert!(binary(Op::Sub, &x, &zero).unwrap().ptr_eq(&x));
+        }
+        // the zero a product with a constant zero left behind
+        let y = Value::input(ScalarType::Float, 0);
+        let product = binary(Op::Mul, &f(0.0), &y).unwrap();
+        assert!(binary(Op::Add, &x, &product).unwrap().ptr_eq(&x));
+        // an int 0 (Python's `sum` starts with one) meeting a float
+        let int_zero = Value::constant(ScalarType::Int, 0);
+        assert!(binary(Op::Add, &int_zero, &x).unwrap().ptr_eq(&x));
     }
 
     #[test]
@@ -450,11 +461,12 @@ mod tests {
     }
 
     #[test]
-    fn zero_minus_x_stays_a_subtraction_for_floats() {
-        // 0.0 - 0.0 is +0.0 but -(0.0) is -0.0
+    fn zero_minus_x_is_a_negation() {
         let x = Value::input(ScalarType::Float, 0);
         let d = binary(Op::Sub, &f(0.0), &x).unwrap();
-        assert!(matches!(d.kind(), NodeKind::Binary(Op::Sub, _, _)));
+        assert!(matches!(d.kind(), NodeKind::Unary(Op::Neg, _)));
+        // 0 - (-x) is x
+        assert!(binary(Op::Sub, &f(0.0), &d).unwrap().ptr_eq(&x));
         let i = Value::input(ScalarType::Int, 0);
         let d = binary(Op::Sub, &Value::constant(ScalarType::Int, 0), &i).unwrap();
         assert!(matches!(d.kind(), NodeKind::Unary(Op::Neg, _)));

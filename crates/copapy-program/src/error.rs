@@ -136,6 +136,11 @@ pub enum FormatError {
         /// Index of the symbol.
         index: usize,
     },
+    /// The compact patch section (version 5, [`crate::compact`]) is malformed.
+    BadPatchStream {
+        /// Index of the first patch that does not decode (or the count if bytes are left over).
+        index: usize,
+    },
     /// The symbol records do not fill the symbol section exactly.
     BadSymbolTable {
         /// Index of the first symbol that does not fit (or the count if bytes are left over).
@@ -300,6 +305,11 @@ impl fmt::Display for FormatError {
                 crate::format::MAX_RANK
             ),
             BadShape { index } => write!(f, "symbol {index} has more elements than its record holds"),
+            BadPatchStream { index } => write!(
+                f,
+                "compact patch section is malformed at patch {index}: the file is damaged or \
+                 was not written by copapy"
+            ),
             BadSymbolTable { index } => write!(
                 f,
                 "symbol table is malformed at symbol {index}: records do not fill the symbol section exactly"

@@ -41,7 +41,7 @@ use crate::{Arch, ElementType, FormatError, Patch};
 /// `b"CPPY"`: the first four bytes of every program file.
 pub const MAGIC: [u8; 4] = *b"CPPY";
 /// The newest format version this crate reads and writes.
-pub const VERSION: u16 = 4;
+pub const VERSION: u16 = crate::compact::COMPACT_VERSION;
 /// The oldest format version this crate reads.
 pub const OLDEST_VERSION: u16 = 2;
 /// The version a program with a byte symbol needs: the first that has byte elements.
@@ -54,16 +54,24 @@ pub const BOUNDS_VERSION: u16 = 4;
 /// or not, is written in: the oldest that can hold them, so runners that predate byte
 /// symbols or bounds still load every program without them. A version 2 or 3 file
 /// marked with another of the two is refused ([`FormatError::VersionMismatch`]), which
-/// keeps each program's encoding unique (a version 4 file always has its bounds).
+/// keeps each program's encoding unique. A program with bounds is written as version 5
+/// (compact patches, [`crate::compact`]); version 4 files (16-byte patch records and
+/// bounds) are still read ([`version_accepted`]).
 pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: bool) -> u16 {
     if has_bounds {
-        BOUNDS_VERSION
+        crate::compact::COMPACT_VERSION
     } else if types.any(|t| t == ElementType::Byte) {
         BYTES_VERSION
     } else {
         OLDEST_VERSION
     }
 }
+/// Whether a file of version `found` may hold what calls for version `needed`
+/// ([`version_for`]): the same version, or a version 4 file where 5 is written now.
+pub fn version_accepted(found: u16, needed: u16) -> bool {
+    found == needed || (found == BOUNDS_VERSION && needed == crate::compact::COMPACT_VERSION)
+}
+
 /// Size of the fixed header.
 pub const HEADER_BYTES: usize = 44;
 /// Size of one patch record.

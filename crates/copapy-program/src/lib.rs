@@ -18,6 +18,7 @@
 extern crate alloc;
 
 pub mod bounds;
+pub mod compact;
 mod error;
 pub mod format;
 pub mod names;

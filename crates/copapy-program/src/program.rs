@@ -207,17 +207,29 @@ impl Program {
     /// If [`Program::validate`] would report an error; the compiler never produces
     /// such programs. Call `validate` first for programs built by hand.
     pub fn encode(&self) -> Vec<u8> {
+        self.encode_as(self.format_version())
+    }
+
+    /// Encodes the program as format `version` (the tests write version 4 files, which
+    /// readers still accept, with it).
+    pub(crate) fn encode_as(&self, version: u16) -> Vec<u8> {
         const MSG: &str = "program does not fit the file format; see Program::validate";
         let symbols_len = self.symbols_bytes();
+        let compact = version >= crate::compact::COMPACT_VERSION;
+        let patch_bytes = if compact {
+            crate::compact::encode(&self.patches)
+        } else {
+            self.patches.iter().flat_map(patch_record).collect()
+        };
         let total = HEADER_BYTES
             + self.code.len()
             + self.data.len()
-            + self.patches.len() * PATCH_RECORD_BYTES
+            + patch_bytes.len()
             + symbols_len
             + self.instructions.map_or(0, |_| BOUNDS_BYTES);
         let mut out = Vec::with_capacity(total);
         out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&self.format_version().to_le_bytes());
+        out.extend_from_slice(&version.to_le_bytes());
         out.push(self.arch as u8);
         out.push(0);
         out.extend_from_slice(&self.features.to_le_bytes());
@@ -238,14 +250,7 @@ impl Program {
         debug_assert_eq!(out.len(), HEADER_BYTES);
         out.extend_from_slice(&self.code);
         out.extend_from_slice(&self.data);
-        for p in &self.patches {
-            out.extend_from_slice(&p.offset.to_le_bytes());
-            out.push(p.encoding as u8);
-            out.push(p.base as u8);
-            out.extend_from_slice(&[0, 0]);
-            out.extend_from_slice(&p.target.to_le_bytes());
-            out.extend_from_slice(&p.addend.to_le_bytes());
-        }
+        out.extend_from_slice(&patch_bytes);
         for s in &self.symbols {
             out.push(s.role as u8);
             out.push(s.ty as u8);
@@ -301,6 +306,17 @@ impl Program {
             instructions: view.instruction_bounds(),
         }
     }
+}
+
+/// A patch as a 16-byte record (format versions 2 to 4).
+fn patch_record(p: &Patch) -> [u8; PATCH_RECORD_BYTES] {
+    let mut r = [0u8; PATCH_RECORD_BYTES];
+    r[0..4].copy_from_slice(&p.offset.to_le_bytes());
+    r[4] = p.encoding as u8;
+    r[5] = p.base as u8;
+    r[8..12].copy_from_slice(&p.target.to_le_bytes());
+    r[12..16].copy_from_slice(&p.addend.to_le_bytes());
+    r
 }
 
 #[cfg(test)]
@@ -847,13 +863,13 @@ mod tests {
             e.to_string().contains("uses nothing beyond version 2"),
             "{e}"
         );
-        for v in [1u8, 5] {
+        for v in [1u8, 6] {
             let mut b = bytes.clone();
             b[4] = v;
             reseal(&mut b);
             let e = err(&b);
             assert_eq!(e, FormatError::UnsupportedVersion { found: v.into() });
-            assert!(e.to_string().contains("reads versions 2 to 4"), "{e}");
+            assert!(e.to_string().contains("reads versions 2 to 5"), "{e}");
         }
     }
 
@@ -920,7 +936,7 @@ mod tests {
     }
 
     #[test]
-    fn instruction_bounds_make_version_4_and_round_trip() {
+    fn instruction_bounds_make_version_5_and_round_trip() {
         for p in [
             bounded(sample(), 40, 40),
             bounded(with_bytes(), 7, 1 << 40),
@@ -930,9 +946,15 @@ mod tests {
             },
         ] {
             p.validate().unwrap();
-            assert_eq!(p.format_version(), 4);
+            assert_eq!(p.format_version(), 5);
             let bytes = p.encode();
-            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 4);
+            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 5);
+            // the same program in version 4 (16-byte patch records) still reads
+            let v4 = p.encode_as(4);
+            assert_eq!(u16::from_le_bytes([v4[4], v4[5]]), 4);
+            assert_eq!(Program::decode(&v4).unwrap(), p);
+            let compact = crate::compact::encode(&p.patches).len();
+            assert_eq!(v4.len() - bytes.len(), p.patches.len() * 16 - compact);
             let back = Program::decode(&bytes).unwrap();
             assert_eq!(back, p);
             assert_eq!(back.encode(), bytes);
@@ -965,10 +987,17 @@ mod tests {
             assert_eq!(back.encode(), bytes);
         }
         // relabelling a version 4 file as 3 (or the reverse) leaves the sections wrong
-        let mut b = bounded(with_bytes(), 1, 2).encode();
+        let mut b = bounded(with_bytes(), 1, 2).encode_as(4);
         b[4] = 3;
         reseal(&mut b);
         assert_eq!(err(&b), FormatError::TrailingBytes { extra: 20 });
+        // and so does relabelling a version 5 file (compact patches) as 3 or 4
+        for v in [3, 4] {
+            let mut b = bounded(with_bytes(), 1, 2).encode();
+            b[4] = v;
+            reseal(&mut b);
+            assert!(Program::decode(&b).is_err(), "version 5 relabelled {v}");
+        }
         let mut b = with_bytes().encode();
         b[4] = 4;
         reseal(&mut b);

@@ -1,6 +1,8 @@
 //! Zero-copy, allocation-free reading of program files (what a `no_std` runner uses).
 
 use crate::bounds::BOUNDS_BYTES;
+use crate::compact::{self, CompactPatches, COMPACT_VERSION};
+use crate::format::version_accepted;
 use crate::format::{
     check_align, check_layout, sub, u16_at, u32_at, version_for, Crc32, Section, SymbolSlots,
     BOUNDS_VERSION, CHECKSUM_AT, HEADER_BYTES, MAGIC, MAX_RANK, OLDEST_VERSION, PATCH_RECORD_BYTES,
@@ -41,6 +43,9 @@ pub struct ProgramView<'a> {
     /// Entry offset into code.
     pub entry: u32,
     patches: &'a [u8],
+    /// The number of patches, and whether they are compact (version 5).
+    patch_count: u32,
+    compact: bool,
     symbols: &'a [u8],
     symbol_count: u32,
     /// The instruction-bounds section: empty before version 4.
@@ -214,6 +219,7 @@ impl<'a> ProgramView<'a> {
         let entry = u32_at(bytes, 36);
         let stored = u32_at(bytes, CHECKSUM_AT);
         let version = u16_at(bytes, 4);
+        let compact = version >= COMPACT_VERSION;
         let bounds_len = if version >= BOUNDS_VERSION {
             BOUNDS_BYTES as u64
         } else {
@@ -232,6 +238,11 @@ impl<'a> ProgramView<'a> {
             (Section::Bounds, bounds_len),
         ];
         for (i, &(section, len)) in sizes.iter().enumerate() {
+            let len = if compact && section == Section::Patches {
+                compact::section_len(sub(bytes, at as usize, bytes.len()))?
+            } else {
+                len
+            };
             let present = total - at;
             if present < len {
                 return Err(FormatError::Truncated {
@@ -264,20 +275,26 @@ impl<'a> ProgramView<'a> {
             data: sub(bytes, bounds[1].0, bounds[1].1),
             entry,
             patches: sub(bytes, bounds[2].0, bounds[2].1),
+            patch_count: patch_count as u32,
+            compact,
             symbols: sub(bytes, bounds[3].0, bounds[3].1),
             symbol_count,
             bounds: sub(bytes, bounds[4].0, bounds[4].1),
         };
 
         // Record contents.
-        for (index, r) in view
-            .patches
-            .as_chunks::<PATCH_RECORD_BYTES>()
-            .0
-            .iter()
-            .enumerate()
-        {
-            decode_patch(index, r)?;
+        if compact {
+            CompactPatches::new(view.patches, view.patch_count).validate(view.patches)?;
+        } else {
+            for (index, r) in view
+                .patches
+                .as_chunks::<PATCH_RECORD_BYTES>()
+                .0
+                .iter()
+                .enumerate()
+            {
+                decode_patch(index, r)?;
+            }
         }
         let mut rest = view.symbols;
         for index in 0..symbol_count as usize {
@@ -302,7 +319,7 @@ impl<'a> ProgramView<'a> {
             version,
             version_for(view.raw_symbols().map(|s| s.ty), bounds_len > 0),
         );
-        if found != needed {
+        if !version_accepted(found, needed) {
             return Err(FormatError::VersionMismatch { found, needed });
         }
 
@@ -370,14 +387,15 @@ impl<'a> ProgramView<'a> {
 
     /// Number of patches.
     pub fn patch_count(&self) -> usize {
-        self.patches.len() / PATCH_RECORD_BYTES
+        self.patch_count as usize
     }
 
     /// The patches, in file order.
     pub fn patches(&self) -> PatchIter<'a> {
-        PatchIter {
-            records: self.patches.as_chunks::<PATCH_RECORD_BYTES>().0.iter(),
+        if self.compact {
+            return PatchIter::Compact(CompactPatches::new(self.patches, self.patch_count));
         }
+        PatchIter::Records(self.patches.as_chunks::<PATCH_RECORD_BYTES>().0.iter())
     }
 
     /// Number of symbols.
@@ -443,23 +461,36 @@ impl<'a> SymbolTable<'a> {
     }
 }
 
-/// Iterator over the patches of a [`ProgramView`].
+/// Iterator over the patches of a [`ProgramView`]: 16-byte records (up to version 4)
+/// or the compact stream (version 5).
 #[derive(Clone, Debug)]
-pub struct PatchIter<'a> {
-    records: core::slice::Iter<'a, [u8; PATCH_RECORD_BYTES]>,
+// the compact decoder keeps one addend per kind (a few hundred bytes, on the stack while
+// a program is placed); without an allocator there is nothing to box it in
+#[allow(clippy::large_enum_variant)]
+pub enum PatchIter<'a> {
+    /// Fixed records.
+    Records(core::slice::Iter<'a, [u8; PATCH_RECORD_BYTES]>),
+    /// The compact section ([`crate::compact`]).
+    Compact(CompactPatches<'a>),
 }
 
 impl Iterator for PatchIter<'_> {
     type Item = Patch;
 
     fn next(&mut self) -> Option<Patch> {
-        // Records were validated by `parse`, so decoding cannot fail here; a record
-        // that somehow did would end the iteration rather than panic.
-        decode_patch(0, self.records.next()?).ok()
+        // Patches were validated by `parse`, so decoding cannot fail here; one that
+        // somehow did would end the iteration rather than panic.
+        match self {
+            PatchIter::Records(records) => decode_patch(0, records.next()?).ok(),
+            PatchIter::Compact(stream) => stream.next()?.ok(),
+        }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.records.size_hint()
+        match self {
+            PatchIter::Records(records) => records.size_hint(),
+            PatchIter::Compact(stream) => stream.size_hint(),
+        }
     }
 }
 

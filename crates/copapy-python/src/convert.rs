@@ -212,6 +212,12 @@ pub fn bits_for(ty: ScalarType, obj: &Bound<'_, PyAny>) -> PyResult<u32> {
             ty.name()
         )));
     };
+    write_bits(ty, n)
+}
+
+/// Bits for writing the exact number `n` into a variable of type `ty` ([`bits_for`]'s
+/// rules; `Target.write_value`'s bulk path converts NumPy elements with it).
+pub fn write_bits(ty: ScalarType, n: Number) -> PyResult<u32> {
     match (ty, n) {
         (ScalarType::Float, n) => Ok(n.float_bits()),
         (_, Number::Float(x)) => Err(PyTypeError::new_err(format!(

@@ -64,6 +64,9 @@ enum Input {
     /// A NumPy array of this element format and shape (any memory layout).
     Array {
         elem: Elem,
+        /// The dtype object when traced, as for `Packed`: read without the buffer
+        /// protocol when an argument has this very dtype object.
+        dtype: Py<PyAny>,
         shape: Vec<usize>,
         slots: Vec<Option<u32>>,
     },
@@ -382,7 +385,37 @@ fn bind(
             }
             Ok(true)
         }
-        Input::Array { elem, shape, slots } => {
+        Input::Array {
+            elem,
+            dtype,
+            shape,
+            slots,
+        } => {
+            // at most PACK_THRESHOLD elements: read into a scratch buffer without the
+            // buffer protocol where NumPy's struct allows, then spread to their slots
+            let mut scratch = [0u8; 4 * PACK_THRESHOLD];
+            let ty = elem.scalar_type();
+            let words = 4 * slots.len();
+            if let Some(out) = scratch.get_mut(..words) {
+                match numpy_buffer::direct(arg, dtype, *elem, shape, Some(out), |n| input_bits(ty, n))? {
+                    Direct::Written => {
+                        if held.as_slice().first().is_some_and(|b| b.is_of(arg)) {
+                            held.next();
+                        }
+                        for (slot, word) in slots.iter().zip(scratch.chunks_exact(4)) {
+                            if let Some(o) = slot {
+                                let o = *o as usize;
+                                data.get_mut(o..o + 4)
+                                    .ok_or_else(outside)?
+                                    .copy_from_slice(word);
+                            }
+                        }
+                        return Ok(true);
+                    }
+                    Direct::OtherShape => return Ok(false),
+                    Direct::Unknown => {}
+                }
+            }
             if !numpy_buffer::is_ndarray(arg) {
                 return Ok(false);
             }
@@ -390,7 +423,6 @@ fn bind(
             if b.elem() != *elem || !b.shape_is(shape) {
                 return Ok(false);
             }
-            let ty = elem.scalar_type();
             let mut slots = slots.iter();
             b.for_each(|n| {
                 if let Some(slot) = slots.next().copied().flatten() {
@@ -524,6 +556,7 @@ fn trace_arg(arg: &Bound<'_, PyAny>, values: &mut Vec<Value>) -> PyResult<(Py<Py
         let slots = vec![None; a.numbers.len()];
         let input = Input::Array {
             elem: a.elem,
+            dtype: arg.getattr(pyo3::intern!(py, "dtype"))?.unbind(),
             shape: a.shape,
             slots,
         };
@@ -769,7 +802,8 @@ fn visit_input(input: &Input, visit: &PyVisit<'_>) -> Result<(), PyTraverseError
     match input {
         Input::Object(obj) | Input::Packed { dtype: obj, .. } => visit.call(obj),
         Input::Seq { items, .. } => items.iter().try_for_each(|i| visit_input(i, visit)),
-        Input::Scalar(..) | Input::Array { .. } => Ok(()),
+        Input::Array { dtype, .. } => visit.call(dtype),
+        Input::Scalar(..) => Ok(()),
     }
 }
 

@@ -26,6 +26,8 @@ use crate::symbols;
 use crate::value::PyValue;
 use crate::walk;
 
+mod bulk;
+
 fn backend(target: &'static TargetSpec) -> PyResult<&'static Backend> {
     target.backend().map_err(PyRuntimeError::new_err)
 }
@@ -648,6 +650,10 @@ impl Target {
         if let Ok(pv) = v.cast::<PyValue>() {
             return borrow_mut(slf)?.plan_one(pv, x);
         }
+        // a program variable by name, also as an element of a list of targets
+        if let Ok(name) = v.cast::<PyString>() {
+            return borrow_mut(slf)?.plan_named(name, x);
+        }
         let _level = walk::enter(v, "Target.write_value")?;
         if let Some(c) = container::describe(v)? {
             return Self::plan_container(slf, v, c.get(), x);
@@ -667,6 +673,15 @@ impl Target {
         // a NumPy array whose elements are not numbers (objects, text, datetimes) is
         // refused as a whole, naming its dtype, before any element is looked at
         crate::convert::check_dtype(x)?;
+        // a 1-D NumPy array into scalar variables (a nested list of them): from its buffer
+        let bulk = borrow(slf)?.bulk_writes(&targets, x);
+        if let Some(writes) = bulk {
+            let mut this = borrow_mut(slf)?;
+            if let Some((_, pending)) = this.pending.as_mut() {
+                pending.extend(writes);
+                return Ok(());
+            }
+        }
         if let Some(kind) = unordered(x) {
             return Err(PyTypeError::new_err(format!(
                 "cannot write a {kind} to {} values: expected a list, tuple or array of numbers",
@@ -916,6 +931,12 @@ impl Target {
     fn read_value(slf: &Bound<'_, Self>, variables: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let v = variables;
         let py = slf.py();
+        // a list or tuple of scalar values or names: one device read (bulk.rs)
+        if let Some(items) = bulk::plain_sequence(v) {
+            if let Some(list) = borrow(slf)?.bulk_read(py, &items) {
+                return list;
+            }
+        }
         if let Ok(pv) = v.cast::<PyValue>() {
             return borrow(slf)?.read_one(py, pv);
         }
@@ -963,6 +984,15 @@ impl Target {
     ) -> PyResult<()> {
         let (v, x) = (variables, data);
         let py = slf.py();
+        // a list or tuple of scalar values or names from a 1-D NumPy array (bulk.rs)
+        if let Some(items) = bulk::plain_sequence(v) {
+            let mut this = borrow_mut(slf)?;
+            if this.pending.is_none() {
+                if let Some(writes) = this.bulk_writes(&items, x) {
+                    return this.apply_writes(py, &writes);
+                }
+            }
+        }
         // called back from Python code inside a write (a data conversion): part of the
         // outer write's plan
         let me = std::thread::current().id();
