@@ -429,6 +429,7 @@ mod tests {
             entry: 0,
             symbols: vec![],
             instructions: None,
+            imports: Vec::new(),
         }
     }
 
@@ -479,6 +480,7 @@ mod tests {
             entry: 2,
             symbols: vec![],
             instructions: None,
+            imports: Vec::new(),
         };
         let mut p = LoadedProgram::load(&program).unwrap();
         p.run();
@@ -562,6 +564,7 @@ mod tests {
             entry: 0,
             symbols: vec![],
             instructions: None,
+            imports: Vec::new(),
         };
         let mut p = LoadedProgram::load(&program).unwrap();
         p.run();
