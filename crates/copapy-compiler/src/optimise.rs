@@ -159,7 +159,10 @@ pub fn build_arena(outputs: &[Value]) -> Arena {
     // imported-function calls first, oldest first: post-order numbering then puts them
     // (and the scheduler emits them) in trace order (`crate::imports`)
     let calls = crate::imports::calls_in_trace_order(outputs);
-    let roots = calls.iter().map(|c| (c, false)).chain(outputs.iter().map(|o| (o, true)));
+    let roots = calls
+        .iter()
+        .map(|c| (c, false))
+        .chain(outputs.iter().map(|o| (o, true)));
     for (out, is_output) in roots {
         stack.push((out, false));
         while let Some((v, expanded)) = stack.pop() {

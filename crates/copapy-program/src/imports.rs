@@ -252,7 +252,9 @@ mod tests {
         for ok in ["f()", "v(ffff)", "b(iiii)", "i(fbfi)", "f(ffffiiib)"] {
             assert!(is_signature(ok.as_bytes()), "{ok}");
         }
-        for bad in ["", "f", "f(", "x()", "f(v)", "f(fffff)", "v(iiiii)", "f(i))", "(f)"] {
+        for bad in [
+            "", "f", "f(", "x()", "f(v)", "f(fffff)", "v(iiiii)", "f(i))", "(f)",
+        ] {
             assert!(!is_signature(bad.as_bytes()), "{bad}");
         }
         for ok in ["adc_read", "_x", "a1"] {
@@ -286,7 +288,10 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(problem(&bytes, 20), ImportProblem::Slot);
-        assert_eq!(problem(&bytes[..bytes.len() - 1], 24), ImportProblem::Length);
+        assert_eq!(
+            problem(&bytes[..bytes.len() - 1], 24),
+            ImportProblem::Length
+        );
         let mut extra = bytes.clone();
         extra.push(0);
         assert_eq!(problem(&extra, 24), ImportProblem::Length);

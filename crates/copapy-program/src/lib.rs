@@ -30,9 +30,9 @@ mod view;
 
 pub use bounds::InstructionBounds;
 pub use error::FormatError;
-pub use imports::{ImportTable, ImportView};
 #[cfg(feature = "alloc")]
 pub use imports::Import;
+pub use imports::{ImportTable, ImportView};
 #[cfg(feature = "alloc")]
 pub use program::{Program, Symbol};
 pub use types::*;

@@ -88,9 +88,12 @@ pub struct HostImports {
     callables: Vec<(Py<PyAny>, String)>,
 }
 
+/// The callables of the program running on a thread, and the first error one raised.
+type Running = (Vec<(Py<PyAny>, String)>, Option<PyErr>);
+
 thread_local! {
     /// The imports of the program running on this thread, and the first error raised.
-    static CURRENT: RefCell<Option<(Vec<(Py<PyAny>, String)>, Option<PyErr>)>> =
+    static CURRENT: RefCell<Option<Running>> =
         const { RefCell::new(None) };
 }
 
@@ -209,7 +212,10 @@ fn call_python(
         let a = match c {
             b'f' => {
                 fi += 1;
-                (floats[fi - 1] as f64).into_pyobject(py)?.into_any().unbind()
+                (floats[fi - 1] as f64)
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind()
             }
             b'b' => {
                 ii += 1;

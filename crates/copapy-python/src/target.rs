@@ -805,7 +805,11 @@ impl Target {
         let (spec, runner, imports) = {
             let this = borrow_mut(slf)?;
             let imports = this.imports.as_ref().map(|d| d.clone_ref(py));
-            (this.spec, this.runner.as_ref().map(|r| r.clone_ref(py)), imports)
+            (
+                this.spec,
+                this.runner.as_ref().map(|r| r.clone_ref(py)),
+                imports,
+            )
         };
         let mut outputs = Vec::new();
         for v in values.iter() {
@@ -838,7 +842,12 @@ impl Target {
             .map_err(|e| PyRuntimeError::new_err(format!("compiled program is invalid: {e}")))?;
         let device = match runner {
             Some(r) => Device::python(py, r, &compiled.program)?,
-            None => make_device_with_imports(py, spec, &compiled.program, imports.as_ref().map(|d| d.bind(py)))?,
+            None => make_device_with_imports(
+                py,
+                spec,
+                &compiled.program,
+                imports.as_ref().map(|d| d.bind(py)),
+            )?,
         };
         let mut vars = FxHashMap::default();
         let mut keep = Vec::with_capacity(outputs.len() + compiled.inputs.len());
