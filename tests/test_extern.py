@@ -191,3 +191,138 @@ def test_program_files_carry_their_imports(tmp_path: Any) -> None:
     bad[-3] ^= 0x20
     with pytest.raises(ValueError, match="checksum"):
         _core.program_imports(bytes(bad))
+
+
+PLUGIN_C = r"""
+#include <stdint.h>
+#include <stddef.h>
+struct copapy_import { const char *name; void *fn; const char *signature; };
+static double x;
+static int32_t reads, writes;
+static float sensor_read(int32_t channel) { reads++; return channel == 3 ? (float)x : -1e30f; }
+static void actuator_write(float u) { writes++; x = x + 0.2 * ((double)u - x); }
+static int32_t calls(void) { return reads * 1000 + writes; }
+static const struct copapy_import table[] = {
+    {"sensor_read", (void *)sensor_read, "f(i)"},
+    {"actuator_write", (void *)actuator_write, "v(f)"},
+    {"plugin_calls", (void *)calls, "i()"},
+};
+const struct copapy_import *copapy_imports(uint32_t *count) { *count = 3; return table; }
+"""
+
+
+def build_plugin(tmp_path: Any) -> str:
+    import subprocess
+
+    src = tmp_path / "plant.c"
+    src.write_text(PLUGIN_C)
+    lib = tmp_path / "libplant.so"
+    subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
+    return str(lib)
+
+
+def test_copapy_run_plugin_serves_the_loop(tmp_path: Any) -> None:
+    import subprocess
+
+    from copapy._remote import own_runner_command
+
+    lib = build_plugin(tmp_path)
+    tg, _ = pid_target("native", Plant())
+    prog = tmp_path / "pid.cpy"
+    tg.save(str(prog))
+    out = subprocess.run([*own_runner_command(), str(prog), "--plugin", lib, "-n", str(STEPS),
+                          "--print", "u"], capture_output=True, text=True, check=True).stdout
+    got = [np.float32(line.split("u=")[1]) for line in out.splitlines()]
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in reference(Plant(), STEPS)]
+    # the plugin's own counter and a built-in, through another program
+    count = cp.extern("plugin_calls", returns=int)
+    t = cp.extern("copapy_time_s", returns=float)
+    tg2 = cp.Target(imports={"plugin_calls": lambda: 0, "copapy_time_s": lambda: 0.0})
+    tg2.compile(count, t, names={"count": count, "t": t})
+    prog2 = tmp_path / "count.cpy"
+    tg2.save(str(prog2))
+    out = subprocess.run([*own_runner_command(), str(prog2), "--plugin", lib, "-n", "2",
+                          "--print", "count,t"], capture_output=True, text=True, check=True).stdout
+    assert "count=0" in out.splitlines()[0]
+    assert float(out.splitlines()[1].split("t=")[1].split()[0]) >= 0.0
+    # a program whose import the runner lacks: refused before anything runs, naming it
+    done = subprocess.run([*own_runner_command(), str(prog)], capture_output=True, text=True)
+    assert done.returncode == 2
+    assert "sensor_read" in done.stderr and "does not provide" in done.stderr
+
+
+FIRMWARE_C = r"""
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "copapy_runner.h"
+
+static uint8_t file_buf[1 << 16];
+static double x;
+static float sensor_read(int32_t channel) { return channel == 3 ? (float)x : -1e30f; }
+static void actuator_write(float u) { x = x + 0.2 * ((double)u - x); }
+static float wrong(float c) { return c; }
+
+int main(int argc, char **argv) {
+    FILE *f = fopen(argv[1], "rb");
+    size_t len = fread(file_buf, 1, sizeof file_buf, f);
+    fclose(f);
+    int mode = argc > 2 ? argv[2][0] - '0' : 0;  /* 0 all, 1 missing actuator, 2 wrong signature */
+    struct copapy_import table[2] = {
+        {"sensor_read", (void *)sensor_read, "f(i)"},
+        {"actuator_write", (void *)actuator_write, "v(f)"},
+    };
+    if (mode == 2) { table[0].fn = (void *)wrong; table[0].signature = "f(f)"; }
+    uint8_t *region = mmap(NULL, 1 << 17, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    struct copapy_program p;
+    memset(&p, 0, sizeof p);
+    const char *bad = NULL;
+    uint32_t bad_len = 0;
+    int32_t r = copapy_load_with_imports(file_buf, len, region, 1 << 16, region + (1 << 16), 1 << 16,
+                                         table, mode == 1 ? 1 : 2, &p, &bad, &bad_len);
+    if (r < 0) {
+        printf("error %d %s: %.*s loaded=%u\n", r, copapy_error_message(r), (int)bad_len, bad, p.loaded);
+        return 1;
+    }
+    mprotect(region, 1 << 16, PROT_READ | PROT_EXEC);
+    uint32_t off;
+    uint8_t dtype;
+    copapy_symbol(&p, "u", 0, &off, &dtype);
+    for (int k = 0; k < 25; k++) {
+        copapy_run(&p);
+        float u;
+        memcpy(&u, p.data + off, 4);
+        printf("%.9g\n", u);
+    }
+    return 0;
+}
+"""
+
+
+def test_firmware_library_with_a_c_import_table(tmp_path: Any) -> None:
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "copapy-firmware"], cwd=root, check=True)
+    gcc = shutil.which("gcc")
+    assert gcc, "gcc is needed to build the C test program"
+    src = tmp_path / "fw.c"
+    src.write_text(FIRMWARE_C)
+    exe = tmp_path / "fw"
+    include = root / "crates" / "copapy-firmware" / "include"
+    lib = root / "target" / "release" / "libcopapy_firmware.a"
+    subprocess.run([gcc, "-O2", "-Wall", "-Werror", f"-I{include}", str(src), str(lib), "-lpthread",
+                    "-ldl", "-lm", "-o", str(exe)], check=True)
+    tg, _ = pid_target("native", Plant())
+    prog = tmp_path / "pid.cpy"
+    tg.save(str(prog))
+    out = subprocess.run([str(exe), str(prog)], capture_output=True, text=True, check=True).stdout
+    got = [np.float32(v) for v in out.split()]
+    assert [g.tobytes() for g in got] == [w.tobytes() for w in reference(Plant(), STEPS)]
+    missing = subprocess.run([str(exe), str(prog), "1"], capture_output=True, text=True)
+    assert missing.returncode == 1
+    assert missing.stdout.startswith("error -20 ") and "actuator_write loaded=0" in missing.stdout
+    other = subprocess.run([str(exe), str(prog), "2"], capture_output=True, text=True)
+    assert other.stdout.startswith("error -21 ") and "sensor_read loaded=0" in other.stdout
