@@ -13,7 +13,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
-from copapy import _targets
+from copapy import _core, _targets
 
 _EMULATED = os.environ.get("COPAPY_TEST_TARGET")
 TARGETS = [_EMULATED] if _EMULATED else _targets.names()
@@ -41,8 +41,10 @@ class Plant:
         return {"sensor_read": self.sensor_read, "actuator_write": self.actuator_write}
 
 
-def pid_target(arch: str, plant: Plant) -> tuple[Any, Any]:
-    tg = cp.Target(arch, imports=plant.imports())
+def pid_target(arch: str, plant: Plant, make: Any = None) -> tuple[Any, Any]:
+    """The PID step; `make` is the Target class (this machine's own, unpatched
+    `_core.Target`, for programs a runner on this machine executes)."""
+    tg = (make or cp.Target)(arch, imports=plant.imports())
     setpoint = cp.value(1.0, name="setpoint")
     integral = cp.value(0.0)
     previous = cp.value(0.0)
@@ -181,8 +183,6 @@ def test_program_files_carry_their_imports(tmp_path: Any) -> None:
     tg, _ = pid_target("native", plant)
     data = tg.program_bytes() if hasattr(tg, "program_bytes") else None
     assert data is not None
-    from copapy import _core
-
     imports = _core.program_imports(data)
     assert [(n, s) for n, s, _ in imports] == [("sensor_read", "f(i)"), ("actuator_write", "v(f)")]
     assert int.from_bytes(data[4:6], "little") == 5
@@ -227,7 +227,7 @@ def test_copapy_run_plugin_serves_the_loop(tmp_path: Any) -> None:
     from copapy._remote import own_runner_command
 
     lib = build_plugin(tmp_path)
-    tg, _ = pid_target("native", Plant())
+    tg, _ = pid_target("native", Plant(), _core.Target)
     prog = tmp_path / "pid.cpy"
     tg.save(str(prog))
     out = subprocess.run([*own_runner_command(), str(prog), "--plugin", lib, "-n", str(STEPS),
@@ -237,7 +237,7 @@ def test_copapy_run_plugin_serves_the_loop(tmp_path: Any) -> None:
     # the plugin's own counter and a built-in, through another program
     count = cp.extern("plugin_calls", returns=int)
     t = cp.extern("copapy_time_s", returns=float)
-    tg2 = cp.Target(imports={"plugin_calls": lambda: 0, "copapy_time_s": lambda: 0.0})
+    tg2 = _core.Target(imports={"plugin_calls": lambda: 0, "copapy_time_s": lambda: 0.0})
     tg2.compile(count, t, names={"count": count, "t": t})
     prog2 = tmp_path / "count.cpy"
     tg2.save(str(prog2))
@@ -315,7 +315,7 @@ def test_firmware_library_with_a_c_import_table(tmp_path: Any) -> None:
     lib = root / "target" / "release" / "libcopapy_firmware.a"
     subprocess.run([gcc, "-O2", "-Wall", "-Werror", f"-I{include}", str(src), str(lib), "-lpthread",
                     "-ldl", "-lm", "-o", str(exe)], check=True)
-    tg, _ = pid_target("native", Plant())
+    tg, _ = pid_target("native", Plant(), _core.Target)
     prog = tmp_path / "pid.cpy"
     tg.save(str(prog))
     out = subprocess.run([str(exe), str(prog)], capture_output=True, text=True, check=True).stdout
