@@ -17,12 +17,12 @@ from ._core import value
 _RETURNS: dict[object, str | None] = {float: "f", int: "i", bool: "b", None: None}
 
 
-@overload
-def extern(name: str, *args: Any, returns: type[bool]) -> value[bool]: ...
-@overload
-def extern(name: str, *args: Any, returns: type[float]) -> value[float]: ...
+# bool results are value[int] (0 or 1) as for comparisons; int before float, whose type
+# also accepts int
 @overload
 def extern(name: str, *args: Any, returns: type[int]) -> value[int]: ...
+@overload
+def extern(name: str, *args: Any, returns: type[float]) -> value[float]: ...
 @overload
 def extern(name: str, *args: Any, returns: Literal[None]) -> value[int]: ...
 def extern(name: str, *args: Any, returns: Any) -> value[Any]:

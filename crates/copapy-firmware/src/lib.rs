@@ -184,16 +184,24 @@ pub struct CopapyImport {
     pub signature: *const c_char,
 }
 
-/// `bytes` of a NUL-terminated string, or empty for NULL or invalid UTF-8.
+/// Whether the NUL-terminated string at `p` (NULL: never) is `bytes`. A byte loop: no
+/// `strlen` (CStr) and no UTF-8 check are linked into the firmware.
 ///
 /// # Safety
 /// `p` must be null or NUL-terminated.
-unsafe fn c_str<'a>(p: *const c_char) -> &'a str {
+unsafe fn c_str_is(p: *const c_char, bytes: &[u8]) -> bool {
     if p.is_null() {
-        return "";
+        return false;
     }
-    // SAFETY: caller's guarantee.
-    unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("")
+    for (k, &b) in bytes.iter().enumerate() {
+        // SAFETY: every byte before the string's NUL is readable, and a byte differing
+        // from `b` (a NUL included, as `bytes` holds none) ends the loop first.
+        if unsafe { *p.add(k) } as u8 != b || b == 0 {
+            return false;
+        }
+    }
+    // SAFETY: as above: the first `bytes.len()` bytes were not NUL.
+    unsafe { *p.add(bytes.len()) == 0 }
 }
 
 /// [`copapy_load`] with the firmware's table of imported functions: each import the
@@ -229,19 +237,16 @@ pub unsafe extern "C" fn copapy_load_with_imports(
         // SAFETY: non-null and valid for `import_count` entries (caller's guarantee).
         unsafe { core::slice::from_raw_parts(imports, import_count) }
     };
-    let resolve = |name: &str, sig: &str| {
+    let resolve = |name: &[u8], sig: &[u8]| {
         // SAFETY: the table's strings are NUL-terminated (caller's guarantee).
-        match table.iter().find(|i| unsafe { c_str(i.name) } == name) {
+        match table.iter().find(|i| unsafe { c_str_is(i.name, name) }) {
             None => copapy_runner::imports::Resolution::Missing,
-            Some(i) => {
-                // SAFETY: as above.
-                let offered = unsafe { c_str(i.signature) };
-                if offered == sig {
-                    copapy_runner::imports::Resolution::Found(i.func as usize as u64)
-                } else {
-                    copapy_runner::imports::Resolution::OtherSignature(offered)
-                }
+            // SAFETY: as above.
+            Some(i) if unsafe { c_str_is(i.signature, sig) } => {
+                copapy_runner::imports::Resolution::Found(i.func as usize as u64)
             }
+            // only the error code reaches C: the table's signature is not needed
+            Some(_) => copapy_runner::imports::Resolution::OtherSignature(b""),
         }
     };
     if file.is_null() || code.is_null() || data.is_null() || out.is_null() {

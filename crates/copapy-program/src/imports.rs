@@ -82,12 +82,25 @@ pub fn is_signature(sig: &[u8]) -> bool {
 /// One import, as read from a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ImportView<'a> {
-    /// The function's name (a C identifier).
-    pub name: &'a str,
-    /// Its signature, e.g. `"f(i)"`.
-    pub signature: &'a str,
+    /// The function's name (a C identifier, so ASCII). Bytes rather than `str`: a
+    /// firmware compares them as bytes and links no UTF-8 validation.
+    pub name: &'a [u8],
+    /// Its signature, e.g. `"f(i)"` (ASCII).
+    pub signature: &'a [u8],
     /// Data offset of its 8-byte entry in the import table.
     pub slot: u32,
+}
+
+impl<'a> ImportView<'a> {
+    /// The name as a `str` (it is ASCII).
+    pub fn name_str(&self) -> &'a str {
+        core::str::from_utf8(self.name).unwrap_or("?")
+    }
+
+    /// The signature as a `str` (it is ASCII).
+    pub fn signature_str(&self) -> &'a str {
+        core::str::from_utf8(self.signature).unwrap_or("?")
+    }
 }
 
 fn bad(index: usize, problem: ImportProblem) -> FormatError {
@@ -119,10 +132,6 @@ fn decode(index: usize, rest: &[u8]) -> Result<(ImportView<'_>, usize), FormatEr
     if !is_signature(signature) {
         return Err(bad(index, ImportProblem::Signature));
     }
-    // both are ASCII, checked above
-    let name = core::str::from_utf8(name).map_err(|_| bad(index, ImportProblem::Name))?;
-    let signature =
-        core::str::from_utf8(signature).map_err(|_| bad(index, ImportProblem::Signature))?;
     let view = ImportView {
         name,
         signature,
@@ -281,7 +290,10 @@ mod tests {
         ];
         let bytes = encode_section(&imports);
         let t = ImportTable::parse(&bytes, 24).unwrap();
-        let got: vec::Vec<_> = t.iter().map(|i| (i.name, i.signature, i.slot)).collect();
+        let got: vec::Vec<_> = t
+            .iter()
+            .map(|i| (i.name_str(), i.signature_str(), i.slot))
+            .collect();
         assert_eq!(got, [("adc", "f(i)", 8), ("pwm", "v(f)", 16)]);
         let problem = |b: &[u8], data: usize| match ImportTable::parse(b, data) {
             Err(FormatError::BadImport { problem, .. }) => problem,

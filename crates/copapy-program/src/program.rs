@@ -327,8 +327,8 @@ impl Program {
                 .imports()
                 .iter()
                 .map(|i| crate::Import {
-                    name: i.name.into(),
-                    signature: i.signature.into(),
+                    name: i.name_str().into(),
+                    signature: i.signature_str().into(),
                     slot: i.slot,
                 })
                 .collect(),

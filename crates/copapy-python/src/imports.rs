@@ -71,7 +71,13 @@ pub fn program_imports(program: &[u8]) -> PyResult<Vec<(String, String, u32)>> {
     Ok(view
         .imports()
         .iter()
-        .map(|i| (i.name.to_string(), i.signature.to_string(), i.slot))
+        .map(|i| {
+            (
+                i.name_str().to_string(),
+                i.signature_str().to_string(),
+                i.slot,
+            )
+        })
         .collect())
 }
 
@@ -140,7 +146,10 @@ impl HostImports {
             .map(|(k, i)| trampoline(k, i.signature.starts_with('f')))
             .collect();
         loaded.set_imports(table, |name, _| {
-            let k = program.imports.iter().position(|i| i.name == name);
+            let k = program
+                .imports
+                .iter()
+                .position(|i| i.name.as_bytes() == name);
             k.map_or(Resolution::Missing, |k| Resolution::Found(addrs[k]))
         });
         Ok(Some(HostImports { callables }))

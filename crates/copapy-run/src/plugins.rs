@@ -173,16 +173,16 @@ pub fn load_plugin(path: &str) -> Result<(), String> {
 }
 
 /// What this runner offers for `name`: the latest plugin's function, else a built-in.
-pub fn resolve(name: &str, signature: &str) -> Resolution<'static> {
+pub fn resolve(name: &[u8], signature: &[u8]) -> Resolution<'static> {
     let plugins = PLUGINS.lock().map(|p| p.clone()).unwrap_or_default();
     let found = plugins
         .into_iter()
         .rev()
         .chain(builtins())
-        .find(|p| p.name == name);
+        .find(|p| p.name.as_bytes() == name);
     match found {
         None => Resolution::Missing,
-        Some(p) if p.signature == signature => Resolution::Found(p.addr),
-        Some(p) => Resolution::OtherSignature(p.signature),
+        Some(p) if p.signature.as_bytes() == signature => Resolution::Found(p.addr),
+        Some(p) => Resolution::OtherSignature(p.signature.as_bytes()),
     }
 }

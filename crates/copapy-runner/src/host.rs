@@ -261,7 +261,7 @@ impl LoadedProgram {
     pub fn set_imports<'s>(
         &mut self,
         table: copapy_program::ImportTable<'_>,
-        mut resolve: impl FnMut(&str, &str) -> crate::imports::Resolution<'s>,
+        mut resolve: impl FnMut(&[u8], &[u8]) -> crate::imports::Resolution<'s>,
     ) {
         crate::imports::write_import_table(table, self.data_mut(), &mut resolve);
         crate::imports::write_import_table(table, &mut self.initial_data, resolve);

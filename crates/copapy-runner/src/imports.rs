@@ -20,7 +20,7 @@ pub enum Resolution<'s> {
     /// The runner has no function of this name.
     Missing,
     /// The runner's function of this name has this other signature.
-    OtherSignature(&'s str),
+    OtherSignature(&'s [u8]),
 }
 
 /// Why a program's imports could not be resolved: the import and what was wrong.
@@ -29,12 +29,12 @@ pub struct ImportError<'a, 's> {
     /// The import the program declares.
     pub import: ImportView<'a>,
     /// The runner's signature for that name, or None if it has no such function.
-    pub offered: Option<&'s str>,
+    pub offered: Option<&'s [u8]>,
 }
 
 impl fmt::Display for ImportError<'_, '_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (name, sig) = (self.import.name, self.import.signature);
+        let (name, sig) = (self.import.name_str(), self.import.signature_str());
         match self.offered {
             None => write!(
                 f,
@@ -45,7 +45,8 @@ impl fmt::Display for ImportError<'_, '_> {
             Some(other) => write!(
                 f,
                 "the program calls import {name} with signature {sig}, but this runner's {name} \
-                 has signature {other}: rebuild one of them so the signatures match"
+                 has signature {}: rebuild one of them so the signatures match",
+                core::str::from_utf8(other).unwrap_or("?")
             ),
         }
     }
@@ -55,7 +56,7 @@ impl fmt::Display for ImportError<'_, '_> {
 /// is returned. Call it before writing anything, so a refused program changes nothing.
 pub fn check_imports<'a, 's>(
     table: ImportTable<'a>,
-    mut resolve: impl FnMut(&str, &str) -> Resolution<'s>,
+    mut resolve: impl FnMut(&[u8], &[u8]) -> Resolution<'s>,
 ) -> Result<(), ImportError<'a, 's>> {
     for import in table.iter() {
         match resolve(import.name, import.signature) {
@@ -83,7 +84,7 @@ pub fn check_imports<'a, 's>(
 pub fn write_import_table<'s>(
     table: ImportTable<'_>,
     data: &mut [u8],
-    mut resolve: impl FnMut(&str, &str) -> Resolution<'s>,
+    mut resolve: impl FnMut(&[u8], &[u8]) -> Resolution<'s>,
 ) {
     for import in table.iter() {
         if let Resolution::Found(addr) = resolve(import.name, import.signature) {
