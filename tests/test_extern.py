@@ -14,6 +14,8 @@ import copapy as cp
 import numpy as np
 import pytest
 from copapy import _core, _targets
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 _EMULATED = os.environ.get("COPAPY_TEST_TARGET")
 TARGETS = [_EMULATED] if _EMULATED else _targets.names()
@@ -326,3 +328,48 @@ def test_firmware_library_with_a_c_import_table(tmp_path: Any) -> None:
     assert missing.stdout.startswith("error -20 ") and "actuator_write loaded=0" in missing.stdout
     other = subprocess.run([str(exe), str(prog), "2"], capture_output=True, text=True)
     assert other.stdout.startswith("error -21 ") and "sensor_read loaded=0" in other.stdout
+
+
+_ARG = st.one_of(
+    st.tuples(st.just("f"), st.floats(-1e6, 1e6, width=32)),
+    st.tuples(st.just("i"), st.integers(-(2**31), 2**31 - 1)),
+    st.tuples(st.just("b"), st.booleans()),
+)
+
+
+@settings(max_examples=8 if _EMULATED else 40, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.lists(_ARG, max_size=8), st.sampled_from(["f", "i", "b", "v"])),
+                min_size=1, max_size=4))
+def test_every_signature_passes_its_arguments_and_result(calls: list[Any]) -> None:
+    """Random calls (any mix of at most 4 float and 4 int/bool arguments, as variables, any
+    result): each callable sees exactly its arguments, in order, and its result comes back."""
+    log: list[tuple[int, tuple[Any, ...]]] = []
+    imports: dict[str, Any] = {}
+    outputs: list[Any] = []
+    expected_log: list[tuple[int, tuple[Any, ...]]] = []
+    expected_out: list[Any] = []
+    for k, (args, ret) in enumerate(calls):
+        kept, count = [], {"f": 0, "ib": 0}
+        for a in args:  # at most 4 of each class, in the drawn order
+            cls = "f" if a[0] == "f" else "ib"
+            if count[cls] < 4:
+                count[cls] += 1
+                kept.append(a)
+        args = kept
+        result = {"f": 2.5 + k, "i": -7 - k, "b": True, "v": None}[ret]
+
+        def f(*xs: Any, _k: int = k, _r: Any = result) -> Any:
+            log.append((_k, xs))
+            return _r
+        imports[f"fn{k}"] = f
+        traced = [cp.value(float(v)) if t == "f" else cp.value(bool(v)) if t == "b" else cp.value(int(v))
+                  for t, v in args]
+        returns = {"f": float, "i": int, "b": bool, "v": None}[ret]
+        outputs.append(cp.extern(f"fn{k}", *traced, returns=returns))
+        expected_log.append((k, tuple(float(np.float32(v)) if t == "f" else v for t, v in args)))
+        expected_out.append(0 if ret == "v" else result)
+    tg = cp.Target(imports=imports)
+    tg.compile(*outputs)
+    tg.run()
+    assert log == expected_log
+    assert [tg.read_value(o) for o in outputs] == expected_out
