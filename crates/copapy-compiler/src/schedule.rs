@@ -415,22 +415,7 @@ impl Scheduler<'_> {
                     if self.slot[e as usize] == at {
                         continue; // an input placed here before scheduling
                     }
-                    let class = Class::of(arena.nodes[e as usize].ty);
-                    if let Kind::Const(bits) = arena.nodes[e as usize].kind {
-                        self.data[at as usize..at as usize + 4]
-                            .copy_from_slice(&bits.to_le_bytes());
-                        continue;
-                    }
-                    let r = match self.place(class, e) {
-                        Place::R0 => 0,
-                        Place::R1 => 1,
-                        Place::Mem => match self.load(class, e)? {
-                            Place::R0 => 0,
-                            _ => 1,
-                        },
-                    };
-                    let store = self.table.store(class, r)?;
-                    self.emit(store, Some(at));
+                    self.store_scalar_at(e, at)?;
                 }
             }
             op => {
@@ -562,6 +547,27 @@ impl Scheduler<'_> {
         Ok(())
     }
 
+    /// Puts scalar `e` into the slot at `at`: a constant into the initial data image,
+    /// anything else stored from its register (loaded first if it is only in memory).
+    fn store_scalar_at(&mut self, e: NodeId, at: u32) -> Result<(), MissingStencil> {
+        let class = Class::of(self.arena.nodes[e as usize].ty);
+        if let Kind::Const(bits) = self.arena.nodes[e as usize].kind {
+            self.data[at as usize..at as usize + 4].copy_from_slice(&bits.to_le_bytes());
+            return Ok(());
+        }
+        let r = match self.place(class, e) {
+            Place::R0 => 0,
+            Place::R1 => 1,
+            Place::Mem => match self.load(class, e)? {
+                Place::R0 => 0,
+                _ => 1,
+            },
+        };
+        let store = self.table.store(class, r)?;
+        self.emit(store, Some(at));
+        Ok(())
+    }
+
     /// A call of an imported function: its arguments are stored into a fresh argument
     /// block (4 float slots, then 4 int slots: `stencils/gen_calls.py`), its import gets
     /// an 8-byte table entry (one per name), the result a slot of its own. The call
@@ -585,20 +591,7 @@ impl Scheduler<'_> {
             let at = block + 4 * (*k + if class == Class::Int { 4 } else { 0 });
             *k += 1;
             self.uses[e as usize] -= 1;
-            if let Kind::Const(bits) = arena.nodes[e as usize].kind {
-                self.data[at as usize..at as usize + 4].copy_from_slice(&bits.to_le_bytes());
-                continue;
-            }
-            let r = match self.place(class, e) {
-                Place::R0 => 0,
-                Place::R1 => 1,
-                Place::Mem => match self.load(class, e)? {
-                    Place::R0 => 0,
-                    _ => 1,
-                },
-            };
-            let store = self.table.store(class, r)?;
-            self.emit(store, Some(at));
+            self.store_scalar_at(e, at)?;
         }
         let entry = match self.imports.iter().find(|i| i.name == *name) {
             Some(i) => i.slot,

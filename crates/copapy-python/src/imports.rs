@@ -264,30 +264,24 @@ macro_rules! trampolines {
 }
 trampolines!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31);
 
-#[allow(clippy::too_many_arguments)]
-extern "C" fn float_trampoline<const K: usize>(
-    f0: f32,
-    f1: f32,
-    f2: f32,
-    f3: f32,
-    i0: i32,
-    i1: i32,
-    i2: i32,
-    i3: i32,
-) -> f32 {
-    f32::from_bits(call_import(K, [f0, f1, f2, f3], [i0, i1, i2, i3]))
+/// One trampoline kind: the call stencils' eight argument registers in, the callable's
+/// result bits out as `$ret`.
+macro_rules! trampoline_kind {
+    ($name:ident, $ret:ty, $from_bits:expr) => {
+        #[allow(clippy::too_many_arguments)]
+        extern "C" fn $name<const K: usize>(
+            f0: f32,
+            f1: f32,
+            f2: f32,
+            f3: f32,
+            i0: i32,
+            i1: i32,
+            i2: i32,
+            i3: i32,
+        ) -> $ret {
+            $from_bits(call_import(K, [f0, f1, f2, f3], [i0, i1, i2, i3]))
+        }
+    };
 }
-
-#[allow(clippy::too_many_arguments)]
-extern "C" fn int_trampoline<const K: usize>(
-    f0: f32,
-    f1: f32,
-    f2: f32,
-    f3: f32,
-    i0: i32,
-    i1: i32,
-    i2: i32,
-    i3: i32,
-) -> i32 {
-    call_import(K, [f0, f1, f2, f3], [i0, i1, i2, i3]) as i32
-}
+trampoline_kind!(float_trampoline, f32, f32::from_bits);
+trampoline_kind!(int_trampoline, i32, |bits: u32| bits as i32);
