@@ -8,6 +8,7 @@ pass runs all of them)."""
 from __future__ import annotations
 
 import os
+import zlib
 from typing import Any
 
 import copapy as cp
@@ -193,6 +194,18 @@ def test_program_files_carry_their_imports(tmp_path: Any) -> None:
     bad[-3] ^= 0x20
     with pytest.raises(ValueError, match="checksum"):
         _core.program_imports(bytes(bad))
+    # the same damage with a valid checksum: the record itself is refused, saying which
+    at = data.rindex(b"sensor_read")
+    for offset, byte, problem in ((0, ord("1"), "import 0 has a name that is not a C identifier"),
+                                  (len("sensor_read"), ord("q"), "import 0 has a malformed signature")):
+        bad = bytearray(data)
+        bad[at + offset] = byte
+        crc = zlib.crc32(bytes(bad[:40]) + bytes(bad[44:]))
+        bad[40:44] = crc.to_bytes(4, "little")
+        with pytest.raises(ValueError, match=problem):
+            _core.program_imports(bytes(bad))
+        with pytest.raises(Exception, match=problem):
+            cp.loads(bytes(bad))
 
 
 PLUGIN_C = r"""
@@ -373,3 +386,17 @@ def test_every_signature_passes_its_arguments_and_result(calls: list[Any]) -> No
     tg.run()
     assert log == expected_log
     assert [tg.read_value(o) for o in outputs] == expected_out
+
+
+def test_a_saved_program_with_imports_loads_with_them() -> None:
+    plant = Plant()
+    tg, _ = pid_target("native", plant)
+    again_plant = Plant()
+    again = cp.loads(tg.program_bytes(), imports=again_plant.imports())
+    for _ in range(3):
+        tg.run()
+        again.run()
+    assert again.read_value("u") == tg.read_value("u")
+    assert again_plant.log == plant.log
+    with pytest.raises(RuntimeError, match="sensor_read"):
+        cp.loads(tg.program_bytes())

@@ -1081,11 +1081,12 @@ impl Target {
     /// A target running the program file `data` (what `cp.load` calls): in this
     /// process, or on `runner` (a device object) if given.
     #[staticmethod]
-    #[pyo3(signature = (data, runner = None))]
+    #[pyo3(signature = (data, runner = None, imports = None))]
     fn _from_program_bytes(
         py: Python<'_>,
         data: &[u8],
         runner: Option<Py<PyAny>>,
+        imports: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<Target> {
         let program = Program::decode(data)
             .map_err(|e| PyValueError::new_err(format!("not a valid program file: {e}")))?;
@@ -1121,12 +1122,12 @@ impl Target {
         })?;
         let device = match &runner {
             Some(r) => Device::python(py, r.clone_ref(py), &program)?,
-            None => make_device(py, spec, &program)?,
+            None => make_device_with_imports(py, spec, &program, imports)?,
         };
         Ok(Target {
             spec,
             runner,
-            imports: None,
+            imports: imports.map(|d| d.copy()).transpose()?.map(Bound::unbind),
             loaded: Some(Loaded {
                 device,
                 by_name: index_symbols(&program.symbols),
