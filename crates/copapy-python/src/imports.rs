@@ -91,11 +91,16 @@ pub fn missing(name: &str, signature: &str) -> PyErr {
 
 /// The callables of a loaded host program, in the order of its import section.
 pub struct HostImports {
-    callables: Vec<(Py<PyAny>, String)>,
+    callables: Callables,
+    /// The data memory before the current run (kept to restore it if a callable raises;
+    /// reused, so a run allocates nothing).
+    snapshot: Vec<u8>,
 }
 
+/// Each import's callable and signature, shared with the thread running the program.
+type Callables = std::sync::Arc<Vec<(Py<PyAny>, String)>>;
 /// The callables of the program running on a thread, and the first error one raised.
-type Running = (Vec<(Py<PyAny>, String)>, Option<PyErr>);
+type Running = (Callables, Option<PyErr>);
 
 thread_local! {
     /// The imports of the program running on this thread, and the first error raised.
@@ -152,25 +157,25 @@ impl HostImports {
                 .position(|i| i.name.as_bytes() == name);
             k.map_or(Resolution::Missing, |k| Resolution::Found(addrs[k]))
         });
-        Ok(Some(HostImports { callables }))
+        Ok(Some(HostImports {
+            callables: std::sync::Arc::new(callables),
+            snapshot: Vec::new(),
+        }))
     }
 
     /// Runs `loaded` once with these callables; if one raised, restores the data memory
     /// to what it was before the run and returns that exception.
-    pub fn run(&self, py: Python<'_>, loaded: &mut LoadedProgram) -> PyResult<()> {
-        let before = loaded.data().to_vec();
-        let callables = self
-            .callables
-            .iter()
-            .map(|(f, s)| (f.clone_ref(py), s.clone()))
-            .collect();
-        CURRENT.with(|c| *c.borrow_mut() = Some((callables, None)));
+    pub fn run(&mut self, py: Python<'_>, loaded: &mut LoadedProgram) -> PyResult<()> {
+        let _ = py; // the GIL is held: the trampolines call into Python on this thread
+        self.snapshot.clear();
+        self.snapshot.extend_from_slice(loaded.data());
+        CURRENT.with(|c| *c.borrow_mut() = Some((self.callables.clone(), None)));
         loaded.run();
         let error = CURRENT.with(|c| c.borrow_mut().take()).and_then(|(_, e)| e);
         match error {
             None => Ok(()),
             Some(e) => {
-                loaded.data_mut().copy_from_slice(&before);
+                loaded.data_mut().copy_from_slice(&self.snapshot);
                 Err(e)
             }
         }
@@ -181,18 +186,15 @@ impl HostImports {
 /// bit pattern (0 after an error).
 fn call_import(k: usize, floats: [f32; 4], ints: [i32; 4]) -> u32 {
     Python::attach(|py| {
-        let entry = CURRENT.with(|c| {
-            let c = c.borrow();
-            let (list, error) = c.as_ref()?;
-            if error.is_some() {
-                return None; // an earlier call raised: the run's result is discarded
-            }
-            list.get(k).map(|(f, s)| (f.clone_ref(py), s.clone()))
+        let list = CURRENT.with(|c| match c.borrow().as_ref() {
+            // an earlier call raised: the run's result is discarded
+            Some((list, None)) => Some(list.clone()),
+            _ => None,
         });
-        let Some((f, sig)) = entry else {
+        let Some((f, sig)) = list.as_ref().and_then(|l| l.get(k)) else {
             return 0;
         };
-        match call_python(py, &f, &sig, floats, ints) {
+        match call_python(py, f, sig, floats, ints) {
             Ok(bits) => bits,
             Err(e) => {
                 CURRENT.with(|c| {
