@@ -400,3 +400,21 @@ def test_a_saved_program_with_imports_loads_with_them() -> None:
     assert again_plant.log == plant.log
     with pytest.raises(RuntimeError, match="sensor_read"):
         cp.loads(tg.program_bytes())
+
+
+def test_a_callable_returning_no_number_stops_the_run_unchanged() -> None:
+    answers: list[Any] = [1.5, "not a number", 2.0]
+    tg = cp.Target(imports={"sensor": lambda: answers.pop(0)})
+    acc = cp.value(0.0)
+    tg.compile(acc, updates={acc: acc + cp.extern("sensor", returns=float)})
+    tg.run()
+    with pytest.raises((TypeError, ValueError)):
+        tg.run()
+    assert tg.read_value(acc) == 1.5
+    tg.run()
+    assert tg.read_value(acc) == 3.5
+
+
+def test_imports_are_not_for_remote_runners() -> None:
+    with pytest.raises(ValueError, match="plugin"):
+        _core.Target(runner="process", imports={"f": lambda: 0.0})

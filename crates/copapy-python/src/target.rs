@@ -776,6 +776,12 @@ impl Target {
         imports: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<Self> {
         let _ = optimization; // one optimisation level exists; accepted for Copapy compatibility
+        if runner.is_some() && imports.is_some() {
+            return Err(PyValueError::new_err(
+                "imports= serves programs run here or in the emulator; a runner resolves a \
+                 program's imports itself (copapy-run --plugin, the firmware's import table)",
+            ));
+        }
         let (spec, runner) = resolve_placement(py, arch, runner)?;
         Ok(Target {
             spec,
