@@ -1084,6 +1084,18 @@ impl Target {
             .collect())
     }
 
+    /// The imported functions the compiled program calls (`cp.extern`): `(name,
+    /// signature)` in file order, the C signature every runner must offer for each.
+    fn imports(&self) -> PyResult<Vec<(String, String)>> {
+        Ok(self
+            .loaded()?
+            .program
+            .imports
+            .iter()
+            .map(|i| (i.name.clone(), i.signature.clone()))
+            .collect())
+    }
+
     /// A target running the program file `data` (what `cp.load` calls): in this
     /// process, or on `runner` (a device object) if given.
     #[staticmethod]
