@@ -419,3 +419,22 @@ def test_a_callable_returning_no_number_stops_the_run_unchanged() -> None:
 def test_imports_are_not_for_remote_runners() -> None:
     with pytest.raises(ValueError, match="plugin"):
         _core.Target(runner="process", imports={"f": lambda: 0.0})
+
+
+def test_jit_functions_call_imports() -> None:
+    seen: list[float] = []
+
+    def gain() -> float:
+        return 3.0
+
+    def log(x: float) -> None:
+        seen.append(x)
+
+    @cp.jit(imports={"gain": gain, "log": log})
+    def scaled(x: Any) -> Any:
+        y = x * cp.extern("gain", returns=float)
+        return y, cp.extern("log", y, returns=None)
+
+    assert scaled(2.0)[0] == 6.0
+    assert scaled(0.5)[0] == 1.5
+    assert seen == [6.0, 1.5]

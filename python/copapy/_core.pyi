@@ -276,7 +276,12 @@ class jit_function:
     """A function compiled per argument signature (see ``copapy.jit``)."""
 
     def __init__(
-        self, func: Any, cache_size: int = 64, arch: str = "native", runner: str | None = None
+        self,
+        func: Any,
+        cache_size: int = 64,
+        arch: str = "native",
+        runner: str | None = None,
+        imports: dict[str, Callable[..., Any]] | None = None,
     ) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
     def __get__(self, instance: Any, owner: Any = None, /) -> Any: ...

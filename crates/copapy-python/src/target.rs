@@ -70,15 +70,7 @@ pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled,
 
 /// The device that runs programs for `target`: host memory for the host's own
 /// target, the emulator (`copapy._emulator`) for any other.
-pub(crate) fn make_device(
-    py: Python<'_>,
-    target: &'static TargetSpec,
-    program: &Program,
-) -> PyResult<Device> {
-    make_device_with_imports(py, target, program, None)
-}
-
-/// [`make_device`] with the Python callables that serve the program's imports.
+/// `imports`: the Python callables that serve the program's imports (`cp.extern`).
 pub(crate) fn make_device_with_imports(
     py: Python<'_>,
     target: &'static TargetSpec,
