@@ -1003,7 +1003,8 @@ impl JitFunction {
             } else {
                 None
             };
-            if imports.is_none() && spec.is_some_and(|s| Some(s.arch) == copapy_program::Arch::host())
+            if imports.is_none()
+                && spec.is_some_and(|s| Some(s.arch) == copapy_program::Arch::host())
             {
                 Placement::Host
             } else {
