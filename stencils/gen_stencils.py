@@ -27,6 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_arrays  # noqa: E402
+import gen_calls  # noqa: E402
 import gen_windows  # noqa: E402
 import optable  # noqa: E402
 
@@ -108,6 +109,8 @@ def generate():
         "    }\n"
         "    __attribute__((musttail)) return cp_head(a, b, i, j);\n"
         "}\n")
+    # calls of imported functions (cp.extern) through the import table
+    yield from gen_calls.generate()
     # the end of every chain: a plain return to the caller
     yield "st_return", f"void st_return{SIG} {{\n}}\n"
 

@@ -24,6 +24,7 @@ from ._autograd import grad
 from ._casts import cast, to_bool, to_bytes, to_float, to_int
 from ._constructors import arange, concat, diagonal, eye, identity, ones, zeros
 from ._core import Container, Target, value
+from ._extern import extern
 from ._interp import interp, lerp, ravel
 from ._jit import jit
 from ._linalg import det, inv, solve
@@ -105,6 +106,7 @@ __all__ = [
     "distance",
     "dot",
     "exp",
+    "extern",
     "eye",
     "filters",
     "fori_loop",

@@ -107,7 +107,13 @@ class Target:
     """Compiles values to machine code for a target (this machine by default, or any of
     copapy's architectures, run in the emulator), runs it, reads and writes its data."""
 
-    def __init__(self, arch: str = "native", optimization: str = "O3", runner: Any = None) -> None: ...
+    def __init__(
+        self,
+        arch: str = "native",
+        optimization: str = "O3",
+        runner: Any = None,
+        imports: dict[str, Callable[..., Any]] | None = None,
+    ) -> None: ...
     def compile(
         self,
         *values: _Compilable,
@@ -133,6 +139,7 @@ class Target:
         data: _Num | Iterable[Any],
     ) -> None: ...
     def stats(self) -> tuple[int, int, int]: ...
+    def imports(self) -> list[tuple[str, str]]: ...
     def max_instructions(self) -> int:
         """The most instructions one run executes on this target (docs/determinism.md);
         a program read from a file answers from the bounds the file records."""
@@ -146,7 +153,9 @@ class Target:
     def save(self, path: str | os.PathLike[str], *, initial: bool = False) -> None: ...
     def variables(self) -> list[tuple[str, str, str, list[int]]]: ...
     @staticmethod
-    def _from_program_bytes(data: bytes, runner: Any = None) -> Target: ...
+    def _from_program_bytes(
+        data: bytes, runner: Any = None, imports: dict[str, Callable[..., Any]] | None = None
+    ) -> Target: ...
 
 @final
 class ArrayNode:
@@ -247,6 +256,8 @@ def place_program(
     program: bytes, code_addr: int, data_addr: int, target: str
 ) -> tuple[bytes, bytes, int]: ...
 def run_cli(args: list[str]) -> int: ...
+def extern_call(name: str, args: list[Any], returns: str | None) -> value[Any]: ...
+def program_imports(program: bytes) -> list[tuple[str, str, int]]: ...
 def runner_version() -> str: ...
 def targets() -> list[
     tuple[str, list[str], str, list[str], str, tuple[str, str] | None, str | None]
@@ -276,7 +287,12 @@ class jit_function:
     """A function compiled per argument signature (see ``copapy.jit``)."""
 
     def __init__(
-        self, func: Any, cache_size: int = 64, arch: str = "native", runner: str | None = None
+        self,
+        func: Any,
+        cache_size: int = 64,
+        arch: str = "native",
+        runner: str | None = None,
+        imports: dict[str, Callable[..., Any]] | None = None,
     ) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
     def __get__(self, instance: Any, owner: Any = None, /) -> Any: ...

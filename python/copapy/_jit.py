@@ -20,6 +20,7 @@ def jit(
     cache_size: int = DEFAULT_CACHE_SIZE,
     arch: str = "native",
     runner: str | None = None,
+    imports: dict[str, Callable[..., object]] | None = None,
 ) -> Callable[P, R]: ...
 @overload
 def jit(
@@ -28,6 +29,7 @@ def jit(
     cache_size: int = DEFAULT_CACHE_SIZE,
     arch: str = "native",
     runner: str | None = None,
+    imports: dict[str, Callable[..., object]] | None = None,
 ) -> Callable[[Callable[P, R]], Callable[P, R]]: ...
 def jit(
     func: Callable[P, R] | None = None,
@@ -35,6 +37,7 @@ def jit(
     cache_size: int = DEFAULT_CACHE_SIZE,
     arch: str = "native",
     runner: str | None = None,
+    imports: dict[str, Callable[..., object]] | None = None,
 ) -> Callable[P, R] | Callable[[Callable[P, R]], Callable[P, R]]:
     """Compiles ``func`` to native code on its first call and calls that code afterwards.
 
@@ -64,7 +67,9 @@ def jit(
     compiles for that target and runs in the emulator, ``@cp.jit(runner="tcp://HOST:PORT")``
     (or ``"process"``) on a ``copapy-run``; each specialisation gets its own device or
     connection, and a call writes the arguments, runs and reads the result in one round
-    trip each.
+    trip each. ``imports`` serves the imported functions the function calls
+    (``cp.extern``) with Python callables, as ``cp.Target(imports=...)`` does (through the
+    device path: a call copies the data memory in and out).
 
     Example::
 
@@ -76,7 +81,7 @@ def jit(
     """
 
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
-        compiled = _core.jit_function(fn, cache_size, arch, runner)
+        compiled = _core.jit_function(fn, cache_size, arch, runner, imports)
         functools.update_wrapper(compiled, fn)
         return compiled
 

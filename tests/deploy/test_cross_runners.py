@@ -258,3 +258,27 @@ def test_a_runner_refuses_other_instruction_sets(target: str, tmp_path: Path) ->
     assert f"program is for {_targets.find(other).arch} but this runner is {this_arch}" in run.stderr
     with pytest.raises(ValueError, match=f"cannot run {other} programs: it executes {this_arch} code"):
         cp.Target(other, runner=command(target))
+
+
+@pytest.mark.parametrize("target", board_ids())
+def test_builtin_imports_on_each_board(target: str, tmp_path: Path) -> None:
+    """The runner's built-in imports resolve on every board, calls run in trace order
+    (the second clock read is never before the first), and a program importing what the
+    runner lacks is refused naming the import."""
+    first = cp.extern("copapy_time_us", returns=int)
+    cycles = cp.extern("copapy_cycles", returns=int)
+    second = cp.extern("copapy_time_us", returns=int)
+    tg = cp.Target(target, imports={"copapy_time_us": lambda: 0, "copapy_cycles": lambda: 0})
+    tg.compile(second - first, cycles, names={"dt": second - first, "cycles": cycles})
+    prog = tmp_path / "clock.cpy"
+    tg.save(str(prog))
+    out = subprocess.run([*command(target), str(prog), "-n", "3", "--print", "dt"],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    steps = [int(line.split("dt=")[1]) for line in out.splitlines()]
+    assert len(steps) == 3 and all(d >= 0 for d in steps), out
+    lacking = cp.Target(target, imports={"board_adc": lambda: 0.0})
+    lacking.compile(cp.extern("board_adc", returns=float))
+    prog2 = tmp_path / "adc.cpy"
+    lacking.save(str(prog2))
+    done = subprocess.run([*command(target), str(prog2)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "board_adc" in done.stderr, done.stderr

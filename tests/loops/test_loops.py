@@ -423,3 +423,25 @@ def test_gradient_through_stacked_outputs_and_array_carries() -> None:
     np.testing.assert_allclose(looped, unrolled, rtol=2e-5, atol=1e-7)
     # d/dw of sum(c) after 5 trips of c = c w + 1 from (1, 2), in float64: 7.4375
     assert looped[-1] == pytest.approx(7.4375, rel=1e-6)
+
+
+def test_an_imported_call_inside_a_loop_body_is_refused_and_one_before_it_runs_once() -> None:
+    def body(i: Any, x: Any) -> Any:
+        return x + cp.extern("sensor", returns=float)
+
+    with pytest.raises(ValueError, match="imported function"):
+        cp.fori_loop(0, 4, body, cp.value(0.0))
+
+    calls: list[float] = []
+
+    def sensor() -> float:
+        calls.append(1.0)
+        return 0.5
+
+    s = cp.extern("sensor", returns=float)
+    out = cp.fori_loop(0, 4, lambda i, x: x + s, cp.value(1.0))
+    tg = cp.Target(imports={"sensor": sensor})
+    tg.compile(out)
+    tg.run()
+    assert calls == [1.0]
+    assert tg.read_value(out) == float(np.float32(1.0) + np.float32(0.5) * 4)

@@ -371,6 +371,16 @@ pub fn make_loop(
         copier.visit(n, &follow, &mut |o| captures.capture(o));
         body_nexts.push(copier.result(n, &mut |o| captures.capture(o)));
     }
+    // a call traced in the body but not reading a carry would otherwise be captured as
+    // loop-invariant and run once instead of once per trip
+    if calls_inside(&body_nexts, first_seq) || calls_inside(&captures.outer, first_seq) {
+        return Err(error(
+            "the loop body calls an imported function (cp.extern): calls inside a compiled \
+             loop are not supported yet; call it before or after the loop, or unroll the \
+             loop (unroll=True)"
+                .to_string(),
+        ));
+    }
     let mut operands = inits.to_vec();
     operands.extend(captures.outer);
     let node = Arc::new(LoopNode {
@@ -385,6 +395,25 @@ pub fn make_loop(
     Ok((0..carries.len() as u32)
         .map(|k| Value::new(carries[k as usize].ty(), NodeKind::Loop(node.clone(), k)))
         .collect())
+}
+
+/// Whether the graph below `roots`, among the nodes traced since `first_seq` (the
+/// body's), calls an imported function.
+fn calls_inside(roots: &[Value], first_seq: u64) -> bool {
+    let mut seen: FxHashSet<usize> = FxHashSet::default();
+    let mut stack: Vec<&Value> = roots.iter().collect();
+    while let Some(v) = stack.pop() {
+        if v.seq() < first_seq || !seen.insert(v.id()) {
+            continue;
+        }
+        if let NodeKind::Array(n) = v.kind() {
+            if matches!(n.op, crate::graph::ArrayOp::Call { .. }) {
+                return true;
+            }
+        }
+        stack.extend(v.operands());
+    }
+    false
 }
 
 impl Scheduler<'_> {

@@ -39,6 +39,8 @@ pub struct Schedule {
     pub slot: Vec<u32>,
     /// The loops among the steps, inner ones included ([`crate::loops`]).
     pub loops: Vec<crate::loops::LoopSpan>,
+    /// The imported functions the program calls, with their table entries.
+    pub imports: Vec<crate::imports::ImportSlot>,
 }
 
 pub(crate) const NO_SLOT: u32 = u32::MAX;
@@ -78,6 +80,8 @@ pub(crate) struct Scheduler<'a> {
     /// Computed nodes whose slot, once they need one, is the given one (a loop body's
     /// next carries that can be updated in place).
     pub(crate) in_place: FxHashMap<NodeId, u32>,
+    /// Imports called so far, each with its import-table entry.
+    pub(crate) imports: Vec<crate::imports::ImportSlot>,
 }
 
 impl Scheduler<'_> {
@@ -383,6 +387,12 @@ impl Scheduler<'_> {
         if self.fused[n as usize] {
             return Ok(()); // computed by the dot product that reads it
         }
+        if let ArrayOp::Call { name, signature } = &node.op {
+            return self.schedule_call(n, &entry.args, name, signature);
+        }
+        if let ArrayOp::Call { name, signature } = &node.op {
+            return self.schedule_call(n, &entry.args, name, signature);
+        }
         if node.op != ArrayOp::Pack {
             // a gather reads its elements one by one (below): the ones still to come
             // must keep their uses, or loading one could evict another unsaved
@@ -428,22 +438,7 @@ impl Scheduler<'_> {
                     if self.slot[e as usize] == at {
                         continue; // an input placed here before scheduling
                     }
-                    let class = Class::of(arena.nodes[e as usize].ty);
-                    if let Kind::Const(bits) = arena.nodes[e as usize].kind {
-                        self.data[at as usize..at as usize + 4]
-                            .copy_from_slice(&bits.to_le_bytes());
-                        continue;
-                    }
-                    let r = match self.place(class, e) {
-                        Place::R0 => 0,
-                        Place::R1 => 1,
-                        Place::Mem => match self.load(class, e)? {
-                            Place::R0 => 0,
-                            _ => 1,
-                        },
-                    };
-                    let store = self.table.store(class, r)?;
-                    self.emit(store, Some(at));
+                    self.store_scalar_at(e, at)?;
                 }
             }
             op => {
@@ -569,6 +564,77 @@ impl Scheduler<'_> {
         for &a in producer.args.iter().chain([&y]) {
             self.release(a);
         }
+        Ok(())
+    }
+
+    /// Puts scalar `e` into the slot at `at`: a constant into the initial data image,
+    /// anything else stored from its register (loaded first if it is only in memory).
+    fn store_scalar_at(&mut self, e: NodeId, at: u32) -> Result<(), MissingStencil> {
+        let class = Class::of(self.arena.nodes[e as usize].ty);
+        if let Kind::Const(bits) = self.arena.nodes[e as usize].kind {
+            self.data[at as usize..at as usize + 4].copy_from_slice(&bits.to_le_bytes());
+            return Ok(());
+        }
+        let r = match self.place(class, e) {
+            Place::R0 => 0,
+            Place::R1 => 1,
+            Place::Mem => match self.load(class, e)? {
+                Place::R0 => 0,
+                _ => 1,
+            },
+        };
+        let store = self.table.store(class, r)?;
+        self.emit(store, Some(at));
+        Ok(())
+    }
+
+    /// A call of an imported function: its arguments are stored into a fresh argument
+    /// block (4 float slots, then 4 int slots: `stencils/gen_calls.py`), its import gets
+    /// an 8-byte table entry (one per name), the result a slot of its own. The call
+    /// stencil keeps the registers, so nothing else moves.
+    fn schedule_call(
+        &mut self,
+        n: NodeId,
+        args: &[NodeId],
+        name: &std::sync::Arc<str>,
+        signature: &std::sync::Arc<str>,
+    ) -> Result<(), MissingStencil> {
+        let arena = self.arena;
+        let block = self.array_range(8, &[]);
+        let (mut floats, mut ints) = (0u32, 0u32);
+        for &e in args {
+            let class = Class::of(arena.nodes[e as usize].ty);
+            let k = match class {
+                Class::Float => &mut floats,
+                Class::Int => &mut ints,
+            };
+            let at = block + 4 * (*k + if class == Class::Int { 4 } else { 0 });
+            *k += 1;
+            self.uses[e as usize] -= 1;
+            self.store_scalar_at(e, at)?;
+        }
+        let entry = match self.imports.iter().find(|i| i.name == *name) {
+            Some(i) => i.slot,
+            None => {
+                let at = self.data.len().next_multiple_of(8);
+                self.data.resize(at + 8, 0);
+                self.imports.push(crate::imports::ImportSlot {
+                    name: name.clone(),
+                    signature: signature.clone(),
+                    slot: at as u32,
+                });
+                at as u32
+            }
+        };
+        let stencil = self.table.array(&format!("st_call_{}", &signature[..1]))?;
+        let mut step_args = [0u32; crate::stencil_db::ARG_HOLES];
+        step_args[0] = self.slot_of(n);
+        step_args[1] = entry;
+        step_args[2] = block;
+        self.steps.push(Step {
+            args: step_args,
+            ..Step::new(stencil, None)
+        });
         Ok(())
     }
 
@@ -718,6 +784,7 @@ pub(crate) fn schedule_onto(
         aliased: vec![false; count],
         free: FxHashMap::default(),
         freed: vec![false; count],
+        imports: Vec::new(),
     };
     s.place_packed_inputs();
     for n in 0..count as NodeId {
@@ -728,6 +795,7 @@ pub(crate) fn schedule_onto(
         data: s.data,
         slot: s.slot,
         loops: s.loops,
+        imports: s.imports,
     })
 }
 

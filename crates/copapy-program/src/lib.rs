@@ -21,6 +21,7 @@ pub mod bounds;
 pub mod compact;
 mod error;
 pub mod format;
+pub mod imports;
 pub mod names;
 #[cfg(feature = "alloc")]
 mod program;
@@ -30,6 +31,9 @@ mod view;
 
 pub use bounds::InstructionBounds;
 pub use error::FormatError;
+#[cfg(feature = "alloc")]
+pub use imports::Import;
+pub use imports::{ImportTable, ImportView};
 #[cfg(feature = "alloc")]
 pub use program::{Program, Symbol};
 pub use types::*;

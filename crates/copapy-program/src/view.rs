@@ -50,6 +50,8 @@ pub struct ProgramView<'a> {
     symbol_count: u32,
     /// The instruction-bounds section: empty before version 4.
     bounds: &'a [u8],
+    /// The imported functions (version 5; empty before).
+    imports: crate::ImportTable<'a>,
 }
 
 fn decode_patch(index: usize, r: &[u8; PATCH_RECORD_BYTES]) -> Result<Patch, FormatError> {
@@ -254,7 +256,14 @@ impl<'a> ProgramView<'a> {
             bounds[i] = (at as usize, (at + len) as usize);
             at += len;
         }
-        if at < total {
+        // version 5: an import section, if any, runs from the bounds to the end of the file;
+        // it is written only for a program with imports, so anything shorter than its
+        // count, or a count of 0, is bytes after the end
+        let has_imports = version >= crate::imports::IMPORTS_VERSION
+            && total - at >= 4
+            && u32_at(bytes, at as usize) != 0;
+        let imports_at = at as usize;
+        if at < total && !has_imports {
             return Err(FormatError::TrailingBytes { extra: total - at });
         }
 
@@ -280,6 +289,16 @@ impl<'a> ProgramView<'a> {
             symbols: sub(bytes, bounds[3].0, bounds[3].1),
             symbol_count,
             bounds: sub(bytes, bounds[4].0, bounds[4].1),
+            imports: crate::ImportTable::default(),
+        };
+        let view = if has_imports {
+            let section = sub(bytes, imports_at, bytes.len());
+            ProgramView {
+                imports: crate::ImportTable::parse(section, view.data.len())?,
+                ..view
+            }
+        } else {
+            view
         };
 
         // Record contents.
@@ -383,6 +402,11 @@ impl<'a> ProgramView<'a> {
         } else {
             InstructionBounds::from_bytes(self.bounds).ok()
         }
+    }
+
+    /// The functions the program imports (version 5), validated by `parse`.
+    pub fn imports(&self) -> crate::ImportTable<'a> {
+        self.imports
     }
 
     /// Number of patches.

@@ -39,7 +39,7 @@ use crate::convert::{number, number_bits, to_python, type_name, Number};
 use crate::device::Device;
 use crate::numpy_buffer::{self, Buffer, Direct, Elem, OutDtype};
 use crate::spec_cache::SpecCache;
-use crate::target::{compile_for, compile_values, make_device, resolve_placement};
+use crate::target::{compile_for, compile_values, make_device_with_imports, resolve_placement};
 use crate::value::PyValue;
 use crate::walk;
 
@@ -148,6 +148,8 @@ enum Placement {
     Device {
         arch: String,
         runner: Option<String>,
+        /// Python callables serving the program's imports (`cp.extern`), by name.
+        imports: Option<Py<PyDict>>,
     },
 }
 
@@ -397,7 +399,9 @@ fn bind(
             let ty = elem.scalar_type();
             let words = 4 * slots.len();
             if let Some(out) = scratch.get_mut(..words) {
-                match numpy_buffer::direct(arg, dtype, *elem, shape, Some(out), |n| input_bits(ty, n))? {
+                match numpy_buffer::direct(arg, dtype, *elem, shape, Some(out), |n| {
+                    input_bits(ty, n)
+                })? {
                     Direct::Written => {
                         if held.as_slice().first().is_some_and(|b| b.is_of(arg)) {
                             held.next();
@@ -891,15 +895,27 @@ fn compile_placed(
             let (compiled, program) = compile_values(outputs)?;
             Ok((compiled, SpecProgram::Host(program)))
         }
-        Placement::Device { arch, runner } => {
+        Placement::Device {
+            arch,
+            runner,
+            imports,
+        } => {
             let runner = runner.as_ref().map(|r| PyString::new(py, r).into_any());
             let (spec, connected) = resolve_placement(py, arch, runner.as_ref())?;
             let compiled = compile_for(spec, outputs, &[], &[])?;
             let device = match connected {
                 Some(d) => Device::python(py, d.unbind(), &compiled.program)?,
-                None => make_device(py, spec, &compiled.program)?,
+                None => make_device_with_imports(
+                    py,
+                    spec,
+                    &compiled.program,
+                    imports.as_ref().map(|d| d.bind(py)),
+                )?,
             };
-            let data = compiled.program.data.clone();
+            // the data as installed: the loader filled the import table (cp.extern), and a
+            // call writes this copy back whole
+            let mut data = compiled.program.data.clone();
+            device.read(py, 0, &mut data)?;
             Ok((compiled, SpecProgram::Device { device, data }))
         }
     }
@@ -983,13 +999,23 @@ fn call_last(slf: &Bound<'_, JitFunction>, args: &Bound<'_, PyTuple>) -> Option<
 #[pymethods]
 impl JitFunction {
     #[new]
-    #[pyo3(signature = (func, cache_size = DEFAULT_CACHE_SIZE, arch = "native", runner = None))]
+    #[pyo3(signature = (func, cache_size = DEFAULT_CACHE_SIZE, arch = "native", runner = None, imports = None))]
     fn new(
         func: Py<PyAny>,
         cache_size: usize,
         arch: &str,
         runner: Option<&Bound<'_, PyAny>>,
+        imports: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
+        if runner.is_some() && imports.is_some() {
+            return Err(PyValueError::new_err(
+                "imports= serves programs run here or in the emulator; a runner resolves a \
+                 program's imports itself (copapy-run --plugin)",
+            ));
+        }
+        // imported functions are served through the device path (a host device with
+        // trampolines into Python), which the fast host path does not have
+        let imports = imports.map(|d| d.copy()).transpose()?.map(Bound::unbind);
         if cache_size == 0 {
             return Err(PyValueError::new_err(
                 "cache_size must be at least 1 (the number of specialisations kept)",
@@ -1005,21 +1031,24 @@ impl JitFunction {
                 )
             })?),
         };
-        let placement = if arch == "native" && runner.is_none() {
+        let placement = if arch == "native" && runner.is_none() && imports.is_none() {
             Placement::Host
         } else {
             // check the names now, so a typo fails at decoration and not at the first call
-            let spec = if runner.is_none() {
+            let spec = if runner.is_none() && arch != "native" {
                 Some(copapy_compiler::targets::Target::find(arch).map_err(PyValueError::new_err)?)
             } else {
                 None
             };
-            if spec.is_some_and(|s| Some(s.arch) == copapy_program::Arch::host()) {
+            if imports.is_none()
+                && spec.is_some_and(|s| Some(s.arch) == copapy_program::Arch::host())
+            {
                 Placement::Host
             } else {
                 Placement::Device {
                     arch: arch.to_string(),
                     runner,
+                    imports,
                 }
             }
         };
@@ -1086,9 +1115,14 @@ impl JitFunction {
             let this = slf.try_borrow().map_err(|_| busy())?;
             match &this.placement {
                 Placement::Host => Placement::Host,
-                Placement::Device { arch, runner } => Placement::Device {
+                Placement::Device {
+                    arch,
+                    runner,
+                    imports,
+                } => Placement::Device {
                     arch: arch.clone(),
                     runner: runner.clone(),
+                    imports: imports.as_ref().map(|d| d.clone_ref(py)),
                 },
             }
         };

@@ -72,18 +72,24 @@ pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled,
 
 /// The device that runs programs for `target`: host memory for the host's own
 /// target, the emulator (`copapy._emulator`) for any other.
-pub(crate) fn make_device(
+/// `imports`: the Python callables that serve the program's imports (`cp.extern`).
+pub(crate) fn make_device_with_imports(
     py: Python<'_>,
     target: &'static TargetSpec,
     program: &Program,
+    imports: Option<&Bound<'_, pyo3::types::PyDict>>,
 ) -> PyResult<Device> {
     if Some(target.arch) == Arch::host() {
-        return Device::host(program);
+        return Device::host_with_imports(program, imports);
     }
     let emulator = py
         .import(intern!(py, "copapy._emulator"))?
         .getattr(intern!(py, "Emulator"))?;
-    match emulator.call1((target.name,)) {
+    let kwargs = pyo3::types::PyDict::new(py);
+    if let Some(i) = imports {
+        kwargs.set_item("imports", i)?;
+    }
+    match emulator.call((target.name,), Some(&kwargs)) {
         Ok(device) => Device::python(py, device.unbind(), program),
         // unicorn is an optional extra: the program can still be saved
         Err(e) if e.is_instance_of::<PyImportError>(py) => Ok(Device::Unavailable(
@@ -154,6 +160,8 @@ pub struct Target {
     runner: Option<Py<PyAny>>,
     loaded: Option<Loaded>,
     has_run: bool,
+    /// The functions that serve programs' imports (`cp.extern`), by name.
+    imports: Option<Py<pyo3::types::PyDict>>,
     /// While `write_value` walks its arguments: the writes found so far, applied
     /// together once everything converted, so a failed write changes nothing.
     /// The thread doing that write, so only its own hooks add to the plan.
@@ -777,14 +785,21 @@ fn runner_target(device: &Bound<'_, PyAny>, wanted: &str) -> PyResult<&'static T
 #[pymethods]
 impl Target {
     #[new]
-    #[pyo3(signature = (arch = "native", optimization = "O3", runner = None))]
+    #[pyo3(signature = (arch = "native", optimization = "O3", runner = None, imports = None))]
     fn new(
         py: Python<'_>,
         arch: &str,
         optimization: &str,
         runner: Option<&Bound<'_, PyAny>>,
+        imports: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<Self> {
         let _ = optimization; // one optimisation level exists; accepted for Copapy compatibility
+        if runner.is_some() && imports.is_some() {
+            return Err(PyValueError::new_err(
+                "imports= serves programs run here or in the emulator; a runner resolves a \
+                 program's imports itself (copapy-run --plugin, the firmware's import table)",
+            ));
+        }
         let (spec, runner) = resolve_placement(py, arch, runner)?;
         Ok(Target {
             spec,
@@ -792,6 +807,7 @@ impl Target {
             loaded: None,
             has_run: false,
             pending: None,
+            imports: imports.map(|d| d.copy()).transpose()?.map(Bound::unbind),
         })
     }
 
@@ -810,9 +826,14 @@ impl Target {
     ) -> PyResult<()> {
         let py = slf.py();
         // no borrow while walking: a generator among the values may use this Target
-        let (spec, runner) = {
+        let (spec, runner, imports) = {
             let this = borrow_mut(slf)?;
-            (this.spec, this.runner.as_ref().map(|r| r.clone_ref(py)))
+            let imports = this.imports.as_ref().map(|d| d.clone_ref(py));
+            (
+                this.spec,
+                this.runner.as_ref().map(|r| r.clone_ref(py)),
+                imports,
+            )
         };
         let mut outputs = Vec::new();
         for v in values.iter() {
@@ -845,7 +866,12 @@ impl Target {
             .map_err(|e| PyRuntimeError::new_err(format!("compiled program is invalid: {e}")))?;
         let device = match runner {
             Some(r) => Device::python(py, r, &compiled.program)?,
-            None => make_device(py, spec, &compiled.program)?,
+            None => make_device_with_imports(
+                py,
+                spec,
+                &compiled.program,
+                imports.as_ref().map(|d| d.bind(py)),
+            )?,
         };
         let mut vars = FxHashMap::default();
         let mut keep = Vec::with_capacity(outputs.len() + compiled.inputs.len());
@@ -1089,14 +1115,27 @@ impl Target {
             .collect())
     }
 
+    /// The imported functions the compiled program calls (`cp.extern`): `(name,
+    /// signature)` in file order, the C signature every runner must offer for each.
+    fn imports(&self) -> PyResult<Vec<(String, String)>> {
+        Ok(self
+            .loaded()?
+            .program
+            .imports
+            .iter()
+            .map(|i| (i.name.clone(), i.signature.clone()))
+            .collect())
+    }
+
     /// A target running the program file `data` (what `cp.load` calls): in this
     /// process, or on `runner` (a device object) if given.
     #[staticmethod]
-    #[pyo3(signature = (data, runner = None))]
+    #[pyo3(signature = (data, runner = None, imports = None))]
     fn _from_program_bytes(
         py: Python<'_>,
         data: &[u8],
         runner: Option<Py<PyAny>>,
+        imports: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<Target> {
         let program = Program::decode(data)
             .map_err(|e| PyValueError::new_err(format!("not a valid program file: {e}")))?;
@@ -1132,11 +1171,12 @@ impl Target {
         })?;
         let device = match &runner {
             Some(r) => Device::python(py, r.clone_ref(py), &program)?,
-            None => make_device(py, spec, &program)?,
+            None => make_device_with_imports(py, spec, &program, imports)?,
         };
         Ok(Target {
             spec,
             runner,
+            imports: imports.map(|d| d.copy()).transpose()?.map(Bound::unbind),
             loaded: Some(Loaded {
                 device,
                 by_name: index_symbols(&program.symbols),
