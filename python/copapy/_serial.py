@@ -158,6 +158,9 @@ class SerialDevice(RemoteDevice):
         self._seq = 0
         self._pending = 0  # the seq of the request whose reply is awaited
         self._dirty = True  # garbage may sit in the board's receive buffer: resync first
+        # a LOAD whose reply was lost may or may not have replaced the program: until the
+        # next LOAD succeeds, the variables' places are unknown
+        self._program_unknown = False
         self._pending_buf = bytearray()
         super().__init__(port, port, [port])
 
@@ -225,10 +228,12 @@ class SerialDevice(RemoteDevice):
             # a late reply to an earlier request: not ours
 
     def _resync(self) -> None:
-        """Ends whatever partial frame the board holds (a lone 0x00), then exchanges INFO
-        until its reply comes back intact, dropping everything before it."""
+        """Spoils and ends whatever partial frame the board holds, then exchanges INFO until
+        its reply comes back intact, dropping everything before it. (A frame whose 0x00
+        was lost on the line would otherwise be completed, intact, by the next 0x00 and
+        carried out late: the 0x01 0x01 make its CRC check fail.)"""
         self._dirty = False
-        self._port.write(b"\0")
+        self._port.write(b"\1\1\0")
         for _ in range(2):
             self._pending = self._next_seq()
             self._port.write(frame(self._pending, INFO, b""))
@@ -254,6 +259,37 @@ class SerialDevice(RemoteDevice):
             raise ConnectionError(f"{self._where}: unexpected reply kind {kind:#04x}")
         return body
 
+    # -- the device interface: a lost LOAD reply leaves the program unknown ---------------
+
+    def install(self, program: bytes) -> None:
+        try:
+            super().install(program)
+        except (LinkError, TimeoutError):
+            self._program_unknown = True
+            raise
+        self._program_unknown = False
+
+    def _check_program(self) -> None:
+        if self._program_unknown:
+            raise LinkError(f"{self._where}: the reply to the last program load was lost, so the board "
+                            "may run the old program or the new one: compile (load) again")
+
+    def run(self) -> None:
+        self._check_program()
+        super().run()
+
+    def run_steps(self, n: int) -> None:
+        self._check_program()
+        super().run_steps(n)
+
+    def read(self, offset: int, size: int) -> bytes:
+        self._check_program()
+        return super().read(offset, size)
+
+    def write(self, offset: int, data: bytes) -> None:
+        self._check_program()
+        super().write(offset, data)
+
     # -- what only the firmware does ---------------------------------------------------------
 
     def run_periodic(self, steps: int, period: float) -> PeriodicReport:
@@ -263,6 +299,7 @@ class SerialDevice(RemoteDevice):
         period_us = round(period * 1e6)
         if not 0 <= steps < 1 << 32 or not 1 <= period_us < 1 << 32:
             raise ValueError("steps is 0 to 2**32-1 and period at least 1 microsecond")
+        self._check_program()
         body = self._call(PERIODIC, struct.pack("<II", steps, period_us))
         done, overruns, skipped, late_max, late_mean = struct.unpack("<5I", body)
         return PeriodicReport(done, overruns, skipped, late_max * 1e-9, late_mean * 1e-9)
