@@ -26,7 +26,7 @@ enum {
     K_ERR = 0xEE
 };
 
-#define FILE_CAP (128u * 1024u)
+#define FILE_CAP (64u * 1024u) /* the largest program file it takes */
 #define FRAME_CAP (FILE_CAP + 16u) /* seq, kind, a request's fixed fields, CRC */
 #define SEQ_REJECTED 0u            /* the seq of the reply to a frame that was not intact */
 

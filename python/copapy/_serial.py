@@ -221,6 +221,9 @@ class SerialDevice(RemoteDevice):
             seq, kind, payload = got
             if seq == SEQ_REJECTED and kind == ERR:
                 self._dirty = True
+                if b"larger than" in payload:  # intact perhaps, but no room for it
+                    raise FirmwareError(f"{self._where}: {payload.decode(errors='replace')}; nothing "
+                                        "was carried out")
                 raise LinkError(f"{self._where}: the board rejected a corrupted frame "
                                 f"({payload.decode(errors='replace')}); nothing was carried out")
             if seq == self._pending:
