@@ -26,6 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_arrays  # noqa: E402
+import gen_calls  # noqa: E402
 import gen_windows  # noqa: E402
 import optable  # noqa: E402
 
@@ -92,6 +93,8 @@ def generate():
     yield from gen_arrays.generate()
     # convolution and pooling: sliding-window loop kernels
     yield from gen_windows.generate()
+    # calls of imported functions (cp.extern) through the import table
+    yield from gen_calls.generate()
     # the end of every chain: a plain return to the caller
     yield "st_return", f"void st_return{SIG} {{\n}}\n"
 

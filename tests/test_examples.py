@@ -45,7 +45,8 @@ def numbers(line: str) -> list[str]:
 
 ALL_EXAMPLES = ["basic.py", "pid_controller.py", "fixed_point_filter.py", "forward_kinematics.py",
                 "attitude_integration.py", "sensor_filter.py", "neural_layer.py", "jit_example.py",
-                "inverse_kinematics.py", "pid_state_loop.py", "state_space_filter.py"]
+                "inverse_kinematics.py", "pid_state_loop.py", "state_space_filter.py",
+                "extern_closed_loop.py"]
 
 
 def test_every_example_is_tested() -> None:
@@ -323,3 +324,22 @@ def test_typed_api_check_and_examples_pass_mypy_strict() -> None:
     proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", str(TYPED_CHECK), str(EXAMPLES)],
                           capture_output=True, text=True, timeout=600, check=False, cwd=EXAMPLES.parent)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_extern_closed_loop() -> None:
+    """The PI loop with imported sensor and actuator against a float32 controller and the
+    same Python plant (under COPAPY_TEST_TARGET: in the emulator)."""
+    out = run_example("extern_closed_loop.py").splitlines()
+    kp, ki, dt = F32(1.5), F32(4.0), F32(0.05)
+    y, integral, rows = 0.0, F32(0.0), []
+    for step in range(100):
+        error = F32(1.0) - F32(y)
+        integral = integral + error * dt
+        duty = np.minimum(np.maximum(kp * error + ki * integral, F32(0.0)), F32(5.0))
+        y += 0.05 * (float(duty) - y) / 0.5
+        if step % 20 == 19:
+            rows.append((y, duty))
+    assert len(out) == 6 and out[-1] == "calls 200"
+    for line, (ry, rduty) in zip(out, rows, strict=False):
+        got_y, got_duty = (float(v) for v in numbers(line))
+        assert got_y == ry and F32(got_duty) == rduty

@@ -22,6 +22,7 @@ from . import _protocol, control, filters, nn, signal
 from ._autograd import grad
 from ._casts import cast, to_bool, to_bytes, to_float, to_int
 from ._core import Container, Target, value
+from ._extern import extern
 from ._interp import interp, lerp, ravel
 from ._jit import jit
 from ._linalg import det, inv, solve
@@ -97,6 +98,7 @@ __all__ = [
     "distance",
     "dot",
     "exp",
+    "extern",
     "eye",
     "filters",
     "grad",

@@ -107,7 +107,13 @@ class Target:
     """Compiles values to machine code for a target (this machine by default, or any of
     copapy's architectures, run in the emulator), runs it, reads and writes its data."""
 
-    def __init__(self, arch: str = "native", optimization: str = "O3", runner: Any = None) -> None: ...
+    def __init__(
+        self,
+        arch: str = "native",
+        optimization: str = "O3",
+        runner: Any = None,
+        imports: dict[str, Callable[..., Any]] | None = None,
+    ) -> None: ...
     def compile(
         self,
         *values: _Compilable,
@@ -236,6 +242,8 @@ def place_program(
     program: bytes, code_addr: int, data_addr: int, target: str
 ) -> tuple[bytes, bytes, int]: ...
 def run_cli(args: list[str]) -> int: ...
+def extern_call(name: str, args: list[Any], returns: str | None) -> value[Any]: ...
+def program_imports(program: bytes) -> list[tuple[str, str, int]]: ...
 def runner_version() -> str: ...
 def targets() -> list[
     tuple[str, list[str], str, list[str], str, tuple[str, str] | None, str | None]

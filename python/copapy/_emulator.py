@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import _core, _targets
+from ._emulator_imports import EmulatedImports
 
 CODE_BASE = 0x0001_0000
 STACK_TOP = 0x4000_0000
@@ -82,7 +83,8 @@ def _round_up(n: int, to: int = PAGE) -> int:
 class Emulator:
     """A device (see ``_device.py``) that runs one target's programs in unicorn."""
 
-    def __init__(self, target: str, budget: int = DEFAULT_BUDGET) -> None:
+    def __init__(self, target: str, budget: int = DEFAULT_BUDGET,
+                 imports: dict[str, Any] | None = None) -> None:
         machine = _machine(target)
         try:
             import unicorn
@@ -97,12 +99,16 @@ class Emulator:
         self._data_addr = 0
         self._data_len = 0
         self._code_len = 0
+        self._imports = imports
+        self._resolved: EmulatedImports | None = None
 
     # ---------------------------------------------------------------- device protocol
     def install(self, program: bytes) -> None:
         """Places a program file: validates it, patches it for this memory, maps it."""
         uc_mod = self._uc_mod
         m = self._machine
+        # every import resolved before anything is placed (a refusal changes nothing)
+        resolved = EmulatedImports(_core.program_imports(program), self._imports)
         # the sizes decide the data address, so place once to learn them
         code, data, _ = _core.place_program(program, CODE_BASE, CODE_BASE, self.arch)
         data_addr = CODE_BASE + _round_up(len(code))
@@ -123,8 +129,10 @@ class Emulator:
         uc.mem_protect(CODE_BASE, _round_up(len(code)), uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC)
         uc.mem_protect(data_addr, _round_up(max(len(data), 1)),
                        uc_mod.UC_PROT_READ | uc_mod.UC_PROT_WRITE)
+        resolved.install(uc, uc_mod, _consts(uc_mod, m.uc_arch), m.uc_arch, m.thumb,
+                         data_addr, PAGE)
         self._enable_fpu(uc)
-        self._uc, self._entry = uc, entry
+        self._uc, self._entry, self._resolved = uc, entry, resolved
         self._data_addr, self._data_len, self._code_len = data_addr, len(data), len(code)
 
     def run(self) -> None:
@@ -132,6 +140,8 @@ class Emulator:
         uc = self._require()
         uc_mod = self._uc_mod
         self._prepare_call(uc)
+        resolved = self._resolved
+        before = uc.mem_read(self._data_addr, self._data_len) if resolved and resolved.calls else None
         try:
             uc.emu_start(self._entry, STOP, timeout=0, count=self.budget)
         except uc_mod.UcError as e:
@@ -142,6 +152,11 @@ class Emulator:
                 f"{self._data_addr:#x}..{self._data_addr + self._data_len:#x}\n"
                 + self._disassemble_around(uc, pc)
             ) from None
+        if resolved is not None and resolved.error is not None:
+            # a callable raised: the run is void, data memory as it was before it
+            error, resolved.error = resolved.error, None
+            uc.mem_write(self._data_addr, bytes(before or b""))
+            raise error
         pc = self._pc(uc)
         if pc != STOP:
             raise RuntimeError(

@@ -678,6 +678,8 @@ pub fn stencil_names() -> Vec<String> {
     names.push("st_arr_conv2d_f".to_string());
     names.push("st_arr_maxpool2d_f".to_string());
     names.push("st_arr_avgpool2d_f".to_string());
+    // calls of imported functions, by result code (`crate::imports`)
+    names.extend(["f", "i", "b", "v"].map(|r| format!("st_call_{r}")));
     for op in FUSED_DOT_OPS {
         for form in [Form::AA, Form::AS, Form::SA] {
             names.push(fused_dot_name(op, form));
@@ -718,6 +720,7 @@ pub fn stencil_name(n: &ArrayNode, args: &[ScalarType]) -> Option<String> {
         ArrayOp::Solve { .. } => "st_arr_solve_f".to_string(),
         ArrayOp::Det { .. } => "st_arr_det_f".to_string(),
         ArrayOp::Conv2d(_) => "st_arr_conv2d_f".to_string(),
+        ArrayOp::Call { signature, .. } => format!("st_call_{}", &signature[..1]),
         ArrayOp::Pool2d { avg, .. } => {
             format!("st_arr_{}pool2d_f", if *avg { "avg" } else { "max" })
         }

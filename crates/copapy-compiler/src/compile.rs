@@ -56,6 +56,8 @@ pub enum CompileError {
     UpdateArray {
         index: usize,
     },
+    /// One import called with two signatures.
+    ImportSignature(crate::imports::SignatureConflict),
 }
 
 impl fmt::Display for CompileError {
@@ -82,6 +84,7 @@ impl fmt::Display for CompileError {
                 value.name(),
                 state.name()
             ),
+            CompileError::ImportSignature(c) => c.fmt(f),
             CompileError::UpdateArray { index } => write!(
                 f,
                 "update {index} has an array as its next value: updates store scalar \
@@ -190,6 +193,7 @@ pub fn compile_with_run_outputs(
     all.extend(updates.iter().map(|(state, _)| state.clone()));
     all.extend(updates.iter().map(|(_, next)| next.clone()));
     let arena = build_arena(&all);
+    check_import_signatures(&arena)?;
     let mut sched = schedule(&arena, table)?;
     let slots: Vec<u32> = arena
         .outputs
@@ -256,7 +260,16 @@ pub fn compile_with_run_outputs(
             (s.stencil, n)
         })
         .collect();
-    let program = link(db, &sched.steps, sched.data)?;
+    let imports = std::mem::take(&mut sched.imports);
+    let mut program = link(db, &sched.steps, sched.data)?;
+    program.imports = imports
+        .into_iter()
+        .map(|i| copapy_program::Import {
+            name: i.name.to_string(),
+            signature: i.signature.to_string(),
+            slot: i.slot,
+        })
+        .collect();
     let outputs = output_slots;
     let inputs = arena
         .inputs
@@ -277,6 +290,33 @@ pub fn compile_with_run_outputs(
         steps,
         stencils,
     })
+}
+
+/// Refuses a program that calls one import with two signatures.
+fn check_import_signatures(arena: &crate::optimise::Arena) -> Result<(), CompileError> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for a in &arena.arrays {
+        let crate::graph::NodeKind::Array(node) = a.node.kind() else {
+            continue;
+        };
+        let crate::array::ArrayOp::Call { name, signature } = &node.op else {
+            continue;
+        };
+        match seen.iter().find(|(n, _)| *n == &**name) {
+            Some((_, first)) if *first != &**signature => {
+                return Err(CompileError::ImportSignature(
+                    crate::imports::SignatureConflict {
+                        name: name.clone(),
+                        first: (*first).into(),
+                        second: signature.clone(),
+                    },
+                ))
+            }
+            Some(_) => {}
+            None => seen.push((name, signature)),
+        }
+    }
+    Ok(())
 }
 
 /// Reads a scalar of `ty` from a 4-byte little-endian slot as its bit pattern.

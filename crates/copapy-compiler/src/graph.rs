@@ -283,6 +283,14 @@ pub enum ArrayOp {
     /// that order), `[n, ci, h, w, co, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw]`
     /// (`crate::window::conv2d`).
     Conv2d([i32; 15]),
+    /// A call of the imported function `name` (`crate::imports`): the operands are the
+    /// arguments, the result a scalar (an effect token for a void function).
+    Call {
+        /// The import's name, a C identifier.
+        name: std::sync::Arc<str>,
+        /// Its signature, e.g. `"f(if)"`.
+        signature: std::sync::Arc<str>,
+    },
     /// Max or average pooling, `[nc, h, w, kh, kw, oh, ow, sh, sw, ph, pw]`
     /// (`crate::window::pool2d`).
     Pool2d {

@@ -18,6 +18,7 @@ pub mod autodiff;
 pub mod compile;
 pub mod fold;
 pub mod graph;
+pub mod imports;
 pub mod isa;
 pub mod link;
 pub mod optimise;

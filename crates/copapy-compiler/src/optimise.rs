@@ -156,7 +156,14 @@ pub fn build_arena(outputs: &[Value]) -> Arena {
     // traced node address -> arena index
     let mut seen: FxHashMap<usize, NodeId> = FxHashMap::default();
     let mut stack: Vec<(&Value, bool)> = Vec::new();
-    for out in outputs {
+    // imported-function calls first, oldest first: post-order numbering then puts them
+    // (and the scheduler emits them) in trace order (`crate::imports`)
+    let calls = crate::imports::calls_in_trace_order(outputs);
+    let roots = calls
+        .iter()
+        .map(|c| (c, false))
+        .chain(outputs.iter().map(|o| (o, true)));
+    for (out, is_output) in roots {
         stack.push((out, false));
         while let Some((v, expanded)) = stack.pop() {
             if seen.contains_key(&v.id()) {
@@ -239,8 +246,10 @@ pub fn build_arena(outputs: &[Value]) -> Arena {
             }
             seen.insert(v.id(), id);
         }
-        let id = seen[&out.id()];
-        b.arena.outputs.push(id);
+        if is_output {
+            let id = seen[&out.id()];
+            b.arena.outputs.push(id);
+        }
     }
     b.arena
 }

@@ -37,6 +37,8 @@ pub struct Schedule {
     pub data: Vec<u8>,
     /// Data offset of each arena node that has a slot (`u32::MAX` if none).
     pub slot: Vec<u32>,
+    /// The imported functions the program calls, with their table entries.
+    pub imports: Vec<crate::imports::ImportSlot>,
 }
 
 const NO_SLOT: u32 = u32::MAX;
@@ -69,6 +71,8 @@ struct Scheduler<'a> {
     /// Range of each gathered array (`ArrayOp::Pack`) reserved before scheduling, with
     /// its input elements already living in it.
     pack_start: FxHashMap<NodeId, u32>,
+    /// Imports called so far, each with its import-table entry.
+    imports: Vec<crate::imports::ImportSlot>,
 }
 
 impl Scheduler<'_> {
@@ -362,6 +366,12 @@ impl Scheduler<'_> {
         if self.fused[n as usize] {
             return Ok(()); // computed by the dot product that reads it
         }
+        if let ArrayOp::Call { name, signature } = &node.op {
+            return self.schedule_call(n, &entry.args, name, signature);
+        }
+        if let ArrayOp::Call { name, signature } = &node.op {
+            return self.schedule_call(n, &entry.args, name, signature);
+        }
         if node.op != ArrayOp::Pack {
             // a gather reads its elements one by one (below): the ones still to come
             // must keep their uses, or loading one could evict another unsaved
@@ -552,6 +562,69 @@ impl Scheduler<'_> {
         Ok(())
     }
 
+    /// A call of an imported function: its arguments are stored into a fresh argument
+    /// block (4 float slots, then 4 int slots: `stencils/gen_calls.py`), its import gets
+    /// an 8-byte table entry (one per name), the result a slot of its own. The call
+    /// stencil keeps the registers, so nothing else moves.
+    fn schedule_call(
+        &mut self,
+        n: NodeId,
+        args: &[NodeId],
+        name: &std::sync::Arc<str>,
+        signature: &std::sync::Arc<str>,
+    ) -> Result<(), MissingStencil> {
+        let arena = self.arena;
+        let block = self.array_range(8, &[]);
+        let (mut floats, mut ints) = (0u32, 0u32);
+        for &e in args {
+            let class = Class::of(arena.nodes[e as usize].ty);
+            let k = match class {
+                Class::Float => &mut floats,
+                Class::Int => &mut ints,
+            };
+            let at = block + 4 * (*k + if class == Class::Int { 4 } else { 0 });
+            *k += 1;
+            self.uses[e as usize] -= 1;
+            if let Kind::Const(bits) = arena.nodes[e as usize].kind {
+                self.data[at as usize..at as usize + 4].copy_from_slice(&bits.to_le_bytes());
+                continue;
+            }
+            let r = match self.place(class, e) {
+                Place::R0 => 0,
+                Place::R1 => 1,
+                Place::Mem => match self.load(class, e)? {
+                    Place::R0 => 0,
+                    _ => 1,
+                },
+            };
+            let store = self.table.store(class, r)?;
+            self.emit(store, Some(at));
+        }
+        let entry = match self.imports.iter().find(|i| i.name == *name) {
+            Some(i) => i.slot,
+            None => {
+                let at = self.data.len().next_multiple_of(8);
+                self.data.resize(at + 8, 0);
+                self.imports.push(crate::imports::ImportSlot {
+                    name: name.clone(),
+                    signature: signature.clone(),
+                    slot: at as u32,
+                });
+                at as u32
+            }
+        };
+        let stencil = self.table.array(&format!("st_call_{}", &signature[..1]))?;
+        let mut step_args = [0u32; crate::stencil_db::ARG_HOLES];
+        step_args[0] = self.slot_of(n);
+        step_args[1] = entry;
+        step_args[2] = block;
+        self.steps.push(Step {
+            args: step_args,
+            ..Step::new(stencil, None)
+        });
+        Ok(())
+    }
+
     /// Whether node `a` is an array (not a scalar, nor a scalar computed from arrays).
     fn is_array(&self, a: NodeId) -> bool {
         match self.arena.nodes[a as usize].kind {
@@ -658,6 +731,7 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
         aliased: vec![false; count],
         free: FxHashMap::default(),
         freed: vec![false; count],
+        imports: Vec::new(),
     };
     s.place_packed_inputs();
     for n in 0..count as NodeId {
@@ -667,6 +741,7 @@ pub fn schedule(arena: &Arena, table: &StencilTable) -> Result<Schedule, Missing
         steps: s.steps,
         data: s.data,
         slot: s.slot,
+        imports: s.imports,
     })
 }
 

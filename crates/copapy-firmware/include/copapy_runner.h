@@ -81,7 +81,29 @@ enum copapy_error {
     COPAPY_E_PATCH_REACH = -16,
     COPAPY_E_NO_SYMBOL = -17,
     COPAPY_E_OVERLAP = -18,
-    COPAPY_E_NOT_LOADED = -19
+    COPAPY_E_NOT_LOADED = -19,
+    COPAPY_E_IMPORT_MISSING = -20,   /* the program calls an import the table lacks */
+    COPAPY_E_IMPORT_SIGNATURE = -21  /* the table's entry has another signature */
+};
+
+/* A function the firmware offers to programs (cp.extern in Python), by name.
+ *
+ *   name       a C identifier, NUL-terminated; programs find the function by it
+ *   fn         the function, called with the hard-float C ABI from inside copapy_run
+ *   signature  NUL-terminated: the result code, then the argument codes in brackets:
+ *              "f(i)" is float fn(int32_t), "v(ff)" void fn(float, float), "i()"
+ *              int32_t fn(void). Codes: f float, i int32_t, b bool passed and returned as
+ *              int32_t 0 or 1, v (result only) void. At most 4 float and 4 int
+ *              arguments. It must equal, byte for byte, the signature the program
+ *              declares for that name (Target(...).imports() in Python lists them).
+ *
+ * The function runs inside a step: it may read peripherals, but it must return (a
+ * step is straight-line code otherwise) and must not call copapy_run or copapy_load.
+ * Its own instructions are not part of the program's instruction bounds. */
+struct copapy_import {
+    const char *name;
+    void *fn;
+    const char *signature;
 };
 
 /* CPU feature bits (the program header's `features` field, docs/program-format.md). */
@@ -114,6 +136,21 @@ uint32_t copapy_set_cpu_features(uint32_t features);
  * overlapping buffers (COPAPY_E_OVERLAP) are refused. */
 int32_t copapy_load(const uint8_t *file, size_t file_len, uint8_t *code, size_t code_cap,
                     uint8_t *data, size_t data_cap, struct copapy_program *out);
+
+/* copapy_load for programs that call imported functions: `imports[0..import_count]` is
+ * the firmware's table (any order; NULL with count 0 is an empty table). Each import the
+ * program declares is looked up by name; one that is missing gives
+ * COPAPY_E_IMPORT_MISSING, one whose signature differs COPAPY_E_IMPORT_SIGNATURE, both
+ * before anything is written (`out` untouched). Then (and only then) *failed_name and
+ * *failed_name_len, when not NULL, point at that import's name inside the program file
+ * (not NUL-terminated). The function pointers are written into the program's import
+ * table in `data` (code is never written for them). copapy_load(...) is this call with
+ * an empty table: a program with imports is refused by it. */
+int32_t copapy_load_with_imports(const uint8_t *file, size_t file_len, uint8_t *code,
+                                 size_t code_cap, uint8_t *data, size_t data_cap,
+                                 const struct copapy_import *imports, size_t import_count,
+                                 struct copapy_program *out, const char **failed_name,
+                                 uint32_t *failed_name_len);
 
 /* Runs a loaded program once (one step; state variables update themselves). Returns 0,
  * or, running nothing, COPAPY_E_BAD_ARGUMENT for NULL and COPAPY_E_NOT_LOADED for a

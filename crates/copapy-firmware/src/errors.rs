@@ -25,6 +25,8 @@ pub const PATCH_REACH: i32 = -16;
 pub const NO_SYMBOL: i32 = -17;
 pub const OVERLAP: i32 = -18;
 pub const NOT_LOADED: i32 = -19;
+pub const IMPORT_MISSING: i32 = -20;
+pub const IMPORT_SIGNATURE: i32 = -21;
 
 /// The code of a file the reader refused. Variants added later (the reader grows
 /// checks) fall under "malformed record".
@@ -83,6 +85,12 @@ pub fn message(error: i32) -> &'static CStr {
         NO_SYMBOL => c"no such variable or element",
         OVERLAP => c"file, code and data buffers overlap: give each its own memory",
         NOT_LOADED => c"program not loaded: pass the struct a successful copapy_load filled",
+        IMPORT_MISSING => {
+            c"the program calls an imported function the import table lacks (failed_name names it)"
+        }
+        IMPORT_SIGNATURE => {
+            c"an imported function's signature in the table differs from the program's (failed_name names it)"
+        }
         _ => c"unknown error code",
     }
 }

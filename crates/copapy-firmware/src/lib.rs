@@ -155,6 +155,95 @@ pub unsafe extern "C" fn copapy_load(
     data_cap: usize,
     out: *mut CopapyProgram,
 ) -> i32 {
+    // SAFETY: the caller's guarantees; an empty import table.
+    unsafe {
+        copapy_load_with_imports(
+            file,
+            file_len,
+            code,
+            code_cap,
+            data,
+            data_cap,
+            core::ptr::null(),
+            0,
+            out,
+            core::ptr::null_mut(),
+            core::ptr::null_mut(),
+        )
+    }
+}
+
+/// One entry of the firmware's import table (`struct copapy_import`).
+#[repr(C)]
+pub struct CopapyImport {
+    /// NUL-terminated C identifier.
+    pub name: *const c_char,
+    /// The function (hard-float C ABI).
+    pub func: *const core::ffi::c_void,
+    /// NUL-terminated signature, e.g. `"f(i)"`.
+    pub signature: *const c_char,
+}
+
+/// `bytes` of a NUL-terminated string, or empty for NULL or invalid UTF-8.
+///
+/// # Safety
+/// `p` must be null or NUL-terminated.
+unsafe fn c_str<'a>(p: *const c_char) -> &'a str {
+    if p.is_null() {
+        return "";
+    }
+    // SAFETY: caller's guarantee.
+    unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("")
+}
+
+/// [`copapy_load`] with the firmware's table of imported functions: each import the
+/// program declares is found by name; a missing one gives `COPAPY_E_IMPORT_MISSING`, one
+/// with another signature `COPAPY_E_IMPORT_SIGNATURE` (and its name through
+/// `failed_name`/`failed_name_len`, inside the file), before anything is written.
+///
+/// # Safety
+///
+/// As [`copapy_load`]; `imports` null (with `import_count` 0) or valid for
+/// `import_count` entries whose strings are NUL-terminated; `failed_name` and
+/// `failed_name_len` null or valid for writes.
+#[no_mangle]
+pub unsafe extern "C" fn copapy_load_with_imports(
+    file: *const u8,
+    file_len: usize,
+    code: *mut u8,
+    code_cap: usize,
+    data: *mut u8,
+    data_cap: usize,
+    imports: *const CopapyImport,
+    import_count: usize,
+    out: *mut CopapyProgram,
+    failed_name: *mut *const c_char,
+    failed_name_len: *mut u32,
+) -> i32 {
+    if imports.is_null() && import_count != 0 {
+        return code::BAD_ARGUMENT;
+    }
+    let table: &[CopapyImport] = if import_count == 0 {
+        &[]
+    } else {
+        // SAFETY: non-null and valid for `import_count` entries (caller's guarantee).
+        unsafe { core::slice::from_raw_parts(imports, import_count) }
+    };
+    let resolve = |name: &str, sig: &str| {
+        // SAFETY: the table's strings are NUL-terminated (caller's guarantee).
+        match table.iter().find(|i| unsafe { c_str(i.name) } == name) {
+            None => copapy_runner::imports::Resolution::Missing,
+            Some(i) => {
+                // SAFETY: as above.
+                let offered = unsafe { c_str(i.signature) };
+                if offered == sig {
+                    copapy_runner::imports::Resolution::Found(i.func as usize as u64)
+                } else {
+                    copapy_runner::imports::Resolution::OtherSignature(offered)
+                }
+            }
+        }
+    };
     if file.is_null() || code.is_null() || data.is_null() || out.is_null() {
         return code::BAD_ARGUMENT;
     }
@@ -188,9 +277,24 @@ pub unsafe extern "C" fn copapy_load(
     if let Err(e) = view.check_features(copapy_cpu_features()) {
         return code::format_code(&e);
     }
+    if let Err(e) = copapy_runner::imports::check_imports(view.imports(), resolve) {
+        if !failed_name.is_null() && !failed_name_len.is_null() {
+            // SAFETY: non-null and writable (caller's guarantee).
+            unsafe {
+                failed_name.write(e.import.name.as_ptr().cast());
+                failed_name_len.write(e.import.name.len() as u32);
+            }
+        }
+        return if e.offered.is_some() {
+            code::IMPORT_SIGNATURE
+        } else {
+            code::IMPORT_MISSING
+        };
+    }
     if let Err(e) = copapy_runner::install(view, code_buf, data_buf) {
         return code::install_code(&e);
     }
+    copapy_runner::imports::write_import_table(view.imports(), data_buf, resolve);
     let (symbols, symbol_count) = view.symbol_table().raw_parts();
     let mut p = CopapyProgram {
         code,

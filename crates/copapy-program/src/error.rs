@@ -49,6 +49,13 @@ pub enum FormatError {
         /// Which of the three.
         problem: crate::bounds::BoundsProblem,
     },
+    /// A record of the import section (version 5) is malformed.
+    BadImport {
+        /// Its index.
+        index: u32,
+        /// What is wrong.
+        problem: crate::imports::ImportProblem,
+    },
     /// The architecture byte names no known architecture.
     UnknownArch(u8),
     /// The program is for another architecture than the runner.
@@ -249,6 +256,12 @@ impl fmt::Display for FormatError {
                 f,
                 "program file's instruction bounds {}: the file is damaged or was not written \
                  by copapy",
+                problem.describe()
+            ),
+            BadImport { index, problem } => write!(
+                f,
+                "program file's import {index} {}: the file is damaged or was not written by \
+                 copapy",
                 problem.describe()
             ),
             UnknownArch(a) => write!(f, "program names unknown architecture number {a}"),

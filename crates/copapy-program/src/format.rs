@@ -41,7 +41,7 @@ use crate::{Arch, ElementType, FormatError, Patch};
 /// `b"CPPY"`: the first four bytes of every program file.
 pub const MAGIC: [u8; 4] = *b"CPPY";
 /// The newest format version this crate reads and writes.
-pub const VERSION: u16 = 4;
+pub const VERSION: u16 = crate::imports::IMPORTS_VERSION;
 /// The oldest format version this crate reads.
 pub const OLDEST_VERSION: u16 = 2;
 /// The version a program with a byte symbol needs: the first that has byte elements.

@@ -20,6 +20,7 @@ extern crate alloc;
 pub mod bounds;
 mod error;
 pub mod format;
+pub mod imports;
 pub mod names;
 #[cfg(feature = "alloc")]
 mod program;
@@ -29,6 +30,9 @@ mod view;
 
 pub use bounds::InstructionBounds;
 pub use error::FormatError;
+#[cfg(feature = "alloc")]
+pub use imports::Import;
+pub use imports::{ImportTable, ImportView};
 #[cfg(feature = "alloc")]
 pub use program::{Program, Symbol};
 pub use types::*;

@@ -91,6 +91,9 @@ pub struct Program {
     /// Instructions one run executes, if the compiler bounded them (written as format
     /// version 4; None keeps the file readable by runners that predate bounds).
     pub instructions: Option<InstructionBounds>,
+    /// Functions the program calls, resolved by name at load (format version 5; a
+    /// program with imports always carries bounds, `Unbounded` if it had none).
+    pub imports: Vec<crate::Import>,
 }
 
 fn len_u32(len: usize, section: Section) -> Result<u32, FormatError> {
@@ -117,6 +120,7 @@ impl Program {
             entry,
             symbols: Vec::new(),
             instructions: None,
+            imports: Vec::new(),
         }
     }
 
@@ -133,6 +137,11 @@ impl Program {
         if let Some(b) = self.instructions {
             b.check()?;
         }
+        for (index, i) in self.imports.iter().enumerate() {
+            i.check(index)?;
+        }
+        let section = crate::imports::encode_section(&self.imports);
+        crate::ImportTable::parse(&section, self.data.len())?;
         for (index, s) in self.symbols.iter().enumerate() {
             check_name(s.name.as_bytes()).map_err(|problem| FormatError::BadSymbolName {
                 index,
@@ -190,6 +199,9 @@ impl Program {
     /// The format version [`Program::encode`] writes: the oldest that holds the
     /// program's symbols (see [`crate::format::version_for`]).
     pub fn format_version(&self) -> u16 {
+        if !self.imports.is_empty() {
+            return crate::imports::IMPORTS_VERSION;
+        }
         version_for(
             self.symbols.iter().map(|s| s.ty),
             self.instructions.is_some(),
@@ -209,12 +221,23 @@ impl Program {
     pub fn encode(&self) -> Vec<u8> {
         const MSG: &str = "program does not fit the file format; see Program::validate";
         let symbols_len = self.symbols_bytes();
+        let imports = if self.imports.is_empty() {
+            Vec::new()
+        } else {
+            crate::imports::encode_section(&self.imports)
+        };
+        // a version 5 file always has its bounds section before the imports
+        let bounds = match self.instructions {
+            None if !imports.is_empty() => Some(InstructionBounds::Unbounded),
+            b => b,
+        };
         let total = HEADER_BYTES
             + self.code.len()
             + self.data.len()
             + self.patches.len() * PATCH_RECORD_BYTES
             + symbols_len
-            + self.instructions.map_or(0, |_| BOUNDS_BYTES);
+            + bounds.map_or(0, |_| BOUNDS_BYTES)
+            + imports.len();
         let mut out = Vec::with_capacity(total);
         out.extend_from_slice(&MAGIC);
         out.extend_from_slice(&self.format_version().to_le_bytes());
@@ -261,9 +284,10 @@ impl Program {
                 out.extend_from_slice(&o.to_le_bytes());
             }
         }
-        if let Some(b) = self.instructions {
+        if let Some(b) = bounds {
             out.extend_from_slice(&b.to_bytes());
         }
+        out.extend_from_slice(&imports);
         debug_assert_eq!(out.len(), total);
         let mut crc = Crc32::new();
         crc.update(&out[..CHECKSUM_AT]);
@@ -299,6 +323,15 @@ impl Program {
                 })
                 .collect(),
             instructions: view.instruction_bounds(),
+            imports: view
+                .imports()
+                .iter()
+                .map(|i| crate::Import {
+                    name: i.name.into(),
+                    signature: i.signature.into(),
+                    slot: i.slot,
+                })
+                .collect(),
         }
     }
 }
@@ -347,6 +380,7 @@ mod tests {
                 },
             ],
             instructions: None,
+            imports: Vec::new(),
         }
     }
 
@@ -847,13 +881,13 @@ mod tests {
             e.to_string().contains("uses nothing beyond version 2"),
             "{e}"
         );
-        for v in [1u8, 5] {
+        for v in [1u8, 6] {
             let mut b = bytes.clone();
             b[4] = v;
             reseal(&mut b);
             let e = err(&b);
             assert_eq!(e, FormatError::UnsupportedVersion { found: v.into() });
-            assert!(e.to_string().contains("reads versions 2 to 4"), "{e}");
+            assert!(e.to_string().contains("reads versions 2 to 5"), "{e}");
         }
     }
 

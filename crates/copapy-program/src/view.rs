@@ -45,6 +45,8 @@ pub struct ProgramView<'a> {
     symbol_count: u32,
     /// The instruction-bounds section: empty before version 4.
     bounds: &'a [u8],
+    /// The imported functions (version 5; empty before).
+    imports: crate::ImportTable<'a>,
 }
 
 fn decode_patch(index: usize, r: &[u8; PATCH_RECORD_BYTES]) -> Result<Patch, FormatError> {
@@ -243,7 +245,10 @@ impl<'a> ProgramView<'a> {
             bounds[i] = (at as usize, (at + len) as usize);
             at += len;
         }
-        if at < total {
+        // version 5: the import section runs to the end of the file
+        let has_imports = version >= crate::imports::IMPORTS_VERSION;
+        let imports_at = at as usize;
+        if at < total && !has_imports {
             return Err(FormatError::TrailingBytes { extra: total - at });
         }
 
@@ -267,6 +272,16 @@ impl<'a> ProgramView<'a> {
             symbols: sub(bytes, bounds[3].0, bounds[3].1),
             symbol_count,
             bounds: sub(bytes, bounds[4].0, bounds[4].1),
+            imports: crate::ImportTable::default(),
+        };
+        let view = if has_imports {
+            let section = sub(bytes, imports_at, bytes.len());
+            ProgramView {
+                imports: crate::ImportTable::parse(section, view.data.len())?,
+                ..view
+            }
+        } else {
+            view
         };
 
         // Record contents.
@@ -298,10 +313,12 @@ impl<'a> ProgramView<'a> {
         if bounds_len > 0 {
             InstructionBounds::from_bytes(view.bounds)?;
         }
-        let (found, needed) = (
-            version,
-            version_for(view.raw_symbols().map(|s| s.ty), bounds_len > 0),
-        );
+        let needed = if view.imports.is_empty() {
+            version_for(view.raw_symbols().map(|s| s.ty), bounds_len > 0)
+        } else {
+            crate::imports::IMPORTS_VERSION
+        };
+        let found = version;
         if found != needed {
             return Err(FormatError::VersionMismatch { found, needed });
         }
@@ -366,6 +383,11 @@ impl<'a> ProgramView<'a> {
         } else {
             InstructionBounds::from_bytes(self.bounds).ok()
         }
+    }
+
+    /// The functions the program imports (version 5), validated by `parse`.
+    pub fn imports(&self) -> crate::ImportTable<'a> {
+        self.imports
     }
 
     /// Number of patches.

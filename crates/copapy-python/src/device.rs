@@ -62,6 +62,8 @@ impl DataWrite {
 pub enum Device {
     /// Host memory: the program is loaded and called in this process.
     Host(LoadedProgram),
+    /// Host memory, for a program that calls imported functions (Python callables).
+    HostImports(LoadedProgram, crate::imports::HostImports),
     /// A Python object implementing the device protocol.
     Python(Py<PyAny>),
     /// No device: the message says why and how to get one.
@@ -69,11 +71,19 @@ pub enum Device {
 }
 
 impl Device {
-    /// Loads `program` into host memory.
-    pub fn host(program: &Program) -> PyResult<Device> {
-        LoadedProgram::load(program)
-            .map(Device::Host)
-            .map_err(load_error)
+    /// Loads `program` into host memory, its imports served by the callables of
+    /// `imports` (refused, naming the import, before anything runs).
+    pub fn host_with_imports(
+        program: &Program,
+        imports: Option<&pyo3::Bound<'_, pyo3::types::PyDict>>,
+    ) -> PyResult<Device> {
+        let mut loaded = LoadedProgram::load(program).map_err(load_error)?;
+        Ok(
+            match crate::imports::HostImports::resolve(program, imports, &mut loaded)? {
+                None => Device::Host(loaded),
+                Some(i) => Device::HostImports(loaded, i),
+            },
+        )
     }
 
     /// Installs `program` on the Python device `device`.
@@ -94,6 +104,7 @@ impl Device {
                 p.run();
                 Ok(())
             }
+            Device::HostImports(p, imports) => imports.run(py, p),
             Device::Python(d) => d.bind(py).call_method0("run").map(drop),
             Device::Unavailable(why) => Err(Self::unavailable(why)),
         }
@@ -102,7 +113,7 @@ impl Device {
     /// Reads `out.len()` bytes of data memory at `offset`.
     pub fn read(&self, py: Python<'_>, offset: u32, out: &mut [u8]) -> PyResult<()> {
         match self {
-            Device::Host(p) => {
+            Device::Host(p) | Device::HostImports(p, _) => {
                 let o = offset as usize;
                 out.copy_from_slice(&p.data()[o..o + out.len()]);
                 Ok(())
@@ -134,7 +145,7 @@ impl Device {
     /// Writes `bytes` into data memory at `offset`.
     pub fn write(&mut self, py: Python<'_>, offset: u32, bytes: &[u8]) -> PyResult<()> {
         match self {
-            Device::Host(p) => {
+            Device::Host(p) | Device::HostImports(p, _) => {
                 let o = offset as usize;
                 p.data_mut()[o..o + bytes.len()].copy_from_slice(bytes);
                 Ok(())

@@ -19,6 +19,7 @@ mod autograd;
 mod container;
 mod convert;
 mod device;
+mod imports;
 mod jit;
 mod names;
 #[allow(unsafe_code)]
@@ -181,6 +182,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sign, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::grad, m)?)?;
     m.add_function(wrap_pyfunction!(device::place_program, m)?)?;
+    m.add_function(wrap_pyfunction!(imports::extern_call, m)?)?;
+    m.add_function(wrap_pyfunction!(imports::program_imports, m)?)?;
     m.add_function(wrap_pyfunction!(runner_cli::run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(runner_cli::runner_version, m)?)?;
     Ok(())

@@ -75,13 +75,27 @@ pub(crate) fn make_device(
     target: &'static TargetSpec,
     program: &Program,
 ) -> PyResult<Device> {
+    make_device_with_imports(py, target, program, None)
+}
+
+/// [`make_device`] with the Python callables that serve the program's imports.
+pub(crate) fn make_device_with_imports(
+    py: Python<'_>,
+    target: &'static TargetSpec,
+    program: &Program,
+    imports: Option<&Bound<'_, pyo3::types::PyDict>>,
+) -> PyResult<Device> {
     if Some(target.arch) == Arch::host() {
-        return Device::host(program);
+        return Device::host_with_imports(program, imports);
     }
     let emulator = py
         .import(intern!(py, "copapy._emulator"))?
         .getattr(intern!(py, "Emulator"))?;
-    match emulator.call1((target.name,)) {
+    let kwargs = pyo3::types::PyDict::new(py);
+    if let Some(i) = imports {
+        kwargs.set_item("imports", i)?;
+    }
+    match emulator.call((target.name,), Some(&kwargs)) {
         Ok(device) => Device::python(py, device.unbind(), program),
         // unicorn is an optional extra: the program can still be saved
         Err(e) if e.is_instance_of::<PyImportError>(py) => Ok(Device::Unavailable(
@@ -152,6 +166,8 @@ pub struct Target {
     runner: Option<Py<PyAny>>,
     loaded: Option<Loaded>,
     has_run: bool,
+    /// The functions that serve programs' imports (`cp.extern`), by name.
+    imports: Option<Py<pyo3::types::PyDict>>,
     /// While `write_value` walks its arguments: the writes found so far, applied
     /// together once everything converted, so a failed write changes nothing.
     /// The thread doing that write, so only its own hooks add to the plan.
@@ -751,12 +767,13 @@ fn runner_target(device: &Bound<'_, PyAny>, wanted: &str) -> PyResult<&'static T
 #[pymethods]
 impl Target {
     #[new]
-    #[pyo3(signature = (arch = "native", optimization = "O3", runner = None))]
+    #[pyo3(signature = (arch = "native", optimization = "O3", runner = None, imports = None))]
     fn new(
         py: Python<'_>,
         arch: &str,
         optimization: &str,
         runner: Option<&Bound<'_, PyAny>>,
+        imports: Option<&Bound<'_, pyo3::types::PyDict>>,
     ) -> PyResult<Self> {
         let _ = optimization; // one optimisation level exists; accepted for Copapy compatibility
         let (spec, runner) = resolve_placement(py, arch, runner)?;
@@ -766,6 +783,7 @@ impl Target {
             loaded: None,
             has_run: false,
             pending: None,
+            imports: imports.map(|d| d.copy()).transpose()?.map(Bound::unbind),
         })
     }
 
@@ -784,9 +802,14 @@ impl Target {
     ) -> PyResult<()> {
         let py = slf.py();
         // no borrow while walking: a generator among the values may use this Target
-        let (spec, runner) = {
+        let (spec, runner, imports) = {
             let this = borrow_mut(slf)?;
-            (this.spec, this.runner.as_ref().map(|r| r.clone_ref(py)))
+            let imports = this.imports.as_ref().map(|d| d.clone_ref(py));
+            (
+                this.spec,
+                this.runner.as_ref().map(|r| r.clone_ref(py)),
+                imports,
+            )
         };
         let mut outputs = Vec::new();
         for v in values.iter() {
@@ -819,7 +842,12 @@ impl Target {
             .map_err(|e| PyRuntimeError::new_err(format!("compiled program is invalid: {e}")))?;
         let device = match runner {
             Some(r) => Device::python(py, r, &compiled.program)?,
-            None => make_device(py, spec, &compiled.program)?,
+            None => make_device_with_imports(
+                py,
+                spec,
+                &compiled.program,
+                imports.as_ref().map(|d| d.bind(py)),
+            )?,
         };
         let mut vars = FxHashMap::default();
         let mut keep = Vec::with_capacity(outputs.len() + compiled.inputs.len());
@@ -1098,6 +1126,7 @@ impl Target {
         Ok(Target {
             spec,
             runner,
+            imports: None,
             loaded: Some(Loaded {
                 device,
                 by_name: index_symbols(&program.symbols),

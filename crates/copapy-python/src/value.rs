@@ -54,7 +54,7 @@ fn trace_err(e: TraceError) -> PyErr {
 /// Next to a float value any integer (Python or NumPy) becomes a float constant directly,
 /// rounded once, so ints beyond the int32 range (`x * 10**10`) work as they would after
 /// promotion.
-fn operand(obj: &Bound<'_, PyAny>, beside: ScalarType) -> PyResult<Option<Value>> {
+pub(crate) fn operand(obj: &Bound<'_, PyAny>, beside: ScalarType) -> PyResult<Option<Value>> {
     if let Ok(v) = obj.cast::<PyValue>() {
         return Ok(Some(v.get().value().clone()));
     }

@@ -29,6 +29,9 @@ Runs a copapy program file (written by Target.save).
   --duration DUR       with --period: run for DUR of wall-clock time instead of N steps
   --set NAME=V[,V..]   set a variable before the first step (repeatable)
   --print NAME[,..]    print these variables after every step
+  --plugin LIB.so      offer the C functions LIB exports (copapy_imports) to programs'
+                       imports (cp.extern; repeatable; built-ins: copapy_time_s,
+                       copapy_time_us, copapy_cycles)
   --stdio              read line commands from stdin (set/get/run/stream/vars/quit)
   --serve-stdio        speak the binary frame protocol on stdin/stdout (a private pipe
                        to the parent process: no authentication)
@@ -104,6 +107,8 @@ pub struct Options {
     pub frame_timeout_ns: Option<u64>,
     /// SCHED_FIFO priority.
     pub priority: i32,
+    /// Shared libraries whose functions programs may import (`--plugin`).
+    pub plugins: Vec<String>,
     /// Print usage.
     pub help: bool,
     /// Print the target and CPU features.
@@ -197,6 +202,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
             }
             "--print" => o.print.extend(value(a)?.split(',').map(str::to_string)),
             "--stdio" => o.stdio = true,
+            "--plugin" => o.plugins.push(value(a)?),
             "--serve-stdio" => o.serve_stdio = true,
             "--listen" => o.listen = Some(value(a)?),
             "--no-rt" => o.no_rt = true,
@@ -288,6 +294,9 @@ pub fn run(o: Options) -> Result<(), String> {
     if o.help {
         println!("{USAGE}");
         return Ok(());
+    }
+    for path in &o.plugins {
+        crate::plugins::load_plugin(path)?;
     }
     if o.info {
         println!("{}", crate::session::info());

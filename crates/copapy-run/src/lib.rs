@@ -9,7 +9,8 @@
 //! incrementally under a shared memory budget and timeouts ([`frames`]), and long runs
 //! stop when the client leaves ([`peer`]). [`harness`] drives a whole connection from
 //! bytes, for the fuzz target and its deterministic run in `cargo test`. Only
-//! [`realtime`] (libc clock and scheduler calls) and [`peer`] (`poll`) contain `unsafe`;
+//! [`realtime`] (libc clock and scheduler calls), [`peer`] (`poll`) and [`plugins`]
+//! (dlopen of `--plugin` libraries) contain `unsafe`;
 //! every other module forbids it.
 
 pub mod auth;
@@ -21,6 +22,7 @@ pub mod lines;
 pub mod listen;
 pub mod peer;
 pub mod periodic;
+pub mod plugins;
 pub mod protocol;
 pub mod realtime;
 pub mod server;

@@ -102,13 +102,18 @@ impl Session {
     /// new one loads.
     pub fn load(&mut self, bytes: &[u8]) -> Result<(), String> {
         let program = Program::decode(bytes).map_err(|e| format!("bad program file: {e}"))?;
-        let loaded = LoadedProgram::load(&program).map_err(|e| match e {
+        let view = copapy_program::ProgramView::parse(bytes)
+            .map_err(|e| format!("bad program file: {e}"))?;
+        copapy_runner::imports::check_imports(view.imports(), crate::plugins::resolve)
+            .map_err(|e| format!("cannot load: {e}"))?;
+        let mut loaded = LoadedProgram::load(&program).map_err(|e| match e {
             LoadError::Format(FormatError::MissingFeatures { .. }) => match cpu::target() {
                 Some(t) => format!("cannot load: {e}: cp.Target(\"{}\")", t.name),
                 None => format!("cannot load: {e}"),
             },
             e => format!("cannot load: {e}"),
         })?;
+        loaded.set_imports(view.imports(), crate::plugins::resolve);
         self.loaded = Some((loaded, program));
         Ok(())
     }

@@ -256,6 +256,17 @@ impl LoadedProgram {
         }
     }
 
+    /// Writes the addresses of the program's imported functions into its import table
+    /// (`crate::imports`), in data memory and in the initial image `reset_data` restores.
+    pub fn set_imports<'s>(
+        &mut self,
+        table: copapy_program::ImportTable<'_>,
+        mut resolve: impl FnMut(&str, &str) -> crate::imports::Resolution<'s>,
+    ) {
+        crate::imports::write_import_table(table, self.data_mut(), &mut resolve);
+        crate::imports::write_import_table(table, &mut self.initial_data, resolve);
+    }
+
     /// The data memory: variables, constants and intermediate values.
     pub fn data(&self) -> &[u8] {
         // SAFETY: the data pages are mapped read+write while `self` lives; writes
@@ -429,6 +440,7 @@ mod tests {
             entry: 0,
             symbols: vec![],
             instructions: None,
+            imports: Vec::new(),
         }
     }
 
@@ -479,6 +491,7 @@ mod tests {
             entry: 2,
             symbols: vec![],
             instructions: None,
+            imports: Vec::new(),
         };
         let mut p = LoadedProgram::load(&program).unwrap();
         p.run();
@@ -562,6 +575,7 @@ mod tests {
             entry: 0,
             symbols: vec![],
             instructions: None,
+            imports: Vec::new(),
         };
         let mut p = LoadedProgram::load(&program).unwrap();
         p.run();

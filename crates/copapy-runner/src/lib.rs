@@ -16,6 +16,7 @@
 extern crate std;
 
 pub mod fields;
+pub mod imports;
 mod install;
 mod patch;
 pub use install::{call_entry, check_aligned, install, EntryFn, InstallError};

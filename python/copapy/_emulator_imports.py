@@ -1,0 +1,132 @@
+"""Imported functions (``cp.extern``) in the emulator: Python callables behind hooks.
+
+Each import the program declares gets a stub address in a page of its own
+(``IMPORT_BASE + 16 * k``) holding one return instruction; its entry in the program's
+import table (data memory) is set to that address, so the generated code calls it as a
+runner's function. A code hook on the page reads the arguments from the registers of the
+target's hard-float C ABI (floats in the first four FP registers, ints in the first four
+integer registers, each class counted on its own), calls the Python callable and writes
+its result to the return register; the return instruction then goes back to the caller.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+from collections.abc import Callable, Mapping
+from typing import Any
+
+#: The page holding the import stubs (below the stop page, outside code and data).
+IMPORT_BASE = 0x0000_E000
+STUB_BYTES = 16
+
+#: One return instruction per instruction set (little-endian).
+_RETURN = {
+    "UC_ARCH_X86": bytes([0xC3]),  # ret
+    "UC_ARCH_ARM64": (0xD65F03C0).to_bytes(4, "little"),  # ret
+    "arm": (0xE12FFF1E).to_bytes(4, "little"),  # bx lr
+    "thumb": (0x4770).to_bytes(2, "little"),  # bx lr
+    "UC_ARCH_RISCV": (0x00008067).to_bytes(4, "little"),  # jalr x0, 0(ra)
+}
+
+# unicorn register names: (float argument registers, int argument registers,
+# float result, int result)
+_REGS = {
+    "UC_ARCH_X86": ([f"UC_X86_REG_XMM{k}" for k in range(4)],
+                    ["UC_X86_REG_RDI", "UC_X86_REG_RSI", "UC_X86_REG_RDX", "UC_X86_REG_RCX"],
+                    "UC_X86_REG_XMM0", "UC_X86_REG_RAX"),
+    "UC_ARCH_ARM64": ([f"UC_ARM64_REG_S{k}" for k in range(4)],
+                      [f"UC_ARM64_REG_X{k}" for k in range(4)], "UC_ARM64_REG_S0", "UC_ARM64_REG_X0"),
+    "UC_ARCH_ARM": ([f"UC_ARM_REG_S{k}" for k in range(4)],
+                    [f"UC_ARM_REG_R{k}" for k in range(4)], "UC_ARM_REG_S0", "UC_ARM_REG_R0"),
+    "UC_ARCH_RISCV": ([f"UC_RISCV_REG_F{10 + k}" for k in range(4)],
+                      [f"UC_RISCV_REG_X{10 + k}" for k in range(4)], "UC_RISCV_REG_F10",
+                      "UC_RISCV_REG_X10"),
+}
+
+
+def missing_import(name: str, signature: str) -> RuntimeError:
+    return RuntimeError(
+        f"the program calls import {name} (signature {signature}), which this Target does not "
+        f"provide: pass Target(..., imports={{{name!r}: a_function}})")
+
+
+def _signed(bits: int) -> int:
+    bits &= 0xFFFF_FFFF
+    return bits - (1 << 32) if bits & 0x8000_0000 else bits
+
+
+def _float_bits(result: Any) -> int:
+    # a C float cast rounds to nearest, as the host's conversion does
+    f = ctypes.c_float(float(result)).value
+    return int(struct.unpack("<I", struct.pack("<f", f))[0])
+
+
+def _int_bits(result: Any, name: str) -> int:
+    n = int(result)
+    if not -(1 << 31) <= n < (1 << 31):
+        raise OverflowError(f"import {name} returned {n}, outside the int32 range")
+    return n & 0xFFFF_FFFF
+
+
+class EmulatedImports:
+    """The resolved imports of one installed program."""
+
+    def __init__(self, declared: list[tuple[str, str, int]],
+                 imports: Mapping[str, Callable[..., Any]] | None) -> None:
+        self.calls: list[tuple[str, str, Callable[..., Any]]] = []
+        for name, signature, _ in declared:
+            f = (imports or {}).get(name)
+            if f is None:
+                raise missing_import(name, signature)
+            if not callable(f):
+                raise TypeError(f"imports[{name!r}] is a {type(f).__name__}, not a callable")
+            self.calls.append((name, signature, f))
+        self.slots = [slot for _, _, slot in declared]
+        self.error: BaseException | None = None
+
+    def install(self, uc: Any, uc_mod: Any, consts: Any, uc_arch: str, thumb: bool,
+                data_addr: int, page: int) -> None:
+        """Maps the stub page, points the import table at it, hooks it."""
+        if not self.calls:
+            return
+        ret = _RETURN["thumb" if thumb else "arm"] if uc_arch == "UC_ARCH_ARM" else _RETURN[uc_arch]
+        uc.mem_map(IMPORT_BASE, page, uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC)
+        for k, slot in enumerate(self.slots):
+            stub = IMPORT_BASE + STUB_BYTES * k
+            uc.mem_write(stub, ret)
+            uc.mem_write(data_addr + slot, (stub | int(thumb)).to_bytes(8, "little"))
+        fregs, iregs, fres, ires = _REGS[uc_arch]
+        self._fregs = [getattr(consts, r) for r in fregs]
+        self._iregs = [getattr(consts, r) for r in iregs]
+        self._fres, self._ires = getattr(consts, fres), getattr(consts, ires)
+        self._boxed = uc_arch == "UC_ARCH_RISCV"  # NaN-boxed singles in 64-bit f registers
+        uc.hook_add(uc_mod.UC_HOOK_CODE, self._hook, begin=IMPORT_BASE,
+                    end=IMPORT_BASE + STUB_BYTES * len(self.calls) - 1)
+
+    def _hook(self, uc: Any, address: int, size: int, _user: Any) -> None:
+        if self.error is not None or (address - IMPORT_BASE) % STUB_BYTES:
+            return
+        name, signature, f = self.calls[(address - IMPORT_BASE) // STUB_BYTES]
+        try:
+            args: list[Any] = []
+            fi = ii = 0
+            for code in signature[2:-1]:
+                if code == "f":
+                    bits = int(uc.reg_read(self._fregs[fi])) & 0xFFFF_FFFF
+                    args.append(struct.unpack("<f", bits.to_bytes(4, "little"))[0])
+                    fi += 1
+                else:
+                    n = _signed(int(uc.reg_read(self._iregs[ii])))
+                    args.append(bool(n) if code == "b" else n)
+                    ii += 1
+            result = f(*args)
+            if signature[0] == "f":
+                bits = _float_bits(result)
+                uc.reg_write(self._fres, bits | (0xFFFF_FFFF_0000_0000 if self._boxed else 0))
+            elif signature[0] in "ib":
+                bits = int(bool(result)) if signature[0] == "b" else _int_bits(result, name)
+                uc.reg_write(self._ires, _signed(bits) & ((1 << 64) - 1))
+        except BaseException as e:  # noqa: BLE001 - re-raised after the run
+            self.error = e
+            uc.emu_stop()
