@@ -11,6 +11,7 @@
  * that fails (on the wire or in copapy_load) leaves the running program as it was. */
 #include "board.h"
 #include "copapy_runner.h"
+#include "io.h"
 #include "link.h"
 
 /* request and reply kinds: the TCP protocol's (crates/copapy-run/src/protocol.rs) */
@@ -100,23 +101,32 @@ static void send_error(uint8_t seq, const char *what) {
     send(seq, K_ERR, append(0, what));
 }
 
-/* "error CODE: MESSAGE" for a copapy library error; the client maps CODE too. */
-static void send_library_error(uint8_t seq, const char *during, int32_t code) {
-    uint32_t at = append(0, during);
+/* "DURING error CODE: MESSAGE" for a copapy library error; the client maps CODE too. */
+static uint32_t append_library_error(uint32_t at, const char *during, int32_t code) {
+    at = append(at, during);
     at = append(at, " error ");
     at = append_dec(at, code);
     at = append(at, ": ");
-    send(seq, K_ERR, append(at, copapy_error_message(code)));
+    return append(at, copapy_error_message(code));
 }
 
 static void load(uint8_t seq, unsigned frame, const uint8_t *file, uint32_t len) {
     struct copapy_program p;
-    int32_t r = copapy_load(file, len, runner_code, RUNNER_CODE_CAP, runner_data, RUNNER_DATA_CAP,
-                            &p);
+    const char *import = 0;
+    uint32_t import_len = 0;
+    int32_t r = copapy_load_with_imports(file, len, runner_code, RUNNER_CODE_CAP, runner_data,
+                                         RUNNER_DATA_CAP, io_imports, IO_IMPORT_COUNT, &p, &import,
+                                         &import_len);
     if (r < 0) {
-        send_library_error(seq, "load", r);
+        uint32_t at = append_library_error(0, "load", r);
+        if (import) { /* which import is missing or has another signature */
+            at = append(at, ": ");
+            while (import_len-- && at < FRAME_CAP - 8) reply_buf[2 + at++] = (uint8_t)*import++;
+        }
+        send(seq, K_ERR, at);
         return;
     }
+    io_reset();
     board_code_written(runner_code, get32(file + 16)); /* the header's code size */
     prog = p;
     loaded = 1;

@@ -17,6 +17,17 @@ const char board_target[] = "cortex-m4";
 #define UART_TX_ENABLE 1u
 #define UART_RX_ENABLE 2u
 
+/* CMSDK APB timer 0: its RELOAD register is the actuator of the board imports (io.c) */
+#define TIMER0_RELOAD (*(volatile uint32_t *)0x40000008u)
+
+void board_pwm_set(uint32_t value) {
+    TIMER0_RELOAD = value;
+}
+
+uint32_t board_pwm_get(void) {
+    return TIMER0_RELOAD;
+}
+
 /* SysTick, clocked by the 25 MHz system clock (CLKSOURCE = processor clock) */
 #define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
 #define SYST_RVR (*(volatile uint32_t *)0xE000E014u)

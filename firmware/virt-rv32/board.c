@@ -17,6 +17,20 @@ const char board_target[] = "riscv32";
 /* CLINT mtime: 64 bits at 10 MHz on QEMU's virt */
 #define MTIME_LO (*(volatile uint32_t *)0x0200BFF8u)
 #define MTIME_HI (*(volatile uint32_t *)0x0200BFFCu)
+/* CLINT mtimecmp of hart 0: the actuator register of the board imports (io.c). Timer
+ * interrupts stay off (mie.MTIE = 0), so a small value only sets mip.MTIP. */
+#define MTIMECMP_LO (*(volatile uint32_t *)0x02004000u)
+#define MTIMECMP_HI (*(volatile uint32_t *)0x02004004u)
+
+void board_pwm_set(uint32_t value) {
+    MTIMECMP_HI = 0;
+    MTIMECMP_LO = value;
+}
+
+uint32_t board_pwm_get(void) {
+    return MTIMECMP_LO;
+}
+
 const uint32_t board_ticks_per_us = 10;
 const uint32_t board_ns_per_tick = 100;
 
