@@ -27,11 +27,12 @@ import copapy as cp
 KP, KI, DT = 1.5, 4.0, 0.05
 STEPS = 60
 DUTY_LIMIT = 1_000_000
+FIRMWARE = Path(__file__).resolve().parent.parent / "target" / "firmware-boards"
 QEMU = {
     "cortex-m4": ["qemu-system-arm", "-M", "mps2-an386", "-semihosting-config", "enable=on,target=native",
-                  "-kernel", "target/firmware-boards/mps2-an386.elf"],
+                  "-kernel", str(FIRMWARE / "mps2-an386.elf")],
     "riscv32": ["qemu-system-riscv32", "-M", "virt", "-bios", "none",
-                "-kernel", "target/firmware-boards/virt-rv32.elf"],
+                "-kernel", str(FIRMWARE / "virt-rv32.elf")],
 }
 
 
@@ -80,12 +81,13 @@ def closed_loop(tg: cp.Target) -> list[tuple[float, float]]:
 def boot_qemu(arch: str) -> tuple[subprocess.Popen[bytes], str]:
     """The reference firmware for ``arch`` under QEMU, its UART on a local TCP port."""
     if not shutil.which(QEMU[arch][0]) or not Path(QEMU[arch][-1]).exists():
-        sys.exit(f"needs {QEMU[arch][0]} and {QEMU[arch][-1]}: run scripts/setup.sh and scripts/build_firmware.sh")
+        sys.exit(f"needs {QEMU[arch][0]} and {QEMU[arch][-1]}: "
+                 "run scripts/setup.sh and scripts/build_firmware.sh")
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     qemu = subprocess.Popen([*QEMU[arch], "-display", "none", "-monitor", "none",
-                             "-serial", f"tcp:127.0.0.1:{port},server=on,wait=off"])
+                             "-serial", f"tcp:127.0.0.1:{port},server=on,wait=off,nodelay=on"])
     for _ in range(600):  # until QEMU listens
         try:
             socket.create_connection(("127.0.0.1", port), timeout=5).close()
@@ -105,7 +107,8 @@ def main() -> None:
             qemu.kill()
             qemu.wait()
     plant = Plant()
-    host = closed_loop(cp.Target("native", imports={"adc_read": plant.adc_read, "pwm_write": plant.pwm_write}))
+    imports = {"adc_read": plant.adc_read, "pwm_write": plant.pwm_write}
+    host = closed_loop(cp.Target("native", imports=imports))
     for step in range(9, STEPS, 10):
         print(f"step {step + 1}: measured {board[step][0]!r} duty {board[step][1]!r}")
     print("board and host agree bit for bit" if board == host else "board and host DIFFER")

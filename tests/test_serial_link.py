@@ -20,6 +20,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -38,6 +39,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "examples"))  # serial_board's plant and loop
 OUT = ROOT / "target" / "firmware-boards"
 F32 = np.float32
 
@@ -77,7 +79,7 @@ class Qemu:
         self.port = _free_port()
         self.proc = subprocess.Popen(
             [qemu, *board.qemu[1:], "-display", "none", "-monitor", "none", "-kernel", str(OUT / board.elf),
-             "-serial", f"tcp:127.0.0.1:{self.port},server=on,wait=off"],
+             "-serial", f"tcp:127.0.0.1:{self.port},server=on,wait=off,nodelay=on"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while True:  # QEMU listens once it has started
@@ -117,6 +119,8 @@ class FaultyLine:
     def _serve(self) -> None:
         client, _ = self.listener.accept()
         board = socket.create_connection(("127.0.0.1", self.board_port))
+        for s in (client, board):  # frames pass as they come, not held back by Nagle
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         for a, b, way in ((client, board, "up"), (board, client, "down")):
             threading.Thread(target=self._pump, args=(a, b, way), daemon=True).start()
 
@@ -389,6 +393,77 @@ def test_any_fault_on_a_write_leaves_the_old_or_the_new_value(
             assert after == new, "the write arrived intact; only its reply was damaged"
 
     one_fault()
+
+
+# ------------------------------------------------------------------ the board's imports
+
+KP, KI, DT = F32(1.5), F32(4.0), F32(0.05)
+
+
+def _pi_reference(steps: int) -> list[tuple[float, float]]:
+    """The PI loop of examples/serial_board.py in NumPy float32, with the plant of
+    firmware/common/io.c (integer millivolts, C's truncating division)."""
+    register, y_mv, integral, rows = 0, 0, F32(0.0), []
+    for _ in range(steps):
+        y_mv += int((register - y_mv) / 8)
+        measured = F32(y_mv) / F32(1000.0)
+        error = F32(1.0) - measured
+        integral = integral + error * DT
+        duty = np.minimum(np.maximum(KP * error + KI * integral, F32(0.0)), F32(5.0))
+        scaled = duty * F32(1000.0)
+        register = 0 if not scaled > 0 else min(int(scaled), 1_000_000)
+        rows.append((float(measured), float(duty)))
+    return rows
+
+
+def test_pi_loop_with_the_boards_sensor_and_actuator_matches_the_host(qemu: tuple[Board, Qemu]) -> None:
+    """Sensor and actuator are the firmware's imports on a timer register; the same loop on
+    this machine with Python imports (examples/serial_board.py's Plant) and NumPy agree."""
+    board, q = qemu
+    import serial_board as example
+
+    on_board = example.closed_loop(cp.Target(board.arch, runner=q.url()))
+    plant = example.Plant()
+    on_host = example.closed_loop(cp.Target("native", imports={"adc_read": plant.adc_read,
+                                                               "pwm_write": plant.pwm_write}))
+    reference = _pi_reference(example.STEPS)
+    assert on_board == reference == on_host
+    assert on_board[-1][0] != 0.0, "the actuator register drove the plant"
+
+
+def test_the_board_timer_import_counts_up_and_missing_imports_are_named(qemu: tuple[Board, Qemu]) -> None:
+    board, q = qemu
+    device = SerialDevice.open(q.url()[len("serial:"):])
+    try:
+        tg = cp.Target(board.arch, runner=device)
+        ticks = cp.extern("timer_ticks", returns=int)
+        tg.compile(ticks)
+        seen = []
+        for _ in range(5):
+            tg.run()
+            seen.append(tg.read_value(ticks))
+        assert all(b - a > 0 for a, b in zip(seen, seen[1:], strict=False)), seen
+        for call, code in ((lambda: cp.extern("no_such_sensor", 1, returns=float), -20),
+                           (lambda: cp.extern("adc_read", 1.5, returns=float), -21)):
+            with pytest.raises(FirmwareError) as e:
+                cp.Target(board.arch, runner=device).compile(call())
+            assert e.value.code == code
+            assert str(e.value).endswith(": no_such_sensor" if code == -20 else ": adc_read"), e.value
+        tg.run()  # the refused loads left the timer program in place
+        assert tg.read_value(ticks) > seen[-1]
+    finally:
+        device.close()
+
+
+def test_the_serial_board_example(firmwares: Path) -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "serial_board.py"), "riscv32"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[-1] == "board and host agree bit for bit"
+    reference = _pi_reference(60)
+    for line, step in zip(lines[:-1], range(9, 60, 10), strict=True):
+        assert line == f"step {step + 1}: measured {reference[step][0]!r} duty {reference[step][1]!r}"
 
 
 # ------------------------------------------------------------------ refusals and bad input

@@ -16,13 +16,15 @@ is never taken for the current one.
 ``URL`` is a pyserial URL (``serial.serial_for_url``): a device (``/dev/ttyACM0``), or
 ``socket://HOST:PORT`` (a board's UART on a TCP socket, as QEMU's ``-serial tcp:``
 gives), and so on. Options after ``?`` that this module takes itself: ``baudrate=``
-(default 115200) and ``timeout=`` (seconds per reply, default 10).
+(default 115200) and ``timeout=`` (seconds to wait for a reply once the request is on the
+line, default 10; the time a request takes to go out at ``baudrate``, doubled, is added).
 """
 
 from __future__ import annotations
 
 import re
 import struct
+import time
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +38,7 @@ PERIODIC = 0x0C
 SEQ_REJECTED = 0
 DEFAULT_BAUDRATE = 115200
 DEFAULT_TIMEOUT = 10.0
+READ_SLICE = 0.1
 _OWN_OPTIONS = ("baudrate", "timeout")
 
 
@@ -139,7 +142,8 @@ def _open_port(url: str) -> tuple[Any, float]:
         raise ValueError("runner 'serial:': name the port, e.g. serial:/dev/ttyACM0?baudrate=115200 "
                          "or serial:socket://127.0.0.1:4000")
     try:
-        port = serial.serial_for_url(rest, baudrate=baudrate, timeout=timeout)
+        # reads return at least this often, so each reply has its own deadline
+        port = serial.serial_for_url(rest, baudrate=baudrate, timeout=READ_SLICE)
     except serial.SerialException as e:
         raise ConnectionError(f"runner 'serial:{url}': cannot open the port: {e}") from None
     except ValueError as e:  # an unknown URL option
@@ -155,6 +159,7 @@ class SerialDevice(RemoteDevice):
         self._port = port
         self._where = where
         self._timeout = timeout
+        self._deadline = 0.0  # for the reply awaited
         self._seq = 0
         self._pending = 0  # the seq of the request whose reply is awaited
         self._dirty = True  # garbage may sit in the board's receive buffer: resync first
@@ -188,8 +193,16 @@ class SerialDevice(RemoteDevice):
         self._pending = self._next_seq()
         self._port.reset_input_buffer()
         self._pending_buf.clear()
-        self._port.write(b"\0" + frame(self._pending, kind, payload))
+        wire = b"\0" + frame(self._pending, kind, payload)
+        self._port.write(wire)
         self._port.flush()
+        self._start_waiting(len(wire))
+
+    def _start_waiting(self, sent: int) -> None:
+        """The reply is due ``timeout`` after the request's bytes went out: 10 bits a byte
+        at the port's baud rate, doubled (a socket's rate depends on its other end: QEMU's
+        one-byte UARTs take about that)."""
+        self._deadline = time.monotonic() + self._timeout + 20 * sent / self._port.baudrate
 
     def _read_frame(self) -> bytes:
         """The next delimited frame's bytes, within the timeout."""
@@ -202,7 +215,7 @@ class SerialDevice(RemoteDevice):
                     return encoded
                 continue
             chunk = self._port.read(max(1, self._port.in_waiting))
-            if not chunk:
+            if not chunk and time.monotonic() > self._deadline:
                 self._dirty = True
                 raise TimeoutError(
                     f"{self._where}: no reply within {self._timeout:g} s: is the board running the "
@@ -236,11 +249,14 @@ class SerialDevice(RemoteDevice):
         was lost on the line would otherwise be completed, intact, by the next 0x00 and
         carried out late: the 0x01 0x01 make its CRC check fail.)"""
         self._dirty = False
-        self._port.write(b"\1\1\0")
+        spoil = b"\1\1\0"
         for _ in range(2):
             self._pending = self._next_seq()
-            self._port.write(frame(self._pending, INFO, b""))
+            wire = spoil + frame(self._pending, INFO, b"")  # one write: one TCP segment
+            self._port.write(wire)
             self._port.flush()
+            self._start_waiting(len(wire))
+            spoil = b""
             try:
                 while True:
                     got = unframe(self._read_frame())
