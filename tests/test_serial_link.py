@@ -37,6 +37,7 @@ from conftest import TARGET
 from copapy._serial import FirmwareError, LinkError, SerialDevice, cobs_decode, cobs_encode, frame, unframe
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_firmware_boards import firmwares  # noqa: F401 - the fixture that builds them
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))  # serial_board's plant and loop
@@ -160,16 +161,9 @@ class FaultyLine:
         self.faults[way].append(fault)
 
 
-@pytest.fixture(scope="module")
-def firmwares() -> Path:
-    built = subprocess.run([str(ROOT / "scripts" / "build_firmware.sh")], cwd=ROOT, capture_output=True,
-                           text=True, check=False)
-    assert built.returncode == 0, f"scripts/build_firmware.sh failed:\n{built.stdout}{built.stderr}"
-    return OUT
-
-
 @pytest.fixture(scope="module", params=BOARDS, ids=[b.arch for b in BOARDS])
-def qemu(request: pytest.FixtureRequest, firmwares: Path) -> Iterator[tuple[Board, Qemu]]:
+def qemu(request: pytest.FixtureRequest) -> Iterator[tuple[Board, Qemu]]:
+    request.getfixturevalue("firmwares")
     q = Qemu(request.param)
     yield request.param, q
     q.close()
@@ -262,7 +256,7 @@ def test_math_arrays_and_state_over_the_link(qemu: tuple[Board, Qemu]) -> None:
     assert abs(got[0][1] - (math.sin(2.0) + math.cos(3.14159))) < 1e-5
 
 
-def test_jit_over_the_link(qemu: tuple[Board, Qemu], firmwares: Path) -> None:
+def test_jit_over_the_link(qemu: tuple[Board, Qemu]) -> None:
     board, _ = qemu
     own = Qemu(board)  # a jit specialisation opens its own connection: a board of its own
     try:
@@ -455,7 +449,8 @@ def test_the_board_timer_import_counts_up_and_missing_imports_are_named(qemu: tu
         device.close()
 
 
-def test_the_serial_board_example(firmwares: Path) -> None:
+@pytest.mark.usefixtures("firmwares")
+def test_the_serial_board_example() -> None:
     proc = subprocess.run([sys.executable, str(ROOT / "examples" / "serial_board.py"), "riscv32"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -86,14 +86,8 @@ static uint32_t append(uint32_t at, const char *s) {
 
 static uint32_t append_dec(uint32_t at, int32_t v) {
     char buf[12];
-    int i = 0;
-    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
-    do {
-        buf[i++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) buf[i++] = '-';
-    while (i) reply_buf[2 + at++] = (uint8_t)buf[--i];
+    uint32_t len = runner_format_dec(buf, v);
+    for (uint32_t i = 0; i < len; i++) reply_buf[2 + at++] = (uint8_t)buf[i];
     return at;
 }
 

@@ -12,6 +12,9 @@
 extern uint8_t runner_code[RUNNER_CODE_CAP];
 extern uint8_t runner_data[RUNNER_DATA_CAP];
 
+/* Writes `v` in decimal to `out` (no NUL) and returns its length. */
+uint32_t runner_format_dec(char out[12], int32_t v);
+
 /* Serves requests from the serial link forever. */
 __attribute__((noreturn)) void link_main(void);
 

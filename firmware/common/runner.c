@@ -41,16 +41,22 @@ static void put_hex(uint32_t v, int digits) {
     for (int i = digits - 1; i >= 0; i--) board_putc("0123456789abcdef"[(v >> (4 * i)) & 0xF]);
 }
 
-static void put_dec(int32_t v) {
-    char buf[12];
-    int i = 0;
+uint32_t runner_format_dec(char out[12], int32_t v) {
+    char digits[10];
+    uint32_t n = 0, len = 0;
     uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
     do {
-        buf[i++] = (char)('0' + u % 10);
+        digits[n++] = (char)('0' + u % 10);
         u /= 10;
     } while (u);
-    if (v < 0) board_putc('-');
-    while (i) board_putc(buf[--i]);
+    if (v < 0) out[len++] = '-';
+    while (n) out[len++] = digits[--n];
+    return len;
+}
+
+static void put_dec(int32_t v) {
+    char buf[12];
+    put_n(buf, runner_format_dec(buf, v));
 }
 
 static uint32_t read32(const uint8_t *p) {
