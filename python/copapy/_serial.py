@@ -278,6 +278,13 @@ class SerialDevice(RemoteDevice):
             raise ConnectionError(f"{self._where}: unexpected reply kind {kind:#04x}")
         return body
 
+    def close(self) -> None:
+        """Closes the port. No STOP: the firmware keeps serving (and keeps its program),
+        and a board that stopped answering would hold this up for the reply timeouts."""
+        if not self._closed:
+            self._closed = True
+            self._port.close()
+
     # -- the device interface: a lost LOAD reply leaves the program unknown ---------------
 
     def install(self, program: bytes) -> None:
