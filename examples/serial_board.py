@@ -112,8 +112,9 @@ def main() -> None:
     host = closed_loop(cp.Target("native", imports=imports))
     for step in range(9, STEPS, 10):
         print(f"step {step + 1}: measured {board[step][0]!r} duty {board[step][1]!r}")
-    print("board and host agree bit for bit" if board == host else "board and host DIFFER")
-    sys.exit(0 if board == host else 1)
+    if board != host:
+        sys.exit("board and host DIFFER")
+    print("board and host agree bit for bit")
 
 
 if __name__ == "__main__":
