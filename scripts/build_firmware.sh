@@ -7,7 +7,7 @@
 #   scripts/build_firmware.sh     (after scripts/setup.sh, which installs the rustup targets
 #                                  thumbv7em-none-eabihf and riscv32imafc-unknown-none-elf and
 #                                  the ziglang package into .venv)
-# Run them: tests/test_firmware_boards.py, or by hand as docs/firmware.md shows.
+# Run them: tests/deploy/test_firmware_boards.py, or by hand as docs/firmware.md shows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cross-builds copapy-run for the Linux boards copapy targets: static musl binaries
 # that run on the board as they are (and under qemu-user here, for
-# tests/test_cross_runners.py). Output: target/cross/<target>/copapy-run.
+# tests/deploy/test_cross_runners.py). Output: target/cross/<target>/copapy-run.
 #
 #   scripts/cross_runners.sh [TARGET...]     (default: aarch64 armv7 armv6 riscv64)
 #

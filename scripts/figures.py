@@ -249,7 +249,46 @@ def pid_loop() -> str:
     return "\n".join(rows) + "\n\n" + textwrap.fill("; ".join(said) + ".", 92) + "\n"
 
 
+LAYOUT_BASELINE = "3025029"
+"""main before the redesign of issue 21 (one shape module, no import circles): the "before"."""
+CONTAINER_MODULES = ("_arrays", "_elements", "_vectors", "_tensors", "_ndarray", "_array", "_packing",
+                     "_protocol", "_casts", "_shapes", "_constructors")
+"""The modules of Python's containers (tensor, vector, cp.array and their bridge), by either name."""
+
+
+def room_lines(rev: str | None) -> dict[str, int]:
+    """Lines per room at ``rev`` (None: the working tree): the Python containers, the rest of
+    the Python package, and each Rust crate's sources."""
+    if rev is None:
+        files = [str(p.relative_to(ROOT)) for p in (ROOT / "python").rglob("*") if p.is_file()]
+        files += [str(p.relative_to(ROOT)) for p in (ROOT / "crates").rglob("*.rs")]
+    else:
+        files = run(["git", "ls-tree", "-r", "--name-only", rev, "python", "crates"]).split()
+    rooms: dict[str, int] = {}
+    for f in sorted(files):
+        path = Path(f)
+        if path.suffix == ".py" and path.parts[:2] == ("python", "copapy"):
+            room = "Python containers" if path.stem in CONTAINER_MODULES else "Python, the rest"
+        elif path.suffix == ".rs" and path.parts[0] == "crates" and "src" in path.parts:
+            room = path.parts[1]
+        else:
+            continue
+        text = (ROOT / path).read_text() if rev is None else run(["git", "show", f"{rev}:{f}"])
+        rooms[room] = rooms.get(room, 0) + text.count("\n")
+    return rooms
+
+
+def layout_lines() -> str:
+    """Python and Rust lines per room, before the redesign and now."""
+    before, now = room_lines(LAYOUT_BASELINE), room_lines(None)
+    rows = [f"| room | lines at {LAYOUT_BASELINE} | lines now |", "| --- | ---: | ---: |"]
+    for room in sorted(set(before) | set(now), key=lambda r: (not r.startswith("Python"), r)):
+        rows.append(f"| {room} | {before.get(room, 0):,} | {now.get(room, 0):,} |")
+    return "\n".join(rows) + "\n"
+
+
 FIGURES = [
+    Figure("layout-lines", False, layout_lines),
     Figure("examples", True, examples_list),
     Figure("targets", True, script_table("benches/target_figures.py")),
     Figure("x86-constants", True, x86_constants),

@@ -18,7 +18,7 @@ apt_install() {  # Debian packages; a note saying what is missing if that fails
   echo "note: could not install the Debian packages $*; the checks that use them will fail" >&2
 }
 # What scripts/test.sh uses besides Rust and Python (README "Prerequisites"): gcc links
-# cargo's host builds and tests/test_firmware.py's C program; llvm gives llvm-objdump,
+# cargo's host builds and tests/deploy/test_firmware.py's C program; llvm gives llvm-objdump,
 # llvm-nm and llvm-size (stencils/build.py, scripts/figures.py); python3-venv makes the
 # venvs (this one, tests/once/, the wheel check); git lists the files tests/once/ copies.
 debian=()
@@ -40,7 +40,7 @@ for target in thumbv7em-none-eabihf riscv32imafc-unknown-none-elf; do
     rustup target add "$target" || echo "note: could not add the $target target" >&2
   fi
 done
-# the reference firmwares run under QEMU (tests/test_firmware_boards.py); where a newer
+# the reference firmwares run under QEMU (tests/deploy/test_firmware_boards.py); where a newer
 # qemu-utils is installed, Debian 12's qemu-system-* only installs alongside its own 7.2
 if ! { command -v qemu-system-arm && command -v qemu-system-riscv32; } >/dev/null 2>&1 \
     && command -v apt-get >/dev/null 2>&1; then
@@ -53,7 +53,7 @@ if command -v rustup >/dev/null 2>&1 && ! rustup target list --installed | grep 
   rustup target add riscv32imafc-unknown-none-elf || echo "note: could not add the riscv32imafc-unknown-none-elf target" >&2
 fi
 # copapy-run cross-built for the Linux boards runs under qemu-user in the tests
-# (scripts/cross_runners.sh, tests/test_cross_runners.py); the cross gcc links it where
+# (scripts/cross_runners.sh, tests/deploy/test_cross_runners.py); the cross gcc links it where
 # rustup offers no musl std (cross_runners.sh adds the rustup targets itself)
 if command -v apt-get >/dev/null 2>&1; then
   cross=()

@@ -18,9 +18,9 @@ echo "== ruff";          .venv/bin/ruff check python tests benches examples sten
 echo "== mypy";          .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
 echo "== stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
 echo "== firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
-echo "== copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/test_remote.py, test_firmware.py
+echo "== copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/deploy/test_remote.py, test_firmware.py
 echo "== fuzz targets";  cargo check -q --manifest-path fuzz/Cargo.toml --bins  # they build; cargo test runs session_stream's harness
-echo "== cross runners"; scripts/cross_runners.sh >/dev/null  # tests/test_cross_runners.py (qemu-user)
+echo "== cross runners"; scripts/cross_runners.sh >/dev/null  # tests/deploy/test_cross_runners.py (qemu-user)
 echo "== pytest";        .venv/bin/python -m pytest -q tests
 echo "== installs, figures"; COPAPY_TEST_ONCE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/once
 # The whole suite again on every foreign architecture, in the emulator: the same tests

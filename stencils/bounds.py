@@ -170,7 +170,7 @@ def doc(tab):
         "tail jump is dropped by the linker and not counted). `tg.max_instructions()` and "
         "`tg.min_instructions()` add these up over a compiled program's steps and its final "
         "`st_return`; they are equal when the program is branch-free, and "
-        "`tests/test_determinism.py` checks both against instructions counted in the "
+        "`tests/targets/test_determinism.py` checks both against instructions counted in the "
         "emulator (unicorn) on every target. A saved program carries both numbers (program "
         "format version 4, `docs/program-format.md`), so a program read with `cp.load` "
         "answers the same methods and `copapy-run PROGRAM --info` prints them.\n\n",

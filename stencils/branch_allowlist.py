@@ -16,7 +16,7 @@ program is compiled), so the instruction count is a function of the shape;
 
 The static rule inside loop kernels is a shape test, not a data-flow analysis: a select
 that the compiler turns into a longer branch (RISC-V once loaded one operand of the
-array select under a backward branch) passes it. ``tests/test_determinism.py`` is the
+array select under a backward branch) passes it. ``tests/targets/test_determinism.py`` is the
 second line: it runs every element-wise and shaped array kernel on every target with
 varying element values and requires the same instruction count.
 """
@@ -47,7 +47,7 @@ ALLOWED = [
 ]
 
 # Loops whose every iteration count is fixed in the source, the body's count of runs
-# (bounds.py walks them exactly that many times; tests/test_determinism.py measures)
+# (bounds.py walks them exactly that many times; tests/targets/test_determinism.py measures)
 FIXED_TRIPS = {
     "cpm_div_s32": 32,  # for (int k = 31; k >= 0; k--): one quotient bit per step
 }

@@ -420,7 +420,7 @@ def generate_ops():
 # (a block of its own: other stencil families are added above)
 
 # The one order of operations of solve (also python/copapy/_linalg.py's docstring and the
-# NumPy reference in tests/test_linalg.py). w is the n x n matrix, x the n x r right-hand
+# NumPy reference in tests/arrays/test_linalg.py). w is the n x n matrix, x the n x r right-hand
 # sides, both row-major copies. For column k = 0..n-1: for i = k+1..n-1 in increasing i,
 # rows k and i (columns k.. of w, all of x) trade places when |w[i][k]| > |w[k][k]|
 # (strictly, so ties and NaNs keep the upper row), by masks; then inv = 1 / w[k][k] and

@@ -251,7 +251,7 @@ def describe_failures(rows: list[str], limit: int = 25) -> str:
 # ---- every operation of the op table (stencils/optable.py), by its stencil name: the
 # NumPy float32 / int32 computation copapy must reproduce element by element. The
 # arguments are NumPy arrays of the operand type (float32, or int32 for ints and bools).
-# tests/test_optable.py fails naming any table op missing here.
+# tests/targets/test_optable.py fails naming any table op missing here.
 
 
 def _f64_math(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:

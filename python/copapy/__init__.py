@@ -18,9 +18,11 @@ them; ``Target.run`` executes the native code.
 
 from typing import Any
 
-from . import _protocol, control, filters, nn, signal
+from . import _core, control, filters, nn, signal
+from ._array import array, encode_data
 from ._autograd import grad
 from ._casts import cast, to_bool, to_bytes, to_float, to_int
+from ._constructors import arange, concat, diagonal, eye, identity, ones, zeros
 from ._core import Container, Target, value
 from ._extern import extern
 from ._interp import interp, lerp, ravel
@@ -48,11 +50,11 @@ from ._math import (
     tan,
     tanh,
 )
-from ._ndarray import array
 from ._neural import relu, sigmoid
 from ._program import load, loads
+from ._protocol import flatten_data
 from ._quaternion import quaternion
-from ._tensors import arange, concat, diagonal, eye, identity, ones, tensor, zeros
+from ._tensors import tensor
 from ._tensors import tensor as matrix
 from ._vectors import (
     angle_between,
@@ -66,7 +68,12 @@ from ._vectors import (
 )
 from .filters import argsort, sort
 
-_protocol.register()
+# Rust imports no Python module of the package: it gets the classes @cp.jit builds from
+# NumPy arguments and the write_value data conversions here, once (docs/architecture.md,
+# "Container protocol").
+_core.register_containers(
+    array=array._of, vector=vector, matrix=tensor, flatten=flatten_data, encode=encode_data
+)
 
 NumLike = value[Any] | int | float
 """Anything that can take part in an operation: a traced value or a Python number."""

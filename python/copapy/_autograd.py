@@ -32,9 +32,11 @@ from collections.abc import Iterator
 from typing import Any, overload
 
 from . import _core
-from ._arrays import plain
 from ._core import Container, value
+from ._elements import plain
 from ._protocol import describe
+from ._tensors import tensor
+from ._vectors import vector
 
 _Number = int | float
 
@@ -95,10 +97,6 @@ def _gradients(y: Any, leaves: list[Any]) -> list[Any]:
 
 
 def _is_vector(x: Any) -> bool:
-    try:
-        from ._vectors import vector  # noqa: PLC0415 - the module may not exist yet
-    except ImportError:
-        return False
     return isinstance(x, vector)
 
 
@@ -150,8 +148,6 @@ def _grad(out: Any, wrt: Any) -> Any:
             )
         rows = [_grad(o, wrt) for o in outputs]
         if _is_vector(out) and _is_vector(wrt):
-            from ._tensors import tensor  # noqa: PLC0415 - optional until tensors are used
-
             return tensor([list(r.values) for r in rows])
         return rows
     raise TypeError(f"cp.grad differentiates a copapy value, got {type(out).__name__}")

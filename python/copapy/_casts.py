@@ -11,15 +11,13 @@ while tracing, with Python's ``float()``, ``int()`` and ``bool()`` as in Copapy.
 
 from __future__ import annotations
 
-import math
 from typing import Any, overload
 
-from . import _core, _packing
-from ._arrays import ArrayBase
+from ._array import array
 from ._core import value
-from ._ndarray import array
-from ._tensors import _packed_ten, tensor
-from ._vectors import _packed_vec, vector
+from ._elements import cast_scalar
+from ._tensors import tensor
+from ._vectors import vector
 
 _DTYPES: dict[Any, str] = {float: "float", int: "int", bool: "bool"}
 _NAMES = ("float", "int", "bool", "byte")
@@ -33,49 +31,6 @@ def _dtype_name(dtype: Any) -> str:
     return str(name)
 
 
-def _number_to_byte(x: float) -> int:
-    if isinstance(x, float) and math.isnan(x):
-        return 0
-    if x <= 0:
-        return 0
-    return 255 if x >= 255 else int(x)
-
-
-def _cast_scalar(x: Any, dtype: str) -> Any:
-    if isinstance(x, value):
-        if x.dtype == dtype:
-            return x
-        if dtype == "byte":
-            return _core.to_byte_value(x)
-        return _core.cast_value(x, dtype)
-    if dtype == "byte":
-        return _number_to_byte(x)
-    return {"float": float, "int": int, "bool": bool}[dtype](x)
-
-
-def _cast_array(x: array[Any], dtype: str) -> array[Any]:
-    if x.dtype == dtype:
-        return x
-    node = x._cp_node
-    if dtype == "byte":  # stored one byte per element, saturating
-        return array._of(_core.array_to_bytes(node), x.shape, "byte")
-    # a byte array is read as ints (widened on use)
-    return array._of(_core.array_cast(node, dtype), x.shape, dtype)
-
-
-def _cast_container(x: ArrayBase[Any], dtype: str) -> Any:
-    node = _packing.array_of(x)
-    if node is not None:
-        if dtype == "byte":
-            out = _core.array_unary("tobyte", node)
-        elif node.dtype == dtype:
-            return x
-        else:
-            out = _core.array_cast(node, dtype)
-        return _packed_vec(out) if isinstance(x, vector) else _packed_ten(out, x.shape)
-    return x._with_values(tuple(_cast_scalar(v, dtype) for v in x.values))
-
-
 def cast(x: Any, dtype: str | type) -> Any:
     """``x`` (a number, value, vector, tensor or array) converted to ``dtype``: 'float',
     'int', 'bool' or 'byte' (or the Python types float, int, bool).
@@ -84,12 +39,10 @@ def cast(x: Any, dtype: str | type) -> Any:
     limits), to bool is ``x != 0``, to byte clamps to 0..255. A value or array that already
     has the type is returned as it is; numbers convert with Python's float/int/bool."""
     name = _dtype_name(dtype)
-    if isinstance(x, array):
-        return _cast_array(x, name)
-    if isinstance(x, ArrayBase):
-        return _cast_container(x, name)
+    if isinstance(x, (array, tensor)):
+        return x.astype(name)
     if isinstance(x, (value, int, float)):
-        return _cast_scalar(x, name)
+        return cast_scalar(x, name)
     raise TypeError(f"cannot cast a {type(x).__name__}: cast() takes a number, a copapy value, "
                     "a vector, a tensor or an array")
 

@@ -24,17 +24,16 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from . import _core, _packing
-from ._ndarray import array
+from ._array import array
 from ._shapes import plain_int
+from ._tensors import _packed_ten, tensor
+from ._vectors import vector
 
 T = TypeVar("T")
 
 
 def _float_array(x: Any, name: str) -> array[Any]:
     """``x`` (a cp.array, tensor, vector or nested numbers/values) as a float array."""
-    from ._tensors import tensor
-    from ._vectors import vector
-
     a: array[Any]
     if isinstance(x, array):
         a = x
@@ -72,8 +71,6 @@ def _out(size: int, k: int, s: int, p: int, d: int) -> int:
 
 def _like(x: Any, result: array[Any]) -> Any:
     """The result as the type of the input: a tensor for a tensor, else the array."""
-    from ._tensors import _packed_ten, tensor
-
     if isinstance(x, tensor):
         return _packed_ten(result._cp_node, result.shape)
     return result

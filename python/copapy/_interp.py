@@ -4,7 +4,7 @@ helpers of ``filters.convolve`` / ``filters.gaussian_filter``.
 Everything here is built from scalar operations (``+ - * /``, ``minimum``/``maximum``,
 ``iif``), so ``cp.grad`` differentiates through it and the results are the same bits on
 every target. The float operations happen in one documented order, so a NumPy float32
-reference computing in the same order gives the same bits (tests/test_interp.py).
+reference computing in the same order gives the same bits (tests/numerics/test_interp.py).
 
 ``interp(x, xp, fp)`` is ``numpy.interp`` (clamped ends, ``xp`` strictly increasing):
 with ``xc = clamp(x, xp[0], xp[-1])`` and segment ``j`` the last with ``xp[j] <= xc``,
@@ -21,7 +21,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ._array import array
 from ._core import value
+from ._math import iif, maximum, minimum
+from ._tensors import tensor
+from ._vectors import vector
 
 __all__ = ["elements_and_shape", "interp", "lerp", "ravel", "rebuild"]
 
@@ -36,8 +40,6 @@ def _to_list(x: Any) -> Any:
 def elements_and_shape(x: Any, name: str) -> tuple[list[Any], tuple[int, ...]]:
     """The elements (row-major) and the shape of a vector, tensor, ``cp.array``, NumPy
     array or nested sequence; a scalar is shape ``()``."""
-    from ._ndarray import array
-
     if isinstance(x, array):
         return [x.element(k) for k in range(x.size)], tuple(x.shape)
     values = getattr(x, "values", None)
@@ -70,10 +72,6 @@ def _nested(x: Any, out: list[Any], name: str) -> tuple[int, ...]:
 def rebuild(like: Any, items: list[Any], shape: tuple[int, ...]) -> Any:
     """``items`` in the kind of container ``like`` is (a vector stays a vector, a tensor a
     tensor, anything else becomes a ``cp.array``, as Copapy returns for sequences)."""
-    from ._ndarray import array
-    from ._tensors import tensor
-    from ._vectors import vector
-
     if isinstance(like, vector) and len(shape) == 1:
         return vector(items)
     if isinstance(like, tensor):
@@ -97,8 +95,6 @@ def _table(v: Any, name: str) -> list[Any]:
 
 
 def _interp_one(x: Any, xp: list[Any], fp: list[Any], method: str) -> Any:
-    from ._math import iif, maximum, minimum
-
     n = len(xp)
     if not isinstance(x, value) and not any(isinstance(e, value) for e in (*xp, *fp)):
         return _interp_number(float(x), xp, fp, method)
@@ -182,10 +178,6 @@ def ravel(a: Any) -> Any:
     """The elements of ``a`` in row-major order as a 1-D container of the same kind
     (``numpy.ravel``): a ``cp.array`` gives a ``cp.array`` (no code), a tensor a 1-D
     tensor, a vector itself, a nested sequence a list."""
-    from ._ndarray import array
-    from ._tensors import tensor
-    from ._vectors import vector
-
     if isinstance(a, array):
         return a.ravel()
     if isinstance(a, tensor):

@@ -4,7 +4,7 @@ newest names).
 Traced systems compile to one stencil (``st_arr_solve_f``): Gaussian elimination with
 partial pivoting in float32, where the pivot row is chosen and swapped by masks, so the
 time depends on the size of the system only. The order of operations is fixed and the
-same on every target (``stencils/gen_arrays.py``, ``_SOLVE``):
+same on every target (``stencils/gen_elements.py``, ``_SOLVE``):
 
 1. For each column k: for i = k+1 .. n-1 in increasing i, rows k and i trade places
    (matrix columns k.., every right-hand side) when ``|a[i][k]| > |a[k][k]|``
@@ -37,9 +37,9 @@ from __future__ import annotations
 from typing import Any, overload
 
 from . import _core
-from ._casts import _cast_array, to_float
+from ._array import array
+from ._casts import to_float
 from ._core import value
-from ._ndarray import array
 from ._tensors import tensor
 from ._vectors import vector
 
@@ -94,7 +94,7 @@ def _solve_numbers(a: tuple[Any, ...], b: tuple[Any, ...], n: int, r: int) -> li
 def _solve_arrays(a: array[Any], b: array[Any]) -> array[float]:
     n = a.shape[0]
     r = b.size // n
-    node = _core.array_solve(_cast_array(a, "float")._cp_node, _cast_array(b, "float")._cp_node, n, r)
+    node = _core.array_solve(a.astype("float")._cp_node, b.astype("float")._cp_node, n, r)
     return array._of(node, b.shape, "float")
 
 
@@ -225,9 +225,9 @@ def det(a: Any) -> Any:
     m = _square(a)
     n: int = m.shape[0]
     if isinstance(m, array):
-        return _core.array_det(_cast_array(m, "float")._cp_node, n)
+        return _core.array_det(m.astype("float")._cp_node, n)
     if _constant(m):
         return _det_numbers(m.values, n)
     if n > _COFACTOR_MAX or m._packed:
-        return _core.array_det(_cast_array(_as_array(m), "float")._cp_node, n)
+        return _core.array_det(_as_array(m).astype("float")._cp_node, n)
     return _cofactors(m.values, n)

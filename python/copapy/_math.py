@@ -12,8 +12,9 @@ import math
 from collections.abc import Callable
 from typing import Any, TypeAlias, TypeVar, overload
 
-from . import _arrays, _core, _ndarray
+from . import _array, _core
 from ._core import value
+from ._elements import plain
 
 U = TypeVar("U", int, float)
 
@@ -43,8 +44,8 @@ def _check_numbers(func: Any, *args: Any) -> None:
 def _unary(x: Any, traced: Callable[[Any], Any], plain: Callable[[Any], Any], func: Any) -> Any:
     if isinstance(x, value):
         return traced(x)
-    if isinstance(x, _ndarray.array):
-        return _ndarray.unary(x, func.__name__)
+    if isinstance(x, _array.array):
+        return _array.unary(x, func.__name__)
     if _is_container(x):
         return x.map(func)
     _check_numbers(func, x)
@@ -54,8 +55,8 @@ def _unary(x: Any, traced: Callable[[Any], Any], plain: Callable[[Any], Any], fu
 def _binary(
     a: Any, b: Any, traced: Callable[[Any, Any], Any], plain: Callable[[Any, Any], Any], func: Any
 ) -> Any:
-    if isinstance(a, _ndarray.array) or isinstance(b, _ndarray.array):
-        return _ndarray.binary(_ARRAY_OPS.get(func.__name__, func.__name__), a, b)
+    if isinstance(a, _array.array) or isinstance(b, _array.array):
+        return _array.binary(_ARRAY_OPS.get(func.__name__, func.__name__), a, b)
     if _is_container(a) or _is_container(b):
         return _elementwise(func, a, b)
     _check_numbers(func, a, b)
@@ -293,7 +294,7 @@ def min(x: Any, y: Any = None) -> Any:
     if y is None:
         if isinstance(x, value | int | float):
             raise TypeError("min() of a single number: pass a vector or list to reduce, or two arguments")
-        if isinstance(x, _ndarray.array):
+        if isinstance(x, _array.array):
             return x.min()
         return _reduce(x, minimum, "min")
     return minimum(x, y)
@@ -313,7 +314,7 @@ def max(x: Any, y: Any = None) -> Any:
     if y is None:
         if isinstance(x, value | int | float):
             raise TypeError("max() of a single number: pass a vector or list to reduce, or two arguments")
-        if isinstance(x, _ndarray.array):
+        if isinstance(x, _array.array):
             return x.max()
         return _reduce(x, maximum, "max")
     return maximum(x, y)
@@ -339,7 +340,7 @@ def sign(x: float) -> int: ...
 def sign(x: Any) -> Any: ...
 def sign(x: Any) -> Any:
     """1 for positive, -1 for negative, 0 for zero (and NaN), as an int."""
-    if isinstance(x, _ndarray.array):  # no sign stencil: two comparisons and a subtraction
+    if isinstance(x, _array.array):  # no sign stencil: two comparisons and a subtraction
         return (x > 0) - (x < 0)
     return _unary(x, _core.sign, lambda v: int(v > 0) - int(v < 0), sign)
 
@@ -379,15 +380,15 @@ def iif(expression: Any, true_result: Any, false_result: Any) -> Any:
     the expression is a plain number and the choice is made now (``iif(True, 1, 2.0)`` is
     ``1.0``). Containers are handled elementwise (scalars broadcast).
     """
-    if any(isinstance(x, _ndarray.array) for x in (expression, true_result, false_result)):
-        return _ndarray.iif(expression, true_result, false_result)
+    if any(isinstance(x, _array.array) for x in (expression, true_result, false_result)):
+        return _array.iif(expression, true_result, false_result)
     if _is_container(expression) or _is_container(true_result) or _is_container(false_result):
         return _elementwise(iif, expression, true_result, false_result)
     _check_numbers(iif, expression, true_result, false_result)
     if isinstance(expression, value):
         return _core.iif(expression, true_result, false_result)
     # a choice made now: NumPy scalars as the Python numbers they stand for
-    expression, true_result, false_result = map(_arrays.plain, (expression, true_result, false_result))
+    expression, true_result, false_result = map(plain, (expression, true_result, false_result))
     chosen, other = (true_result, false_result) if expression else (false_result, true_result)
     if _is_float(other) and not _is_float(chosen):
         return chosen * 1.0 if isinstance(chosen, value) else float(chosen)

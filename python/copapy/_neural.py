@@ -14,16 +14,14 @@ operation) or a container with a ``map`` method (``cp.vector``, ``cp.tensor``/``
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from typing import Any, TypeVar, overload
 
 from . import _math
-from ._arrays import plain
+from ._array import array
 from ._core import value
-from ._ndarray import array
-
-if TYPE_CHECKING:
-    from ._tensors import tensor
-    from ._vectors import vector
+from ._elements import plain
+from ._tensors import tensor
+from ._vectors import vector
 
 U = TypeVar("U", int, float)
 
@@ -114,9 +112,6 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
     ``(out_features, in_features)``, ``bias`` ``(out_features,)`` or None. Everything is
     computed in float. A ``cp.array`` input gives a ``cp.array`` (one matmul stencil), a
     vector a vector, a tensor a tensor; weights and bias may be nested lists."""
-    from ._tensors import tensor
-    from ._vectors import vector
-
     xa: Any
     w: Any
     b: Any

@@ -10,7 +10,7 @@ The result is again a vector, whose elements alias the result array (no code), s
 operation finds the array without gathering anything.
 
 Results have the same bits as the unpacked path: element-wise operations follow the same
-scalar semantics, and vectors sum in the same documented order as arrays (``_arrays``).
+scalar semantics, and vectors sum in the same documented order as arrays (``_elements``).
 Tensors pack the same way for element-wise operations with a scalar or a tensor of the
 same shape, ``sum()`` and ``@`` (one matmul stencil when either operand packs and the
 other is all traced too). Containers with plain-number elements, mixed dtypes or
@@ -22,7 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 from . import _core
+from ._array import array
 from ._core import ArrayNode, value
+from ._elements import element_dtype
 from ._optable import BinaryOp
 
 PACK_THRESHOLD = 64
@@ -53,46 +55,14 @@ def wants(con: Any, n: int | None = None) -> bool:
     return limit is not None and (len(con.values) if n is None else n) > limit
 
 
-def _dtype(values: tuple[Any, ...], limit: int | None) -> str | None:
-    """The common dtype if every element is a traced value of it (not bool) and there are
-    more than ``limit`` of them, else None."""
-    if limit is None or len(values) <= limit or not values:
-        return None
-    first = values[0]
-    if type(first) is not value:
-        return None
-    d = first.dtype
-    if d == "bool":
-        return None
-    for x in values:
-        if type(x) is not value or x.dtype != d:
-            return None
-    return d
-
-
-def array_of(vec: Any) -> ArrayNode | None:
-    """The array holding the vector's elements (kept on the vector once gathered), or None
-    if they do not pack."""
-    node: ArrayNode | None = getattr(vec, "_arr", None)
-    if node is not None:
-        return node
-    values = vec.values
-    if _dtype(values, threshold(vec)) is None:
-        return None
-    d = values[0].dtype
-    node = _core.array_of_elements(list(values)) or _core.array_pack(d, list(values))
-    vec._arr = node
-    return node
-
-
-def force_array(con: Any) -> ArrayNode | None:
-    """Like ``array_of`` at any length (for the smaller operand of a packed product):
-    the array of a container of traced values of one dtype (not bool), or None."""
+def _gathered(con: Any, limit: int | None) -> ArrayNode | None:
+    """The array holding ``con``'s elements (kept on ``con`` once gathered) if they are
+    more than ``limit`` traced values of one dtype (not bool), else None."""
     node: ArrayNode | None = getattr(con, "_arr", None)
     if node is not None:
         return node
     values = con.values
-    if not values or type(values[0]) is not value:
+    if limit is None or len(values) <= limit or type(values[0]) is not value:
         return None
     d = values[0].dtype
     if d == "bool" or any(type(x) is not value or x.dtype != d for x in values):
@@ -100,6 +70,17 @@ def force_array(con: Any) -> ArrayNode | None:
     node = _core.array_of_elements(list(values)) or _core.array_pack(d, list(values))
     con._arr = node
     return node
+
+
+def array_of(con: Any) -> ArrayNode | None:
+    """The array holding the container's elements, or None if they do not pack (by its
+    threshold)."""
+    return _gathered(con, threshold(con))
+
+
+def force_array(con: Any) -> ArrayNode | None:
+    """Like ``array_of`` at any length (for the smaller operand of a packed product)."""
+    return _gathered(con, 0 if con.values else None)
 
 
 def matmul(a: Any, b: Any, m: int, k: int, p: int) -> ArrayNode | None:
@@ -131,12 +112,7 @@ def lookup_array(con: Any) -> ArrayNode:
     elements gathered into one (numbers and values, promoted float > int > bool)."""
     node = array_of(con)
     if node is None:
-        values = list(con.values)
-        kinds = {x.dtype if type(x) is value else
-                 ("bool" if isinstance(x, bool) else "int" if isinstance(x, int) else "float")
-                 for x in values}
-        d = "float" if "float" in kinds else "int" if "int" in kinds else "bool"
-        node = _core.array_pack(d, values)
+        node = _core.array_pack(element_dtype(con.values), list(con.values))
         con._arr = node
     return node
 
@@ -144,8 +120,6 @@ def lookup_array(con: Any) -> ArrayNode:
 def runtime_subscript(ten: Any, keys: tuple[Any, ...]) -> tuple[ArrayNode, tuple[int, ...]]:
     """``ten[keys]`` with runtime (value) indices among ``keys``, computed as a cp.array
     index (wrapped once, then clamped): the result's array and shape."""
-    from ._ndarray import array
-
     node = lookup_array(ten)
     out = array._of(node, tuple(ten.shape), node.dtype)[keys]
     if isinstance(out, array):

@@ -14,17 +14,20 @@ order, or an ``ArrayNode``); ``Target.read_value`` and ``cp.grad`` use it. With 
 ``Target.compile``, ``read_value``, ``write_value``, ``names=``, ``@cp.jit`` results and
 ``cp.grad`` accept the container. See docs/architecture.md, "Container protocol".
 
-``register()`` hands the Rust core, once at import, the few Python callables it needs:
-the classes ``@cp.jit`` builds from NumPy arguments and the ``write_value`` data
-conversions.
+``flatten_data`` is the ``write_value`` conversion of data for a container of leaves;
+``copapy/__init__.py`` registers it, with the classes ``@cp.jit`` builds from NumPy
+arguments, with the Rust core once at import (``_core.register_containers``).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from . import _core
 from ._core import Container
+from ._elements import scalar_or_none, type_name
+from ._shapes import prod
 
 
 def describe(x: Any) -> Container | None:
@@ -41,13 +44,47 @@ def describe(x: Any) -> Container | None:
     return c
 
 
-def register() -> None:
-    """Registers copapy's containers and data conversions with the Rust core."""
-    from ._arrays import flatten_data
-    from ._ndarray import array, encode_data
-    from ._tensors import tensor
-    from ._vectors import vector
+_NOT_SEQUENCES = (str, bytes, dict, set, frozenset)
+"""Iterables that are never a list of numbers: text, and containers without an order."""
 
-    _core.register_containers(
-        array=array._of, vector=vector, matrix=tensor, flatten=flatten_data, encode=encode_data
-    )
+
+def flatten_data(data: Any, shape: tuple[int, ...], what: str) -> list[Any]:
+    """Numbers of ``data`` (nested lists/tuples, a NumPy array, a vector or tensor of
+    numbers) in row-major order, checked against ``shape``."""
+    c = describe(data)
+    if c is not None and c.kind != "array":
+        dshape = c.shape
+        flat = list(c.leaves or ())
+    elif hasattr(data, "tolist") and hasattr(data, "shape"):  # NumPy array
+        _core.check_dtype(data)  # before tolist(): complex, datetime, text, objects
+        dshape = tuple(data.shape)
+        flat = list(data.reshape(-1).tolist()) if dshape else [data.item()]
+    elif isinstance(data, _NOT_SEQUENCES) or not isinstance(data, Iterable):
+        raise TypeError(f"writing to {what} of shape {shape} needs a list or array of numbers, "
+                        f"got a {type_name(data)}")
+    else:
+        flat = []
+        dshape = _nested_shape(data, flat)
+    if dshape != shape:
+        raise ValueError(
+            f"cannot write data of shape {dshape} to {what} of shape {shape}: "
+            f"it takes {prod(shape)} numbers in that shape"
+        )
+    return flat
+
+
+def _nested_shape(data: Any, out: list[Any]) -> tuple[int, ...]:
+    if isinstance(data, (int, float)):
+        out.append(data)
+        return ()
+    s = scalar_or_none(data)
+    if s is not None:
+        out.append(s)
+        return ()
+    if isinstance(data, _NOT_SEQUENCES) or not isinstance(data, Iterable):
+        raise TypeError(f"expected numbers or lists of numbers, got a {type_name(data)}")
+    items = list(data)
+    subs = [_nested_shape(x, out) for x in items]
+    if any(s != subs[0] for s in subs[1:]):
+        raise ValueError("the data is ragged: its rows have different shapes")
+    return (len(items),) + (subs[0] if subs else ())

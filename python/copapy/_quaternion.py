@@ -22,15 +22,13 @@ first, in Python) and ``inverse`` divides by ``norm() ** 2``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, SupportsIndex, cast, overload
+from typing import Any, SupportsIndex, cast, overload
 
 from . import _math
-from ._arrays import ArrayBase, check_elements, scalar_or_none
 from ._core import value
-
-if TYPE_CHECKING:
-    from ._tensors import tensor
-    from ._vectors import vector
+from ._elements import ArrayBase, check_elements, scalar_or_none
+from ._tensors import tensor
+from ._vectors import vector
 
 _F = value[float] | float
 """A float32 component: traced or a plain number (a plain int is fine where a float is)."""
@@ -130,8 +128,6 @@ class quaternion(ArrayBase[float]):
     def __getitem__(self, index: slice) -> vector[float]: ...
     def __getitem__(self, index: SupportsIndex | slice) -> _F | vector[float]:
         if isinstance(index, slice):
-            from ._vectors import vector
-
             return vector(self.values[index])
         return self.values[index]
 
@@ -230,8 +226,6 @@ class quaternion(ArrayBase[float]):
     def rotate_vector(self, vec: Iterable[_Scalar]) -> vector[float]:
         """``vec`` (3 components) rotated by this quaternion: the vector part of
         ``self @ (0, vec) @ self.inverse()``."""
-        from ._vectors import vector
-
         comps = tuple(vec)
         if len(comps) != 3:
             raise ValueError(f"rotate_vector needs a 3D vector, got {len(comps)} components")
@@ -240,8 +234,6 @@ class quaternion(ArrayBase[float]):
 
     def toRotationMatrix(self) -> tensor[float]:  # noqa: N802 - Copapy's name
         """The 4x4 homogeneous rotation matrix of this (unit) quaternion, as a ``cp.tensor``."""
-        from ._tensors import tensor
-
         w, x, y, z = self.values
         x2, y2, z2 = x + x, y + y, z + z
         xx, xy, xz = x * x2, x * y2, x * z2
@@ -258,8 +250,6 @@ class quaternion(ArrayBase[float]):
     def toEulerAngles(self) -> vector[float]:  # noqa: N802 - Copapy's name
         """``[roll, pitch, yaw]`` in radians (the inverse of ``from_euler``); the sine of the
         pitch is clamped to [-1, 1] so rounding near ±90° gives ±pi/2, not NaN."""
-        from ._vectors import vector
-
         w, x, y, z = self.values
         roll = _math.atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y))
         pitch = _math.asin(_math.clamp(2 * (w * y - z * x), -1.0, 1.0))
@@ -272,8 +262,6 @@ class quaternion(ArrayBase[float]):
         Near the identity (sin²(angle/2) < 1e-6) the axis is ``[1, 0, 0]`` and the angle 0,
         chosen without branching.
         """
-        from ._vectors import vector
-
         n = self.normalize()
         sin2 = 1 - n.w * n.w
         near_identity = sin2 < 1e-6

@@ -1,5 +1,11 @@
-"""``cp.tensor`` (also ``cp.matrix``): an n-D container of traced values and/or plain numbers,
-and the constructors ``zeros ones arange eye identity diagonal concat``."""
+"""``cp.tensor`` (also ``cp.matrix``): an n-D container of traced values and/or plain numbers.
+
+``cp.vector`` (``_vectors``) is a 1-D tensor with its geometric methods; every method here
+(reductions over axes, ``min``/``max``, ``sort``, ``reshape``, ``T``, ``astype``, …) works on
+both, with the same names and semantics as ``cp.array``'s, so code never depends on which
+storage a value got. Shapes, axes and broadcasting are ``_shapes``'; elements and the
+summation order ``_elements``'; the array-stencil path for large containers ``_packing``'.
+The constructors (``zeros ones arange eye identity diagonal concat``) are ``_constructors``'."""
 
 from __future__ import annotations
 
@@ -8,20 +14,31 @@ import operator as _op
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar, SupportsIndex, TypeAlias, TypeVar, cast, overload
 
-from . import _arrays as A
 from . import _core, _packing
-from ._arrays import TNum
+from . import _elements as A
+from ._array import array
 from ._core import value
-from ._shapes import check_shape, plain_int, reshape_dims
-from ._shapes import dim as _dim
-from ._vectors import vector
+from ._elements import TNum
+from ._shapes import (
+    broadcast_indices,
+    broadcast_shape,
+    gather_indices,
+    nest,
+    normalize_axes,
+    permutation,
+    prod,
+    reduction_order,
+    reshape_dims,
+    shape_error,
+    strides_of,
+)
 
 U = TypeVar("U", int, float)
 
-_TIntLike: TypeAlias = "tensor[int] | vector[int] | value[int] | int"
-_TAnyLike: TypeAlias = "tensor[Any] | vector[Any] | value[Any] | float | Sequence[Any]"
+_TIntLike: TypeAlias = "tensor[int] | value[int] | int"
+_TAnyLike: TypeAlias = "tensor[Any] | value[Any] | float | Sequence[Any]"
 _TensorSource: TypeAlias = (
-    "TNum | value[TNum] | vector[TNum] | tensor[TNum] | Sequence[TNum | value[TNum]]"
+    "TNum | value[TNum] | tensor[TNum] | Sequence[TNum | value[TNum]]"
     " | Sequence[Sequence[TNum | value[TNum]]] | Sequence[Sequence[Sequence[TNum | value[TNum]]]]"
     " | Iterable[Any]"
 )
@@ -38,11 +55,27 @@ def _ten(vals: tuple[Any, ...], shape: tuple[int, ...]) -> tensor[Any]:
     return t
 
 
-def _packed_ten(node: Any, shape: tuple[int, ...]) -> tensor[Any]:
-    """A tensor of the elements of array ``node`` (aliases, no code), packed by it."""
-    t = _ten(tuple(_core.array_elements(node)), shape)
+def _packed_ten(node: Any, shape: tuple[int, ...], cls: type[tensor[Any]] | None = None) -> tensor[Any]:
+    """A tensor (or ``cls``) of the elements of array ``node`` (aliases, no code), packed by it."""
+    t: tensor[Any] = _new(cls or tensor)
+    t.values = tuple(_core.array_elements(node))
+    t.shape = shape
     t._arr = node
     return t
+
+
+def _nan_fold(a: Any, b: Any, which: str) -> Any:
+    """NumPy's ``minimum``/``maximum`` of two elements: traced ones by one stencil, numbers
+    in Python (a NaN wins, as in NumPy)."""
+    if type(a) is _V or type(b) is _V:
+        return _core.minimum(a, b) if which == "min" else _core.maximum(a, b)
+    if a != a or b != b:
+        return a if a != a else b
+    return min(a, b) if which == "min" else max(a, b)
+
+
+def _nan_last(x: Any) -> tuple[bool, Any]:
+    return (x != x, 0 if x != x else x)
 
 
 def _flatten(x: Any, out: list[Any]) -> tuple[int, ...]:
@@ -98,7 +131,7 @@ class tensor(A.ArrayBase[TNum]):
     ``a @ b`` is the dot product (1-D @ 1-D, a scalar), matrix-vector, vector-matrix and
     matrix-matrix product. ``.sum()``, ``@``, ``trace()`` and ``mean()`` add their terms
     in **one documented order**, the same as ``cp.array`` on every target: eight interleaved
-    partial sums (term k into partial k % 8), combined pairwise (``_arrays``).
+    partial sums (term k into partial k % 8), combined pairwise (``_elements``).
     Plain-number terms are summed in Python first and added once at the end.
 
     As in Copapy, indexing with an integer gives a tensor of one dimension less (a 0-d tensor
@@ -131,14 +164,25 @@ class tensor(A.ArrayBase[TNum]):
             flat = tuple(out)
         if shape is not None:
             new_shape = tuple(_op.index(d) for d in shape)
-            if any(d < 0 for d in new_shape) or A.prod(new_shape) != len(flat):
+            if any(d < 0 for d in new_shape) or prod(new_shape) != len(flat):
                 raise ValueError(f"cannot make a tensor of shape {new_shape} from {len(flat)} elements")
             vshape = new_shape
         self.values = flat
         self.shape = vshape
 
     def _with_values(self, vals: tuple[Any, ...]) -> tensor[Any]:
-        return _ten(vals, self.shape)
+        return self._like(vals, self.shape)
+
+    def _like(self, vals: tuple[Any, ...], shape: tuple[int, ...]) -> tensor[Any]:
+        """A container of this kind (a vector stays a vector while 1-D) from new contents."""
+        return _ten(vals, shape)
+
+    def _result_kind(self, other: Any) -> type[tensor[Any]]:
+        """The class of ``self op other`` (a vector only between vectors and sequences)."""
+        return tensor
+
+    def _from_node(self, node: Any, shape: tuple[int, ...]) -> tensor[Any]:
+        return _packed_ten(node, shape, type(self) if len(shape) == 1 else tensor)
 
     def __repr__(self) -> str:
         if len(self.values) <= 64:
@@ -164,7 +208,7 @@ class tensor(A.ArrayBase[TNum]):
         """The elements as nested lists (the element itself for a 0-d tensor)."""
         if not self.shape:
             return self.values[0]
-        return _nest(self.values, self.shape)
+        return nest(self.values, self.shape)
 
     # --- indexing -------------------------------------------------------------------------
 
@@ -186,7 +230,7 @@ class tensor(A.ArrayBase[TNum]):
         if isinstance(key, int):
             i = _as_index(key, shape[0], 0)
             sub = shape[1:]
-            n = A.prod(sub)
+            n = prod(sub)
             return _ten(self.values[i * n:(i + 1) * n], sub)
         keys = key if isinstance(key, tuple) else (key,)
         if len(keys) > len(shape):
@@ -208,13 +252,13 @@ class tensor(A.ArrayBase[TNum]):
             dims.append(range(shape[axis]))
             new_shape.append(shape[axis])
         vals = self.values
-        return _ten(tuple([vals[i] for i in A.gather_indices(dims, A.strides_of(shape))]), tuple(new_shape))
+        return _ten(tuple([vals[i] for i in gather_indices(dims, strides_of(shape))]), tuple(new_shape))
 
     def __iter__(self) -> Iterator[tensor[TNum]]:
         if not self.shape:
             raise TypeError("iteration over a 0-d tensor")
         sub = self.shape[1:]
-        n = A.prod(sub)
+        n = prod(sub)
         vals = self.values
         for i in range(self.shape[0]):
             yield _ten(vals[i * n:(i + 1) * n], sub)
@@ -222,17 +266,23 @@ class tensor(A.ArrayBase[TNum]):
     # --- elementwise ----------------------------------------------------------------------
 
     def _binop(self, other: Any, op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Any:
+        """``self op other`` (``other op self`` if ``rev``) element by element, broadcast as
+        NumPy; one array stencil when the container packs (``_packing``)."""
+        kind = self._result_kind(other)
         if _packing.wants(self) and (
-            isinstance(other, _SCALARS) or (type(other) is tensor and other.shape == self.shape)
+            isinstance(other, _SCALARS) or (isinstance(other, tensor) and other.shape == self.shape)
         ):
             node = _packing.binop(self, other, name, rev)
             if node is not None:
-                return _packed_ten(node, self.shape)
+                return _packed_ten(node, self.shape, kind)
+        make = _ten if kind is tensor else self._like
         if isinstance(other, _SCALARS):
             if rev:
-                return _ten(A.map_scalar_r(op, other, self.values), self.shape)
-            return _ten(A.map_scalar(op, self.values, other), self.shape)
-        if not isinstance(other, A.ArrayBase):
+                return make(A.map_scalar_r(op, other, self.values), self.shape)
+            return make(A.map_scalar(op, self.values, other), self.shape)
+        if not isinstance(other, tensor):
+            if isinstance(other, A.ArrayBase):
+                return NotImplemented  # a quaternion: its own reflected method decides
             s = A.scalar_or_none(other)
             if s is not None:
                 return self._binop(s, op, name, rev)
@@ -241,20 +291,19 @@ class tensor(A.ArrayBase[TNum]):
             other = tensor(other)
         a, b = self.values, other.values
         sa, sb = self.shape, other.shape
+        shape = sa
         if sa != sb:
-            if rev:
-                shape = A.broadcast_shape(sb, sa, name, "tensors")
-            else:
-                shape = A.broadcast_shape(sa, sb, name, "tensors")
+            what = "vectors" if kind is not tensor else "tensors"
+            shape = broadcast_shape(sb, sa, name, what) if rev else broadcast_shape(sa, sb, name, what)
             if sa != shape:
-                a = tuple(A.broadcast_values(a, sa, shape))
+                a = tuple([a[i] for i in broadcast_indices(sa, shape)])
             if sb != shape:
-                b = tuple(A.broadcast_values(b, sb, shape))
-        else:
-            shape = sa
+                b = tuple([b[i] for i in broadcast_indices(sb, shape)])
+        if len(shape) != 1:
+            make = _ten
         if rev:
-            return _ten(A.map2(op, b, a), shape)
-        return _ten(A.map2(op, a, b), shape)
+            return make(A.map2(op, b, a), shape)
+        return make(A.map2(op, a, b), shape)
 
     @overload
     def __add__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
@@ -347,13 +396,13 @@ class tensor(A.ArrayBase[TNum]):
         return self._binop(other, _op.pow, "pow", True)
 
     def __neg__(self) -> tensor[TNum]:
-        return _ten(tuple(map(_op.neg, self.values)), self.shape)
+        return self._like(tuple(map(_op.neg, self.values)), self.shape)
 
     def __pos__(self) -> tensor[TNum]:
         return self
 
     def __abs__(self) -> tensor[TNum]:
-        return _ten(tuple(map(abs, self.values)), self.shape)
+        return self._like(tuple(map(abs, self.values)), self.shape)
 
     def __lt__(self, other: _TAnyLike) -> tensor[int]:
         return self._binop(other, _op.lt, "lt")  # type: ignore[no-any-return]
@@ -377,12 +426,13 @@ class tensor(A.ArrayBase[TNum]):
 
     def map(self, func: Callable[[Any], value[U] | U]) -> tensor[U]:
         """A tensor of the same shape holding ``func(x)`` for each element ``x``."""
-        return _ten(tuple(map(func, self.values)), self.shape)
+        return self._like(tuple(map(func, self.values)), self.shape)
 
     def homogenize(self) -> tensor[TNum]:
         """If any element is a value, the plain numbers become ``cp.value`` inputs too."""
         if any(type(x) is _V for x in self.values):
-            return _ten(tuple(x if type(x) is _V else value(cast(Any, x)) for x in self.values), self.shape)
+            vals = tuple(x if type(x) is _V else value(cast(Any, x)) for x in self.values)
+            return self._like(vals, self.shape)
         return self
 
     # --- shape ----------------------------------------------------------------------------
@@ -394,25 +444,18 @@ class tensor(A.ArrayBase[TNum]):
         return _ten(self.values, dims)
 
     def flatten(self) -> tensor[TNum]:
-        """The elements as a 1-D tensor (row-major order)."""
-        return _ten(self.values, (len(self.values),))
+        """The elements as a 1-D container (row-major order)."""
+        return self._like(self.values, (len(self.values),))
+
+    ravel = flatten
 
     def transpose(self, *axes: int | Sequence[int]) -> tensor[TNum]:
         """The axes permuted (reversed if none are given)."""
-        nd = len(self.shape)
-        if len(axes) == 1 and not isinstance(axes[0], int):
-            perm = tuple(_op.index(a) for a in axes[0])
-        elif axes:
-            perm = tuple(_op.index(a) for a in axes)  # type: ignore[arg-type]
-        else:
-            perm = tuple(range(nd - 1, -1, -1))
-        perm = tuple(a + nd if a < 0 else a for a in perm)
-        if sorted(perm) != list(range(nd)):
-            raise ValueError(f"axes {perm} do not permute the axes of a tensor of shape {self.shape}")
-        if nd < 2 or perm == tuple(range(nd)):
+        perm = permutation(axes, len(self.shape), f"a tensor of shape {self.shape}")
+        if perm == tuple(range(len(self.shape))):
             return self
-        st = A.strides_of(self.shape)
-        idx = A.gather_indices([range(self.shape[a]) for a in perm], [st[a] for a in perm])
+        st = strides_of(self.shape)
+        idx = gather_indices([range(self.shape[a]) for a in perm], [st[a] for a in perm])
         vals = self.values
         return _ten(tuple([vals[i] for i in idx]), tuple(self.shape[a] for a in perm))
 
@@ -421,21 +464,62 @@ class tensor(A.ArrayBase[TNum]):
         """The transpose (all axes reversed)."""
         return self.transpose()
 
+    def broadcast_to(self, shape: Sequence[int]) -> tensor[TNum]:
+        """The elements repeated to ``shape`` by NumPy's broadcasting rules."""
+        target = tuple(shape)
+        if len(target) < len(self.shape) or broadcast_shape(self.shape, target, "broadcast") != target:
+            raise ValueError(f"cannot broadcast a tensor of shape {self.shape} to shape {target}")
+        vals = self.values
+        return self._like(tuple([vals[i] for i in broadcast_indices(self.shape, target)]), target)
+
+    def astype(self, dtype: str) -> tensor[Any]:
+        """The elements converted to ``dtype`` ('float', 'int', 'bool', 'byte'; the rules of
+        ``cp.cast``): one loop stencil when the container packs, else one per traced element."""
+        node = _packing.array_of(self)
+        if node is not None:
+            if dtype == "byte":
+                out = _core.array_unary("tobyte", node)
+            elif node.dtype == dtype:
+                return self
+            else:
+                out = _core.array_cast(node, dtype)
+            return self._from_node(out, self.shape)
+        return self._like(tuple(A.cast_scalar(v, dtype) for v in self.values), self.shape)
+
+    def to_numpy(self, target: Any = None) -> Any:
+        """The elements as a NumPy array: the constants themselves, or with ``target`` the
+        current contents there (float32, int32 or bool, as ``cp.array.to_numpy``)."""
+        import numpy as np
+
+        if target is None:
+            return np.asarray(self)
+        dtype = {"float": np.float32, "int": np.int32, "bool": np.bool_}[self.dtype]
+        return np.asarray(target.read_value(self), dtype=dtype).reshape(self.shape)
+
     # --- reductions and products ----------------------------------------------------------
 
-    def _norm_axes(self, axis: int | Sequence[int]) -> list[int]:
-        nd = len(self.shape)
-        one = plain_int(axis)
-        axes: list[Any] = [one] if one is not None else list(cast(Sequence[int], axis))
-        out: list[int] = []
-        for item in axes:
-            a = _op.index(item)
-            if not -nd <= a < nd:
-                raise ValueError(f"axis {a} is out of bounds for a tensor of shape {self.shape}")
-            a %= nd
-            if a not in out:
-                out.append(a)
-        return sorted(out)
+    def _reduce(self, axis: Any, keepdims: bool, whole: Callable[[Sequence[Any]], Any],
+                packed: Callable[[Any], Any] | None) -> Any:
+        """A reduction of every element (``axis=None``) or over axes, in the documented
+        order (``_shapes.reduction_order``); one array stencil for a packed whole."""
+        shape = self.shape
+        axes = normalize_axes(axis, len(shape), f"a tensor of shape {shape}")
+        if axes is None or len(axes) == len(shape):
+            s = packed(self) if packed is not None and _packing.wants(self) else None
+            if s is None:
+                s = whole(self.values)
+            return _ten((s,), (1,) * len(shape)) if keepdims else s
+        if not axes:
+            return self
+        idx, kept = reduction_order(shape, axes)
+        vals = self.values
+        gathered = [vals[i] for i in idx]
+        r = prod(shape[d] for d in axes)
+        nout = prod(shape[d] for d in kept)
+        out = tuple([whole(gathered[j * r:(j + 1) * r]) for j in range(nout)])
+        if keepdims:
+            return _ten(out, tuple(1 if d in axes else shape[d] for d in range(len(shape))))
+        return self._like(out, tuple(shape[d] for d in kept))
 
     @overload
     def sum(self: tensor[int], axis: None = None, keepdims: bool = False) -> int | value[int]: ...
@@ -446,43 +530,88 @@ class tensor(A.ArrayBase[TNum]):
     def sum(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
         """Sum of all elements (a scalar), or along the given axis/axes (a tensor; a scalar if
         every axis is summed, as in Copapy). Terms are added in the documented order."""
-        if axis is None:
-            s = _packing.total(self) if _packing.wants(self) else None
-            if s is None:
-                s = A.sum_elements(self.values)
-            return _ten((s,), (1,) * len(self.shape)) if keepdims else s
-        axes = self._norm_axes(axis)
-        shape = self.shape
-        kept = [d for d in range(len(shape)) if d not in axes]
-        if not kept and not keepdims:
-            return A.sum_elements(self.values)
-        order = kept + axes
-        st = A.strides_of(shape)
-        idx = A.gather_indices([range(shape[d]) for d in order], [st[d] for d in order])
-        vals = self.values
-        gathered = [vals[i] for i in idx]
-        r = A.prod(shape[d] for d in axes)
-        nout = A.prod(shape[d] for d in kept)
-        if r == 0:
-            out = tuple([0] * nout)
-        else:
-            out = tuple([A.sum_elements(gathered[j * r:(j + 1) * r]) for j in range(nout)])
-        if keepdims:
-            return _ten(out, tuple(1 if d in axes else shape[d] for d in range(len(shape))))
-        return _ten(out, tuple(shape[d] for d in kept))
+        return self._reduce(axis, keepdims, A.sum_elements, _packing.total)
 
-    def mean(self, axis: int | Sequence[int] | None = None) -> Any:
+    def _extreme(self, which: str, axis: Any, keepdims: bool) -> Any:
+        if not self.values:
+            raise ValueError(f"zero-size tensor of shape {self.shape} has no {which}imum")
+
+        def whole(xs: Sequence[Any]) -> Any:
+            return A.tree_fold(xs, lambda a, b: _nan_fold(a, b, which))
+
+        def packed(t: tensor[Any]) -> Any:
+            node = _packing.array_of(t)
+            return None if node is None else _core.array_extreme(which, node)
+
+        return self._reduce(axis, keepdims, whole, packed)
+
+    def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
+        """The smallest element, or along the given axis/axes: NumPy's ``minimum`` folded in
+        the order of the sums (a NaN gives NaN), as ``cp.array.min``."""
+        return self._extreme("min", axis, keepdims)
+
+    def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
+        """The largest element, or along the given axis/axes: NumPy's ``maximum`` folded in
+        the order of the sums (a NaN gives NaN), as ``cp.array.max``."""
+        return self._extreme("max", axis, keepdims)
+
+    def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
         """Mean of all elements, or along the given axis/axes: the sum divided by the count,
-        in float (``A.mean_terms``: int and bool values are converted to float32 first, so
+        in float (``float_terms``: int and bool values are converted to float32 first, so
         the mean never wraps). An empty mean is NaN, with NumPy's ``RuntimeWarning``."""
-        n = len(self.values) if axis is None else A.prod(self.shape[a] for a in self._norm_axes(axis))
-        total = A.mean_terms(self).sum(axis)
+        axes = normalize_axes(axis, len(self.shape), f"a tensor of shape {self.shape}")
+        n = len(self.values) if axes is None else prod(self.shape[a] for a in axes)
+        total = float_terms(self).sum(axis, keepdims)
         if n == 0:
             A.warn_empty_mean()
             if isinstance(total, tensor):
                 return _ten((math.nan,) * len(total.values), total.shape)
             return math.nan
         return total / n
+
+    def _sorted(self, indices: bool) -> tensor[Any]:
+        if len(self.shape) != 1:
+            raise ValueError(f"sort and argsort take a 1-D container, got shape {self.shape}: "
+                             "flatten it or index a row")
+        vals = self.values
+        if not any(type(x) is _V for x in vals):
+            order = sorted(range(len(vals)), key=lambda i: _nan_last(vals[i]))
+            return self._like(tuple(order) if indices else tuple(vals[i] for i in order), self.shape)
+        node = _core.array_sort(_packing.lookup_array(self), indices)
+        return self._from_node(node, self.shape)
+
+    def sort(self) -> tensor[TNum]:
+        """The sorted copy of a 1-D container, as ``np.sort(kind='stable')`` (NaNs last):
+        one sorting-network stencil when traced (the same as ``cp.sort``)."""
+        return self._sorted(False)
+
+    def argsort(self) -> tensor[int]:
+        """The indices that sort a 1-D container, as ``np.argsort(kind='stable')``."""
+        return self._sorted(True)
+
+    def dot(self, other: Any) -> Any:
+        """``numpy.dot``: the dot product of 1-D operands, else the matrix product."""
+        return _matmul(self, other)
+
+    def element(self, flat_index: int) -> value[TNum] | TNum:
+        """The element at ``flat_index`` of the row-major order (negative from the end), as
+        ``cp.array.element``."""
+        n = len(self.values)
+        i = _op.index(flat_index)
+        if not -n <= i < n:
+            raise IndexError(f"index {i} is out of range for {n} elements")
+        return self.values[i]
+
+    def get_values(self, data: Sequence[Any]) -> Any:
+        """Flat element data (one number per element, row-major) nested as lists of this
+        container's shape, as ``cp.array.get_values``."""
+        flat = list(data)
+        if len(flat) != len(self.values):
+            raise ValueError(f"get_values needs {len(self.values)} elements for shape {self.shape}, "
+                             f"got {len(flat)}")
+        return nest(flat, self.shape)
+
+    flatten_data = staticmethod(array.flatten_data)
 
     def trace(self) -> value[TNum] | TNum:
         """Sum of the diagonal of a square matrix (documented order)."""
@@ -496,9 +625,9 @@ class tensor(A.ArrayBase[TNum]):
         return _matmul(self, other)
 
     @overload
-    def __matmul__(self: tensor[int], other: tensor[int] | vector[int]) -> tensor[int]: ...
+    def __matmul__(self: tensor[int], other: tensor[int]) -> tensor[int]: ...
     @overload
-    def __matmul__(self, other: tensor[Any] | vector[Any] | Sequence[Any]) -> tensor[float]: ...
+    def __matmul__(self, other: tensor[Any] | Sequence[Any]) -> tensor[float]: ...
     def __matmul__(self, other: Any) -> Any:
         """Matrix product. 2-D @ 2-D gives a matrix, 2-D @ 1-D and 1-D @ 2-D a 1-D tensor, and
         1-D @ 1-D the dot product, a scalar (typed as a tensor for brevity; use ``vector`` for
@@ -513,13 +642,6 @@ class tensor(A.ArrayBase[TNum]):
         return _matmul(other, self)
 
 
-def _nest(vals: Sequence[Any], shape: tuple[int, ...]) -> list[Any]:
-    if len(shape) == 1:
-        return list(vals)
-    step = A.prod(shape[1:])
-    return [_nest(vals[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
-
-
 def _matmul(a: Any, b: Any) -> Any:
     if not isinstance(a, A.ArrayBase):
         a = tensor(a)
@@ -532,7 +654,7 @@ def _matmul(a: Any, b: Any) -> Any:
         raise NotImplementedError(f"matmul of tensors with more than 2 dimensions (shapes {sa} and {sb})")
     k = sa[-1]
     if sb[0] != k:
-        raise A.shape_error("matmul", "tensors", sa, sb)
+        raise shape_error("matmul", "tensors", sa, sb)
     av, bv = a.values, b.values
     if len(sa) == 1 and len(sb) == 1:
         return A.dot_elements(av, bv)
@@ -555,181 +677,14 @@ def _matmul(a: Any, b: Any) -> Any:
     return _ten(out, (len(out),))
 
 
-def _shape_arg(shape: Any) -> tuple[int, ...]:
-    """A shape argument as NumPy takes it (an int or a sequence of ints, no bools, none
-    negative), with ``cp.array``'s size limit: these constants are plain Python numbers,
-    one reference (8 bytes) each, so a shape beyond it is refused before anything is built."""
-    if isinstance(shape, bool) or not hasattr(shape, "__iter__"):
-        dims: tuple[int, ...] = (_dim(shape),)
-    else:
-        dims = tuple(_dim(d) for d in shape)
-    if any(d < 0 for d in dims):
-        raise ValueError(f"negative dimensions are not allowed: {dims}")
-    check_shape(dims)
-    return dims
 
 
-def zeros(shape: int | Sequence[int]) -> tensor[int]:
-    """A tensor of the constant 0 (plain numbers: no code, no memory)."""
-    dims = _shape_arg(shape)
-    return _ten((0,) * A.prod(dims), dims)
-
-
-def ones(shape: int | Sequence[int]) -> tensor[int]:
-    """A tensor of the constant 1 (plain numbers)."""
-    dims = _shape_arg(shape)
-    return _ten((1,) * A.prod(dims), dims)
-
-
-@overload
-def arange(start: int, stop: int | None = None, step: int = 1) -> tensor[int]: ...
-@overload
-def arange(start: float, stop: float | None = None, step: float = 1) -> tensor[float]: ...
-def arange(start: float, stop: float | None = None, step: float = 1) -> tensor[Any]:
-    """A 1-D tensor of the constants ``start, start + step, …`` below ``stop`` (each one is the
-    previous plus ``step``, as in Copapy). ``arange(n)`` is ``0 … n-1``."""
-    # NumPy scalars as the Python numbers they stand for (the constants are Python numbers)
-    start, step = _plain_number(start, "start"), _plain_number(step, "step")
-    stop = None if stop is None else _plain_number(stop, "stop")
-    if stop is None:
-        start, stop = 0, start
-    if step == 0:
-        raise ValueError("arange: step must not be zero")
-    n = _arange_length(start, stop, step)
-    vals: list[Any] = []
-    cur = start
-    for _ in range(n):
-        vals.append(cur)
-        cur += step
-    return _ten(tuple(vals), (len(vals),))
-
-
-def _plain_number(x: Any, name: str) -> Any:
-    s = A.scalar_or_none(x)
-    if s is None or isinstance(s, value):
-        raise TypeError(f"arange: {name} must be a number, not {type(x).__name__}")
-    return s
-
-
-ARANGE_MAX = 1 << 24
-"""Most elements ``arange`` makes: each one is a constant held in Python, so far longer ranges
-are a mistake (a wrong step or bound) rather than a program."""
-
-
-def _arange_length(start: float, stop: float, step: float) -> int:
-    """Number of elements, computed first as NumPy does: ``ceil((stop - start) / step)``
-    (exact for ints), at least 0. A loop adding ``step`` until ``stop`` could run forever
-    (``2.0**53 + 1.0 == 2.0**53``, or an infinite ``stop``)."""
-    if isinstance(start, int) and isinstance(stop, int) and isinstance(step, int):
-        n = -((start - stop) // step)
-    else:
-        q = (stop - start) / step
-        if not math.isfinite(q):
-            raise ValueError(f"arange({start!r}, {stop!r}, {step!r}) has no finite length: "
-                             "use finite bounds and a non-zero finite step")
-        n = math.ceil(q)
-    n = max(n, 0)
-    if n > ARANGE_MAX:
-        raise ValueError(f"arange({start!r}, {stop!r}, {step!r}) would have {n} elements; "
-                         f"copapy makes at most {ARANGE_MAX} (check the step and the bounds)")
-    return n
-
-
-def eye(rows: int, cols: int | None = None) -> tensor[int]:
-    """A matrix with the constant 1 on the diagonal and 0 elsewhere (``_shape_arg``'s rules
-    and limit)."""
-    r = _dim(rows)
-    r, c = _shape_arg((r, r if cols is None else cols))
-    vals = [0] * (r * c)
-    for i in range(min(r, c)):
-        vals[i * c + i] = 1
-    return _ten(tuple(vals), (r, c))
-
-
-def identity(size: int) -> tensor[int]:
-    """The ``size`` x ``size`` identity matrix (constants)."""
-    return eye(size, size)
-
-
-@overload
-def diagonal(vec: vector[int] | tensor[int] | Sequence[int | value[int]]) -> tensor[int]: ...
-@overload
-def diagonal(vec: vector[Any] | tensor[Any] | Sequence[Any]) -> tensor[float]: ...
-def diagonal(vec: Any) -> tensor[Any]:
-    """A square matrix with the elements of the 1-D ``vec`` on its diagonal and the constant 0
-    elsewhere."""
-    if not isinstance(vec, A.ArrayBase):
-        vec = tensor(vec)
-    if vec.ndim != 1:
-        raise ValueError(f"diagonal needs a 1-D vector, got shape {vec.shape}")
-    n = len(vec.values)
-    vals: list[Any] = [0] * (n * n)
-    for i, x in enumerate(vec.values):
-        vals[i * n + i] = x
-    return _ten(tuple(vals), (n, n))
-
-
-_VPieceInt: TypeAlias = "vector[int] | value[int] | int"
-_VPiece: TypeAlias = "vector[Any] | value[Any] | float"
-
-
-@overload
-def concat(tensors: Sequence[vector[int] | value[int] | int]) -> vector[int]: ...
-@overload
-def concat(tensors: Sequence[vector[Any] | value[Any] | float]) -> vector[float]: ...
-@overload
-def concat(tensors: _VPieceInt, *more: _VPieceInt) -> vector[int]: ...
-@overload
-def concat(tensors: _VPiece, *more: _VPiece) -> vector[float]: ...
-@overload
-def concat(tensors: Any, *more: Any, axis: int = 0) -> Any: ...
-def concat(tensors: Any, *more: Any, axis: int = 0) -> Any:
-    """Join vectors (and scalars, as one-element pieces) into a vector, or tensors along
-    ``axis`` into a tensor. The pieces are a list or tuple, as in Copapy's
-    ``concat(tensors, axis=0)`` (a second positional argument after the list is the
-    axis), or separate arguments."""
-    arrays: tuple[Any, ...]
-    positional_axis = len(more) == 1 and plain_int(more[0]) is not None
-    if isinstance(tensors, (list, tuple)) and (not more or positional_axis):
-        if more:
-            axis = more[0]
-        arrays = tuple(tensors)
-    else:
-        arrays = (tensors, *more)
-    if not arrays:
-        raise ValueError("concat needs at least one piece")
-    if not any(type(p) is tensor for p in arrays):
-        out: list[Any] = []
-        for p in arrays:
-            if isinstance(p, vector):
-                out.extend(p.values)
-            else:
-                s = A.scalar_or_none(p)
-                if s is None:
-                    out.extend(vector(p).values)
-                else:
-                    out.append(s)
-        return vector(out) if axis == 0 else _bad_axis(axis, (len(out),))
-    pieces = [p if isinstance(p, A.ArrayBase) else tensor(p) for p in arrays]
-    nd = pieces[0].ndim
-    if nd == 0:
-        raise ValueError("concat: 0-d tensors cannot be joined; use vectors or 1-D tensors")
-    ax = axis + nd if axis < 0 else axis
-    if not 0 <= ax < nd:
-        _bad_axis(axis, pieces[0].shape)
-    base = pieces[0].shape
-    for p in pieces[1:]:
-        if p.ndim != nd or p.shape[:ax] != base[:ax] or p.shape[ax + 1:] != base[ax + 1:]:
-            raise ValueError(f"cannot concatenate tensors of shapes {base} and {p.shape} along axis {ax}")
-    outer = A.prod(base[:ax])
-    vals: list[Any] = []
-    chunks = [(p.values, A.prod(p.shape[ax:])) for p in pieces]
-    for o in range(outer):
-        for pv, n in chunks:
-            vals.extend(pv[o * n:(o + 1) * n])
-    shape = base[:ax] + (sum(p.shape[ax] for p in pieces),) + base[ax + 1:]
-    return _ten(tuple(vals), shape)
-
-
-def _bad_axis(axis: int, shape: tuple[int, ...]) -> Any:
-    raise ValueError(f"axis {axis} is out of bounds for pieces of shape {shape}")
+def float_terms(x: tensor[Any]) -> tensor[Any]:
+    """``x`` ready to be averaged: if it holds int or bool values, ``x`` converted to float
+    (one stencil per value, or one loop for a packed container), so the sum is a float sum
+    and cannot wrap at 32 bits; NumPy too accumulates int means in floating point (float64;
+    copapy's mean is float32, the sum in the documented order of the converted terms). Plain
+    numbers need nothing: Python sums them exactly."""
+    if all(type(v) is not _V or v.dtype == "float" for v in x.values):
+        return x
+    return x.astype("float")

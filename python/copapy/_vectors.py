@@ -1,18 +1,23 @@
-"""``cp.vector``: a 1-D container of traced values and/or plain numbers, and vector helpers."""
+# vector narrows the tensor's operators (vector op vector is a vector, v[i] an element), which
+# mypy reports as incompatible overrides and overlapping overloads; both are intended.
+# mypy: disable-error-code="override, overload-overlap"
+"""``cp.vector``: a 1-D ``cp.tensor`` with its geometric methods (dot, cross, magnitude,
+projections, rotation) and Copapy's element access (``v[i]`` is the element itself); every
+other method (reductions, ``min``/``max``, ``sort``, ``reshape``, ``T``, …) is the tensor's."""
 
 from __future__ import annotations
 
 import operator as _op
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex, TypeAlias, TypeVar, cast, overload
+from typing import Any, ClassVar, SupportsIndex, TypeAlias, TypeVar, cast, overload
 
-from . import _arrays as A
 from . import _core, _packing
-from ._arrays import TNum
+from . import _elements as A
 from ._core import value
-
-if TYPE_CHECKING:
-    from ._tensors import tensor
+from ._elements import TNum
+from ._math import acos, cos, sin, sqrt
+from ._shapes import shape_error
+from ._tensors import _packed_ten, tensor
 
 U = TypeVar("U", int, float)
 
@@ -36,12 +41,10 @@ def _vec(vals: tuple[Any, ...]) -> vector[Any]:
 
 def _packed_vec(node: Any) -> vector[Any]:
     """A vector of the elements of array ``node`` (aliases, no code), packed by it."""
-    v = _vec(tuple(_core.array_elements(node)))
-    v._arr = node
-    return v
+    return cast("vector[Any]", _packed_ten(node, (len(node),), vector))
 
 
-class vector(A.ArrayBase[TNum]):
+class vector(tensor[TNum]):
     """A 1-D vector of ``cp.value``s and/or plain Python numbers (the elements may be mixed).
 
     Arithmetic (``+ - * / // % **``, unary ``-``, ``abs``) and comparisons work elementwise
@@ -52,7 +55,7 @@ class vector(A.ArrayBase[TNum]):
 
     ``a @ b`` (or ``a.dot(b)``) is the dot product; ``.sum()``, ``@`` and ``.magnitude()`` add
     their terms in **one documented order**, the same as ``cp.array`` on every target: eight
-    interleaved partial sums (term k into partial k % 8), combined pairwise (``_arrays``).
+    interleaved partial sums (term k into partial k % 8), combined pairwise (``_elements``).
     Plain-number terms are summed in Python first and added once at the end.
 
     Attributes:
@@ -61,9 +64,7 @@ class vector(A.ArrayBase[TNum]):
         ndim: always 1.
     """
 
-    __slots__ = ("_arr", "_packed")
-    _arr: Any
-    _packed: bool | None
+    __slots__ = ()
     pack_threshold: ClassVar[int | None] = _packing.PACK_THRESHOLD
     """Vectors with more traced elements than this compute through array stencils
     (Copapy's class attribute; None turns packing off for vectors without ``packed=True``)."""
@@ -76,7 +77,7 @@ class vector(A.ArrayBase[TNum]):
         length, False never (a vector of plain numbers is never packed: its arithmetic
         happens while tracing)."""
         self._packed = packed
-        if isinstance(values, A.ArrayBase):
+        if isinstance(values, tensor):
             if values.ndim != 1:
                 raise ValueError(f"a vector is 1-D; got a {type(values).__name__} of shape {values.shape}")
             vals = values.values
@@ -129,56 +130,18 @@ class vector(A.ArrayBase[TNum]):
         """The element at ``index``."""
         return self[index]
 
-    def _with_values(self, vals: tuple[Any, ...]) -> vector[Any]:
-        return _vec(vals)
+    def _like(self, vals: tuple[Any, ...], shape: tuple[int, ...]) -> tensor[Any]:
+        return _vec(vals) if len(shape) == 1 else tensor._like(self, vals, shape)
 
-    # --- elementwise ----------------------------------------------------------------------
+    def _result_kind(self, other: Any) -> type[tensor[Any]]:
+        return tensor if isinstance(other, tensor) and type(other) is not vector else vector
 
-    def _binop(self, other: Any, op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Any:
-        if _packing.wants(self) and (
-            isinstance(other, _SCALARS) or (type(other) is vector and len(other.values) == len(self.values))
-        ):
-            node = _packing.binop(self, other, name, rev)
-            if node is not None:
-                return _packed_vec(node)
-        if isinstance(other, _SCALARS):
-            if rev:
-                return _vec(A.map_scalar_r(op, other, self.values))
-            return _vec(A.map_scalar(op, self.values, other))
-        if type(other) is vector:
-            ov = other.values
-            # a length-1 vector broadcasts as NumPy (and tensors) broadcast shape (1,)
-            if len(ov) == 1 and len(self.values) != 1:
-                return self._binop(ov[0], op, name, rev)
-            if len(self.values) == 1 and len(ov) != 1:
-                return other._binop(self.values[0], op, name, not rev)
-            if len(ov) != len(self.values):
-                if rev:
-                    raise A.shape_error(name, "vectors", other.shape, self.shape)
-                raise A.shape_error(name, "vectors", self.shape, other.shape)
-            if rev:
-                return _vec(A.map2(op, ov, self.values))
-            return _vec(A.map2(op, self.values, ov))
-        if isinstance(other, A.ArrayBase):
-            return NotImplemented  # a tensor: its reflected method broadcasts
-        s = A.scalar_or_none(other)
-        if s is not None:
-            return self._binop(s, op, name, rev)
-        if isinstance(other, (str, bytes)) or not isinstance(other, Iterable):
-            return NotImplemented
-        from ._tensors import tensor
-
-        t: tensor[Any] = tensor(other)
-        if t.ndim == 1:
-            return self._binop(_vec(t.values), op, name, rev)
-        return tensor(self)._binop(t, op, name, rev)
-
-    @overload
-    def __add__(self, other: tensor[Any]) -> tensor[Any]: ...
     @overload
     def __add__(self: vector[int], other: _VIntLike) -> vector[int]: ...
     @overload
     def __add__(self, other: _VAnyLike) -> vector[float]: ...
+    @overload
+    def __add__(self, other: tensor[Any]) -> tensor[Any]: ...
     def __add__(self, other: Any) -> Any:
         return self._binop(other, _op.add, "add")
 
@@ -190,11 +153,11 @@ class vector(A.ArrayBase[TNum]):
         return self._binop(other, _op.add, "add", True)
 
     @overload
-    def __sub__(self, other: tensor[Any]) -> tensor[Any]: ...
-    @overload
     def __sub__(self: vector[int], other: _VIntLike) -> vector[int]: ...
     @overload
     def __sub__(self, other: _VAnyLike) -> vector[float]: ...
+    @overload
+    def __sub__(self, other: tensor[Any]) -> tensor[Any]: ...
     def __sub__(self, other: Any) -> Any:
         return self._binop(other, _op.sub, "sub")
 
@@ -206,11 +169,11 @@ class vector(A.ArrayBase[TNum]):
         return self._binop(other, _op.sub, "sub", True)
 
     @overload
-    def __mul__(self, other: tensor[Any]) -> tensor[Any]: ...
-    @overload
     def __mul__(self: vector[int], other: _VIntLike) -> vector[int]: ...
     @overload
     def __mul__(self, other: _VAnyLike) -> vector[float]: ...
+    @overload
+    def __mul__(self, other: tensor[Any]) -> tensor[Any]: ...
     def __mul__(self, other: Any) -> Any:
         return self._binop(other, _op.mul, "mul")
 
@@ -222,9 +185,9 @@ class vector(A.ArrayBase[TNum]):
         return self._binop(other, _op.mul, "mul", True)
 
     @overload
-    def __truediv__(self, other: tensor[Any]) -> tensor[float]: ...
-    @overload
     def __truediv__(self, other: _VAnyLike) -> vector[float]: ...
+    @overload
+    def __truediv__(self, other: tensor[Any]) -> tensor[float]: ...
     def __truediv__(self, other: Any) -> Any:
         return self._binop(other, _op.truediv, "truediv")
 
@@ -232,11 +195,11 @@ class vector(A.ArrayBase[TNum]):
         return self._binop(other, _op.truediv, "truediv", True)  # type: ignore[no-any-return]
 
     @overload
-    def __floordiv__(self, other: tensor[Any]) -> tensor[Any]: ...
-    @overload
     def __floordiv__(self: vector[int], other: _VIntLike) -> vector[int]: ...
     @overload
     def __floordiv__(self, other: _VAnyLike) -> vector[float]: ...
+    @overload
+    def __floordiv__(self, other: tensor[Any]) -> tensor[Any]: ...
     def __floordiv__(self, other: Any) -> Any:
         return self._binop(other, _op.floordiv, "floordiv")
 
@@ -248,11 +211,11 @@ class vector(A.ArrayBase[TNum]):
         return self._binop(other, _op.floordiv, "floordiv", True)
 
     @overload
-    def __mod__(self, other: tensor[Any]) -> tensor[Any]: ...
-    @overload
     def __mod__(self: vector[int], other: _VIntLike) -> vector[int]: ...
     @overload
     def __mod__(self, other: _VAnyLike) -> vector[float]: ...
+    @overload
+    def __mod__(self, other: tensor[Any]) -> tensor[Any]: ...
     def __mod__(self, other: Any) -> Any:
         return self._binop(other, _op.mod, "mod")
 
@@ -264,11 +227,11 @@ class vector(A.ArrayBase[TNum]):
         return self._binop(other, _op.mod, "mod", True)
 
     @overload
-    def __pow__(self, other: tensor[Any]) -> tensor[Any]: ...
-    @overload
     def __pow__(self: vector[int], other: _VIntLike) -> vector[int]: ...
     @overload
     def __pow__(self, other: _VAnyLike) -> vector[float]: ...
+    @overload
+    def __pow__(self, other: tensor[Any]) -> tensor[Any]: ...
     def __pow__(self, other: Any) -> Any:
         return self._binop(other, _op.pow, "pow")
 
@@ -289,44 +252,44 @@ class vector(A.ArrayBase[TNum]):
         return _vec(tuple(map(abs, self.values)))
 
     @overload
-    def __lt__(self, other: tensor[Any]) -> tensor[int]: ...
-    @overload
     def __lt__(self, other: _VAnyLike) -> vector[int]: ...
+    @overload
+    def __lt__(self, other: tensor[Any]) -> tensor[int]: ...
     def __lt__(self, other: Any) -> Any:
         return self._binop(other, _op.lt, "lt")
 
     @overload
-    def __le__(self, other: tensor[Any]) -> tensor[int]: ...
-    @overload
     def __le__(self, other: _VAnyLike) -> vector[int]: ...
+    @overload
+    def __le__(self, other: tensor[Any]) -> tensor[int]: ...
     def __le__(self, other: Any) -> Any:
         return self._binop(other, _op.le, "le")
 
     @overload
-    def __gt__(self, other: tensor[Any]) -> tensor[int]: ...
-    @overload
     def __gt__(self, other: _VAnyLike) -> vector[int]: ...
+    @overload
+    def __gt__(self, other: tensor[Any]) -> tensor[int]: ...
     def __gt__(self, other: Any) -> Any:
         return self._binop(other, _op.gt, "gt")
 
     @overload
-    def __ge__(self, other: tensor[Any]) -> tensor[int]: ...
-    @overload
     def __ge__(self, other: _VAnyLike) -> vector[int]: ...
+    @overload
+    def __ge__(self, other: tensor[Any]) -> tensor[int]: ...
     def __ge__(self, other: Any) -> Any:
         return self._binop(other, _op.ge, "ge")
 
-    @overload  # type: ignore[override]
-    def __eq__(self, other: tensor[Any]) -> tensor[int]: ...
     @overload
     def __eq__(self, other: _VAnyLike) -> vector[int]: ...
+    @overload
+    def __eq__(self, other: tensor[Any]) -> tensor[int]: ...
     def __eq__(self, other: Any) -> Any:
         return self._binop(other, _op.eq, "eq")
 
-    @overload  # type: ignore[override]
-    def __ne__(self, other: tensor[Any]) -> tensor[int]: ...
     @overload
     def __ne__(self, other: _VAnyLike) -> vector[int]: ...
+    @overload
+    def __ne__(self, other: tensor[Any]) -> tensor[int]: ...
     def __ne__(self, other: Any) -> Any:
         return self._binop(other, _op.ne, "ne")
 
@@ -339,12 +302,12 @@ class vector(A.ArrayBase[TNum]):
             ov = other.values
         elif isinstance(other, A.ArrayBase):
             if other.ndim != 1:
-                raise A.shape_error(op, "vectors", self.shape, other.shape)
+                raise shape_error(op, "vectors", self.shape, other.shape)
             ov = other.values
         else:
             ov = vector(other).values
         if len(ov) != len(self.values):
-            raise A.shape_error(op, "vectors", self.shape, (len(ov),))
+            raise shape_error(op, "vectors", self.shape, (len(ov),))
         return ov
 
     @overload
@@ -374,8 +337,6 @@ class vector(A.ArrayBase[TNum]):
         if isinstance(other, A.ArrayBase) or (
             isinstance(other, Iterable) and not isinstance(other, (str, bytes))
         ):
-            from ._tensors import tensor
-
             t: tensor[Any] = tensor(other)
             if t.ndim == 1:
                 return self.dot(_vec(t.values))
@@ -388,35 +349,19 @@ class vector(A.ArrayBase[TNum]):
         if isinstance(other, A.ArrayBase) or isinstance(other, _SCALARS):
             return NotImplemented
         if isinstance(other, Iterable) and not isinstance(other, (str, bytes)):
-            from ._tensors import tensor
-
             return tensor(other) @ self
         return NotImplemented
 
     def cross(self: vector[TNum], other: vector[Any]) -> vector[TNum]:
         """3-D cross product."""
         if len(self.values) != 3 or len(other.values) != 3:
-            raise A.shape_error("cross", "vectors", self.shape, tuple(other.shape))
+            raise shape_error("cross", "vectors", self.shape, tuple(other.shape))
         a1, a2, a3 = self.values
         b1, b2, b3 = other.values
         return _vec((a2 * b3 - a3 * b2, a3 * b1 - a1 * b3, a1 * b2 - a2 * b1))
 
-    @overload
-    def sum(self: vector[int]) -> int | value[int]: ...
-    @overload
-    def sum(self: vector[float]) -> float | value[float]: ...
-    def sum(self) -> Any:
-        """Sum of the elements, in the documented order (see the class docstring)."""
-        if _packing.wants(self):
-            r = _packing.total(self)
-            if r is not None:
-                return r
-        return A.sum_elements(self.values)
-
     def magnitude(self) -> float | value[float]:
         """Euclidean length: ``sqrt`` of the sum of the squares (documented order)."""
-        from ._math import sqrt
-
         s: Any = A.dot_elements(self.values, self.values)
         return sqrt(s)  # type: ignore[no-any-return]
 
@@ -476,8 +421,6 @@ def _is_flat(x: Any) -> bool:
 
 
 def _as_tensor(x: Any) -> Any:
-    from ._tensors import tensor
-
     return tensor(x)
 
 
@@ -499,16 +442,12 @@ def vector_projection(v1: vector[float], v2: vector[float]) -> vector[float]:
 
 def angle_between(v1: vector[float], v2: vector[float]) -> float | value[float]:
     """Angle in radians between two vectors: ``acos(v1 @ v2 / (|v1| |v2| + 1e-20))``."""
-    from ._math import acos
-
     cos_angle = v1.dot(v2) / (v1.magnitude() * v2.magnitude() + epsilon)
     return acos(cos_angle)
 
 
 def rotate_vector(v: vector[float], axis: vector[float], angle: float | value[float]) -> vector[float]:
     """Rotate the 3-D vector ``v`` about ``axis`` by ``angle`` radians (Rodrigues' formula)."""
-    from ._math import cos, sin
-
     k = axis.normalize()
     c = cos(angle)
     s = sin(angle)

@@ -40,15 +40,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from typing import Any, overload
 
-from . import _math
-from ._arrays import mean_terms, plain, warn_empty_mean
+from . import _array, _math
+from ._array import array
 from ._core import value
-
-if TYPE_CHECKING:
-    from ._ndarray import array
-    from ._vectors import vector
+from ._elements import plain, warn_empty_mean
+from ._interp import elements_and_shape, rebuild
+from ._tensors import float_terms
+from ._vectors import vector
 
 __all__ = ["argsort", "convolve", "gaussian_filter", "homogenize_vector", "mean", "median", "sort",
            "sorting_network", "stable_sort_network"]
@@ -107,13 +107,11 @@ def mean(input_vector: vector[Any] | Iterable[Any]) -> value[float] | float: ...
 def mean(input_vector: Any) -> Any:
     """Arithmetic mean: ``sum / len`` in float (int values are converted first, so it never
     wraps); NaN for no elements, as NumPy."""
-    from ._vectors import vector
-
     vec = input_vector if isinstance(input_vector, vector) else vector(_as_list(input_vector, "mean", True))
     if len(vec) == 0:
         warn_empty_mean()
         return math.nan
-    return mean_terms(vec).sum() / len(vec)
+    return float_terms(vec).sum() / len(vec)
 
 
 def _plain_median(items: list[Any]) -> Any:
@@ -182,11 +180,8 @@ def argsort(input_vector: vector[Any] | Iterable[Any]) -> vector[int]: ...
 def argsort(input_vector: Any) -> Any:
     """Indices that sort the input, as ``numpy.argsort(kind='stable')`` (NaNs last): a
     ``cp.array`` of ints for a 1-D ``cp.array`` (one sorting-network stencil), else a vector."""
-    from . import _ndarray
-    from ._vectors import vector
-
-    if isinstance(input_vector, _ndarray.array):
-        return _ndarray.argsort(input_vector)
+    if isinstance(input_vector, _array.array):
+        return _array.argsort(input_vector)
     items = _as_list(input_vector, "argsort")
     if not _is_traced(items):
         return vector(_plain_argsort(items))
@@ -197,11 +192,8 @@ def sort(input_vector: Any) -> Any:
     """The elements in ascending order, as ``numpy.sort(kind='stable')`` (NaNs last),
     branch-free when traced. A 1-D ``cp.array`` gives a ``cp.array`` (one sorting-network
     stencil), a vector or 1-D tensor the same kind of container, anything else a vector."""
-    from . import _ndarray
-    from ._vectors import vector
-
-    if isinstance(input_vector, _ndarray.array):
-        return _ndarray.sort(input_vector)
+    if isinstance(input_vector, _array.array):
+        return _array.sort(input_vector)
     if getattr(input_vector, "ndim", 1) != 1:
         raise ValueError(f"sort needs a 1-D vector, got shape {input_vector.shape}")
     items = _as_list(input_vector, "sort")
@@ -228,8 +220,6 @@ def convolve(a: Any, v: Any, mode: str = "full") -> Any:
     """Discrete linear convolution of two 1-D inputs, ``numpy.convolve`` (see the module
     documentation for the order of the sums). The result has the kind of ``a`` (a vector
     stays a vector; a sequence or ``cp.array`` gives a ``cp.array``)."""
-    from ._interp import elements_and_shape, rebuild
-
     if mode not in _CONV_MODES:
         raise ValueError(f"mode must be 'full', 'same' or 'valid', not {mode!r}")
     xa, sa = elements_and_shape(a, "a")
@@ -284,8 +274,6 @@ def gaussian_filter(input: Any, sigma: Any, mode: str = "reflect", cval: float =
     """Gaussian smoothing of a vector, tensor, ``cp.array`` or nested sequence, as
     ``scipy.ndimage.gaussian_filter`` with ``order=0`` (module documentation). The result
     has the shape of ``input`` and its kind (a sequence gives a ``cp.array``)."""
-    from ._interp import elements_and_shape, rebuild
-
     if mode not in _GAUSS_MODES:
         raise ValueError(f"mode must be one of {', '.join(map(repr, _GAUSS_MODES))}, not {mode!r}")
     items, shape = elements_and_shape(input, "input")

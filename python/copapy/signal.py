@@ -40,8 +40,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._array import array
 from ._core import value
 from ._interp import elements_and_shape, rebuild
+from ._tensors import tensor
 
 __all__ = ["lfilter", "lfilter_zi", "sosfilt", "sosfilt_zi", "state"]
 
@@ -87,9 +89,6 @@ def _output(x: Any, ys: list[Any], single: bool) -> Any:
 def _state_like(zi: Any, items: list[Any], shape: tuple[int, ...]) -> Any:
     """``zf`` in the kind ``zi`` was given in: a tensor / ``cp.array`` as such, anything
     else (lists, NumPy arrays) as nested lists of values."""
-    from ._ndarray import array
-    from ._tensors import tensor
-
     if isinstance(zi, tensor | array):
         return rebuild(zi, items, shape)
     if len(shape) == 1:

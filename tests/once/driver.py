@@ -1,5 +1,5 @@
 """Run by an installed copapy's interpreter (tests/once/test_installs.py): saves the
-state program of tests/test_runner_cli.py to argv[1], runs it through
+state program of tests/deploy/test_runner_cli.py to argv[1], runs it through
 ``Target(runner="process")`` two ways, and prints where copapy came from and the results
 as JSON (floats as the float32 values widened to Python floats)."""
 

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use copapy_compiler::autodiff;
 use copapy_compiler::Value;
 
-use crate::array::PyArrayNode;
+use crate::array_ops::PyArrayNode;
 use crate::convert::type_name;
 use crate::value::PyValue;
 

@@ -35,7 +35,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyT
 
 use copapy_compiler::{array, ScalarType};
 
-use crate::array::PyArrayNode;
+use crate::array_ops::PyArrayNode;
 use crate::convert::{to_python, type_name};
 use crate::walk;
 
@@ -426,20 +426,41 @@ pub fn register_containers(
     Ok(())
 }
 
+/// `items` (row-major) split into rows of `shape`: `innermost` makes a row of the last
+/// dimension from items, `outer` a row of rows. The one place the binding nests flat data
+/// (read values, jit results, symbol reads); a 0-d or 1-D shape is one innermost row.
+pub fn nest_rows<T, R, E>(
+    items: Vec<T>,
+    shape: &[usize],
+    innermost: &mut impl FnMut(Vec<T>) -> Result<R, E>,
+    outer: &mut impl FnMut(Vec<R>) -> Result<R, E>,
+) -> Result<R, E> {
+    if shape.len() <= 1 {
+        return innermost(items);
+    }
+    let inner: usize = shape[1..].iter().product();
+    let mut it = items.into_iter();
+    let rows = (0..shape[0])
+        .map(|_| {
+            nest_rows(
+                it.by_ref().take(inner).collect(),
+                &shape[1..],
+                innermost,
+                outer,
+            )
+        })
+        .collect::<Result<Vec<_>, E>>()?;
+    outer(rows)
+}
+
 /// `items` (row-major) as nested lists of `shape`; the one item itself for shape `()`.
 pub fn nest(py: Python<'_>, items: Vec<Py<PyAny>>, shape: &[usize]) -> PyResult<Py<PyAny>> {
-    match shape.len() {
-        0 => Ok(items.into_iter().next().unwrap_or_else(|| py.None())),
-        1 => Ok(PyList::new(py, items)?.into_any().unbind()),
-        _ => {
-            let inner: usize = shape[1..].iter().product();
-            let mut it = items.into_iter();
-            let rows = (0..shape[0])
-                .map(|_| nest(py, it.by_ref().take(inner).collect(), &shape[1..]))
-                .collect::<PyResult<Vec<_>>>()?;
-            Ok(PyList::new(py, rows)?.into_any().unbind())
-        }
+    if shape.is_empty() {
+        return Ok(items.into_iter().next().unwrap_or_else(|| py.None()));
     }
+    let mut list = |v: Vec<Py<PyAny>>| Ok(PyList::new(py, v)?.into_any().unbind());
+    let mut rows = |v: Vec<Py<PyAny>>| Ok(PyList::new(py, v)?.into_any().unbind());
+    nest_rows(items, shape, &mut list, &mut rows)
 }
 
 /// Little-endian 4-byte elements of type `ty` (an array read) as nested lists of `shape`,

@@ -83,7 +83,7 @@ fn read_int(obj: &Bound<'_, PyAny>) -> PyResult<Number> {
     let int = if obj.is_instance_of::<PyInt>() {
         obj.clone()
     } else {
-        // through Python's operator.index: the module forbids unsafe code outside ndarray.rs
+        // through Python's operator.index: the module forbids unsafe code outside numpy_buffer.rs
         py.import(pyo3::intern!(py, "operator"))?
             .getattr(pyo3::intern!(py, "index"))?
             .call1((obj,))?

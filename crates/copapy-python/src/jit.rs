@@ -33,11 +33,11 @@ use copapy_compiler::compile::read_bits;
 use copapy_compiler::{ScalarType, Value};
 use copapy_runner::LoadedProgram;
 
-use crate::array::PyArrayNode;
+use crate::array_ops::PyArrayNode;
 use crate::container::{self, Contents, PyContainer};
 use crate::convert::{number, number_bits, to_python, type_name, Number};
 use crate::device::Device;
-use crate::ndarray::{self, Buffer, Direct, Elem, OutDtype};
+use crate::numpy_buffer::{self, Buffer, Direct, Elem, OutDtype};
 use crate::spec_cache::SpecCache;
 use crate::target::{compile_for, compile_values, make_device, resolve_placement};
 use crate::value::PyValue;
@@ -52,7 +52,7 @@ enum Input {
     Packed {
         elem: Elem,
         /// The array's dtype object when traced: an array with this very dtype object has
-        /// format `elem` (see [`ndarray::direct`]).
+        /// format `elem` (see [`numpy_buffer::direct`]).
         dtype: Py<PyAny>,
         shape: Vec<usize>,
         slot: Option<u32>,
@@ -191,8 +191,8 @@ fn scalar_number(arg: &Bound<'_, PyAny>) -> PyResult<Option<Number>> {
     if let Some(n) = number(arg)? {
         return Ok(Some(n));
     }
-    if ndarray::is_numpy(arg) && arg.getattr("ndim")?.extract::<usize>()? == 0 {
-        let a = ndarray::read(arg, true)?;
+    if numpy_buffer::is_numpy(arg) && arg.getattr("ndim")?.extract::<usize>()? == 0 {
+        let a = numpy_buffer::read(arg, true)?;
         return Ok(a.numbers.first().copied());
     }
     Ok(None)
@@ -234,7 +234,7 @@ fn signature(arg: &Bound<'_, PyAny>, sig: &mut Vec<u64>, held: &mut Vec<Buffer>)
         return Ok(false);
     }
     // arrays first: `number` would probe their attributes in vain (arrays have a length)
-    if ndarray::is_ndarray(arg) {
+    if numpy_buffer::is_ndarray(arg) {
         return numpy_signature(arg, sig, held);
     }
     if let Some(n) = number(arg)? {
@@ -253,7 +253,7 @@ fn signature(arg: &Bound<'_, PyAny>, sig: &mut Vec<u64>, held: &mut Vec<Buffer>)
         }
         return Ok(true);
     }
-    if ndarray::is_numpy(arg) {
+    if numpy_buffer::is_numpy(arg) {
         // a NumPy scalar `number` does not take: the buffer reader names its dtype
         return numpy_signature(arg, sig, held);
     }
@@ -322,7 +322,7 @@ fn bind(
                 Some(o) => Some(data.get_mut(*o as usize..).ok_or_else(outside)?),
                 None => None,
             };
-            match ndarray::direct(arg, dtype, *elem, shape, out, |n| input_bits(ty, n))? {
+            match numpy_buffer::direct(arg, dtype, *elem, shape, out, |n| input_bits(ty, n))? {
                 Direct::Written => {
                     // a buffer acquired for this argument is not needed
                     if held.as_slice().first().is_some_and(|b| b.is_of(arg)) {
@@ -333,7 +333,7 @@ fn bind(
                 Direct::OtherShape => return Ok(false),
                 Direct::Unknown => {}
             }
-            if !ndarray::is_ndarray(arg) {
+            if !numpy_buffer::is_ndarray(arg) {
                 return Ok(false);
             }
             let b = buffer_of(arg, held)?;
@@ -383,7 +383,7 @@ fn bind(
             Ok(true)
         }
         Input::Array { elem, shape, slots } => {
-            if !ndarray::is_ndarray(arg) {
+            if !numpy_buffer::is_ndarray(arg) {
                 return Ok(false);
             }
             let b = buffer_of(arg, held)?;
@@ -418,7 +418,7 @@ fn read(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
                 ScalarType::Int => OutDtype::Int32,
                 ScalarType::Bool => OutDtype::Bool,
             };
-            ndarray::new_array(py, dtype, shape, |out| {
+            numpy_buffer::new_array(py, dtype, shape, |out| {
                 if dtype != OutDtype::Bool && cfg!(target_endian = "little") {
                     out.copy_from_slice(raw);
                 } else {
@@ -434,7 +434,7 @@ fn read(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
             dtype,
             shape,
             elements,
-        } => ndarray::new_array(py, *dtype, shape, |out| {
+        } => numpy_buffer::new_array(py, *dtype, shape, |out| {
             for (dst, e) in out.chunks_exact_mut(dtype.size()).zip(elements) {
                 let (ty, bits) = match *e {
                     Element::Data(ty, offset) => (ty, read_bits(data, offset)),
@@ -495,8 +495,8 @@ fn trace_arg(arg: &Bound<'_, PyAny>, values: &mut Vec<Value>) -> PyResult<(Py<Py
         let obj = new_input(py, ty, input_bits(ty, n)?, values)?;
         return Ok((obj, Input::Scalar(ty, None)));
     }
-    if ndarray::is_numpy(arg) {
-        let a = ndarray::read(arg, true)?;
+    if numpy_buffer::is_numpy(arg) {
+        let a = numpy_buffer::read(arg, true)?;
         let ty = a.elem.scalar_type();
         if a.numbers.len() > PACK_THRESHOLD {
             let init = a
@@ -728,20 +728,21 @@ fn ndarray_output(py: Python<'_>, flat: &[Output], shape: &[usize]) -> PyResult<
 }
 
 fn nest(flat: Vec<Output>, shape: &[usize]) -> Output {
-    if shape.len() <= 1 {
-        return Output::Seq {
+    let mut seq = |items| {
+        Ok::<_, std::convert::Infallible>(Output::Seq {
             tuple: false,
-            items: flat,
-        };
-    }
-    let inner: usize = shape[1..].iter().product();
-    let mut it = flat.into_iter();
-    let items = (0..shape[0])
-        .map(|_| nest(it.by_ref().take(inner).collect(), &shape[1..]))
-        .collect();
-    Output::Seq {
-        tuple: false,
-        items,
+            items,
+        })
+    };
+    let mut rows = |items| {
+        Ok(Output::Seq {
+            tuple: false,
+            items,
+        })
+    };
+    match crate::container::nest_rows(flat, shape, &mut seq, &mut rows) {
+        Ok(out) => out,
+        Err(never) => match never {},
     }
 }
 

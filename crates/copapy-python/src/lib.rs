@@ -5,7 +5,7 @@
 //! `@cp.jit`; `autograd.rs` is `cp.grad`. The Python package (`python/copapy`)
 //! re-exports these and adds the functions that also accept plain numbers.
 
-// `deny`, not `forbid`: ndarray.rs alone reads the CPython buffer protocol (arrays of any
+// `deny`, not `forbid`: numpy_buffer.rs alone reads the CPython buffer protocol (arrays of any
 // dtype, byte order and layout, without copying) and NumPy's array struct, which have no
 // safe binding.
 #![deny(unsafe_code)]
@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 
 use copapy_compiler::Op;
 
-mod array;
+mod array_ops;
 mod autograd;
 mod container;
 mod convert;
@@ -23,7 +23,7 @@ mod imports;
 mod jit;
 mod names;
 #[allow(unsafe_code)]
-mod ndarray;
+mod numpy_buffer;
 mod runner_cli;
 mod snapshot;
 mod spec_cache;
@@ -130,33 +130,33 @@ fn sign(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyValue>()?;
-    m.add_class::<array::PyArrayNode>()?;
-    m.add_function(wrap_pyfunction!(array::array_data, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_pack, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_binary, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_unary, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_select, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_cast, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_to_bytes, m)?)?;
+    m.add_class::<array_ops::PyArrayNode>()?;
+    m.add_function(wrap_pyfunction!(array_ops::array_data, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_pack, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_binary, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_unary, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_select, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_cast, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_to_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(cast_value, m)?)?;
     m.add_function(wrap_pyfunction!(to_byte_value, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_sum, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_dot, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_element, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_elements, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_index, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_extreme, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_matmul, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_strided, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_of_elements, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_sort, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_solve, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_det, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_rows_extreme, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_conv2d, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_pool2d, m)?)?;
-    m.add_function(wrap_pyfunction!(array::array_gather, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_sum, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_dot, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_element, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_elements, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_index, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_extreme, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_matmul, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_strided, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_of_elements, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_sort, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_solve, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_det, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_rows_extreme, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_conv2d, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_pool2d, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_gather, m)?)?;
     m.add_function(wrap_pyfunction!(convert::check_dtype, m)?)?;
     m.add("ARRAY_MAX_LEN", copapy_compiler::array::MAX_LEN)?;
     m.add_class::<container::PyContainer>()?;

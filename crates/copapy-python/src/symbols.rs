@@ -11,7 +11,7 @@ use copapy_compiler::{array, Value};
 use copapy_program::format::MAX_RANK;
 use copapy_program::{ElementType, Role, Symbol};
 
-use crate::array::PyArrayNode;
+use crate::array_ops::PyArrayNode;
 
 use crate::container::{self, Contents};
 use crate::convert::{number_bits, type_name};
@@ -323,22 +323,8 @@ pub fn read(
     if s.shape.is_empty() {
         return Ok(items.into_iter().next().expect("a scalar has one offset"));
     }
-    nest(py, &items, &s.shape)
-}
-
-fn nest(py: Python<'_>, items: &[Py<PyAny>], shape: &[u32]) -> PyResult<Py<PyAny>> {
-    let list = PyList::empty(py);
-    if shape.len() == 1 {
-        for i in items {
-            list.append(i.clone_ref(py))?;
-        }
-    } else {
-        let chunk = items.len() / shape[0].max(1) as usize;
-        for part in items.chunks(chunk.max(1)).take(shape[0] as usize) {
-            list.append(nest(py, part, &shape[1..])?)?;
-        }
-    }
-    Ok(list.into_any().unbind())
+    let shape: Vec<usize> = s.shape.iter().map(|&d| d as usize).collect();
+    crate::container::nest(py, items, &shape)
 }
 
 fn flatten_numbers<'py>(x: &Bound<'py, PyAny>, out: &mut Vec<Bound<'py, PyAny>>) -> PyResult<()> {

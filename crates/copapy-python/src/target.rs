@@ -16,7 +16,7 @@ use copapy_compiler::{array, ScalarType, Value};
 use copapy_program::{Arch, InstructionBounds, Program, Symbol};
 use copapy_runner::LoadedProgram;
 
-use crate::array::PyArrayNode;
+use crate::array_ops::PyArrayNode;
 use crate::container::{self, Contents, PyContainer};
 use crate::convert::{bits_for, number_bits, to_python, type_name};
 use crate::device::{DataWrite, Device};

@@ -1,0 +1,437 @@
+//! The Rust half of `cp.array`: an opaque handle to an array node and the functions
+//! that build array operations. `python/copapy/_array.py` holds the shape, dtype
+//! and NumPy rules and calls these with flat arrays only.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use copapy_compiler::array;
+use copapy_compiler::trace::TraceError;
+use copapy_compiler::{Op, Value};
+
+use crate::convert::{number_bits, parse_dtype, type_name};
+use crate::value::PyValue;
+
+/// A flat array node of the traced graph (what `cp.array` holds).
+#[pyclass(module = "copapy._core", name = "ArrayNode", frozen)]
+pub struct PyArrayNode {
+    v: Value,
+}
+
+impl PyArrayNode {
+    pub(crate) fn new(v: Value) -> PyArrayNode {
+        v.expose();
+        PyArrayNode { v }
+    }
+
+    /// The graph node.
+    pub fn value(&self) -> &Value {
+        &self.v
+    }
+}
+
+impl Drop for PyArrayNode {
+    fn drop(&mut self) {
+        self.v.unexpose();
+    }
+}
+
+#[pymethods]
+impl PyArrayNode {
+    /// Number of elements.
+    fn __len__(&self) -> usize {
+        array::len_of(&self.v).unwrap_or(0) as usize
+    }
+
+    /// Element type as stored: 'float', 'int' or 'bool'.
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.v.ty().name()
+    }
+
+    /// Bytes per element in data memory: 1 for a byte array, else 4.
+    #[getter]
+    fn itemsize(&self) -> usize {
+        if array::is_bytes(&self.v) {
+            1
+        } else {
+            4
+        }
+    }
+}
+
+fn trace_err(e: TraceError) -> PyErr {
+    PyTypeError::new_err(e.message)
+}
+
+fn wrap_array(py: Python<'_>, r: Result<Value, TraceError>) -> PyResult<Py<PyArrayNode>> {
+    Py::new(py, PyArrayNode::new(r.map_err(trace_err)?))
+}
+
+fn wrap_value(py: Python<'_>, r: Result<Value, TraceError>) -> PyResult<Py<PyValue>> {
+    Py::new(py, PyValue::from_graph(r.map_err(trace_err)?))
+}
+
+/// An operand: an array handle, a `value`, or a Python number (a constant).
+fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    if let Ok(a) = obj.cast::<PyArrayNode>() {
+        return Ok(a.get().v.clone());
+    }
+    if let Ok(v) = obj.cast::<PyValue>() {
+        return Ok(v.get().value().clone());
+    }
+    match number_bits(obj)? {
+        Some((ty, bits)) => Ok(Value::constant(ty, bits)),
+        None => Err(PyTypeError::new_err(format!(
+            "array operands must be arrays, copapy values or numbers, not {}",
+            type_name(obj)
+        ))),
+    }
+}
+
+fn binary_op(name: &str) -> PyResult<Op> {
+    Op::from_name(name)
+        .filter(|o| Op::BINARY.contains(o))
+        .ok_or_else(|| PyValueError::new_err(format!("unknown array operation '{name}'")))
+}
+
+fn unary_op(name: &str) -> PyResult<Op> {
+    Op::from_name(name)
+        .filter(|o| Op::UNARY.contains(o))
+        .ok_or_else(|| PyValueError::new_err(format!("unknown array function '{name}'")))
+}
+
+/// A new input array of `dtype` from little-endian 4-byte elements (float32 bits, or
+/// int32; bools 0/1), one bulk copy.
+#[pyfunction]
+pub fn array_data(
+    py: Python<'_>,
+    dtype: &str,
+    data: &Bound<'_, PyBytes>,
+) -> PyResult<Py<PyArrayNode>> {
+    let ty = parse_dtype(dtype)?;
+    let bytes = data.as_bytes();
+    if bytes.len() % 4 != 0 {
+        return Err(PyValueError::new_err(
+            "array data must be 4 bytes per element",
+        ));
+    }
+    let init = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    wrap_array(py, array::data(ty, init))
+}
+
+/// A new input byte array (one byte per element in data memory), one bulk copy.
+#[pyfunction]
+pub fn array_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(py, array::data_bytes(data.as_bytes()))
+}
+
+/// The array stored as bytes 0..255 (saturating; floats toward 0, NaN 0).
+#[pyfunction]
+pub fn array_to_bytes(py: Python<'_>, a: &Bound<'_, PyArrayNode>) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(py, array::to_bytes(&a.get().v))
+}
+
+/// An array of `dtype` gathering values and numbers (one store per traced element).
+#[pyfunction]
+pub fn array_pack(
+    py: Python<'_>,
+    dtype: &str,
+    elements: Vec<Bound<'_, PyAny>>,
+) -> PyResult<Py<PyArrayNode>> {
+    let ty = parse_dtype(dtype)?;
+    let values = elements.iter().map(operand).collect::<PyResult<Vec<_>>>()?;
+    wrap_array(py, array::pack(ty, &values))
+}
+
+/// Element-wise binary operation `op` (a scalar operation name such as 'add', 'lt').
+#[pyfunction]
+pub fn array_binary(
+    py: Python<'_>,
+    op: &str,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(
+        py,
+        array::binary(binary_op(op)?, &operand(a)?, &operand(b)?),
+    )
+}
+
+/// Element-wise unary operation `op` ('neg', 'abs', 'sqrt', 'sin', … 'itof').
+#[pyfunction]
+pub fn array_unary(
+    py: Python<'_>,
+    op: &str,
+    a: &Bound<'_, PyArrayNode>,
+) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(py, array::unary(unary_op(op)?, &a.get().v))
+}
+
+/// The array converted element-wise to `dtype` ('float', 'int', 'bool'): `cp.cast`.
+#[pyfunction]
+pub fn array_cast(
+    py: Python<'_>,
+    a: &Bound<'_, PyArrayNode>,
+    dtype: &str,
+) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(py, array::cast(&a.get().v, parse_dtype(dtype)?))
+}
+
+/// Element-wise `cond ? x : y`.
+#[pyfunction]
+pub fn array_select(
+    py: Python<'_>,
+    cond: &Bound<'_, PyArrayNode>,
+    x: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(py, array::select(&cond.get().v, &operand(x)?, &operand(y)?))
+}
+
+/// Sum of the elements in the fixed order (stencils/README.md).
+#[pyfunction]
+pub fn array_sum(py: Python<'_>, a: &Bound<'_, PyArrayNode>) -> PyResult<Py<PyValue>> {
+    wrap_value(py, array::sum(&a.get().v))
+}
+
+/// The smallest (`which = "min"`) or largest (`"max"`) element; NaN propagates.
+#[pyfunction]
+pub fn array_extreme(
+    py: Python<'_>,
+    which: &str,
+    a: &Bound<'_, PyArrayNode>,
+) -> PyResult<Py<PyValue>> {
+    let op = match which {
+        "min" => Op::Min,
+        "max" => Op::Max,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown reduction '{which}'"
+            )))
+        }
+    };
+    wrap_value(py, array::extreme(op, &a.get().v))
+}
+
+/// The row-major product of an `m x k` and a `k x p` array.
+#[pyfunction]
+pub fn array_matmul(
+    py: Python<'_>,
+    a: &Bound<'_, PyArrayNode>,
+    b: &Bound<'_, PyArrayNode>,
+    m: u32,
+    k: u32,
+    p: u32,
+) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(py, array::matmul(&a.get().v, &b.get().v, m, k, p))
+}
+
+/// A strided copy of `a`: elements `offset + Σ i_d * strides[d]` for `i_d < sizes[d]`.
+#[pyfunction]
+pub fn array_strided(
+    py: Python<'_>,
+    a: &Bound<'_, PyArrayNode>,
+    offset: i64,
+    sizes: Vec<u32>,
+    strides: Vec<i64>,
+) -> PyResult<Py<PyArrayNode>> {
+    if sizes.len() != strides.len() {
+        return Err(PyValueError::new_err(
+            "sizes and strides must have the same length",
+        ));
+    }
+    let dims: Vec<(u32, i64)> = sizes.into_iter().zip(strides).collect();
+    wrap_array(py, array::strided(&a.get().v, offset, &dims))
+}
+
+/// Dot product of two arrays of the same length, in the fixed order.
+#[pyfunction]
+pub fn array_dot(
+    py: Python<'_>,
+    a: &Bound<'_, PyArrayNode>,
+    b: &Bound<'_, PyArrayNode>,
+) -> PyResult<Py<PyValue>> {
+    wrap_value(py, array::dot(&a.get().v, &b.get().v))
+}
+
+/// Every element of a flat array, as values aliasing its memory (no code), and the
+/// array itself again when `values` are exactly those aliases (so a container of them
+/// is recognised as the array without checking in Python).
+#[pyfunction]
+pub fn array_elements(py: Python<'_>, a: &Bound<'_, PyArrayNode>) -> PyResult<Vec<Py<PyValue>>> {
+    let v = &a.get().v;
+    let len = array::len_of(v).unwrap_or(0);
+    (0..len)
+        .map(|k| wrap_value(py, array::element(v, k)))
+        .collect()
+}
+
+/// The array whose elements `values` are, in order (all of them, aliases made by
+/// [`array_elements`]), or `None`.
+#[pyfunction]
+pub fn array_of_elements(
+    py: Python<'_>,
+    values: Vec<Bound<'_, PyValue>>,
+) -> PyResult<Option<Py<PyArrayNode>>> {
+    use copapy_compiler::array::ArrayOp;
+    use copapy_compiler::graph::NodeKind;
+    let mut owner: Option<Value> = None;
+    for (k, item) in values.iter().enumerate() {
+        let NodeKind::Array(n) = item.get().value().kind() else {
+            return Ok(None);
+        };
+        if n.op != ArrayOp::Element(k as u32) {
+            return Ok(None);
+        }
+        match &owner {
+            None => owner = Some(n.args[0].clone()),
+            Some(o) if o.ptr_eq(&n.args[0]) => {}
+            Some(_) => return Ok(None),
+        }
+    }
+    match owner {
+        Some(o) if array::len_of(&o) == Some(values.len() as u32) => {
+            Ok(Some(Py::new(py, PyArrayNode::new(o))?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The element of a flat array at a runtime index (an int value), wrapped once if
+/// negative and clamped to the array.
+#[pyfunction]
+pub fn array_index(
+    py: Python<'_>,
+    a: &Bound<'_, PyArrayNode>,
+    index: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyValue>> {
+    wrap_value(py, array::index(&a.get().v, &operand(index)?))
+}
+
+/// Element `k` of a flat array: a value read from the array's memory, no code.
+#[pyfunction]
+pub fn array_element(py: Python<'_>, a: &Bound<'_, PyArrayNode>, k: u32) -> PyResult<Py<PyValue>> {
+    wrap_value(py, array::element(&a.get().v, k))
+}
+
+fn extreme_op(which: &str) -> PyResult<Op> {
+    match which {
+        "min" => Ok(Op::Min),
+        "max" => Ok(Op::Max),
+        _ => Err(PyValueError::new_err(format!(
+            "unknown reduction '{which}': use 'min' or 'max'"
+        ))),
+    }
+}
+
+/// `a` in NumPy's stable ascending order (NaNs last), or with `argsort` the int indices
+/// that sort it: one sorting-network stencil.
+#[pyfunction]
+pub fn array_sort(
+    py: Python<'_>,
+    a: &Bound<'_, PyArrayNode>,
+    argsort: bool,
+) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(py, array::sort(&a.get().v, argsort))
+}
+
+/// The smallest (`"min"`) or largest (`"max"`) element of each row of a row-major
+/// `rows x cols` array.
+#[pyfunction]
+pub fn array_rows_extreme(
+    py: Python<'_>,
+    which: &str,
+    a: &Bound<'_, PyArrayNode>,
+    rows: u32,
+    cols: u32,
+) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(
+        py,
+        array::rows_extreme(extreme_op(which)?, &a.get().v, rows, cols),
+    )
+}
+
+/// A strided copy of `a` from the runtime int `offset` clamped to `[lo, hi]`: elements
+/// `offset + Σ i_d * strides[d]` for `i_d < sizes[d]` (up to four dimensions).
+#[pyfunction]
+pub fn array_gather(
+    py: Python<'_>,
+    a: &Bound<'_, PyArrayNode>,
+    offset: &Bound<'_, PyAny>,
+    lo: i64,
+    hi: i64,
+    sizes: Vec<u32>,
+    strides: Vec<i64>,
+) -> PyResult<Py<PyArrayNode>> {
+    if sizes.len() != strides.len() {
+        return Err(PyValueError::new_err(
+            "sizes and strides must have the same length",
+        ));
+    }
+    let dims: Vec<(u32, i64)> = sizes.into_iter().zip(strides).collect();
+    wrap_array(
+        py,
+        array::gather(&a.get().v, &operand(offset)?, lo, hi, &dims),
+    )
+}
+
+/// The solution of `a @ x = b` for a float `n x n` matrix `a` and float `n x r`
+/// right-hand sides `b` (row-major): one elimination stencil with partial pivoting.
+#[pyfunction]
+pub fn array_solve(
+    py: Python<'_>,
+    a: &Bound<'_, PyArrayNode>,
+    b: &Bound<'_, PyArrayNode>,
+    n: u32,
+    r: u32,
+) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(py, array::solve(&a.get().v, &b.get().v, n, r))
+}
+
+/// The determinant of a float `n x n` matrix `a` (row-major): one elimination stencil.
+#[pyfunction]
+pub fn array_det(py: Python<'_>, a: &Bound<'_, PyArrayNode>, n: u32) -> PyResult<Py<PyValue>> {
+    wrap_value(py, array::det(&a.get().v, n))
+}
+
+/// Cross-correlation of `x` with `w` plus `bias` (float arrays), `prm` the shape
+/// parameters of `copapy_compiler::window::conv2d`.
+#[pyfunction]
+pub fn array_conv2d(
+    py: Python<'_>,
+    x: &Bound<'_, PyArrayNode>,
+    w: &Bound<'_, PyArrayNode>,
+    bias: &Bound<'_, PyArrayNode>,
+    prm: Vec<i64>,
+) -> PyResult<Py<PyArrayNode>> {
+    wrap_array(
+        py,
+        copapy_compiler::window::conv2d(&x.get().v, &w.get().v, &bias.get().v, &prm),
+    )
+}
+
+/// Max (`"max"`) or average (`"avg"`) pooling of the float array `x`, `prm` the shape
+/// parameters of `copapy_compiler::window::pool2d`.
+#[pyfunction]
+pub fn array_pool2d(
+    py: Python<'_>,
+    which: &str,
+    x: &Bound<'_, PyArrayNode>,
+    prm: Vec<i64>,
+) -> PyResult<Py<PyArrayNode>> {
+    let avg = match which {
+        "avg" => true,
+        "max" => false,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "pooling is 'max' or 'avg', not {which:?}"
+            )))
+        }
+    };
+    wrap_array(py, copapy_compiler::window::pool2d(avg, &x.get().v, &prm))
+}

@@ -1,0 +1,318 @@
+"""Elements of ``cp.tensor``, ``cp.vector`` and ``cp.quaternion``: element checks, dtype
+promotion, scalar casts, the summation order, and ``ArrayBase``, the flat row-major
+``values`` tuple with a ``shape`` that they share (with the container protocol
+``__copapy__``, see ``_protocol``). Shapes and axes are ``_shapes``'.
+
+Containers hold a flat, row-major ``tuple`` of elements, each a ``cp.value`` or a plain
+Python number. Plain numbers are constants: arithmetic between two of them is ordinary
+Python arithmetic (as in Copapy) and creates no graph node, so ``zeros``, ``ones``,
+``identity`` and sparse constant matrices cost nothing but their non-zero entries.
+
+Summation order (``.sum()``, ``@``, ``magnitude`` …), the same as ``cp.array``'s reductions
+on every target (``stencils/README.md``, "Array stencils"): traced term k is added into
+partial sum k % 8, in increasing k; then partial l and l + 4 are added (l < 4), then l and
+l + 2 (l < 2), then the two that remain (partials that got no term are left out, which
+is what adding -0.0 does). Plain-number terms are first added together in Python (as
+Copapy does) and that constant is added once, last, to the traced terms' sum.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from itertools import repeat
+from typing import Any, Generic, TypeVar
+
+from . import _core
+from ._core import Container, value
+
+TNum = TypeVar("TNum", int, float)
+"""Element type of a vector or tensor: ``int`` (int32 or bool values) or ``float``."""
+
+_V = value
+_add = operator.add
+_mul = operator.mul
+_SCALAR_TYPES = (value, int, float)
+
+def type_name(x: object) -> str:
+    return type(x).__name__
+
+
+def scalar_or_none(x: Any) -> Any:
+    """``x`` as an element (value or Python number), or None if it is not a scalar.
+    NumPy scalars and 0-d arrays become Python numbers."""
+    if isinstance(x, _SCALAR_TYPES):
+        return x
+    if getattr(x, "shape", None) == () and hasattr(x, "item"):
+        _core.check_dtype(x)  # a datetime64's item() would be a day count
+        try:
+            item = x.item()
+        except (TypeError, ValueError):
+            return None
+        if isinstance(item, _SCALAR_TYPES):
+            return item
+        if x.dtype.kind == "f":  # a longdouble stays one: its float64 rounding, as NumPy's float()
+            return float(item)
+    return None
+
+
+def plain(x: Any) -> Any:
+    """``x`` with a NumPy scalar (``np.int64(3)``, ``np.float32(0.5)``) replaced by the Python
+    number it stands for, so plain-number code paths treat both alike; anything else as it is."""
+    if isinstance(x, _SCALAR_TYPES):
+        return x
+    s = scalar_or_none(x)
+    return x if s is None else s
+
+
+def check_elements(vals: tuple[Any, ...], what: str) -> tuple[Any, ...]:
+    """Every element must be a value or a Python number (NumPy scalars are converted)."""
+    for x in vals:
+        if not isinstance(x, _SCALAR_TYPES):
+            break
+    else:
+        return vals
+    out = []
+    for i, x in enumerate(vals):
+        s = scalar_or_none(x)
+        if s is None:
+            raise TypeError(
+                f"{what} elements must be copapy values or numbers; element {i} is a {type_name(x)}"
+            )
+        out.append(s)
+    return tuple(out)
+
+
+# --- summation in the documented order ------------------------------------------------------
+
+
+def tree_fold(terms: Sequence[Any], fold: Callable[[Any, Any], Any] = _add) -> Any:
+    """``fold`` (a sum by default; ``min``/``max`` too) over a non-empty sequence in the
+    documented order (module docstring): eight interleaved partials, combined pairwise."""
+    parts = list(terms[:8])
+    for k in range(8, len(terms)):
+        parts[k & 7] = fold(parts[k & 7], terms[k])
+    for half in (4, 2, 1):
+        for lane in range(half):
+            if lane + half < len(parts):
+                parts[lane] = fold(parts[lane], parts[lane + half])
+        del parts[half:]
+    return parts[0]
+
+
+def tree_sum(terms: Sequence[Any]) -> Any:
+    """Sum of a non-empty sequence in the documented order."""
+    return tree_fold(terms)
+
+
+def _combine(traced: list[Any], consts: list[Any]) -> Any:
+    """Tree sum of the traced terms plus the Python sum of the constant terms."""
+    if not consts:
+        return tree_sum(traced) if traced else 0
+    c = sum(consts)
+    if not traced:
+        return c
+    s = tree_sum(traced)
+    if c == 0 and (type(c) is not float or s.dtype == "float"):
+        return s  # x + 0 is x (the optimiser would remove it anyway)
+    return s + c
+
+
+def sum_elements(xs: Sequence[Any]) -> Any:
+    """Sum of values and numbers in the documented order (see the module docstring)."""
+    traced = [x for x in xs if type(x) is _V]
+    if len(traced) == len(xs):
+        return tree_sum(traced) if traced else 0
+    return _combine(traced, [x for x in xs if type(x) is not _V])
+
+
+def warn_empty_mean() -> None:
+    """NumPy's warning for the mean of no terms (whose result is NaN)."""
+    warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)
+
+
+def all_traced(xs: Iterable[Any]) -> bool:
+    for x in xs:
+        if type(x) is not _V:
+            return False
+    return True
+
+
+def dot_elements(a: Sequence[Any], b: Sequence[Any], fast: bool | None = None) -> Any:
+    """Sum of the products ``a[i] * b[i]`` (same lengths), in the documented order. A constant factor 0
+    drops its term (x*0 -> 0, as the optimiser does) and a constant factor 1 keeps the other
+    factor (when that does not change its type), so sparse constant matrices cost only their
+    non-zero entries."""
+    if fast is None:
+        fast = all_traced(a) and all_traced(b)
+    if fast:
+        return tree_sum(list(map(_mul, a, b))) if a else 0
+    traced: list[Any] = []
+    consts: list[Any] = []
+    for x, y in zip(a, b, strict=False):
+        if type(x) is _V:
+            if type(y) is _V:
+                traced.append(x * y)
+                continue
+            x, y = y, x
+        elif type(y) is not _V:
+            consts.append(x * y)
+            continue
+        # x is a number, y a traced value
+        if x == 0:
+            consts.append(x * (0.0 if y.dtype == "float" else 0))
+        elif x == 1 and (type(x) is not float or y.dtype == "float"):
+            traced.append(y if y.dtype != "bool" else y * 1)
+        else:
+            traced.append(y * x)
+    return _combine(traced, consts)
+
+
+# --- elementwise helpers ------------------------------------------------------------------
+
+
+def map2(op: Callable[[Any, Any], Any], a: Sequence[Any], b: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(map(op, a, b))
+
+
+def map_scalar(op: Callable[[Any, Any], Any], a: Sequence[Any], s: Any) -> tuple[Any, ...]:
+    return tuple(map(op, a, repeat(s)))
+
+
+def map_scalar_r(op: Callable[[Any, Any], Any], s: Any, a: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(map(op, repeat(s), a))
+
+
+def number_to_byte(x: float) -> int:
+    """A Python number clamped to 0..255 as ``to_bytes`` does (truncation, NaN gives 0)."""
+    if isinstance(x, float) and math.isnan(x):
+        return 0
+    if x <= 0:
+        return 0
+    return 255 if x >= 255 else int(x)
+
+
+def cast_scalar(x: Any, dtype: str) -> Any:
+    """One element (a value or a number) converted to ``dtype`` (docs/math.md, "Casts")."""
+    if isinstance(x, value):
+        if x.dtype == dtype:
+            return x
+        if dtype == "byte":
+            return _core.to_byte_value(x)
+        return _core.cast_value(x, dtype)
+    if dtype == "byte":
+        return number_to_byte(x)
+    return {"float": float, "int": int, "bool": bool}[dtype](x)
+
+
+def element_dtype(vals: Iterable[Any]) -> str:
+    """The promoted type of numbers and values: float over int over bool."""
+    kinds = set()
+    for x in vals:
+        kinds.add(x.dtype if type(x) is _V else "bool" if isinstance(x, bool) else
+                  "int" if isinstance(x, int) else "float")
+    if "float" in kinds or not kinds:
+        return "float"
+    return "int" if "int" in kinds else "bool"
+
+
+def _reduce_truth(vals: Sequence[Any], all_: bool) -> Any:
+    """``all``/``any`` of elements: constants are settled in Python, traced elements
+    become ``x != 0`` combined pairwise with ``&`` (all) or ``|`` (any)."""
+    traced = []
+    for x in vals:
+        if type(x) is _V:
+            traced.append(x != 0)
+        elif bool(x) != all_:
+            return not all_  # a zero decides all(), a non-zero any()
+    if not traced:
+        return all_
+    combine = operator.and_ if all_ else operator.or_
+    while len(traced) > 1:
+        nxt = list(map(combine, traced[0::2], traced[1::2]))
+        if len(traced) & 1:
+            nxt.append(traced[-1])
+        traced = nxt
+    return traced[0]
+
+
+class ArrayBase(Generic[TNum]):
+    """What ``cp.vector`` and ``cp.tensor`` share: a flat row-major ``values`` tuple and a
+    ``shape``; NumPy conversion of constant contents; the container protocol."""
+
+    __slots__ = ("values", "shape")
+    values: tuple[value[TNum] | TNum, ...]
+    shape: tuple[int, ...]
+
+    # NumPy defers to our reflected operators (``ndarray + vector`` calls ``vector.__radd__``)
+    # instead of converting the container into an array of objects.
+    __array_ufunc__ = None
+
+    def __copy__(self) -> ArrayBase[TNum]:
+        return self._with_values(self.values)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ArrayBase[TNum]:
+        # the elements (values and Python numbers) are immutable
+        return self._with_values(self.values)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def dtype(self) -> str:
+        """Type of the elements as NumPy would promote them: ``'float'`` if any element is
+        a float (also for no elements), else ``'int'`` if any is an int, else ``'bool'``."""
+        return element_dtype(self.values)
+
+    def _with_values(self, vals: tuple[Any, ...]) -> ArrayBase[Any]:
+        raise NotImplementedError
+
+    def __bool__(self) -> bool:
+        """NumPy's rule: the truth value of the one element, ambiguous for more (use
+        ``.all()`` or ``.any()``). Traced elements have no truth value while tracing."""
+        vals = self.values
+        kind = type(self).__name__
+        if any(type(x) is _V for x in vals):
+            raise TypeError(
+                f"the truth value of a {kind} of traced values is not known while tracing; "
+                "use cp.iif(condition, true_result, false_result) to choose between values "
+                "(with .all() or .any() to combine the elements of a condition)"
+            )
+        if len(vals) == 1:
+            return bool(vals[0])
+        if not vals:
+            raise ValueError(
+                f"the truth value of an empty {kind} is ambiguous; use len() to test for elements"
+            )
+        raise ValueError(
+            f"the truth value of a {kind} with more than one element is ambiguous; use .any() or .all()"
+        )
+
+    def all(self) -> Any:
+        """Whether every element is non-zero: a bool, or a traced bool value when elements
+        are traced (constant elements decide or drop out while tracing)."""
+        return _reduce_truth(self.values, all_=True)
+
+    def any(self) -> Any:
+        """Whether any element is non-zero: a bool, or a traced bool value when elements
+        are traced (constant elements decide or drop out while tracing)."""
+        return _reduce_truth(self.values, all_=False)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
+        import numpy as np
+
+        for x in self.values:
+            if type(x) is _V:
+                raise TypeError(
+                    f"this {type(self).__name__} holds traced values, not numbers: compile it and "
+                    "convert the result of Target.read_value(...) instead"
+                )
+        return np.array(self.values, dtype=dtype).reshape(self.shape)
+
+    def __copapy__(self) -> Container:
+        """The container protocol (``_protocol``): the elements, the shape, and how to make
+        the same kind of container from new elements."""
+        return Container.sequence(self.values, self.shape, self._with_values)

@@ -1,0 +1,180 @@
+"""Every container kind (``cp.tensor`` element by element, a packed ``cp.tensor``,
+``cp.array``, and ``cp.vector`` for 1-D shapes) agrees with NumPy on the same operations
+for random shapes and axes: reductions over axes (``sum``, ``mean``, ``min``, ``max``,
+``keepdims``), transposes, reshapes, broadcasting, ``sort``/``argsort`` and NumPy's axis
+errors. One shape module (``copapy/_shapes.py``) serves them all, so the API does not
+depend on which storage a value got (``@cp.jit`` hands small NumPy arguments over as
+vectors/tensors and large ones as ``cp.array``).
+
+The elements are small integers held in float32, so every sum is exact in any order: these
+tests are about shapes and axes (the summation order has its own tests, test_arrays.py).
+The reference is NumPy float32 on the same data.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import copapy as cp
+import numpy as np
+import pytest
+from helpers import F32
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+_EMULATED = bool(os.environ.get("COPAPY_TEST_TARGET"))
+_SETTINGS = settings(max_examples=6 if _EMULATED else 30, deadline=None, derandomize=True,
+                     suppress_health_check=[HealthCheck.too_slow])
+
+KINDS = ("tensor", "packed", "array", "vector")
+
+
+def _make(kind: str, data: np.ndarray[Any, Any]) -> tuple[Any, list[Any]]:
+    """A container of ``kind`` holding ``data`` as traced inputs, and its input values."""
+    flat = [cp.value(float(x)) for x in data.reshape(-1)]
+    if kind == "array":
+        a = cp.array(data)
+        return a, [a]
+    if kind == "vector":
+        return cp.vector(flat), flat
+    t = cp.tensor(flat, shape=data.shape, packed=kind == "packed")
+    return t, flat
+
+
+def _read(tg: Any, x: Any) -> np.ndarray[Any, Any]:
+    return np.asarray(tg.read_value(x), dtype=F32)
+
+
+shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
+
+
+@st.composite
+def shape_and_axes(draw: Any) -> tuple[tuple[int, ...], Any]:
+    shape = draw(shapes)
+    nd = len(shape)
+    axis = draw(st.one_of(
+        st.none(),
+        st.integers(-nd, nd - 1),
+        st.lists(st.integers(0, nd - 1), unique=True, min_size=1, max_size=nd).map(tuple),
+    ))
+    return shape, axis
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@_SETTINGS
+@given(case=shape_and_axes(), keepdims=st.booleans(), seed=st.integers(0, 2**16))
+def test_reductions_over_axes_agree_with_numpy(kind: str, case: Any, keepdims: bool, seed: int) -> None:
+    shape, axis = case
+    if kind == "vector":
+        shape, axis = shape[:1], axis if axis in (None, 0, -1, (0,)) else None
+    data = np.random.default_rng(seed).integers(-50, 50, shape).astype(F32)
+    x, _ = _make(kind, data)
+    outs = {op: getattr(x, op)(axis=axis, keepdims=keepdims) for op in ("sum", "mean", "min", "max")}
+    tg = cp.Target()
+    tg.compile(*outs.values())
+    tg.run()
+    for op, out in outs.items():
+        ref = getattr(data, op)(axis=axis, keepdims=keepdims)
+        got = _read(tg, out)
+        assert got.shape == np.shape(ref), (op, kind, shape, axis)
+        np.testing.assert_array_equal(got, np.asarray(ref, dtype=F32), err_msg=f"{op} {kind} {shape} {axis}")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@_SETTINGS
+@given(shape=shapes, seed=st.integers(0, 2**16), other=shapes)
+def test_shapes_transposes_and_broadcasts_agree_with_numpy(kind: str, shape: tuple[int, ...], seed: int,
+                                                           other: tuple[int, ...]) -> None:
+    if kind == "vector":
+        shape = shape[:1]
+    rng = np.random.default_rng(seed)
+    data = rng.integers(-50, 50, shape).astype(F32)
+    x, _ = _make(kind, data)
+    perm = tuple(rng.permutation(len(shape)))
+    # a second operand that broadcasts with ``shape`` (NumPy's rule), as a tensor of constants
+    bshape = tuple(d if rng.integers(2) else 1 for d in shape[len(shape) - len(other[:len(shape)]):])
+    b = rng.integers(-5, 5, bshape).astype(F32)
+    outs = [x.T, x.transpose(perm), x.reshape(-1), x.flatten(), x.ravel(), x + cp.array(b) if kind == "array"
+            else x + cp.tensor(b.tolist()), x.max(axis=0) - x.min(axis=0)]
+    refs = [data.T, data.transpose(perm), data.reshape(-1), data.flatten(), data.ravel(), data + b,
+            data.max(axis=0) - data.min(axis=0)]
+    tg = cp.Target()
+    tg.compile(*outs)
+    tg.run()
+    for k, (out, ref) in enumerate(zip(outs, refs, strict=True)):
+        got = _read(tg, out)
+        assert got.shape == ref.shape, (k, kind, shape)
+        np.testing.assert_array_equal(got, ref, err_msg=f"{k} {kind} {shape}")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@_SETTINGS
+@given(n=st.integers(1, 9), seed=st.integers(0, 2**16))
+def test_sort_and_argsort_agree_with_numpy(kind: str, n: int, seed: int) -> None:
+    data = np.random.default_rng(seed).integers(-3, 3, n).astype(F32)  # ties: the order is stable
+    x, _ = _make(kind, data)
+    s, i = x.sort(), x.argsort()
+    tg = cp.Target()
+    tg.compile(s, i)
+    tg.run()
+    np.testing.assert_array_equal(_read(tg, s), np.sort(data, kind="stable"))
+    np.testing.assert_array_equal(np.asarray(tg.read_value(i)), np.argsort(data, kind="stable"))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("axis, error", [((0, 0), ValueError), ((0, -2), ValueError), (True, TypeError),
+                                         (1.0, TypeError), (2, ValueError), (-3, IndexError)])
+def test_bad_axes_raise_as_numpy_for_every_kind(kind: str, axis: Any, error: type[Exception]) -> None:
+    data = np.arange(6, dtype=F32).reshape(2, 3)
+    with pytest.raises(error):
+        data.sum(axis=axis)  # the reference raises the same class
+    if kind == "vector":
+        data, axis = data[0], (axis if not isinstance(axis, tuple) else (0, 0))
+        with pytest.raises(error):
+            data.sum(axis=axis)
+    x, _ = _make(kind, data)
+    for op in ("sum", "mean", "min", "max"):
+        with pytest.raises(error):
+            getattr(x, op)(axis=axis)
+
+
+def test_small_and_large_jit_arguments_have_the_same_methods() -> None:
+    """``@cp.jit`` hands 64 elements over as a vector, 65 as a cp.array: both reduce alike."""
+
+    @cp.jit
+    def f(a: Any) -> Any:
+        return a.max() - a.min() + a.mean() + a.T.sum() + a.reshape(-1).sort()[0]
+
+    for n in (64, 65):
+        xs = np.arange(n, dtype=F32)[::-1].copy()
+        ref = xs.max() - xs.min() + F32(xs.sum() / F32(n)) + xs.sum() + np.sort(xs)[0]
+        assert F32(f(xs)) == F32(ref), n
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("rows", [[[1.0, 0.0], [3.0, -4.0]], [[0.0, 0.0], [0.0, 2.5]],
+                                  [[0.0, 0.0], [0.0, 0.0]]])
+def test_the_shared_methods_agree_with_numpy(kind: str, rows: list[list[float]]) -> None:
+    """all, any, trace, element, item, tolist, get_values and map: the same on every kind."""
+    data = np.array(rows, dtype=F32)
+    if kind == "vector":
+        data = data.reshape(-1)
+    x, _ = _make(kind, data)
+    outs: dict[str, Any] = {"all": x.all(), "any": x.any(), "last": x.element(-1),
+                            "first": x.reshape(-1)[0:1].item() if kind != "array" else x.reshape(-1)[0],
+                            "doubled": x.map(lambda e: e * 2.0), "list": x.tolist()}
+    refs: dict[str, Any] = {"all": data.all(), "any": data.any(), "last": data.reshape(-1)[-1],
+                            "first": data.reshape(-1)[0], "doubled": data * 2, "list": data}
+    if data.ndim == 2:
+        outs["trace"], refs["trace"] = x.trace(), np.trace(data)
+    listed = list(np.ravel(np.array(outs.pop("list"), dtype=object)))  # the elements themselves
+    tg = cp.Target()
+    tg.compile(*outs.values(), *listed)
+    tg.run()
+    for k, out in outs.items():
+        got = np.asarray(tg.read_value(out), dtype=F32)
+        np.testing.assert_array_equal(got, np.asarray(refs[k], dtype=F32), err_msg=f"{k} {kind}")
+    got_list = np.asarray([tg.read_value(e) for e in listed], F32).reshape(data.shape)
+    np.testing.assert_array_equal(got_list, refs["list"])
+    assert x.get_values(list(range(data.size))) == np.arange(data.size).reshape(data.shape).tolist()

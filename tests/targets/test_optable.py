@@ -1,0 +1,163 @@
+"""The one op table (stencils/optable.py) against everything that must follow it.
+
+Adding an op is one line in the table plus its semantics in each language; these tests
+name the op when one part is missing: the generated files are stale, ops.h has no
+``op_<name>_<ty>``, refsem.py has no reference, or the op, spelled as the table says
+(an operator or a ``cp.`` function), does not give the reference's results on edge
+values, as scalar values and as arrays. (The Rust side is checked by the compiler: the
+folding matches in fold.rs name every op.)
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import re
+import subprocess
+import sys
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import copapy as cp
+import numpy as np
+import pytest
+import refsem as R
+from copapy import _optable as T
+from helpers import ROOT
+
+OPS = T.BINARY + T.UNARY
+# our own float32 math: within a few ulp of the float64 reference (exact bars in docs/math.md)
+APPROXIMATE = set(T.APPROXIMATE)
+
+BINARY_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": operator.mod, "&": operator.and_, "|": operator.or_,
+    "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift, "<": operator.lt,
+    "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
+}
+UNARY_OPERATORS: dict[str, Callable[[Any], Any]] = {"-": operator.neg, "abs": abs}
+
+FLOATS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 255.5, -0.5, 1e-45, 3.4e38, -3.4e38,
+          2.0**31, -(2.0**31), math.inf, -math.inf, math.nan, 0.1]
+INTS = [0, 1, -1, 2, -7, 31, 32, 33, -32, 255, 256, 2**31 - 1, -(2**31)]
+
+
+def spelled(name: str) -> Callable[..., Any]:
+    """The Python callable the table gives for op ``name``."""
+    how = T.PYTHON[name]
+    if how.startswith("cp."):
+        fn: Callable[..., Any] = getattr(cp, how[3:])
+        return fn
+    table: dict[str, Any] = BINARY_OPERATORS if name in T.BINARY else UNARY_OPERATORS
+    return table[how]  # type: ignore[no-any-return]
+
+
+def test_the_stub_types_name_exactly_the_table_ops() -> None:
+    assert typing.get_args(T.BinaryOp) == T.BINARY
+    assert typing.get_args(T.UnaryOp) == T.UNARY
+    stub = (ROOT / "python" / "copapy" / "_core.pyi").read_text()
+    assert "def array_binary(op: BinaryOp," in stub and "def array_unary(op: UnaryOp," in stub
+    assert T.is_binary("shl") and not T.is_binary("neg") and T.is_unary("tobyte")
+
+
+def test_generated_files_are_up_to_date() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "stencils" / "gen_optable.py"), "--check"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_every_op_has_a_reference_and_c_semantics(name: str) -> None:
+    assert name in R.REFERENCE, f"op '{name}' has no reference in tests/refsem.py (REFERENCE)"
+    ops_h = (ROOT / "stencils" / "ops.h").read_text()
+    for ty, _ in T.SIGNATURES[name]:
+        assert re.search(rf"\bop_{name}_{ty}\(", ops_h), f"stencils/ops.h has no op_{name}_{ty}"
+    assert T.PYTHON[name], f"op '{name}' has no Python spelling in stencils/optable.py"
+
+
+def _operands(name: str, ty: str) -> tuple[list[Any], list[Any]]:
+    """Every pair of edge values (binary) or every edge value (unary), as Python numbers."""
+    base: list[Any] = FLOATS if ty == "f" else INTS
+    if name in T.BINARY:
+        return [x for x in base for _ in base], [y for _ in base for y in base]
+    return list(base), []
+
+
+def _reference(name: str, ty: str, xs: list[Any], ys: list[Any]) -> np.ndarray[Any, Any]:
+    dt = np.float32 if ty == "f" else np.int32
+    args = [np.array(xs, dtype=dt)] + ([np.array(ys, dtype=dt)] if ys else [])
+    with np.errstate(all="ignore"):
+        return np.asarray(R.REFERENCE[name](*args))
+
+
+def _mismatches(
+    name: str, got: list[Any], want: np.ndarray[Any, Any], xs: list[Any], ys: list[Any]
+) -> list[str]:
+    bad = []
+    for k, (g, w) in enumerate(zip(got, want.tolist(), strict=True)):
+        if isinstance(w, float):
+            if math.isnan(w):
+                ok = isinstance(g, float) and math.isnan(g)
+            elif name in APPROXIMATE:
+                ok = isinstance(g, float) and math.isclose(g, w, rel_tol=2e-6, abs_tol=1e-30)
+            else:
+                ok = isinstance(g, float) and R.same_float(g, w)
+        else:
+            ok = not isinstance(g, float) and int(g) == int(w)
+        if not ok:
+            operands = (xs[k], ys[k]) if ys else (xs[k],)
+            bad.append(f"{name}{operands}: {g!r}, reference {w!r}")
+    return bad
+
+
+def _cases() -> list[tuple[str, str]]:
+    return [(name, ty) for name in OPS for ty, _ in T.SIGNATURES[name]]
+
+
+@pytest.mark.parametrize(("name", "ty"), _cases())
+def test_every_op_as_values_matches_the_reference(name: str, ty: str) -> None:
+    fn = spelled(name)
+    dtype = "float" if ty == "f" else "int"
+    xs, ys = _operands(name, ty)
+    if ys:
+        outs = [fn(cp.value(x, dtype), cp.value(y, dtype)) for x, y in zip(xs, ys, strict=True)]
+    else:
+        outs = [fn(cp.value(x, dtype)) for x in xs]
+    tg = cp.Target()
+    tg.compile(*outs)
+    tg.run()
+    got = [tg.read_value(o) for o in outs]
+    bad = _mismatches(name, got, _reference(name, ty, xs, ys), xs, ys)
+    assert not bad, R.describe_failures(bad)
+
+
+@pytest.mark.parametrize(("name", "ty"), [c for c in _cases() if c[0] in T.ARRAY])
+def test_every_array_op_matches_the_reference(name: str, ty: str) -> None:
+    fn = spelled(name)
+    dtype = "float" if ty == "f" else "int"
+    xs, ys = _operands(name, ty)
+    out = fn(cp.array(xs, dtype), cp.array(ys, dtype)) if ys else fn(cp.array(xs, dtype))
+    tg = cp.Target()
+    tg.compile(out)
+    tg.run()
+    got = tg.read_value(out)
+    bad = _mismatches(name, got, _reference(name, ty, xs, ys), xs, ys)
+    assert not bad, R.describe_failures(bad)
+
+
+def test_a_new_table_op_is_named_where_its_parts_are_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One more line in the table: the generated Rust enum gets the variant (so fold.rs
+    stops compiling until it folds it), and check_ops.py names the op it cannot check."""
+    monkeypatch.syspath_prepend(str(ROOT / "stencils"))
+    import check_ops
+    import gen_optable
+    import optable
+
+    extra = optable.Op("cbrt", "Cbrt", 1, "f>f", "array", "cp.cbrt", "Cube root.")
+    monkeypatch.setattr(optable, "OPS", [*optable.OPS, extra])
+    monkeypatch.setattr(gen_optable, "RUST_OPS", [op for op in optable.OPS if op.rust])
+    rust = gen_optable.rust()
+    assert "    Cbrt,\n" in rust and '"cbrt" => Some(Op::Cbrt)' in rust
+    assert check_ops.missing_references() == ["cbrt"]
+    assert optable.grouped(1)[("f", "f")].endswith("copy cbrt")
