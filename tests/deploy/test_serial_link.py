@@ -26,7 +26,6 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import copapy as cp
@@ -35,14 +34,13 @@ import pytest
 import refsem as R
 from conftest import TARGET
 from copapy._serial import FirmwareError, LinkError, SerialDevice, cobs_decode, cobs_encode, frame, unframe
+from helpers import F32, ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_firmware_boards import firmwares  # noqa: F401 - the fixture that builds them
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "examples"))  # serial_board's plant and loop
 OUT = ROOT / "target" / "firmware-boards"
-F32 = np.float32
 
 if TARGET:
     pytest.skip("independent of COPAPY_TEST_TARGET: boots both firmwares in the main pass",
