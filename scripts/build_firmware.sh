@@ -25,7 +25,7 @@ build() {  # board rust-target zig-flags...
   shift 2
   cargo build --profile firmware -q -p copapy-firmware --target "$rust_target"
   "$python" -m ziglang cc "$@" "${cflags[@]}" -T "firmware/$board/link.ld" -Wl,--gc-sections -Wl,--entry=reset \
-    firmware/"$board"/*.[cS] firmware/common/runner.c \
+    firmware/"$board"/*.[cS] firmware/common/*.c \
     "target/$rust_target/firmware/libcopapy_firmware.a" -o "$out/$board.elf"
   echo "$out/$board.elf"
 }

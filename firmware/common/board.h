@@ -1,5 +1,6 @@
-/* What a board gives the reference runner (runner.c): a character out, making freshly
- * written code visible to instruction fetch, and a way to stop. Everything else the
+/* What a board gives the reference runner (runner.c, link.c): a character out, making
+ * freshly written code visible to instruction fetch, a way to stop, and for the serial
+ * link bytes in and out and a timer. Everything else the
  * runner needs is in copapy_runner.h. */
 #ifndef BOARD_H
 #define BOARD_H
@@ -19,6 +20,25 @@ void board_code_written(const uint8_t *code, size_t len);
 
 /* Ends the session: QEMU exits with status 0 when `failed` is 0, else 1. */
 __attribute__((noreturn)) void board_exit(int failed);
+
+/* The serial link (link.c): one raw byte out, one byte in (waits for it). On the
+ * reference boards this is the console UART, so a board serves either a job list or
+ * the link. */
+void board_link_put(uint8_t byte);
+uint8_t board_link_get(void);
+
+/* A free-running timer for periodic runs: ticks since start-up, and its rate. */
+uint64_t board_ticks(void);
+extern const uint32_t board_ticks_per_us;
+extern const uint32_t board_ns_per_tick;
+
+/* The actuator register of the board imports (io.c): a timer register that reads back
+ * what was written. */
+void board_pwm_set(uint32_t value);
+uint32_t board_pwm_get(void);
+
+/* The copapy target this board runs (the link's INFO reply), e.g. "cortex-m4". */
+extern const char board_target[];
 
 /* The job list's address (link.ld: __copapy_jobs), where the test loads it. */
 extern const uint8_t __copapy_jobs[];

@@ -13,20 +13,21 @@
  *   NAME TYPE HEX[,HEX...]              (per variable after the steps; TYPE f i b u:
  *                                        float32, int32, bool, byte; 8 or 2 hex digits)
  *   done
+ *
+ * Without a job list at __copapy_jobs the firmware serves the serial link instead
+ * (link.c): programs then come from Python over the UART.
  */
 #include "board.h"
 #include "copapy_runner.h"
+#include "link.h"
 
 #define JOB_MAGIC 0x4C4A5043u /* "CPJL" */
 #define KEEP_FEATURES 0xFFFFFFFFu
 #define JOB_HEADER 16u
 
-/* Sized for the test programs; docs/firmware.md says how to size them for yours. The
- * code buffer is in RAM the core may execute (link.ld: .code_ram). */
-#define CODE_CAP (128u * 1024u)
-#define DATA_CAP (16u * 1024u)
-static uint8_t code_buf[CODE_CAP] __attribute__((aligned(64), section(".code_ram")));
-static uint8_t data_buf[DATA_CAP] __attribute__((aligned(64)));
+/* link.h has their sizes */
+uint8_t runner_code[RUNNER_CODE_CAP] __attribute__((aligned(64), section(".code_ram")));
+uint8_t runner_data[RUNNER_DATA_CAP] __attribute__((aligned(64)));
 
 static void put(const char *s) {
     while (*s) board_putc(*s++);
@@ -40,16 +41,22 @@ static void put_hex(uint32_t v, int digits) {
     for (int i = digits - 1; i >= 0; i--) board_putc("0123456789abcdef"[(v >> (4 * i)) & 0xF]);
 }
 
-static void put_dec(int32_t v) {
-    char buf[12];
-    int i = 0;
+uint32_t runner_format_dec(char out[12], int32_t v) {
+    char digits[10];
+    uint32_t n = 0, len = 0;
     uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
     do {
-        buf[i++] = (char)('0' + u % 10);
+        digits[n++] = (char)('0' + u % 10);
         u /= 10;
     } while (u);
-    if (v < 0) board_putc('-');
-    while (i) board_putc(buf[--i]);
+    if (v < 0) out[len++] = '-';
+    while (n) out[len++] = digits[--n];
+    return len;
+}
+
+static void put_dec(int32_t v) {
+    char buf[12];
+    put_n(buf, runner_format_dec(buf, v));
 }
 
 static uint32_t read32(const uint8_t *p) {
@@ -90,7 +97,7 @@ static void run_job(uint32_t number, const uint8_t *job, uint32_t default_featur
     const uint8_t *file = job + JOB_HEADER;
     copapy_set_cpu_features(features == KEEP_FEATURES ? default_features : features);
     struct copapy_program p;
-    int32_t r = copapy_load(file, file_len, code_buf, CODE_CAP, data_buf, DATA_CAP, &p);
+    int32_t r = copapy_load(file, file_len, runner_code, RUNNER_CODE_CAP, runner_data, RUNNER_DATA_CAP, &p);
     put("job ");
     put_dec((int32_t)number);
     put(" load ");
@@ -108,7 +115,7 @@ static void run_job(uint32_t number, const uint8_t *job, uint32_t default_featur
         board_putc('\n');
     }
     if (r < 0) return;
-    board_code_written(code_buf, read32(file + 16)); /* the header's code size */
+    board_code_written(runner_code, read32(file + 16)); /* the header's code size */
     for (uint32_t s = 0; s < steps; s++) {
         r = copapy_run(&p);
         if (r < 0) {
@@ -123,18 +130,13 @@ static void run_job(uint32_t number, const uint8_t *job, uint32_t default_featur
 
 void runner_main(void) {
     uint32_t default_features = copapy_cpu_features();
+    const uint8_t *at = __copapy_jobs;
+    if (read32(at) != JOB_MAGIC) link_main(); /* no job list: serve the serial link */
     put("copapy ");
     put(board_name);
     put(" features ");
     put_hex(default_features, 8);
     board_putc('\n');
-    const uint8_t *at = __copapy_jobs;
-    if (read32(at) != JOB_MAGIC) {
-        put("no job list at ");
-        put_hex((uint32_t)(uintptr_t)at, 8);
-        board_putc('\n');
-        board_exit(1);
-    }
     uint32_t count = read32(at + 4);
     at += 8;
     for (uint32_t i = 0; i < count; i++) {

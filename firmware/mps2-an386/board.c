@@ -1,9 +1,10 @@
 /* Cortex-M4F on an Arm MPS2 board with the AN386 FPGA image (QEMU -M mps2-an386):
- * vector table, reset, FPU, UART0, semihosting exit. The only board-specific code of
+ * vector table, reset, FPU, UART0 (console and serial link), SysTick, semihosting exit. The only board-specific code of
  * the reference firmware; link.ld has the memory map. */
 #include "board.h"
 
 const char board_name[] = "mps2-an386 cortex-m4f";
+const char board_target[] = "cortex-m4";
 
 /* CMSDK APB UART0 */
 #define UART0 0x40004000u
@@ -12,17 +13,65 @@ const char board_name[] = "mps2-an386 cortex-m4f";
 #define UART_CTRL (*(volatile uint32_t *)(UART0 + 0x08))
 #define UART_BAUDDIV (*(volatile uint32_t *)(UART0 + 0x10))
 #define UART_TX_FULL 1u
+#define UART_RX_FULL 2u
 #define UART_TX_ENABLE 1u
+#define UART_RX_ENABLE 2u
+
+/* CMSDK APB timer 0: its RELOAD register is the actuator of the board imports (io.c) */
+#define TIMER0_RELOAD (*(volatile uint32_t *)0x40000008u)
+
+void board_pwm_set(uint32_t value) {
+    TIMER0_RELOAD = value;
+}
+
+uint32_t board_pwm_get(void) {
+    return TIMER0_RELOAD;
+}
+
+/* SysTick, clocked by the 25 MHz system clock (CLKSOURCE = processor clock) */
+#define SYST_CSR (*(volatile uint32_t *)0xE000E010u)
+#define SYST_RVR (*(volatile uint32_t *)0xE000E014u)
+#define SYST_CVR (*(volatile uint32_t *)0xE000E018u)
+#define SYST_ENABLE_TICKINT_CPUCLK 7u
+#define SYST_TOP 0xFFFFFFu
+const uint32_t board_ticks_per_us = 25;
+const uint32_t board_ns_per_tick = 40;
 
 /* System control block */
 #define CPACR (*(volatile uint32_t *)0xE000ED88u)
 #define CFSR (*(volatile uint32_t *)0xE000ED28u)
 
-void board_putc(char c) {
-    if (c == '\n') board_putc('\r');
+void board_link_put(uint8_t byte) {
     while (UART_STATE & UART_TX_FULL) {
     }
-    UART_DATA = (uint8_t)c;
+    UART_DATA = byte;
+}
+
+uint8_t board_link_get(void) {
+    while (!(UART_STATE & UART_RX_FULL)) {
+    }
+    return (uint8_t)UART_DATA;
+}
+
+void board_putc(char c) {
+    if (c == '\n') board_link_put('\r');
+    board_link_put((uint8_t)c);
+}
+
+/* SysTick counts down 24 bits; its interrupt counts the wraps, so the time is 64 bits. */
+static volatile uint32_t systick_wraps;
+
+static void systick_handler(void) {
+    systick_wraps++;
+}
+
+uint64_t board_ticks(void) {
+    uint32_t wraps, count;
+    do { /* a wrap between the two reads: read again */
+        wraps = systick_wraps;
+        count = SYST_CVR;
+    } while (wraps != systick_wraps);
+    return ((uint64_t)wraps << 24) + (SYST_TOP - count);
 }
 
 /* The M4 has no caches; the instruction fetch sees what the data bus wrote once the
@@ -69,7 +118,10 @@ __attribute__((noreturn)) void reset(void) {
     CPACR |= 0xFu << 20;
     __asm__ volatile("dsb\n\tisb" ::: "memory");
     UART_BAUDDIV = 16;
-    UART_CTRL = UART_TX_ENABLE;
+    UART_CTRL = UART_TX_ENABLE | UART_RX_ENABLE;
+    SYST_RVR = SYST_TOP;
+    SYST_CVR = 0;
+    SYST_CSR = SYST_ENABLE_TICKINT_CPUCLK;
     runner_main();
 }
 
@@ -77,4 +129,5 @@ __attribute__((noreturn)) void reset(void) {
 __attribute__((section(".vectors"), used)) static void (*const vectors[16])(void) = {
     (void (*)(void))__stack_top, reset, fault_handler, fault_handler,
     fault_handler, fault_handler, fault_handler,
+    [15] = systick_handler,
 };

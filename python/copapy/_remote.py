@@ -459,7 +459,8 @@ def _tcp(runner: str) -> RemoteDevice:
 def connect(runner: Any) -> Any:
     """A device for ``Target(runner=...)``: ``"tcp://HOST:PORT"`` (options
     ``?token_file=PATH``, ``?insecure_no_auth=1``, joined by ``&``), ``"process"`` (a private
-    child ``copapy-run``), ``"process:/path/to/copapy-run"``, a list: the command that
+    child ``copapy-run``), ``"process:/path/to/copapy-run"``, ``"serial:URL"`` (a board
+    running copapy's firmware on a serial port or pyserial URL: ``copapy._serial``), a list: the command that
     starts a child ``copapy-run`` (``["qemu-arm", "-cpu", "arm1176", "./copapy-run"]``;
     ``--serve-stdio`` is appended), or any object that already implements the device
     interface (``arch``, ``install``, ``run``, ``read``, ``write``)."""
@@ -468,7 +469,11 @@ def connect(runner: Any) -> Any:
             return _tcp(runner)
         if runner == "process" or runner.startswith("process:"):
             return RemoteDevice.spawn(runner.partition(":")[2] or None)
-        raise ValueError(f"runner {runner!r}: use 'tcp://HOST:PORT' or 'process'")
+        if runner.startswith("serial:"):
+            from ._serial import SerialDevice
+
+            return SerialDevice.open(runner[len("serial:"):])
+        raise ValueError(f"runner {runner!r}: use 'tcp://HOST:PORT', 'process' or 'serial:PYSERIAL_URL'")
     if isinstance(runner, (list, tuple)):
         if not runner or not all(isinstance(a, str) for a in runner):
             raise ValueError(f"runner {runner!r}: a command is a non-empty list of strings")

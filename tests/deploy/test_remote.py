@@ -245,7 +245,7 @@ def test_two_clients_at_once_have_their_own_programs(runner_port: int) -> None:
 def test_runner_arguments_are_checked() -> None:
     with pytest.raises(ValueError, match="tcp://HOST:PORT"):
         Target(runner="tcp://nowhere")
-    with pytest.raises(ValueError, match="use 'tcp://HOST:PORT' or 'process'"):
+    with pytest.raises(ValueError, match="use 'tcp://HOST:PORT', 'process' or 'serial:"):
         Target(runner="serial")
     with pytest.raises(TypeError, match="is not a device"):
         Target(runner=object())
