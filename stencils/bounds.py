@@ -194,11 +194,17 @@ def doc(tab):
     for fam in sorted(fams):
         cells = [_family_cell(tab[t], _families(tab[t]).get(fam, [])) for t in targets]
         out.append(f"| `{fam}` | " + " | ".join(cells) + " |\n")
-    out += ["\n## Math helpers\n\n",
-            "Instructions per call of each helper, fewest–most over all inputs (the paths "
-            "for NaN, infinities, zeros, huge and tiny arguments included).\n\n", head]
     helpers = sorted({n for t in targets for n in tab[t] if n.startswith("cpm_")
                       and not n.startswith("cpm_arr_")})
+    varying = [n for n in helpers if any(tab[t].get(n) and tab[t][n][0] != tab[t][n][1]
+                                         for t in targets)]
+    constant = [n for n in helpers if n not in varying]
+    out += ["\n## Math helpers\n\n",
+            "Instructions per call of each helper, fewest–most over all inputs (the paths "
+            "for NaN, infinities, zeros, huge and tiny arguments included). Constant on "
+            "every target (branch-free, or a loop of fixed trips): "
+            + ", ".join(f"`{n}`" for n in constant) + ". Bounded, depending on the "
+            "argument: " + (", ".join(f"`{n}`" for n in varying) or "none") + ".\n\n", head]
     for n in helpers:
         out.append(f"| `{n}` | " + " | ".join(_cell(tab[t].get(n)) if n in tab[t] else "—"
                                                for t in targets) + " |\n")

@@ -38,6 +38,15 @@ CPM_INLINE uint32_t cpm_mask(uint32_t c) {
     return m;
 }
 
+/* The same without the asm when vec is 1 (a constant): for the vectorised loops of the
+ * array kernels (x86_64 SSE2, AArch64 NEON), where the asm would stop the vectoriser
+ * and the vector code picks by masks anyway (no branch: the kernels are checked). */
+CPM_INLINE uint32_t cpm_mask_v(uint32_t c, int vec) {
+    if (vec)
+        return 0u - c;
+    return cpm_mask(c);
+}
+
 /* m ? a : b by bits (m all ones or zero): the operand not chosen never leaks */
 CPM_INLINE uint32_t cpm_selu(uint32_t m, uint32_t a, uint32_t b) { return (a & m) | (b & ~m); }
 CPM_INLINE float cpm_self(uint32_t m, float a, float b) {
@@ -470,13 +479,13 @@ CPM_INLINE float cpm_exp_df(float wh, float wl) {
  * result is subnormal (one more rounding, of a value already within 0.7 ulp24, to the
  * coarser subnormal grid: below 1 ulp) or overflows to inf. Masks pick the special
  * results: NaN, inf above 89 (> ln FLT_MAX), +0 below -104 (< ln 2^-150). */
-CPM_INLINE float cpm_expf_inline(float x) {
+CPM_INLINE float cpm_expf_body(float x, int vec) {
     const float Q0 = 0x1.555556p-3f, Q1 = 0x1.5554dcp-5f, Q2 = 0x1.11108ap-7f,
                 Q3 = 0x1.6d5b88p-10f, Q4 = 0x1.a1abc2p-13f;
     const float SHIFT = 0x1.8p23f;
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    uint32_t nan = cpm_mask(ax > CPM_INF_BITS), over = cpm_mask(x > 89.0f),
-             under = cpm_mask(x < -104.0f);
+    uint32_t nan = cpm_mask_v(ax > CPM_INF_BITS, vec), over = cpm_mask_v(x > 89.0f, vec),
+             under = cpm_mask_v(x < -104.0f, vec);
     float xc = cpm_self(nan | over | under, 0.0f, x);
     float t = xc * CPM_LOG2E + SHIFT;
     int32_t n = (int32_t)(cpm_bits(t) - cpm_bits(SHIFT));
@@ -497,7 +506,7 @@ CPM_INLINE float cpm_expf_inline(float x) {
     return cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, r));
 }
 
-CPM_NOINLINE float cpm_expf(float x) { return cpm_expf_inline(x); }
+CPM_NOINLINE float cpm_expf(float x) { return cpm_expf_body(x, 0); }
 
 /* log(x) as a double-float for finite x > 0, relative error about 2^-40:
  * x = 2^e m with m in [sqrt(1/2), sqrt(2)), s = (m - 1)/(m + 1) in double-float
@@ -623,19 +632,19 @@ CPM_NOINLINE float cpm_tanf(float x) {
 /* ------------------------------------------------------------------ tanh */
 
 /* tanh |x| = E / (E + 2) with E = expm1(2|x|) as a double-float, without a branch.
- * 2|x| = n ln 2 + rh + rl as in cpm_expf_inline; exp(rh + rl) = s + lo unrounded (s =
+ * 2|x| = n ln 2 + rh + rl as in cpm_expf_body; exp(rh + rl) = s + lo unrounded (s =
  * 1 + rh, lo its exact rounding error plus the tail), so E = (2^n s - 1) + 2^n lo with
  * 2^n s exact and its difference with 1 a TwoSum: E keeps its relative accuracy down to
  * |x| = 2^-12 (for n = 0, s - 1 is exact and lo holds the rest). The double-float
  * quotient rounds once (about 2^-40 relative before that). Below 2^-12, tanh x = x
  * rounds correctly; from 9.5 on, tanh |x| rounds to 1 (masks pick both). Odd. */
-CPM_INLINE float cpm_tanhf_inline(float x) {
+CPM_INLINE float cpm_tanhf_body(float x, int vec) {
     const float Q0 = 0x1.555556p-3f, Q1 = 0x1.5554dcp-5f, Q2 = 0x1.11108ap-7f,
                 Q3 = 0x1.6d5b88p-10f, Q4 = 0x1.a1abc2p-13f;
     const float SHIFT = 0x1.8p23f;
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    uint32_t nan = cpm_mask(ax > CPM_INF_BITS), one = cpm_mask(ax >= 0x41180000u),
-             tiny = cpm_mask(ax < 0x39800000u);
+    uint32_t nan = cpm_mask_v(ax > CPM_INF_BITS, vec), one = cpm_mask_v(ax >= 0x41180000u, vec),
+             tiny = cpm_mask_v(ax < 0x39800000u, vec);
     float w = 2.0f * cpm_from_bits(cpm_selu(nan | one, 0x3f800000u, ax));
     float t = w * CPM_LOG2E + SHIFT;
     int32_t n = (int32_t)(cpm_bits(t) - cpm_bits(SHIFT));
@@ -661,7 +670,7 @@ CPM_INLINE float cpm_tanhf_inline(float x) {
     return cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, v));
 }
 
-CPM_NOINLINE float cpm_tanhf(float x) { return cpm_tanhf_inline(x); }
+CPM_NOINLINE float cpm_tanhf(float x) { return cpm_tanhf_body(x, 0); }
 
 /* ------------------------------------------------------------------ asin / acos */
 
