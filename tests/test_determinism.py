@@ -237,9 +237,12 @@ def test_a_file_records_a_program_without_a_static_bound() -> None:
 
 _BRANCH_FREE = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b,
                 cp.minimum, cp.maximum, lambda a, b: cp.iif(a < b, a, b),
-                lambda a, b: cp.clamp(a, b, b + 1.0), lambda a, b: a / b]
-_BOUNDED = [lambda a, b: cp.sin(a) + b, lambda a, b: cp.exp(a) * b,
-            lambda a, b: cp.atan2(a, b), lambda a, b: cp.log(cp.abs(a) + b)]
+                lambda a, b: cp.clamp(a, b, b + 1.0), lambda a, b: a / b,
+                # the branch-free math functions
+                lambda a, b: cp.exp(a) * b, lambda a, b: cp.atan2(a, b),
+                lambda a, b: cp.log(cp.abs(a) + b), lambda a, b: a ** b,
+                lambda a, b: cp.tanh(a) - b, lambda a, b: a // b]
+_BOUNDED = [lambda a, b: cp.sin(a) + b, lambda a, b: cp.cos(a) * b, lambda a, b: cp.tan(a)]
 
 
 @settings(max_examples=25, deadline=None)
