@@ -34,6 +34,8 @@ import branch_allowlist  # noqa: E402
 import cfg  # noqa: E402
 
 TABLE = os.path.join(os.path.dirname(HERE), "python", "copapy", "_instruction_bounds.json")
+# Cortex-M4 cycles per call (cycles.py), read by tg.max_cycles() / tg.min_cycles()
+CYCLES = os.path.join(os.path.dirname(HERE), "python", "copapy", "_cycle_bounds.json")
 
 
 def _tail_counts(insns):
@@ -153,7 +155,7 @@ def _family_cell(tab, names):
     return f"**{lo}–{hi}**"
 
 
-def doc(tab):
+def doc(tab, cyc=None):
     """docs/determinism.md: generated from the bounds table and the allow-list."""
     import branch_allowlist
     targets = list(tab)
@@ -208,6 +210,25 @@ def doc(tab):
     for n in helpers:
         out.append(f"| `{n}` | " + " | ".join(_cell(tab[t].get(n)) if n in tab[t] else "—"
                                                for t in targets) + " |\n")
+    if cyc:
+        for t, ctab in cyc.items():
+            out += [f"\n## {t} cycles\n\n",
+                    "Cycles per call from the core's documented instruction timings "
+                    "(`stencils/cycles.py` has the table and its source), assuming code and "
+                    "data in zero-wait-state memory, no interrupt and no bus contention: "
+                    "`tg.max_cycles()` / `tg.min_cycles()` sum them over a scalar program on "
+                    "this target (array steps have no cycle bound yet). A conditional branch "
+                    "is charged as taken on every path, so the maximum is an upper bound "
+                    "even for a branch-free program.\n\n",
+                    "| helper | cycles |\n| --- | --- |\n"]
+            for n in helpers:
+                if n in ctab:
+                    out.append(f"| `{n}` | {_cell(ctab[n])} |\n")
+            fams = _families(ctab)
+            out += ["\n| scalar operation | cycles per step, over operand places |\n"
+                    "| --- | --- |\n"]
+            for fam in sorted(fams):
+                out.append(f"| `{fam}` | {_family_cell(ctab, fams[fam]).replace('**', '')} |\n")
     out += ["\n## Element-wise array operations and 1-D reductions\n\n",
             "Most instructions of one step for n elements, `a + b·n`, over the step's "
             "forms (array–array, array–scalar, scalar–array); the fewest is a few "

@@ -15,12 +15,20 @@ import json
 import os
 
 _TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_instruction_bounds.json")
+_CYCLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_cycle_bounds.json")
 _RETURN = "st_return"
 
 
 @functools.cache
 def _table() -> dict[str, dict[str, list[int] | None]]:
     with open(_TABLE, encoding="utf-8") as f:
+        table: dict[str, dict[str, list[int] | None]] = json.load(f)
+    return table
+
+
+@functools.cache
+def _cycles() -> dict[str, dict[str, list[int] | None]]:
+    with open(_CYCLES, encoding="utf-8") as f:
         table: dict[str, dict[str, list[int] | None]] = json.load(f)
     return table
 
@@ -61,4 +69,24 @@ def program_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
             )
         lo += b[0]
         hi += b[1] + (b[2] * n if len(b) == 3 else 0)
+    return lo, hi
+
+
+def program_cycles(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
+    """(fewest, most) cycles of one run of `steps` (stencil name, element count) on
+    `arch`, from the core's documented instruction timings (``stencils/cycles.py``:
+    zero-wait-state memory, no interrupt); Cortex-M4 only, scalar steps only."""
+    per_target = _cycles().get(arch)
+    if per_target is None:
+        raise ValueError(f"cycle bounds are computed for cortex-m4 only, not {arch!r} "
+                         "(max_instructions() covers every target)")
+    lo = hi = 0
+    for step, (name, _) in enumerate([*steps, (_RETURN, 0)]):
+        b = per_target.get(name)
+        if b is None:
+            raise UnboundedStepError(
+                f"step {step} ({name}) has no cycle bound: max_cycles() covers scalar "
+                "operations (array steps are bounded in instructions only)")
+        lo += b[0]
+        hi += b[1]
     return lo, hi
