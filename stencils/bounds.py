@@ -52,8 +52,10 @@ LINEAR_KERNELS = re.compile(r"^cpm_arr_([a-z0-9]+_[fi]_(aa|as|sa|a)|select_f_a[a
                             r"|dot_(add|sub|mul)_f_(aa|as|sa))$")
 
 
-def target_bounds(target, funcs):
-    """{name: (fewest, most) or (fewest, a, b) for a + b * n, or None} for one target."""
+def target_bounds(target, funcs, weight=None):
+    """{name: (fewest, most) or (fewest, a, b) for a + b * n, or None} for one target;
+    with `weight` (an instruction's (fewest, most) cost, cycles.py) the costs, for the
+    loop-free and fixed-trip functions only."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
     out = {}
 
@@ -65,6 +67,8 @@ def target_bounds(target, funcs):
         out[name] = None  # a call cycle raises Loop instead of recursing forever
         insns = funcs[name]
         try:
+            if weight is not None and name.startswith("cpm_arr_"):
+                raise cfg.Loop(name)
             if LINEAR_KERNELS.match(name):
                 out[name] = cfg.linear_loop_bounds(target, insns, callee_pair)
                 if out[name] is None:
@@ -73,7 +77,7 @@ def target_bounds(target, funcs):
             per_n = sum(len(b) == 3 and b[2] for b in
                         (bounds_of(c) for c in _callees(target, insns)))
             lo, hi = cfg.path_bounds(target, insns, callee_pair, _tail_counts(insns),
-                                     branch_allowlist.FIXED_TRIPS.get(name))
+                                     branch_allowlist.FIXED_TRIPS.get(name), weight)
             out[name] = (lo, hi, per_n) if per_n else (lo, hi)
         except cfg.Loop:
             out[name] = None

@@ -28,9 +28,6 @@ the kernels with nested loops, so ``Target.max_cycles()`` covers scalar programs
 from __future__ import annotations
 
 import re
-import sys
-
-import cfg
 
 TARGET = "cortex-m4"
 
@@ -101,31 +98,6 @@ def table(funcs):
     """{name: [fewest, most] cycles or None} for the Cortex-M4 object's functions
     (build.parse_functions output)."""
     import bounds
-    import branch_allowlist
 
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
-    out = {}
-
-    def bounds_of(name):
-        if name in out:
-            if out[name] is None:
-                raise cfg.Loop(name)
-            return out[name]
-        out[name] = None
-        insns = funcs[name]
-        if name.startswith("cpm_arr_") or bounds.LINEAR_KERNELS.match(name):
-            raise cfg.Loop(name)
-        try:
-            out[name] = cfg.path_bounds(TARGET, insns, bounds_of, bounds._tail_counts(insns),
-                                        branch_allowlist.FIXED_TRIPS.get(name), weight)
-        except cfg.Loop:
-            out[name] = None
-            raise
-        return out[name]
-
-    for name in funcs:
-        try:
-            bounds_of(name)
-        except cfg.Loop:
-            pass
-    return {n: (list(b) if b else None) for n, b in sorted(out.items())}
+    return {n: (list(b) if b else None)
+            for n, b in sorted(bounds.target_bounds(TARGET, funcs, weight).items())}

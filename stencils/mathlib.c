@@ -479,26 +479,36 @@ CPM_INLINE float cpm_exp_df(float wh, float wl) {
  * result is subnormal (one more rounding, of a value already within 0.7 ulp24, to the
  * coarser subnormal grid: below 1 ulp) or overflows to inf. Masks pick the special
  * results: NaN, inf above 89 (> ln FLT_MAX), +0 below -104 (< ln 2^-150). */
-CPM_INLINE float cpm_expf_body(float x, int vec) {
+/* w = n ln 2 + rh + rl (|w| <= 104; the steps described above) and
+ * exp(rh + rl) = *s + *lo unrounded: s = 1 + rh, lo its exact rounding error plus the
+ * rest (rl and the tail). Shared by exp and tanh. */
+CPM_INLINE int32_t cpm_exp_parts(float w, float *s, float *lo) {
     const float Q0 = 0x1.555556p-3f, Q1 = 0x1.5554dcp-5f, Q2 = 0x1.11108ap-7f,
                 Q3 = 0x1.6d5b88p-10f, Q4 = 0x1.a1abc2p-13f;
     const float SHIFT = 0x1.8p23f;
-    uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    uint32_t nan = cpm_mask_v(ax > CPM_INF_BITS, vec), over = cpm_mask_v(x > 89.0f, vec),
-             under = cpm_mask_v(x < -104.0f, vec);
-    float xc = cpm_self(nan | over | under, 0.0f, x);
-    float t = xc * CPM_LOG2E + SHIFT;
+    float t = w * CPM_LOG2E + SHIFT;
     int32_t n = (int32_t)(cpm_bits(t) - cpm_bits(SHIFT));
     float fn = t - SHIFT;
-    float r1 = xc - fn * CPM_LN2_C1; /* exact */
+    float r1 = w - fn * CPM_LN2_C1; /* exact */
     float rh, rl;
     cpm_two_sum(r1, -(fn * CPM_LN2_C2), &rh, &rl);
     rl = rl - fn * CPM_LN2_C3;
-    float s = 1.0f + rh;
-    float e1 = (1.0f - s) + rh; /* exact: |rh| < 1 */
+    float one = 1.0f + rh;
+    float e1 = (1.0f - one) + rh; /* exact: |rh| < 1 */
     float z = rh * rh;
     float tail = 0.5f * z + (rh * z) * (Q0 + rh * (Q1 + rh * (Q2 + rh * (Q3 + rh * Q4))));
-    float v = s + ((e1 + rl) + tail);
+    *s = one;
+    *lo = (e1 + rl) + tail;
+    return n;
+}
+
+CPM_INLINE float cpm_expf_body(float x, int vec) {
+    uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
+    uint32_t nan = cpm_mask_v(ax > CPM_INF_BITS, vec), over = cpm_mask_v(x > 89.0f, vec),
+             under = cpm_mask_v(x < -104.0f, vec);
+    float s, lo;
+    int32_t n = cpm_exp_parts(cpm_self(nan | over | under, 0.0f, x), &s, &lo);
+    float v = s + lo;
     int32_t n1 = n >> 1;
     v = v * cpm_from_bits((uint32_t)(n1 + 127) << 23);
     v = v * cpm_from_bits((uint32_t)(n - n1 + 127) << 23);
@@ -632,32 +642,18 @@ CPM_NOINLINE float cpm_tanf(float x) {
 /* ------------------------------------------------------------------ tanh */
 
 /* tanh |x| = E / (E + 2) with E = expm1(2|x|) as a double-float, without a branch.
- * 2|x| = n ln 2 + rh + rl as in cpm_expf_body; exp(rh + rl) = s + lo unrounded (s =
+ * 2|x| = n ln 2 + rh + rl by cpm_exp_parts; exp(rh + rl) = s + lo unrounded (s =
  * 1 + rh, lo its exact rounding error plus the tail), so E = (2^n s - 1) + 2^n lo with
  * 2^n s exact and its difference with 1 a TwoSum: E keeps its relative accuracy down to
  * |x| = 2^-12 (for n = 0, s - 1 is exact and lo holds the rest). The double-float
  * quotient rounds once (about 2^-40 relative before that). Below 2^-12, tanh x = x
  * rounds correctly; from 9.5 on, tanh |x| rounds to 1 (masks pick both). Odd. */
 CPM_INLINE float cpm_tanhf_body(float x, int vec) {
-    const float Q0 = 0x1.555556p-3f, Q1 = 0x1.5554dcp-5f, Q2 = 0x1.11108ap-7f,
-                Q3 = 0x1.6d5b88p-10f, Q4 = 0x1.a1abc2p-13f;
-    const float SHIFT = 0x1.8p23f;
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
     uint32_t nan = cpm_mask_v(ax > CPM_INF_BITS, vec), one = cpm_mask_v(ax >= 0x41180000u, vec),
              tiny = cpm_mask_v(ax < 0x39800000u, vec);
-    float w = 2.0f * cpm_from_bits(cpm_selu(nan | one, 0x3f800000u, ax));
-    float t = w * CPM_LOG2E + SHIFT;
-    int32_t n = (int32_t)(cpm_bits(t) - cpm_bits(SHIFT));
-    float fn = t - SHIFT;
-    float r1 = w - fn * CPM_LN2_C1; /* exact */
-    float rh, rl;
-    cpm_two_sum(r1, -(fn * CPM_LN2_C2), &rh, &rl);
-    rl = rl - fn * CPM_LN2_C3;
-    float s = 1.0f + rh;
-    float e1 = (1.0f - s) + rh; /* exact: |rh| < 1 */
-    float z = rh * rh;
-    float tail = 0.5f * z + (rh * z) * (Q0 + rh * (Q1 + rh * (Q2 + rh * (Q3 + rh * Q4))));
-    float lo = (e1 + rl) + tail;
+    float s, lo;
+    int32_t n = cpm_exp_parts(2.0f * cpm_from_bits(cpm_selu(nan | one, 0x3f800000u, ax)), &s, &lo);
     float sc = cpm_from_bits((uint32_t)(n + 127) << 23); /* 0 <= n <= 28 */
     cpm_df e = cpm_df_sum(s * sc, -1.0f);
     e = cpm_df_norm(e.h, e.l + lo * sc);
