@@ -556,9 +556,9 @@ CPM_NOINLINE float cpm_logf(float x) {
     uint32_t zero = cpm_mask((u << 1) == 0), nan = cpm_mask(u > CPM_INF_BITS),
              inf = cpm_mask(u == CPM_INF_BITS);
     cpm_df r = cpm_log_df(cpm_from_bits(cpm_selu(zero | nan | inf, 0x3f800000u, u)));
-    uint32_t v = cpm_selu(zero, 0xff800000u, cpm_bits(r.h + r.l));
-    v = cpm_selu(inf, CPM_INF_BITS, v);
-    return cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, v));
+    uint32_t v = cpm_selu(inf, CPM_INF_BITS, cpm_bits(r.h + r.l));
+    v = cpm_selu(nan, CPM_NAN_BITS, v);
+    return cpm_from_bits(cpm_selu(zero, 0xff800000u, v)); /* -0 too: the last pick wins */
 }
 
 /* C99 / IEEE powf. |x|^y = exp(y log|x|): log in double-float (above), the product
