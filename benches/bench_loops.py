@@ -22,6 +22,7 @@ from copapy import _targets
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "examples"))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "targets"))
 from inverse_kinematics_loop import descend  # noqa: E402
 from test_determinism import counted_run  # noqa: E402  (unicorn's instruction count)
 

@@ -303,6 +303,7 @@ FIGURES = [
     Figure("bench-arrays", False, script_table("benches/bench_arrays.py")),
     Figure("bench-grad", False, script_table("benches/bench_grad.py")),
     Figure("bench-jit", False, script_table("benches/bench_jit.py")),
+    Figure("bench-math", False, script_table("benches/math_speed.py")),
     Figure("pid-loop", False, pid_loop),
     Figure("kalman-ops", True, script_table("benches/kalman_ops.py")),
     Figure("workload-sizes", True, script_table("benches/workload_sizes.py")),

@@ -23,6 +23,15 @@ typedef uint8_t u8; /* the elements of byte arrays */
 #else
 #define CPM_FLOAT_LOOP
 #endif
+/* Array kernels of branch-free math (gen_arrays.py VECTOR_MATH): a vectorised loop over
+ * groups of 4 elements where SSE2 / NEON are IEEE (x86_64, AArch64), then scalar code. */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define CPM_VEC_MATH 1
+#else
+#define CPM_VEC_MATH 0
+#endif
+#define CPM_VECTOR_LOOP _Pragma("clang loop vectorize_width(4) interleave_count(1)")
+#define CPM_SCALAR_LOOP _Pragma("clang loop vectorize(disable) interleave(disable)")
 extern i32 cp_n;
 
 /* The address of a hole. x86_64 code is not position independent (-fno-pic), so

@@ -34,6 +34,8 @@ import branch_allowlist  # noqa: E402
 import cfg  # noqa: E402
 
 TABLE = os.path.join(os.path.dirname(HERE), "python", "copapy", "_instruction_bounds.json")
+# Cortex-M4 cycles per call (cycles.py), read by tg.max_cycles() / tg.min_cycles()
+CYCLES = os.path.join(os.path.dirname(HERE), "python", "copapy", "_cycle_bounds.json")
 
 
 def _tail_counts(insns):
@@ -50,8 +52,10 @@ LINEAR_KERNELS = re.compile(r"^cpm_arr_([a-z0-9]+_[fi]_(aa|as|sa|a)|select_f_a[a
                             r"|dot_(add|sub|mul)_f_(aa|as|sa))$")
 
 
-def target_bounds(target, funcs):
-    """{name: (fewest, most) or (fewest, a, b) for a + b * n, or None} for one target."""
+def target_bounds(target, funcs, weight=None):
+    """{name: (fewest, most) or (fewest, a, b) for a + b * n, or None} for one target;
+    with `weight` (an instruction's (fewest, most) cost, cycles.py) the costs, for the
+    loop-free and fixed-trip functions only."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
     out = {}
 
@@ -63,6 +67,8 @@ def target_bounds(target, funcs):
         out[name] = None  # a call cycle raises Loop instead of recursing forever
         insns = funcs[name]
         try:
+            if weight is not None and name.startswith("cpm_arr_"):
+                raise cfg.Loop(name)
             if LINEAR_KERNELS.match(name):
                 out[name] = cfg.linear_loop_bounds(target, insns, callee_pair)
                 if out[name] is None:
@@ -71,7 +77,7 @@ def target_bounds(target, funcs):
             per_n = sum(len(b) == 3 and b[2] for b in
                         (bounds_of(c) for c in _callees(target, insns)))
             lo, hi = cfg.path_bounds(target, insns, callee_pair, _tail_counts(insns),
-                                     branch_allowlist.FIXED_TRIPS.get(name))
+                                     branch_allowlist.FIXED_TRIPS.get(name), weight)
             out[name] = (lo, hi, per_n) if per_n else (lo, hi)
         except cfg.Loop:
             out[name] = None
@@ -153,7 +159,7 @@ def _family_cell(tab, names):
     return f"**{lo}–{hi}**"
 
 
-def doc(tab):
+def doc(tab, cyc=None):
     """docs/determinism.md: generated from the bounds table and the allow-list."""
     import branch_allowlist
     targets = list(tab)
@@ -204,14 +210,39 @@ def doc(tab):
     for name in sorted(branch_allowlist.BACKEDGES):
         out.append(f"| `{name}` | " + " | ".join(_cell(tab[t].get(name)) for t in targets)
                    + " |\n")
-    out += ["\n## Math helpers\n\n",
-            "Instructions per call of each helper, fewest–most over all inputs (the paths "
-            "for NaN, infinities, zeros, huge and tiny arguments included).\n\n", head]
     helpers = sorted({n for t in targets for n in tab[t] if n.startswith("cpm_")
                       and not n.startswith("cpm_arr_")})
+    varying = [n for n in helpers if any(tab[t].get(n) and tab[t][n][0] != tab[t][n][1]
+                                         for t in targets)]
+    constant = [n for n in helpers if n not in varying]
+    out += ["\n## Math helpers\n\n",
+            "Instructions per call of each helper, fewest–most over all inputs (the paths "
+            "for NaN, infinities, zeros, huge and tiny arguments included). Constant on "
+            "every target (branch-free, or a loop of fixed trips): "
+            + ", ".join(f"`{n}`" for n in constant) + ". Bounded, depending on the "
+            "argument: " + (", ".join(f"`{n}`" for n in varying) or "none") + ".\n\n", head]
     for n in helpers:
         out.append(f"| `{n}` | " + " | ".join(_cell(tab[t].get(n)) if n in tab[t] else "—"
                                                for t in targets) + " |\n")
+    if cyc:
+        for t, ctab in cyc.items():
+            out += [f"\n## {t} cycles\n\n",
+                    "Cycles per call from the core's documented instruction timings "
+                    "(`stencils/cycles.py` has the table and its source), assuming code and "
+                    "data in zero-wait-state memory, no interrupt and no bus contention: "
+                    "`tg.max_cycles()` / `tg.min_cycles()` sum them over a scalar program on "
+                    "this target (array steps have no cycle bound yet). A conditional branch "
+                    "is charged as taken on every path, so the maximum is an upper bound "
+                    "even for a branch-free program.\n\n",
+                    "| helper | cycles |\n| --- | --- |\n"]
+            for n in helpers:
+                if n in ctab:
+                    out.append(f"| `{n}` | {_cell(ctab[n])} |\n")
+            fams = _families(ctab)
+            out += ["\n| scalar operation | cycles per step, over operand places |\n"
+                    "| --- | --- |\n"]
+            for fam in sorted(fams):
+                out.append(f"| `{fam}` | {_family_cell(ctab, fams[fam]).replace('**', '')} |\n")
     out += ["\n## Element-wise array operations and 1-D reductions\n\n",
             "Most instructions of one step for n elements, `a + b·n`, over the step's "
             "forms (array–array, array–scalar, scalar–array); the fewest is a few "

@@ -39,6 +39,7 @@ sys.path.insert(0, HERE)
 import bounds  # noqa: E402
 import branch_allowlist  # noqa: E402
 import cfg  # noqa: E402
+import cycles  # noqa: E402
 import gen_stencils  # noqa: E402
 
 SOURCE = "generated/stencils.c"  # relative to HERE: a fixed path gives fixed bytes
@@ -374,9 +375,12 @@ def build_target(target, check, bless, failures):
 def generated_from_dis(check):
     """The instruction-bounds table and its doc (bounds.py), from the committed
     disassembly of every target: written, or with --check compared."""
-    tab = bounds.table({t: parse_functions(open(paths(t)[1]).read()) for t in TARGETS})
+    funcs = {t: parse_functions(open(paths(t)[1]).read()) for t in TARGETS}
+    tab = bounds.table(funcs)
+    cyc = {cycles.TARGET: cycles.table(funcs[cycles.TARGET])}
     failures = []
-    for path, text in ((bounds.TABLE, bounds.encode(tab)), (bounds.DOC, bounds.doc(tab))):
+    for path, text in ((bounds.TABLE, bounds.encode(tab)), (bounds.DOC, bounds.doc(tab, cyc)),
+                       (bounds.CYCLES, bounds.encode(cyc))):
         old = open(path).read() if os.path.exists(path) else ""
         if old == text:
             continue

@@ -144,7 +144,7 @@ class Loop(Exception):
     """The function's control flow has a cycle: no fixed bound from the graph alone."""
 
 
-def path_bounds(target, insns, callee_bounds, tail_counts, trips=None):
+def path_bounds(target, insns, callee_bounds, tail_counts, trips=None, weight=None):
     """(fewest, most) instructions one call executes, from entry to a return or the
     tail jump; the tail jump counts as `tail_counts` instructions (0 where the linker
     drops it), a call as the call instruction(s) plus the callee's bounds.
@@ -152,8 +152,14 @@ def path_bounds(target, insns, callee_bounds, tail_counts, trips=None):
     Control flow with a cycle raises Loop, unless `trips` gives the fixed trip count of
     every loop of the function: then a loop's body runs exactly `trips` times (its
     back-edge is taken trips - 1 times per entry, paths that leave earlier or stay
-    longer are infeasible)."""
+    longer are infeasible).
+
+    `weight(insn)` gives an instruction's (fewest, most) cost instead of 1 (cycles:
+    ``cycles.py``); the dropped tail jump then costs `tail_counts` times a jump's."""
     cls = classify(target, insns)
+    if weight is None:
+        def weight(_i):
+            return (1, 1)
     for i in cls:
         if i.kind == "indirect":
             raise ValueError(f"{i.text!r} jumps to a computed address: no bound")
@@ -187,27 +193,27 @@ def path_bounds(target, insns, callee_bounds, tail_counts, trips=None):
             raise Loop(cls[k].text)
         on_path.add(key)
         i = cls[k]
-        own, extra = 1, (0, 0)
+        own, extra = weight(i), (0, 0)
         if i.kind in ("ret", "head"):
-            r = (1, 1)
+            r = own
         elif i.kind == "tail":
-            r = (tail_counts, tail_counts)
+            r = (tail_counts * own[0], tail_counts * own[1])
         elif i.kind in ("jump", "cond") and i.dest not in index:
             raise ValueError(f"branch {i.text!r} leaves the function or has no destination")
         elif i.kind == "tailcall":
             c_lo, c_hi = callee_bounds(i.callee)
-            r = (1 + c_lo, 1 + c_hi)
+            r = (own[0] + c_lo, own[1] + c_hi)
         else:
             if i.kind == "tail_part":
-                own = 0
+                own = (0, 0)
             elif i.kind == "call":
                 extra = callee_bounds(i.callee)
             nexts = [walk(kk, cc) for kk, cc in step(i, k, counts)]
             nexts = [b for b in nexts if b is not None]
             if i.kind in ("cond_ret", "cond_head"):
                 nexts.append((0, 0))
-            r = None if not nexts else (own + extra[0] + min(b[0] for b in nexts),
-                                        own + extra[1] + max(b[1] for b in nexts))
+            r = None if not nexts else (own[0] + extra[0] + min(b[0] for b in nexts),
+                                        own[1] + extra[1] + max(b[1] for b in nexts))
         on_path.discard(key)
         memo[key] = r
         return r

@@ -91,6 +91,22 @@ def _kernel(name, rty, params, setup, body):
             f"{setup}{pragma}    for (i32 k = 0; k < n; k++)\n        d[k] = {body};\n}}\n")
 
 
+# Branch-free math whose body the kernel inlines (mathlib.c cpm_<f>_body(x, vec)): on
+# x86_64 and AArch64 (CPM_VEC_MATH) the elements in groups of 4 run it without the mask
+# barrier, which the vectoriser needs (SSE2 / NEON, the same operations so the same
+# bits); the last n % 4, and every element elsewhere, run the scalar helper's code.
+VECTOR_MATH = {("exp", "f"): "cpm_expf_body", ("tanh", "f"): "cpm_tanhf_body"}
+
+
+def _vector_math_kernel(name, body):
+    return (f"CPM_NOINLINE void {name}(f32 *restrict d, const f32 *restrict x, i32 n) {{\n"
+            "    i32 n4 = CPM_VEC_MATH ? (i32)((u32)n & ~3u) : 0;\n"
+            "    CPM_VECTOR_LOOP\n"
+            f"    for (i32 k = 0; k < n4; k++)\n        d[k] = {body}(x[k], 1);\n"
+            "    CPM_SCALAR_LOOP\n"
+            f"    for (i32 k = n4; k < n; k++)\n        d[k] = {body}(x[k], 0);\n}}\n")
+
+
 def _stencil(name, kernel, nargs):
     holes = ", ".join(HOLES[: nargs + 1])
     return (f"void {name}{SIG} {{\n    {kernel}({holes}, cp_n);\n"
@@ -112,7 +128,10 @@ def generate():
     for (ty, rty), ops in UNARY.items():
         for op in ops.split():
             suffix = f"{op}_{ty}_a"
-            src = _kernel(f"cpm_arr_{suffix}", rty, [(C_TYPE[ty], "x")], "", f"op_{op}_{ty}(x[k])")
+            if (op, ty) in VECTOR_MATH:
+                src = _vector_math_kernel(f"cpm_arr_{suffix}", VECTOR_MATH[op, ty])
+            else:
+                src = _kernel(f"cpm_arr_{suffix}", rty, [(C_TYPE[ty], "x")], "", f"op_{op}_{ty}(x[k])")
             yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 1)
     for form in SELECT_FORMS:
         suffix = f"select_f_a{form}"

@@ -28,6 +28,37 @@ CPM_INLINE float cpm_from_bits(uint32_t u) {
     return v.f;
 }
 
+/* Branch-free choice: all ones when c (0 or 1) is 1. clang turns a blend whose mask it
+ * can trace back to a compare into a branch when that lets it skip work on one side
+ * (on RISC-V, which has no conditional move, for every blend); an empty asm (no
+ * instruction) hides the mask's origin. */
+CPM_INLINE uint32_t cpm_mask(uint32_t c) {
+    uint32_t m = 0u - c;
+    __asm__("" : "+r"(m));
+    return m;
+}
+
+/* The same without the asm when vec is 1 (a constant): for the vectorised loops of the
+ * array kernels (x86_64 SSE2, AArch64 NEON), where the asm would stop the vectoriser
+ * and the vector code picks by masks anyway (no branch: the kernels are checked). */
+CPM_INLINE uint32_t cpm_mask_v(uint32_t c, int vec) {
+    if (vec)
+        return 0u - c;
+    return cpm_mask(c);
+}
+
+/* m ? a : b by bits (m all ones or zero): the operand not chosen never leaks */
+CPM_INLINE uint32_t cpm_selu(uint32_t m, uint32_t a, uint32_t b) { return (a & m) | (b & ~m); }
+CPM_INLINE float cpm_self(uint32_t m, float a, float b) {
+    return cpm_from_bits(cpm_selu(m, cpm_bits(a), cpm_bits(b)));
+}
+
+/* v clamped into [lo, hi] by masks (a ternary becomes a branch on RISC-V) */
+CPM_INLINE uint32_t cpm_clamp_i(int32_t v, int32_t lo, int32_t hi) {
+    uint32_t r = cpm_selu(cpm_mask(v < lo), (uint32_t)lo, (uint32_t)v);
+    return cpm_selu(cpm_mask(v > hi), (uint32_t)hi, r);
+}
+
 /* floor(log2(v)) for 0 < v < 2^24: the int->float conversion is exact, so its
  * exponent field is the position of the leading bit (no clz, which some targets
  * would turn into a library call). */
@@ -39,20 +70,17 @@ CPM_INLINE int cpm_ilog2_24(uint32_t v) {
 
 CPM_NOINLINE float cpm_floorf(float x) {
     uint32_t u = cpm_bits(x);
-    int e = (int)((u >> 23) & 0xffu) - 127;
-    if (e >= 23) /* already integral, or inf / NaN (returned unchanged) */
-        return x;
-    if (e < 0) { /* |x| < 1 */
-        if ((u << 1) == 0)
-            return x; /* +-0 */
-        return (u >> 31) ? -1.0f : 0.0f;
-    }
-    uint32_t frac = 0x007fffffu >> e;
-    if ((u & frac) == 0)
-        return x;
-    if (u >> 31)
-        u += frac; /* round the magnitude up for negatives (carries into the exponent) */
-    return cpm_from_bits(u & ~frac);
+    int32_t e = (int32_t)((u >> 23) & 0xffu) - 127;
+    uint32_t neg = cpm_mask(u >> 31);
+    /* 0 <= e < 23: clear the fractional bits, rounding the magnitude of a negative up
+     * first (the carry may reach the exponent); integral values come back unchanged */
+    uint32_t frac = 0x007fffffu >> cpm_clamp_i(e, 0, 22);
+    uint32_t mid = (u + (neg & frac)) & ~frac;
+    /* |x| < 1: +-0 unchanged, else -1 or +0 */
+    uint32_t small = cpm_selu(cpm_mask((u << 1) == 0), u, neg & 0xbf800000u);
+    /* e >= 23: already integral, or inf / NaN (returned unchanged) */
+    uint32_t r = cpm_selu(cpm_mask(e < 0), small, mid);
+    return cpm_from_bits(cpm_selu(cpm_mask(e >= 23), u, r));
 }
 
 /* ------------------------------------------------------------------ fmod */
@@ -64,8 +92,8 @@ CPM_INLINE uint32_t cpm_mulmod(uint32_t a, uint32_t b, uint32_t my, uint32_t inv
     uint32_t top = (uint32_t)(n >> 23);                           /* < 2^25 */
     uint32_t qe = (uint32_t)(((uint64_t)top * inv) >> 25);        /* q - 2 <= qe <= q */
     uint32_t r = (uint32_t)(n - (uint64_t)qe * my);               /* < 3 my */
-    r = r >= my ? r - my : r;
-    r = r >= my ? r - my : r;
+    r -= cpm_mask(r >= my) & my;
+    r -= cpm_mask(r >= my) & my;
     return r;
 }
 
@@ -77,10 +105,12 @@ CPM_NOINLINE float cpm_fmodf(float x, float y) {
     uint32_t ux = cpm_bits(x), uy = cpm_bits(y);
     uint32_t sx = ux & 0x80000000u;
     uint32_t ax = ux & 0x7fffffffu, ay = uy & 0x7fffffffu;
-    if (ax >= 0x7f800000u || ay > 0x7f800000u || ay == 0)
-        return cpm_from_bits(CPM_NAN_BITS); /* x inf/NaN, y NaN or 0 */
-    if (ax < ay)
-        return x; /* includes y = +-inf */
+    /* x inf/NaN, y NaN or 0: NaN; |x| < |y| (y = +-inf included): x. The general case
+     * runs on every input (on 1 mod 1 where those rules decide), masks pick. */
+    uint32_t nan = cpm_mask((ax >= 0x7f800000u) | (ay > 0x7f800000u) | (ay == 0));
+    uint32_t keep = cpm_mask(ax < ay);
+    ax = cpm_selu(nan | keep, 0x3f800000u, ax);
+    ay = cpm_selu(nan | keep, 0x3f800000u, ay);
 
     uint32_t ex = ax >> 23, ey = ay >> 23;
     uint32_t mx = (ax & 0x007fffffu) | (ex ? 0x00800000u : 0u);
@@ -94,11 +124,10 @@ CPM_NOINLINE float cpm_fmodf(float x, float y) {
     uint32_t d = ex - ey + (uint32_t)s; /* 0 <= d <= 276, since |x| >= |y| */
 
     /* inv = floor(2^48 / my) by restoring division (fixed 24 steps) */
-    uint32_t rem = (1u << 24) - my, inv = 1;
-    if (rem >= my) {
-        rem -= my;
-        inv = 2;
-    }
+    uint32_t rem = (1u << 24) - my;
+    uint32_t ge0 = cpm_mask(rem >= my);
+    rem -= ge0 & my;
+    uint32_t inv = 1u + (ge0 & 1u);
     /* both loops fully unrolled: straight-line steps, so the stencil build bounds
      * fmod's instruction count (stencils/bounds.py) without a loop to walk */
 #pragma clang loop unroll(full)
@@ -106,7 +135,7 @@ CPM_NOINLINE float cpm_fmodf(float x, float y) {
         rem <<= 1;
         inv <<= 1;
         uint32_t ge = rem >= my;
-        rem -= ge ? my : 0u;
+        rem -= cpm_mask(ge) & my;
         inv |= ge;
     }
 
@@ -116,52 +145,41 @@ CPM_NOINLINE float cpm_fmodf(float x, float y) {
     for (int k = 8; k >= 0; k--) {
         t = cpm_mulmod(t, t, my, inv);
         t <<= (d >> k) & 1u;
-        t = t >= my ? t - my : t;
+        t -= cpm_mask(t >= my) & my;
     }
     uint32_t r = cpm_mulmod(mx, t, my, inv);
-    if (r == 0)
-        return cpm_from_bits(sx); /* +-0 with the sign of x */
+    uint32_t zero = cpm_mask(r == 0); /* then +-0 with the sign of x */
 
     /* the result r 2^(ey - 150 - s) is a multiple of 2^-149, so r >> s is exact */
     r >>= s;
-    int lr = cpm_ilog2_24(r);
+    int lr = cpm_ilog2_24(r | (zero & 1u)); /* shift counts stay defined for r = 0 */
     int be = lr + (int)ey - 23; /* biased exponent of the result */
-    uint32_t out;
-    if (be >= 1)
-        out = ((uint32_t)(be - 1) << 23) + (r << (23 - lr));
-    else
-        out = r << (ey - 1); /* subnormal: value / 2^-149 */
-    return cpm_from_bits(out | sx);
+    uint32_t normal = ((uint32_t)(be - 1) << 23) + (r << ((uint32_t)(23 - lr) & 31u));
+    uint32_t subnormal = r << ((ey - 1u) & 31u); /* value / 2^-149 */
+    uint32_t out = cpm_selu(cpm_mask(be >= 1), normal, subnormal) & ~zero;
+    out = cpm_selu(keep, ux & 0x7fffffffu, out);
+    return cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, out | sx));
 }
 
 /* ------------------------------------------------------------------ NumPy divmod */
 
 /* NumPy's npy_divmodf, step for step (numpy/_core/src/npymath/npy_math_internal.h.src). */
 CPM_INLINE float cpm_divmodf(float a, float b, float *modulus) {
-    float div, mod, floordiv;
-    mod = cpm_fmodf(a, b);
-    if (!b) {
-        *modulus = mod;
-        return a / b;
-    }
-    div = (a - mod) / b;
-    if (mod) {
-        if ((b < 0) != (mod < 0)) {
-            mod += b;
-            div -= 1.0f;
-        }
-    } else {
-        mod = cpm_from_bits(cpm_bits(b) & 0x80000000u); /* copysign(0, b) */
-    }
-    if (div) {
-        floordiv = cpm_floorf(div);
-        if (div - floordiv > 0.5f)
-            floordiv += 1.0f;
-    } else {
-        floordiv = cpm_from_bits(cpm_bits(a / b) & 0x80000000u); /* copysign(0, a/b) */
-    }
-    *modulus = mod;
-    return floordiv;
+    /* every branch of npy_divmodf runs; masks pick (a NaN tests true, as in C) */
+    float mod = cpm_fmodf(a, b);
+    float div = (a - mod) / b;
+    uint32_t adj = cpm_mask((mod != 0.0f) & ((b < 0.0f) != (mod < 0.0f)));
+    float mod1 = cpm_self(adj, mod + b, mod), div1 = cpm_self(adj, div - 1.0f, div);
+    mod1 = cpm_self(cpm_mask(mod != 0.0f), mod1,
+                    cpm_from_bits(cpm_bits(b) & 0x80000000u)); /* copysign(0, b) */
+    float fd = cpm_floorf(div1);
+    fd = cpm_self(cpm_mask(div1 - fd > 0.5f), fd + 1.0f, fd);
+    float q = a / b;
+    fd = cpm_self(cpm_mask(div1 != 0.0f), fd,
+                  cpm_from_bits(cpm_bits(q) & 0x80000000u)); /* copysign(0, a/b) */
+    uint32_t bz = cpm_mask(b == 0.0f);
+    *modulus = cpm_self(bz, mod, mod1);
+    return cpm_self(bz, q, fd);
 }
 
 CPM_NOINLINE float cpm_floordivf(float a, float b) {
@@ -381,13 +399,13 @@ CPM_INLINE cpm_df cpm_df_div(cpm_df a, cpm_df b) {
 }
 
 /* v * 2^n for n in [-151, 128] with a single rounding (two steps when the result is
- * subnormal or 2^n is not a normal float). */
-CPM_INLINE float cpm_scale2(float v, int n) {
-    if (n > 127)
-        return (v * 0x1p127f) * cpm_from_bits((uint32_t)(n - 127 + 127) << 23);
-    if (n < -126)
-        return (v * cpm_from_bits((uint32_t)(n + 64 + 127) << 23)) * 0x1p-64f;
-    return v * cpm_from_bits((uint32_t)(n + 127) << 23);
+ * subnormal or 2^n is not a normal float): v 2^e1 2^e2, the exponents picked by masks
+ * (e2 = 0 multiplies by 1, exactly). */
+CPM_INLINE float cpm_scale2(float v, int32_t n) {
+    uint32_t hi = cpm_mask(n > 127), lo = cpm_mask(n < -126);
+    uint32_t e1 = cpm_selu(hi, 127u, cpm_selu(lo, (uint32_t)(n + 64), (uint32_t)n));
+    uint32_t e2 = cpm_selu(hi, (uint32_t)(n - 127), cpm_selu(lo, (uint32_t)-64, 0u));
+    return (v * cpm_from_bits((e1 + 127u) << 23)) * cpm_from_bits((e2 + 127u) << 23);
 }
 
 /* ------------------------------------------------------------------ exp / log / pow */
@@ -438,28 +456,67 @@ CPM_INLINE cpm_df cpm_exp_split(float wh, float wl, int32_t *np) {
 CPM_INLINE float cpm_exp_df(float wh, float wl) {
     int32_t n;
     cpm_df k = cpm_exp_split(wh, wl, &n);
-    if (n > -126 || (n == -126 && k.h >= 1.0f)) /* normal result: scaling is exact */
-        return cpm_scale2(k.h + k.l, n);
+    /* normal result: scaling is exact */
+    float normal = cpm_scale2(k.h + k.l, n);
     /* subnormal result: scaled by 2^64 (exactly) it lies below B = 2^-62, whose binade
      * has the spacing 2^-85 of the subnormal grid times 2^64; adding B makes the one
-     * rounding happen on that grid, subtracting B and scaling back are exact. */
+     * rounding happen on that grid, subtracting B and scaling back are exact. Both run;
+     * a mask picks one (the other's scale factor may be meaningless). */
     float sc = cpm_from_bits((uint32_t)(n + 64 + 127) << 23);
     float hs, es;
     cpm_two_sum(0x1p-62f, k.h * sc, &hs, &es);
     float v = hs + (es + k.l * sc);
-    return (v - 0x1p-62f) * 0x1p-64f;
+    float sub = (v - 0x1p-62f) * 0x1p-64f;
+    return cpm_self(cpm_mask((n > -126) | ((n == -126) & (k.h >= 1.0f))), normal, sub);
 }
 
-CPM_NOINLINE float cpm_expf(float x) {
-    uint32_t ax = cpm_bits(x) & 0x7fffffffu;
-    if (ax > CPM_INF_BITS)
-        return cpm_from_bits(CPM_NAN_BITS);
-    if (x > 89.0f) /* > ln(FLT_MAX) + 0.3: overflow (also +inf) */
-        return cpm_from_bits(CPM_INF_BITS);
-    if (x < -104.0f) /* < ln(2^-150): rounds to 0 (also -inf) */
-        return 0.0f;
-    return cpm_exp_df(x, 0.0f);
+/* exp(x) without a branch: x clamped into [-104, 89], n = round(x / ln 2) by the
+ * 1.5 2^23 shift (exact integer in the low mantissa bits, no float-to-int conversion),
+ * r = x - n ln 2 as rh + rl (Cody-Waite: n C1 and n C2 exact for |n| <= 150, TwoSum),
+ * exp r = s + (e1 + rl + r^2/2 + r^3 Q(r)) with s = 1 + rh and e1 its exact rounding
+ * error, rounded once (error about 0.18 ulp before that rounding), then scaled by
+ * 2^(n/2) 2^(n - n/2): the first product is exact, the second rounds only when the
+ * result is subnormal (one more rounding, of a value already within 0.7 ulp24, to the
+ * coarser subnormal grid: below 1 ulp) or overflows to inf. Masks pick the special
+ * results: NaN, inf above 89 (> ln FLT_MAX), +0 below -104 (< ln 2^-150). */
+/* w = n ln 2 + rh + rl (|w| <= 104; the steps described above) and
+ * exp(rh + rl) = *s + *lo unrounded: s = 1 + rh, lo its exact rounding error plus the
+ * rest (rl and the tail). Shared by exp and tanh. */
+CPM_INLINE int32_t cpm_exp_parts(float w, float *s, float *lo) {
+    const float Q0 = 0x1.555556p-3f, Q1 = 0x1.5554dcp-5f, Q2 = 0x1.11108ap-7f,
+                Q3 = 0x1.6d5b88p-10f, Q4 = 0x1.a1abc2p-13f;
+    const float SHIFT = 0x1.8p23f;
+    float t = w * CPM_LOG2E + SHIFT;
+    int32_t n = (int32_t)(cpm_bits(t) - cpm_bits(SHIFT));
+    float fn = t - SHIFT;
+    float r1 = w - fn * CPM_LN2_C1; /* exact */
+    float rh, rl;
+    cpm_two_sum(r1, -(fn * CPM_LN2_C2), &rh, &rl);
+    rl = rl - fn * CPM_LN2_C3;
+    float one = 1.0f + rh;
+    float e1 = (1.0f - one) + rh; /* exact: |rh| < 1 */
+    float z = rh * rh;
+    float tail = 0.5f * z + (rh * z) * (Q0 + rh * (Q1 + rh * (Q2 + rh * (Q3 + rh * Q4))));
+    *s = one;
+    *lo = (e1 + rl) + tail;
+    return n;
 }
+
+CPM_INLINE float cpm_expf_body(float x, int vec) {
+    uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
+    uint32_t nan = cpm_mask_v(ax > CPM_INF_BITS, vec), over = cpm_mask_v(x > 89.0f, vec),
+             under = cpm_mask_v(x < -104.0f, vec);
+    float s, lo;
+    int32_t n = cpm_exp_parts(cpm_self(nan | over | under, 0.0f, x), &s, &lo);
+    float v = s + lo;
+    int32_t n1 = n >> 1;
+    v = v * cpm_from_bits((uint32_t)(n1 + 127) << 23);
+    v = v * cpm_from_bits((uint32_t)(n - n1 + 127) << 23);
+    uint32_t r = cpm_selu(over, CPM_INF_BITS, cpm_selu(under, 0u, cpm_bits(v)));
+    return cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, r));
+}
+
+CPM_NOINLINE float cpm_expf(float x) { return cpm_expf_body(x, 0); }
 
 /* log(x) as a double-float for finite x > 0, relative error about 2^-40:
  * x = 2^e m with m in [sqrt(1/2), sqrt(2)), s = (m - 1)/(m + 1) in double-float
@@ -471,11 +528,10 @@ CPM_INLINE cpm_df cpm_log_df(float x) {
                 T3 = 0x1.905558p-3f;
     const float C23H = 0x1.555556p-1f, C23L = -0x1.555556p-26f; /* 2/3 */
     uint32_t u = cpm_bits(x);
-    int32_t k = 0;
-    if (u < 0x00800000u) { /* subnormal: scale up exactly */
-        u = cpm_bits(x * 0x1p25f);
-        k = -25;
-    }
+    /* subnormal: scaled up exactly (picked by a mask) */
+    uint32_t sub = cpm_mask(u < 0x00800000u);
+    u = cpm_selu(sub, cpm_bits(x * 0x1p25f), u);
+    int32_t k = (int32_t)(sub & (uint32_t)-25);
     uint32_t v = u - 0x3f3504f3u; /* bits of sqrt(1/2): exponent split there */
     int32_t e = k + ((int32_t)v >> 23);
     float m = cpm_from_bits((v & 0x007fffffu) + 0x3f3504f3u);
@@ -493,16 +549,16 @@ CPM_INLINE cpm_df cpm_log_df(float x) {
     return cpm_df_add(el, lm);
 }
 
+/* Without a branch: the special inputs run the kernel on 1.0, and masks pick their
+ * results: -inf for +-0, NaN for negatives (-inf included) and NaN, +inf for +inf. */
 CPM_NOINLINE float cpm_logf(float x) {
     uint32_t u = cpm_bits(x);
-    if ((u << 1) == 0) /* +-0 */
-        return cpm_from_bits(0xff800000u);
-    if (u > CPM_INF_BITS) /* negative (incl. -inf) or NaN */
-        return cpm_from_bits(CPM_NAN_BITS);
-    if (u == CPM_INF_BITS)
-        return x;
-    cpm_df r = cpm_log_df(x);
-    return r.h + r.l;
+    uint32_t zero = cpm_mask((u << 1) == 0), nan = cpm_mask(u > CPM_INF_BITS),
+             inf = cpm_mask(u == CPM_INF_BITS);
+    cpm_df r = cpm_log_df(cpm_from_bits(cpm_selu(zero | nan | inf, 0x3f800000u, u)));
+    uint32_t v = cpm_selu(inf, CPM_INF_BITS, cpm_bits(r.h + r.l));
+    v = cpm_selu(nan, CPM_NAN_BITS, v);
+    return cpm_from_bits(cpm_selu(zero, 0xff800000u, v)); /* -0 too: the last pick wins */
 }
 
 /* C99 / IEEE powf. |x|^y = exp(y log|x|): log in double-float (above), the product
@@ -510,51 +566,42 @@ CPM_NOINLINE float cpm_logf(float x) {
 CPM_NOINLINE float cpm_powf(float x, float y) {
     uint32_t ux = cpm_bits(x), uy = cpm_bits(y);
     uint32_t ax = ux & 0x7fffffffu, ay = uy & 0x7fffffffu;
-    if (ay == 0 || ux == 0x3f800000u) /* pow(x, +-0) = pow(1, y) = 1, even for NaN */
-        return 1.0f;
-    if (ax > CPM_INF_BITS || ay > CPM_INF_BITS)
-        return cpm_from_bits(CPM_NAN_BITS);
-    /* y: 0 = not an integer, 1 = odd integer, 2 = even integer */
+    /* y: 0 = not an integer, 1 = odd integer, 2 = even integer (shift counts clamped
+     * into 0..23; the masks discard what a clamped shift gives) */
     int32_t ey = (int32_t)(ay >> 23) - 127;
-    uint32_t yint;
-    if (ey >= 24)
-        yint = 2;
-    else if (ey < 0)
-        yint = 0;
-    else if (ay & (0x007fffffu >> ey))
-        yint = 0;
-    else
-        yint = ((ay >> (23 - ey)) & 1u) ? 1u : 2u;
-    uint32_t sign = ((ux >> 31) && yint == 1) ? 0x80000000u : 0u;
+    uint32_t sh = cpm_clamp_i(ey, 0, 23);
+    uint32_t frac = cpm_mask((ay & (0x007fffffu >> sh)) != 0);
+    uint32_t odd = (ay >> (23u - sh)) & 1u;
+    uint32_t yint = cpm_selu(cpm_mask(ey >= 24), 2u,
+                             cpm_selu(cpm_mask(ey < 0) | frac, 0u, 2u - odd));
+    uint32_t sign = cpm_mask((ux >> 31) & (yint == 1)) & 0x80000000u;
     uint32_t ypos = !(uy >> 31);
     uint32_t big = ax > 0x3f800000u; /* |x| > 1 */
-    if (ay == CPM_INF_BITS) {        /* y = +-inf */
-        if (ax == 0x3f800000u)
-            return 1.0f; /* x = -1 */
-        return cpm_from_bits(big == ypos ? CPM_INF_BITS : 0u);
-    }
-    if (ax == 0) /* x = +-0 */
-        return cpm_from_bits(sign | (ypos ? 0u : CPM_INF_BITS));
-    if (ax == CPM_INF_BITS) /* x = +-inf */
-        return cpm_from_bits(sign | (ypos ? CPM_INF_BITS : 0u));
-    if ((ux >> 31) && yint == 0) /* negative base, non-integer exponent */
-        return cpm_from_bits(CPM_NAN_BITS);
-    if (ax == 0x3f800000u) /* x = -1, y integer */
-        return cpm_from_bits(sign | 0x3f800000u);
-    if (ay >= 0x4f800000u) /* |y| >= 2^32 > 150 / min|log|x||: over/underflow */
-        return cpm_from_bits(sign | (big == ypos ? CPM_INF_BITS : 0u));
-    cpm_df l = cpm_log_df(cpm_from_bits(ax));
+    uint32_t grows = cpm_mask(big == ypos); /* |x|^y -> inf (else 0) for huge |y| */
+    /* the general case runs on every input (on 2^1 where a special case decides), and
+     * masks pick the special results, the first rule of C99 last (it wins) */
+    uint32_t special = cpm_mask((ay == 0) | (ax == 0) | (ax >= CPM_INF_BITS) | (ay >= CPM_INF_BITS));
+    float xs = cpm_self(special, 2.0f, cpm_from_bits(ax)), ys = cpm_self(special, 1.0f, y);
+    cpm_df l = cpm_log_df(xs);
     float wh, wl;
-    cpm_two_prod(l.h, y, &wh, &wl);
-    cpm_df w = cpm_df_norm(wh, wl + l.l * y);
-    float r;
-    if (w.h > 89.0f)
-        r = cpm_from_bits(CPM_INF_BITS);
-    else if (w.h < -104.0f)
-        r = 0.0f;
-    else
-        r = cpm_exp_df(w.h, w.l);
-    return cpm_from_bits(cpm_bits(r) | sign);
+    cpm_two_prod(l.h, ys, &wh, &wl);
+    cpm_df w = cpm_df_norm(wh, wl + l.l * ys);
+    uint32_t wover = cpm_mask(w.h > 89.0f), wunder = cpm_mask(w.h < -104.0f);
+    float e = cpm_exp_df(cpm_self(wover | wunder, 0.0f, w.h), cpm_self(wover | wunder, 0.0f, w.l));
+    uint32_t r = cpm_selu(wover, CPM_INF_BITS, cpm_selu(wunder, 0u, cpm_bits(e))) | sign;
+    /* |y| >= 2^32 > 150 / min|log|x||: over/underflow */
+    r = cpm_selu(cpm_mask(ay >= 0x4f800000u), sign | (grows & CPM_INF_BITS), r);
+    r = cpm_selu(cpm_mask(ax == 0x3f800000u), sign | 0x3f800000u, r); /* x = -1, y integer */
+    r = cpm_selu(cpm_mask((ux >> 31) & (yint == 0)), CPM_NAN_BITS, r); /* x < 0, y not integer */
+    r = cpm_selu(cpm_mask(ax == CPM_INF_BITS), sign | (cpm_mask(ypos) & CPM_INF_BITS), r);
+    r = cpm_selu(cpm_mask(ax == 0), sign | (cpm_mask(!ypos) & CPM_INF_BITS), r);
+    /* y = +-inf: 1 for x = -1, else inf or 0 */
+    r = cpm_selu(cpm_mask(ay == CPM_INF_BITS),
+                 cpm_selu(cpm_mask(ax == 0x3f800000u), 0x3f800000u, grows & CPM_INF_BITS), r);
+    r = cpm_selu(cpm_mask((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS)), CPM_NAN_BITS, r);
+    /* pow(x, +-0) = pow(1, y) = 1, even for NaN */
+    r = cpm_selu(cpm_mask((ay == 0) | (ux == 0x3f800000u)), 0x3f800000u, r);
+    return cpm_from_bits(r);
 }
 
 /* ------------------------------------------------------------------ tan */
@@ -594,32 +641,32 @@ CPM_NOINLINE float cpm_tanf(float x) {
 
 /* ------------------------------------------------------------------ tanh */
 
-/* tanh |x| = (e - 1)/(e + 1) with e = exp(2|x|) as a double-float (the exp reduction
- * and kernel, scaled by 2^n exactly: 1 <= n <= 28 here, a normal result): e - 1 is exact
- * to the kernel's absolute error (e.h - 1 by Sterbenz for small x), which is of the order
- * of |x|^3 2^-34, so the quotient is good to about 2^-38 relative and rounds once.
- * Below 2^-12, tanh x = x rounds correctly; from 9.5 on, tanh x rounds to 1. Odd. */
-CPM_NOINLINE float cpm_tanhf(float x) {
+/* tanh |x| = E / (E + 2) with E = expm1(2|x|) as a double-float, without a branch.
+ * 2|x| = n ln 2 + rh + rl by cpm_exp_parts; exp(rh + rl) = s + lo unrounded (s =
+ * 1 + rh, lo its exact rounding error plus the tail), so E = (2^n s - 1) + 2^n lo with
+ * 2^n s exact and its difference with 1 a TwoSum: E keeps its relative accuracy down to
+ * |x| = 2^-12 (for n = 0, s - 1 is exact and lo holds the rest). The double-float
+ * quotient rounds once (about 2^-40 relative before that). Below 2^-12, tanh x = x
+ * rounds correctly; from 9.5 on, tanh |x| rounds to 1 (masks pick both). Odd. */
+CPM_INLINE float cpm_tanhf_body(float x, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    if (ax > CPM_INF_BITS)
-        return cpm_from_bits(CPM_NAN_BITS);
-    if (ax < 0x39800000u) /* |x| < 2^-12, also +-0 and subnormals */
-        return x;
-    float v;
-    if (ax >= 0x41180000u) { /* |x| >= 9.5, also inf */
-        v = 1.0f;
-    } else {
-        int32_t n;
-        cpm_df k = cpm_exp_split(2.0f * cpm_from_bits(ax), 0.0f, &n);
-        float s = cpm_from_bits((uint32_t)(n + 127) << 23);
-        cpm_df e = cpm_df_norm(k.h * s, k.l * s);
-        cpm_df num = cpm_df_add(e, (cpm_df){-1.0f, 0.0f});
-        cpm_df den = cpm_df_add(e, (cpm_df){1.0f, 0.0f});
-        cpm_df t = cpm_df_div(num, den);
-        v = t.h + t.l;
-    }
-    return cpm_from_bits(cpm_bits(v) | (ux & 0x80000000u));
+    uint32_t nan = cpm_mask_v(ax > CPM_INF_BITS, vec), one = cpm_mask_v(ax >= 0x41180000u, vec),
+             tiny = cpm_mask_v(ax < 0x39800000u, vec);
+    float s, lo;
+    int32_t n = cpm_exp_parts(2.0f * cpm_from_bits(cpm_selu(nan | one, 0x3f800000u, ax)), &s, &lo);
+    float sc = cpm_from_bits((uint32_t)(n + 127) << 23); /* 0 <= n <= 28 */
+    cpm_df e = cpm_df_sum(s * sc, -1.0f);
+    e = cpm_df_norm(e.h, e.l + lo * sc);
+    cpm_df d = cpm_df_sum(2.0f, e.h);
+    d.l += e.l;
+    cpm_df q = cpm_df_div(e, d);
+    uint32_t v = cpm_bits(q.h + q.l);
+    v = cpm_selu(one, 0x3f800000u, v) | (ux & 0x80000000u);
+    v = cpm_selu(tiny, ux, v);
+    return cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, v));
 }
+
+CPM_NOINLINE float cpm_tanhf(float x) { return cpm_tanhf_body(x, 0); }
 
 /* ------------------------------------------------------------------ asin / acos */
 
@@ -641,43 +688,37 @@ CPM_INLINE float cpm_asin_half(float a, float *sp) {
     float z = (1.0f - a) * 0.5f; /* exact */
     float s = __builtin_sqrtf(z), p, pe;
     cpm_two_prod(s, s, &p, &pe);
-    float sl = s > 0.0f ? ((z - p) - pe) / (s + s) : 0.0f;
+    float sl = cpm_self(cpm_mask(s > 0.0f), ((z - p) - pe) / (s + s), 0.0f);
     *sp = s;
     /* asin'(s) = 1/sqrt(1 - z) ~ 1 + z/2 on the tiny sl */
     return (sl + sl * (0.5f * z)) + cpm_asin_tail(s, z);
 }
 
+/* Both ranges run on every input; masks pick (and the special results). */
 CPM_NOINLINE float cpm_asinf(float x) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    if (ax > 0x3f800000u) /* |x| > 1, inf, NaN */
-        return cpm_from_bits(CPM_NAN_BITS);
-    if (ax < 0x39800000u) /* |x| < 2^-12: x is correctly rounded */
-        return x;
-    float a = cpm_from_bits(ax), r;
-    if (a <= 0.5f) {
-        r = a + cpm_asin_tail(a, a * a);
-    } else { /* pi/2 - 2 asin(sqrt((1 - a)/2)) */
-        float s, lo = cpm_asin_half(a, &s), h, e;
-        cpm_two_sum(CPM_PIO2_HI, -2.0f * s, &h, &e);
-        r = h + (e + (CPM_PIO2_LOF - 2.0f * lo));
-    }
-    return cpm_from_bits(cpm_bits(r) | (ux & 0x80000000u));
+    float a = cpm_from_bits(ax);
+    float r1 = a + cpm_asin_tail(a, a * a);
+    /* 1/2 < a: pi/2 - 2 asin(sqrt((1 - a)/2)) */
+    float s, lo = cpm_asin_half(a, &s), h, e;
+    cpm_two_sum(CPM_PIO2_HI, -2.0f * s, &h, &e);
+    float r2 = h + (e + (CPM_PIO2_LOF - 2.0f * lo));
+    uint32_t r = cpm_bits(cpm_self(cpm_mask(a <= 0.5f), r1, r2)) | (ux & 0x80000000u);
+    r = cpm_selu(cpm_mask(ax < 0x39800000u), ux, r); /* |x| < 2^-12: x is correctly rounded */
+    return cpm_from_bits(cpm_selu(cpm_mask(ax > 0x3f800000u), CPM_NAN_BITS, r)); /* |x| > 1, NaN */
 }
 
 CPM_NOINLINE float cpm_acosf(float x) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    if (ax > 0x3f800000u)
-        return cpm_from_bits(CPM_NAN_BITS);
     float a = cpm_from_bits(ax), h, e;
-    if (a <= 0.5f) { /* pi/2 - asin x */
-        cpm_two_sum(CPM_PIO2_HI, -x, &h, &e);
-        return h + (e + (CPM_PIO2_LOF - cpm_asin_tail(x, x * x)));
-    }
+    cpm_two_sum(CPM_PIO2_HI, -x, &h, &e); /* a <= 1/2: pi/2 - asin x */
+    float r1 = h + (e + (CPM_PIO2_LOF - cpm_asin_tail(x, x * x)));
     float s, lo = cpm_asin_half(a, &s);
-    if (!(ux >> 31)) /* 2 asin(sqrt((1 - x)/2)) */
-        return 2.0f * (s + lo);
-    cpm_two_sum(CPM_PI_HI, -2.0f * s, &h, &e); /* pi - 2 asin(sqrt((1 + x)/2)) */
-    return h + (e + (CPM_PI_LO - 2.0f * lo));
+    float r2 = 2.0f * (s + lo); /* x > 1/2: 2 asin(sqrt((1 - x)/2)) */
+    cpm_two_sum(CPM_PI_HI, -2.0f * s, &h, &e); /* x < -1/2: pi - 2 asin(sqrt((1 + x)/2)) */
+    float r3 = h + (e + (CPM_PI_LO - 2.0f * lo));
+    float r = cpm_self(cpm_mask(a <= 0.5f), r1, cpm_self(cpm_mask(ux >> 31), r3, r2));
+    return cpm_from_bits(cpm_selu(cpm_mask(ax > 0x3f800000u), CPM_NAN_BITS, cpm_bits(r)));
 }
 
 /* ------------------------------------------------------------------ atan / atan2 */
@@ -690,25 +731,18 @@ CPM_INLINE cpm_df cpm_atan01(float th, float tl) {
     const float A0 = -0x1.555556p-2f, A1 = 0x1.99998cp-3f, A2 = -0x1.248fc4p-3f,
                 A3 = 0x1.c6ae26p-4f, A4 = -0x1.6f4006p-4f, A5 = 0x1.18ccf6p-4f,
                 A6 = -0x1.239866p-5f;
-    float ch = 0.0f, cl = 0.0f;
-    cpm_df u = {th, tl};
-    if (th >= 0.4375f) {
-        cpm_df n, d;
-        if (th < 0.6875f) {
-            n = cpm_df_sum(th - 0.5f, tl); /* th - 1/2 is exact */
-            d = cpm_df_sum(1.0f, 0.5f * th);
-            d.l += 0.5f * tl;
-            ch = 0x1.dac670p-2f; /* atan(1/2) */
-            cl = 0x1.586ed4p-28f;
-        } else {
-            n = cpm_df_sum(th - 1.0f, tl);
-            d = cpm_df_sum(1.0f, th);
-            d.l += tl;
-            ch = 0x1.921fb6p-1f; /* pi/4 */
-            cl = -0x1.777a5cp-26f;
-        }
-        u = cpm_df_div(n, d);
-    }
+    /* both reductions are one formula, (t - c)/(1 + c t) with c = 1/2 or 1 (c t exact);
+     * it runs on every input, and masks pick it or t itself */
+    uint32_t reduce = cpm_mask(th >= 0.4375f), half = cpm_mask(th < 0.6875f);
+    float c = cpm_self(half, 0.5f, 1.0f);
+    cpm_df n = cpm_df_sum(th - c, tl); /* th - c is exact */
+    cpm_df d = cpm_df_sum(1.0f, c * th);
+    d.l += c * tl;
+    cpm_df q = cpm_df_div(n, d);
+    /* atan(1/2) or pi/4 */
+    float ch = cpm_self(reduce, cpm_self(half, 0x1.dac670p-2f, 0x1.921fb6p-1f), 0.0f);
+    float cl = cpm_self(reduce, cpm_self(half, 0x1.586ed4p-28f, -0x1.777a5cp-26f), 0.0f);
+    cpm_df u = {cpm_self(reduce, q.h, th), cpm_self(reduce, q.l, tl)};
     float z = u.h * u.h;
     float tail = (u.h * z) * (A0 + z * (A1 + z * (A2 + z * (A3 + z * (A4 + z * (A5 + z * A6))))));
     cpm_df s = cpm_df_sum(ch, u.h);
@@ -717,30 +751,27 @@ CPM_INLINE cpm_df cpm_atan01(float th, float tl) {
 
 /* (kh + kl) + sgn * r, rounded once */
 CPM_INLINE float cpm_atan_finish(float kh, float kl, cpm_df r, uint32_t neg) {
-    float rh = neg ? -r.h : r.h, rl = neg ? -r.l : r.l;
+    uint32_t flip = cpm_mask(neg) & 0x80000000u;
+    float rh = cpm_from_bits(cpm_bits(r.h) ^ flip), rl = cpm_from_bits(cpm_bits(r.l) ^ flip);
     cpm_df s = cpm_df_sum(kh, rh);
     return s.h + (s.l + (kl + rl));
 }
 
 CPM_NOINLINE float cpm_atanf(float x) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    if (ax > CPM_INF_BITS)
-        return cpm_from_bits(CPM_NAN_BITS);
-    if (ax < 0x39800000u) /* |x| < 2^-12: x is correctly rounded */
-        return x;
-    float a = cpm_from_bits(ax), r;
-    if (ax >= 0x4c800000u) { /* |x| >= 2^26: pi/2 - 1/x rounds to pi/2 */
-        r = CPM_PIO2_HI;
-    } else if (a <= 1.0f) {
-        cpm_df t = cpm_atan01(a, 0.0f);
-        r = t.h + t.l;
-    } else { /* pi/2 - atan(1/a), 1/a as a double-float */
-        float th = 1.0f / a, p, pe;
-        cpm_two_prod(th, a, &p, &pe);
-        float tl = ((1.0f - p) - pe) / a;
-        r = cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, cpm_atan01(th, tl), 1);
-    }
-    return cpm_from_bits(cpm_bits(r) | (ux & 0x80000000u));
+    float a = cpm_from_bits(ax);
+    /* a <= 1: atan a; a > 1: pi/2 - atan(1/a), 1/a as a double-float. One atan01 call
+     * on the argument picked by masks; both finishes run. */
+    uint32_t inv = cpm_mask(a > 1.0f);
+    float th = 1.0f / a, p, pe;
+    cpm_two_prod(th, a, &p, &pe);
+    float tl = ((1.0f - p) - pe) / a;
+    cpm_df t = cpm_atan01(cpm_self(inv, th, a), cpm_self(inv, tl, 0.0f));
+    float r = cpm_self(inv, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, t, 1), t.h + t.l);
+    r = cpm_self(cpm_mask(ax >= 0x4c800000u), CPM_PIO2_HI, r); /* |x| >= 2^26: pi/2 - 1/x rounds to pi/2 */
+    uint32_t v = cpm_bits(r) | (ux & 0x80000000u);
+    v = cpm_selu(cpm_mask(ax < 0x39800000u), ux, v); /* |x| < 2^-12: x is correctly rounded */
+    return cpm_from_bits(cpm_selu(cpm_mask(ax > CPM_INF_BITS), CPM_NAN_BITS, v));
 }
 
 /* v * 2^k for k in [-254, 254], exact unless the result is subnormal */
@@ -755,50 +786,42 @@ CPM_NOINLINE float cpm_atan2f(float y, float x) {
     uint32_t uy = cpm_bits(y), ux = cpm_bits(x);
     uint32_t ay = uy & 0x7fffffffu, ax = ux & 0x7fffffffu;
     uint32_t sy = uy & 0x80000000u, xneg = ux >> 31;
-    if (ax > CPM_INF_BITS || ay > CPM_INF_BITS)
-        return cpm_from_bits(CPM_NAN_BITS);
-    /* the constant results are picked by bit masks: a ternary on float constants
-     * becomes a table indexed with an absolute address on x86_64 */
     uint32_t xm = 0u - xneg;
-    float r;
-    if (ay == 0) /* atan2(+-0, x) = +-0 for x >= +0, +-pi for x <= -0 */
-        r = cpm_from_bits(0x40490fdbu & xm); /* pi or +0 */
-    else if (ax == 0 || (ay == CPM_INF_BITS && ax != CPM_INF_BITS))
-        r = CPM_PIO2_HI;
-    else if (ax == CPM_INF_BITS && ay == CPM_INF_BITS) /* 3 pi/4 or pi/4 */
-        r = cpm_from_bits((0x4016cbe4u & xm) | (0x3f490fdbu & ~xm));
-    else if (ax == CPM_INF_BITS)
-        r = cpm_from_bits(0x40490fdbu & xm);
-    else {
-        /* both finite and nonzero: t = min/max of the magnitudes, scaled exactly so
-         * that the larger is in [2^32, 2^33) (the smaller stays normal unless
-         * t < 2^-158, where the result underflows anyway) */
-        uint32_t swap = ay > ax;
-        uint32_t big = swap ? ay : ax, small = swap ? ax : ay;
-        float fb = cpm_from_bits(big), fs = cpm_from_bits(small);
-        if (big < 0x00800000u) { /* both subnormal */
-            fb *= 0x1p64f;
-            fs *= 0x1p64f;
-            big = cpm_bits(fb);
-        }
-        int32_t k = 159 - (int32_t)(big >> 23);
-        fb = cpm_ldexp2(fb, k);
-        fs = cpm_ldexp2(fs, k);
-        float th = fs / fb, p, pe;
-        cpm_two_prod(th, fb, &p, &pe);
-        /* below 2^-100 the residual underflows; atan t = t there and t = fs/fb is
-         * correctly rounded on its own */
-        float tl = th >= 0x1p-100f ? ((fs - p) - pe) / fb : 0.0f;
-        cpm_df a = cpm_atan01(th, tl);
-        /* x > 0: a or pi/2 - a; x < 0: pi - a or pi/2 + a */
-        if (swap)
-            r = cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, a, !xneg);
-        else if (xneg)
-            r = cpm_atan_finish(CPM_PI_HI, CPM_PI_LO, a, 1);
-        else
-            r = a.h + a.l;
-    }
-    return cpm_from_bits(cpm_bits(r) | sy);
+    /* the general case (both finite and nonzero) runs on every input, on 1 and 1 where
+     * a special rule decides; masks pick the special results (float constants by bits:
+     * a ternary on float constants becomes a table indexed with an absolute address on
+     * x86_64) */
+    uint32_t special = cpm_mask((ay == 0) | (ax == 0) | (ax >= CPM_INF_BITS) | (ay >= CPM_INF_BITS));
+    uint32_t gx = cpm_selu(special, 0x3f800000u, ax), gy = cpm_selu(special, 0x3f800000u, ay);
+    /* t = min/max of the magnitudes, scaled exactly so that the larger is in [2^32, 2^33)
+     * (the smaller stays normal unless t < 2^-158, where the result underflows anyway) */
+    uint32_t swap = cpm_mask(gy > gx);
+    uint32_t big = cpm_selu(swap, gy, gx), small = cpm_selu(swap, gx, gy);
+    float sc = cpm_self(cpm_mask(big < 0x00800000u), 0x1p64f, 1.0f); /* both subnormal */
+    float fb = cpm_from_bits(big) * sc, fs = cpm_from_bits(small) * sc;
+    int32_t k = 159 - (int32_t)(cpm_bits(fb) >> 23);
+    fb = cpm_ldexp2(fb, k);
+    fs = cpm_ldexp2(fs, k);
+    float th = fs / fb, p, pe;
+    cpm_two_prod(th, fb, &p, &pe);
+    /* below 2^-100 the residual underflows; atan t = t there and t = fs/fb is
+     * correctly rounded on its own */
+    float tl = cpm_self(cpm_mask(th >= 0x1p-100f), ((fs - p) - pe) / fb, 0.0f);
+    cpm_df a = cpm_atan01(th, tl);
+    /* x > 0: a or pi/2 - a; x < 0: pi - a or pi/2 + a */
+    float r = cpm_self(swap, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, a, !xneg),
+                       cpm_self(cpm_mask(xneg), cpm_atan_finish(CPM_PI_HI, CPM_PI_LO, a, 1),
+                                a.h + a.l));
+    uint32_t v = cpm_bits(r);
+    v = cpm_selu(cpm_mask(ax == CPM_INF_BITS), 0x40490fdbu & xm, v); /* pi or +0 */
+    v = cpm_selu(cpm_mask((ax == CPM_INF_BITS) & (ay == CPM_INF_BITS)), /* 3 pi/4 or pi/4 */
+                 (0x4016cbe4u & xm) | (0x3f490fdbu & ~xm), v);
+    v = cpm_selu(cpm_mask((ax == 0) | ((ay == CPM_INF_BITS) & (ax != CPM_INF_BITS))),
+                 cpm_bits(CPM_PIO2_HI), v);
+    /* atan2(+-0, x) = +-0 for x >= +0, +-pi for x <= -0 */
+    v = cpm_selu(cpm_mask(ay == 0), 0x40490fdbu & xm, v);
+    v |= sy;
+    return cpm_from_bits(cpm_selu(cpm_mask((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS)), CPM_NAN_BITS, v));
 }
 
 /* ---------------------------------------------------------------- integer division */

@@ -13,8 +13,11 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Callable
+from typing import Any
 
 _TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_instruction_bounds.json")
+_CYCLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_cycle_bounds.json")
 _RETURN = "st_return"
 _BACKEDGE = "st_loop_"
 
@@ -22,6 +25,13 @@ _BACKEDGE = "st_loop_"
 @functools.cache
 def _table() -> dict[str, dict[str, list[int] | None]]:
     with open(_TABLE, encoding="utf-8") as f:
+        table: dict[str, dict[str, list[int] | None]] = json.load(f)
+    return table
+
+
+@functools.cache
+def _cycles() -> dict[str, dict[str, list[int] | None]]:
+    with open(_CYCLES, encoding="utf-8") as f:
         table: dict[str, dict[str, list[int] | None]] = json.load(f)
     return table
 
@@ -42,17 +52,16 @@ def file_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int] | st
         return None
 
 
-def program_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
-    """(fewest, most) instructions of one run of `steps` on `arch`: (stencil name,
-    element count) pairs; an array step's entry [fewest, a, b] allows a + b * n.
+def _sum_steps(per_target: dict[str, Any], steps: list[tuple[str, int]],
+               unbounded: Callable[[int, str], Exception]) -> tuple[int, int]:
+    """(fewest, most) of one run of `steps` by the per-stencil entries of `per_target`
+    ([fewest, most] or [fewest, a, b] for a + b * n per array element); a missing or
+    null entry raises what ``unbounded(step, name)`` makes.
 
     A loop's body sits between ``("@loop", trips)`` and ``("@end", trips)`` and counts
     ``trips`` times. Its back-edge (``st_loop_*``, the one stencil with a branch) takes its
-    exit path (the build's `fewest`) once and its path back to the head (`most`)
-    ``trips - 1`` times, so a branch-free body gives one exact count."""
-    per_target = _table().get(arch)
-    if per_target is None:
-        raise ValueError(f"no instruction bounds for target {arch!r}")
+    exit path (`fewest`) once and its path back to the head (`most`) ``trips - 1`` times,
+    so a branch-free body gives one exact count."""
     # per open loop: [fewest, most] per trip, and the back-edge's exit correction, once
     frames = [[0, 0, 0]]
     for step, (name, n) in enumerate([*steps, (_RETURN, 0)]):
@@ -64,16 +73,9 @@ def program_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
             frames[-1][0] += body_lo * n + once
             frames[-1][1] += body_hi * n + once
             continue
-        if name not in per_target:
-            raise ValueError(f"no instruction bounds for stencil {name} on {arch}")
-        b = per_target[name]
+        b = per_target.get(name)
         if b is None:
-            raise UnboundedStepError(
-                f"step {step} ({name}) runs nested loops over its array's shape, which the "
-                "stencil build does not bound yet (see docs/determinism.md): "
-                "max_instructions() covers scalar operations and element-wise array "
-                "operations"
-            )
+            raise unbounded(step, name)
         if name.startswith(_BACKEDGE):
             # back to the head on every trip but the last, which exits
             frames[-1][0] += b[1]
@@ -83,3 +85,39 @@ def program_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
         frames[-1][0] += b[0]
         frames[-1][1] += b[1] + (b[2] * n if len(b) == 3 else 0)
     return frames[0][0], frames[0][1]
+
+
+def program_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
+    """(fewest, most) instructions of one run of `steps` on `arch`: (stencil name,
+    element count) pairs (see `_sum_steps` for loops)."""
+    per_target = _table().get(arch)
+    if per_target is None:
+        raise ValueError(f"no instruction bounds for target {arch!r}")
+
+    def unbounded(step: int, name: str) -> Exception:
+        if name not in per_target:
+            return ValueError(f"no instruction bounds for stencil {name} on {arch}")
+        return UnboundedStepError(
+            f"step {step} ({name}) runs nested loops over its array's shape, which the "
+            "stencil build does not bound yet (see docs/determinism.md): "
+            "max_instructions() covers scalar operations and element-wise array "
+            "operations")
+
+    return _sum_steps(per_target, steps, unbounded)
+
+
+def program_cycles(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
+    """(fewest, most) cycles of one run of `steps` (stencil name, element count) on
+    `arch`, from the core's documented instruction timings (``stencils/cycles.py``:
+    zero-wait-state memory, no interrupt); Cortex-M4 only, scalar steps only."""
+    per_target = _cycles().get(arch)
+    if per_target is None:
+        raise ValueError(f"cycle bounds are computed for cortex-m4 only, not {arch!r} "
+                         "(max_instructions() covers every target)")
+
+    def unbounded(step: int, name: str) -> Exception:
+        return UnboundedStepError(
+            f"step {step} ({name}) has no cycle bound: max_cycles() covers scalar "
+            "operations (array steps are bounded in instructions only)")
+
+    return _sum_steps(per_target, steps, unbounded)

@@ -146,6 +146,11 @@ class Target:
     def min_instructions(self) -> int:
         """The fewest instructions one run executes; equal to max_instructions() when the
         program is branch-free."""
+    def max_cycles(self) -> int:
+        """The most cycles one run takes on a Cortex-M4 (documented instruction timings,
+        zero-wait-state memory, no interrupt; scalar programs compiled here)."""
+    def min_cycles(self) -> int:
+        """The fewest cycles one run takes on a Cortex-M4 (see max_cycles())."""
     def _read_array(self, node: ArrayNode) -> bytes: ...
     @property
     def arch(self) -> str: ...

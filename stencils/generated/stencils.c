@@ -4969,9 +4969,13 @@ void st_arr_atan_f_a(f32 a, f32 b, i32 i, i32 j) {
 }
 
 CPM_NOINLINE void cpm_arr_exp_f_a(f32 *restrict d, const f32 *restrict x, i32 n) {
-    CPM_FLOAT_LOOP
-    for (i32 k = 0; k < n; k++)
-        d[k] = op_exp_f(x[k]);
+    i32 n4 = CPM_VEC_MATH ? (i32)((u32)n & ~3u) : 0;
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = cpm_expf_body(x[k], 1);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = cpm_expf_body(x[k], 0);
 }
 void st_arr_exp_f_a(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_exp_f_a(CP_HOLE(cp_a0), CP_HOLE(cp_a1), cp_n);
@@ -4989,9 +4993,13 @@ void st_arr_log_f_a(f32 a, f32 b, i32 i, i32 j) {
 }
 
 CPM_NOINLINE void cpm_arr_tanh_f_a(f32 *restrict d, const f32 *restrict x, i32 n) {
-    CPM_FLOAT_LOOP
-    for (i32 k = 0; k < n; k++)
-        d[k] = op_tanh_f(x[k]);
+    i32 n4 = CPM_VEC_MATH ? (i32)((u32)n & ~3u) : 0;
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = cpm_tanhf_body(x[k], 1);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = cpm_tanhf_body(x[k], 0);
 }
 void st_arr_tanh_f_a(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_tanh_f_a(CP_HOLE(cp_a0), CP_HOLE(cp_a1), cp_n);

@@ -305,6 +305,22 @@ impl Target {
             .extract()
     }
 
+    fn cycle_bounds(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
+        let loaded = self.loaded()?;
+        let Some(names) = loaded.stencils.as_ref() else {
+            return Err(PyValueError::new_err(
+                "cycle bounds need the compiled steps: this program was read from a file; \
+                 compile it with tg.compile(...)",
+            ));
+        };
+        py.import(intern!(py, "copapy._bounds"))?
+            .call_method1(
+                intern!(py, "program_cycles"),
+                (self.spec.name, names.clone()),
+            )?
+            .extract()
+    }
+
     /// The program as a file records it: with its instruction bounds when it was
     /// compiled here and the stencil table covers it (format version 4); a program
     /// read from a file keeps what the file had. Computed when saving, so compiling
@@ -1077,6 +1093,18 @@ impl Target {
     /// `max_instructions`).
     fn min_instructions(&self, py: Python<'_>) -> PyResult<u64> {
         Ok(self.instruction_bounds(py)?.0)
+    }
+
+    /// The most cycles one run of the compiled program takes on a Cortex-M4, from the
+    /// core's documented instruction timings with code and data in zero-wait-state
+    /// memory and no interrupt (docs/determinism.md); scalar programs compiled here.
+    fn max_cycles(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.cycle_bounds(py)?.1)
+    }
+
+    /// The fewest cycles one run takes (see `max_cycles`).
+    fn min_cycles(&self, py: Python<'_>) -> PyResult<u64> {
+        Ok(self.cycle_bounds(py)?.0)
     }
 
     /// The target's name, e.g. `"x86_64"` or `"cortex-m4"`.
