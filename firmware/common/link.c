@@ -13,6 +13,7 @@
 #include "copapy_runner.h"
 #include "io.h"
 #include "link.h"
+#include "memory.h"
 
 /* request and reply kinds: the TCP protocol's (crates/copapy-run/src/protocol.rs) */
 enum {

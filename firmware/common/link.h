@@ -1,19 +1,7 @@
-/* Shared by the two modes of the reference firmware: the job list (runner.c) and the
- * serial link (link.c) load programs into the same code and data buffers. */
+/* The serial link (link.c): the firmware's second mode, entered by runner.c when no job
+ * list was loaded. */
 #ifndef LINK_H
 #define LINK_H
-
-#include <stdint.h>
-
-/* Sized for the test programs; docs/firmware.md says how to size them for yours. The
- * code buffer is in RAM the core may execute (link.ld: .code_ram). */
-#define RUNNER_CODE_CAP (128u * 1024u)
-#define RUNNER_DATA_CAP (16u * 1024u)
-extern uint8_t runner_code[RUNNER_CODE_CAP];
-extern uint8_t runner_data[RUNNER_DATA_CAP];
-
-/* Writes `v` in decimal to `out` (no NUL) and returns its length. */
-uint32_t runner_format_dec(char out[12], int32_t v);
 
 /* Serves requests from the serial link forever. */
 __attribute__((noreturn)) void link_main(void);

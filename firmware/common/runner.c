@@ -20,14 +20,11 @@
 #include "board.h"
 #include "copapy_runner.h"
 #include "link.h"
+#include "memory.h"
 
 #define JOB_MAGIC 0x4C4A5043u /* "CPJL" */
 #define KEEP_FEATURES 0xFFFFFFFFu
 #define JOB_HEADER 16u
-
-/* link.h has their sizes */
-uint8_t runner_code[RUNNER_CODE_CAP] __attribute__((aligned(64), section(".code_ram")));
-uint8_t runner_data[RUNNER_DATA_CAP] __attribute__((aligned(64)));
 
 static void put(const char *s) {
     while (*s) board_putc(*s++);
@@ -39,19 +36,6 @@ static void put_n(const char *s, uint32_t n) {
 
 static void put_hex(uint32_t v, int digits) {
     for (int i = digits - 1; i >= 0; i--) board_putc("0123456789abcdef"[(v >> (4 * i)) & 0xF]);
-}
-
-uint32_t runner_format_dec(char out[12], int32_t v) {
-    char digits[10];
-    uint32_t n = 0, len = 0;
-    uint32_t u = v < 0 ? 0u - (uint32_t)v : (uint32_t)v;
-    do {
-        digits[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0) out[len++] = '-';
-    while (n) out[len++] = digits[--n];
-    return len;
 }
 
 static void put_dec(int32_t v) {

@@ -4,6 +4,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ._connect import connect
 from ._core import Target
 
 
@@ -27,6 +28,4 @@ def loads(data: bytes, runner: Any = None,
     """Like :func:`load`, from the bytes of a program file (``Target.program_bytes()``)."""
     if runner is None:
         return Target._from_program_bytes(bytes(data), None, imports)
-    from ._remote import connect
-
     return Target._from_program_bytes(bytes(data), connect(runner))

@@ -38,7 +38,6 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import parse_qs
 
 LOAD, WRITE, READ, RUN, SET, GET, STREAM, INFO, VARS, STOP, AUTH = range(1, 12)
 OK, DATA, CHALLENGE, ERR = 0x80, 0x81, 0x82, 0xEE
@@ -430,55 +429,3 @@ def _authenticate(reader: IO[bytes], writer: IO[bytes], where: str, token: str |
     if kind != OK or not hmac.compare_digest(body, want):
         raise AuthenticationError(f"the runner at {where} accepted us but did not prove it holds the "
                                   "token: not the runner you mean")
-
-
-_TCP_OPTIONS = {"token_file", "insecure_no_auth"}
-
-
-def _tcp(runner: str) -> RemoteDevice:
-    address, _, query = runner[len("tcp://"):].partition("?")
-    host, sep, port = address.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"runner {runner!r}: use tcp://HOST:PORT, e.g. tcp://127.0.0.1:5000")
-    try:
-        options = parse_qs(query, keep_blank_values=True, strict_parsing=bool(query))
-    except ValueError:
-        options = {"": []}  # reported below
-    unknown = set(options) - _TCP_OPTIONS
-    if unknown or any(len(v) != 1 for v in options.values()):
-        raise ValueError(f"runner {runner!r}: the options after ? are token_file=PATH and "
-                         "insecure_no_auth=1, each at most once")
-    insecure = options.get("insecure_no_auth", ["0"])[0]
-    if insecure not in ("0", "1"):
-        raise ValueError(f"runner {runner!r}: insecure_no_auth is 0 or 1")
-    token_file = options.get("token_file", [None])[0]
-    return RemoteDevice.tcp(host.strip("[]"), int(port), token_file=token_file,
-                            insecure_no_auth=insecure == "1")
-
-
-def connect(runner: Any) -> Any:
-    """A device for ``Target(runner=...)``: ``"tcp://HOST:PORT"`` (options
-    ``?token_file=PATH``, ``?insecure_no_auth=1``, joined by ``&``), ``"process"`` (a private
-    child ``copapy-run``), ``"process:/path/to/copapy-run"``, ``"serial:URL"`` (a board
-    running copapy's firmware on a serial port or pyserial URL: ``copapy._serial``), a list: the command that
-    starts a child ``copapy-run`` (``["qemu-arm", "-cpu", "arm1176", "./copapy-run"]``;
-    ``--serve-stdio`` is appended), or any object that already implements the device
-    interface (``arch``, ``install``, ``run``, ``read``, ``write``)."""
-    if isinstance(runner, str):
-        if runner.startswith("tcp://"):
-            return _tcp(runner)
-        if runner == "process" or runner.startswith("process:"):
-            return RemoteDevice.spawn(runner.partition(":")[2] or None)
-        if runner.startswith("serial:"):
-            from ._serial import SerialDevice
-
-            return SerialDevice.open(runner[len("serial:"):])
-        raise ValueError(f"runner {runner!r}: use 'tcp://HOST:PORT', 'process' or 'serial:PYSERIAL_URL'")
-    if isinstance(runner, (list, tuple)):
-        if not runner or not all(isinstance(a, str) for a in runner):
-            raise ValueError(f"runner {runner!r}: a command is a non-empty list of strings")
-        return RemoteDevice.spawn(runner)
-    missing = [m for m in ("arch", "install", "run", "read", "write") if not hasattr(runner, m)]
-    if missing:
-        raise TypeError(f"runner {runner!r} is not a device: it lacks {', '.join(missing)}")
-    return runner

@@ -192,7 +192,7 @@ pub fn grad(y: &Value, wrt: &[Value]) -> Result<Vec<Value>, TraceError> {
             *left -= 1;
             if *left == 0 {
                 let outs = loop_adjoints.remove(&key).unwrap_or_default();
-                let sends = crate::loop_grad::loop_adjoint(l, &outs)?;
+                let sends = crate::loop_grad::loop_adjoint(l, &outs, grad)?;
                 let mut acc = Accumulator {
                     index: &index,
                     relevant: &relevant,

@@ -19,7 +19,6 @@
 //! they are optimised, compiled and differentiated again like any other.
 
 use crate::array;
-use crate::autodiff::grad;
 use crate::graph::{LoopNode, Op, ScalarType, Value};
 use crate::loops::{make_loop, placeholders, substitute};
 use crate::trace::{self, TraceError};
@@ -35,11 +34,17 @@ fn zero_like(v: &Value) -> Result<Value, TraceError> {
     }
 }
 
+/// Reverse-mode gradient of a scalar with respect to values: `crate::autodiff::grad`,
+/// passed in because the body's vector-Jacobian product is itself a gradient (autodiff
+/// calls this module for loops, so this module does not import it back).
+pub(crate) type Gradient = fn(&Value, &[Value]) -> Result<Vec<Value>, TraceError>;
+
 /// The adjoints of `l`'s operands (initial carries, then captured values) given the
 /// adjoints `outs` of its outputs (`None`: zero); `None` where the operand gets nothing.
 pub(crate) fn loop_adjoint(
     l: &LoopNode,
     outs: &[Option<Value>],
+    grad: Gradient,
 ) -> Result<Vec<Option<Value>>, TraceError> {
     let n = l.carries.len();
     let act = active_carries(l, outs);

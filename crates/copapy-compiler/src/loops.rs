@@ -40,14 +40,7 @@ use crate::schedule::{schedule_onto, Scheduler};
 use crate::select::{Class, MissingStencil, Place};
 use crate::trace::TraceError;
 
-/// Where a loop is among a program's steps: the body is `head..back`, `back` the
-/// back-edge step; the body runs `trips` times.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LoopSpan {
-    pub head: usize,
-    pub back: usize,
-    pub trips: u32,
-}
+pub use crate::schedule::LoopSpan;
 
 /// Creation numbers of every placeholder made by [`placeholders`], so that a value
 /// computed inside a body and used outside it is reported, not compiled with a

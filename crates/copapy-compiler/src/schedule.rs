@@ -38,9 +38,18 @@ pub struct Schedule {
     /// Data offset of each arena node that has a slot (`u32::MAX` if none).
     pub slot: Vec<u32>,
     /// The loops among the steps, inner ones included ([`crate::loops`]).
-    pub loops: Vec<crate::loops::LoopSpan>,
+    pub loops: Vec<LoopSpan>,
     /// The imported functions the program calls, with their table entries.
     pub imports: Vec<crate::imports::ImportSlot>,
+}
+
+/// Where a loop is among a program's steps: the body is `head..back`, `back` the
+/// back-edge step; the body runs `trips` times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopSpan {
+    pub head: usize,
+    pub back: usize,
+    pub trips: u32,
 }
 
 pub(crate) const NO_SLOT: u32 = u32::MAX;
@@ -76,7 +85,7 @@ pub(crate) struct Scheduler<'a> {
     /// The carried slots of each loop node, where its outputs live after it.
     pub(crate) loop_slots: FxHashMap<NodeId, Vec<u32>>,
     /// The loops scheduled so far.
-    pub(crate) loops: Vec<crate::loops::LoopSpan>,
+    pub(crate) loops: Vec<LoopSpan>,
     /// Computed nodes whose slot, once they need one, is the given one (a loop body's
     /// next carries that can be updated in place).
     pub(crate) in_place: FxHashMap<NodeId, u32>,

@@ -24,8 +24,8 @@
 use crate::format::{sub, u32_at, Section};
 use crate::{Base, Encoding, FormatError, Patch};
 
-/// The first format version with compact patches.
-pub const COMPACT_VERSION: u16 = 5;
+/// The first format version with compact patches (defined with the other versions).
+pub use crate::format::COMPACT_VERSION;
 /// At most one kind per (encoding, base) pair.
 pub const MAX_KINDS: usize = 2 * Encoding::ALL.len();
 

@@ -41,7 +41,7 @@ use crate::{Arch, ElementType, FormatError, Patch};
 /// `b"CPPY"`: the first four bytes of every program file.
 pub const MAGIC: [u8; 4] = *b"CPPY";
 /// The newest format version this crate reads and writes.
-pub const VERSION: u16 = crate::compact::COMPACT_VERSION;
+pub const VERSION: u16 = COMPACT_VERSION;
 /// The oldest format version this crate reads.
 pub const OLDEST_VERSION: u16 = 2;
 /// The version a program with a byte symbol needs: the first that has byte elements.
@@ -49,6 +49,9 @@ pub const BYTES_VERSION: u16 = 3;
 /// The version a program carrying its instruction bounds needs: the first with the
 /// bounds section (it may hold byte symbols too).
 pub const BOUNDS_VERSION: u16 = 4;
+/// The version whose patches are stored compactly ([`crate::compact`]), and which may
+/// end with an import section ([`crate::imports`]).
+pub const COMPACT_VERSION: u16 = 5;
 
 /// The version a file holding symbols of these element types, and instruction bounds
 /// or not, is written in: the oldest that can hold them, so runners that predate byte
@@ -59,7 +62,7 @@ pub const BOUNDS_VERSION: u16 = 4;
 /// bounds) are still read ([`version_accepted`]).
 pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: bool) -> u16 {
     if has_bounds {
-        crate::compact::COMPACT_VERSION
+        COMPACT_VERSION
     } else if types.any(|t| t == ElementType::Byte) {
         BYTES_VERSION
     } else {
@@ -69,7 +72,7 @@ pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: boo
 /// Whether a file of version `found` may hold what calls for version `needed`
 /// ([`version_for`]): the same version, or a version 4 file where 5 is written now.
 pub fn version_accepted(found: u16, needed: u16) -> bool {
-    found == needed || (found == BOUNDS_VERSION && needed == crate::compact::COMPACT_VERSION)
+    found == needed || (found == BOUNDS_VERSION && needed == COMPACT_VERSION)
 }
 
 /// Size of the fixed header.

@@ -16,7 +16,7 @@ use crate::format::{sub, u32_at};
 use crate::FormatError;
 
 /// The first format version with the import section.
-pub const IMPORTS_VERSION: u16 = crate::compact::COMPACT_VERSION;
+pub const IMPORTS_VERSION: u16 = crate::format::COMPACT_VERSION;
 /// Size of an import record before its name and signature.
 pub const IMPORT_RECORD_BYTES: usize = 8;
 /// Bytes of one import-table entry in data memory (a pointer on every target).

@@ -746,7 +746,7 @@ pub(crate) fn resolve_placement<'py>(
     let runner = match runner {
         None => None,
         Some(r) => Some(
-            py.import(intern!(py, "copapy._remote"))?
+            py.import(intern!(py, "copapy._connect"))?
                 .getattr(intern!(py, "connect"))?
                 .call1((r,))?,
         ),
