@@ -101,14 +101,23 @@ pub fn call(name: &str, args: &[Value], result: Option<ScalarType>) -> Result<Va
 
 /// The call nodes reachable from `outputs`, oldest (first traced) first.
 pub fn calls_in_trace_order(outputs: &[Value]) -> Vec<Value> {
+    let mut calls = calls_traced_since(outputs, 0);
+    calls.sort_by_key(Value::seq);
+    calls
+}
+
+/// The call nodes below `roots` among those traced since creation number `first_seq`
+/// (older nodes are not walked), in no particular order. `crate::loops::make_loop` uses
+/// it to find calls traced inside a loop body.
+pub fn calls_traced_since(roots: &[Value], first_seq: u64) -> Vec<Value> {
     if !CALLS_TRACED.load(Ordering::Relaxed) {
         return Vec::new();
     }
     let mut seen: FxHashSet<usize> = FxHashSet::default();
-    let mut stack: Vec<&Value> = outputs.iter().collect();
+    let mut stack: Vec<&Value> = roots.iter().collect();
     let mut calls = Vec::new();
     while let Some(v) = stack.pop() {
-        if !seen.insert(v.id()) {
+        if v.seq() < first_seq || !seen.insert(v.id()) {
             continue;
         }
         if let NodeKind::Array(n) = v.kind() {
@@ -120,7 +129,6 @@ pub fn calls_in_trace_order(outputs: &[Value]) -> Vec<Value> {
         // the loop (a body itself never calls, see `crate::loops::make_loop`)
         stack.extend(v.operands());
     }
-    calls.sort_by_key(Value::seq);
     calls
 }
 

@@ -366,7 +366,8 @@ pub fn make_loop(
     }
     // a call traced in the body but not reading a carry would otherwise be captured as
     // loop-invariant and run once instead of once per trip
-    if calls_inside(&body_nexts, first_seq) || calls_inside(&captures.outer, first_seq) {
+    let traced_in_body: Vec<Value> = body_nexts.iter().chain(&captures.outer).cloned().collect();
+    if !crate::imports::calls_traced_since(&traced_in_body, first_seq).is_empty() {
         return Err(error(
             "the loop body calls an imported function (cp.extern): calls inside a compiled \
              loop are not supported yet; call it before or after the loop, or unroll the \
@@ -388,25 +389,6 @@ pub fn make_loop(
     Ok((0..carries.len() as u32)
         .map(|k| Value::new(carries[k as usize].ty(), NodeKind::Loop(node.clone(), k)))
         .collect())
-}
-
-/// Whether the graph below `roots`, among the nodes traced since `first_seq` (the
-/// body's), calls an imported function.
-fn calls_inside(roots: &[Value], first_seq: u64) -> bool {
-    let mut seen: FxHashSet<usize> = FxHashSet::default();
-    let mut stack: Vec<&Value> = roots.iter().collect();
-    while let Some(v) = stack.pop() {
-        if v.seq() < first_seq || !seen.insert(v.id()) {
-            continue;
-        }
-        if let NodeKind::Array(n) = v.kind() {
-            if matches!(n.op, crate::graph::ArrayOp::Call { .. }) {
-                return true;
-            }
-        }
-        stack.extend(v.operands());
-    }
-    false
 }
 
 impl Scheduler<'_> {
