@@ -39,7 +39,7 @@ use crate::convert::{number, number_bits, to_python, type_name, Number};
 use crate::device::Device;
 use crate::numpy_buffer::{self, Buffer, Direct, Elem, OutDtype};
 use crate::spec_cache::SpecCache;
-use crate::target::{compile_for, compile_values, make_device_with_imports, resolve_placement};
+use crate::target::{compile_for, compile_values, make_device, resolve_placement};
 use crate::value::PyValue;
 use crate::walk;
 
@@ -903,15 +903,13 @@ fn compile_placed(
             let runner = runner.as_ref().map(|r| PyString::new(py, r).into_any());
             let (spec, connected) = resolve_placement(py, arch, runner.as_ref())?;
             let compiled = compile_for(spec, outputs, &[], &[])?;
-            let device = match connected {
-                Some(d) => Device::python(py, d.unbind(), &compiled.program)?,
-                None => make_device_with_imports(
-                    py,
-                    spec,
-                    &compiled.program,
-                    imports.as_ref().map(|d| d.bind(py)),
-                )?,
-            };
+            let device = make_device(
+                py,
+                spec,
+                &compiled.program,
+                connected.map(Bound::unbind),
+                imports.as_ref().map(|d| d.bind(py)),
+            )?;
             // the data as installed: the loader filled the import table (cp.extern), and a
             // call writes this copy back whole
             let mut data = compiled.program.data.clone();

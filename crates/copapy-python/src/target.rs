@@ -70,15 +70,20 @@ pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled,
     Ok((compiled, program))
 }
 
-/// The device that runs programs for `target`: host memory for the host's own
-/// target, the emulator (`copapy._emulator`) for any other.
-/// `imports`: the Python callables that serve the program's imports (`cp.extern`).
-pub(crate) fn make_device_with_imports(
+/// The device that runs `program` for `target`: the connected `runner` if there is one
+/// (it resolves imports itself), else host memory for the host's own target and the
+/// emulator (`copapy._emulator`) for any other, with `imports`, the Python callables
+/// that serve the program's imports (`cp.extern`).
+pub(crate) fn make_device(
     py: Python<'_>,
     target: &'static TargetSpec,
     program: &Program,
+    runner: Option<Py<PyAny>>,
     imports: Option<&Bound<'_, pyo3::types::PyDict>>,
 ) -> PyResult<Device> {
+    if let Some(r) = runner {
+        return Device::python(py, r, program);
+    }
     if Some(target.arch) == Arch::host() {
         return Device::host_with_imports(program, imports);
     }
@@ -880,15 +885,13 @@ impl Target {
             .program
             .validate()
             .map_err(|e| PyRuntimeError::new_err(format!("compiled program is invalid: {e}")))?;
-        let device = match runner {
-            Some(r) => Device::python(py, r, &compiled.program)?,
-            None => make_device_with_imports(
-                py,
-                spec,
-                &compiled.program,
-                imports.as_ref().map(|d| d.bind(py)),
-            )?,
-        };
+        let device = make_device(
+            py,
+            spec,
+            &compiled.program,
+            runner,
+            imports.as_ref().map(|d| d.bind(py)),
+        )?;
         let mut vars = FxHashMap::default();
         let mut keep = Vec::with_capacity(outputs.len() + compiled.inputs.len());
         for (v, &offset) in outputs.iter().zip(&compiled.outputs) {
@@ -1197,10 +1200,13 @@ impl Target {
                 None => "the program's architecture has no copapy target".to_string(),
             })
         })?;
-        let device = match &runner {
-            Some(r) => Device::python(py, r.clone_ref(py), &program)?,
-            None => make_device_with_imports(py, spec, &program, imports)?,
-        };
+        let device = make_device(
+            py,
+            spec,
+            &program,
+            runner.as_ref().map(|r| r.clone_ref(py)),
+            imports,
+        )?;
         Ok(Target {
             spec,
             runner,
