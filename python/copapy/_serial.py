@@ -27,7 +27,7 @@ import struct
 import time
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import parse_qsl, urlencode
 
 from ._remote import ERR, INFO, OK, RemoteDevice, RunnerError
@@ -225,38 +225,62 @@ class SerialDevice(RemoteDevice):
             self._pending_buf += chunk
 
     def _receive(self) -> tuple[int, bytes]:
+        """The reply to the pending request. A rejection (an ERR of seq 0) may be for this
+        request or for noise the board took for a frame before it, and bytes that are no
+        intact frame may be noise on the way back or the reply damaged; either way it sends
+        a probe: the board answers in order, so if the probe's reply comes first, the
+        request (or its reply) was the frame lost."""
+        rejections: list[str] = []
+        damaged = False
+        probe = 0
         while True:
             got = unframe(self._read_frame())
-            if got is None:
-                self._dirty = True
-                raise LinkError(f"{self._where}: a reply arrived corrupted (CRC mismatch or cut short); "
-                                "the request may or may not have been carried out")
+            if got is None or (got[0] == SEQ_REJECTED and got[1] == ERR):
+                if got is None:
+                    damaged = True
+                else:
+                    rejections.append(got[2].decode(errors="replace"))
+                probe = probe or self._send_probe()
+                continue
             seq, kind, payload = got
-            if seq == SEQ_REJECTED and kind == ERR:
-                self._dirty = True
-                if b"larger than" in payload:  # intact perhaps, but no room for it
-                    raise FirmwareError(f"{self._where}: {payload.decode(errors='replace')}; nothing "
-                                        "was carried out")
-                raise LinkError(f"{self._where}: the board rejected a corrupted frame "
-                                f"({payload.decode(errors='replace')}); nothing was carried out")
             if seq == self._pending:
+                # the probe's reply and the rejection of its spoiler are still to come
+                self._dirty = self._dirty or probe != 0
                 return kind, payload
+            if probe and seq == probe:
+                self._lost(rejections, damaged)
             # a late reply to an earlier request: not ours
 
+    def _lost(self, rejections: list[str], damaged: bool) -> NoReturn:
+        """Raises what became of a request whose reply never came intact."""
+        too_large = [r for r in rejections if "larger than" in r]
+        if too_large:  # intact perhaps, but no room for it
+            raise FirmwareError(f"{self._where}: {too_large[0]}; nothing was carried out")
+        if damaged or not rejections:
+            raise LinkError(f"{self._where}: a reply arrived corrupted (CRC mismatch or cut short); "
+                            "the request may or may not have been carried out")
+        raise LinkError(f"{self._where}: the board rejected a corrupted frame ({rejections[0]}); "
+                        "nothing was carried out")
+
+    def _send_probe(self) -> int:
+        """Spoils and ends whatever partial frame the board holds, then sends an INFO; its
+        seq. (A frame whose 0x00 was lost on the line would otherwise be completed, intact,
+        by the next 0x00 and carried out late: the 0x01 0x01 make its CRC check fail.)"""
+        seq = self._next_seq()
+        wire = b"\1\1\0" + frame(seq, INFO, b"")  # one write: one TCP segment
+        self._port.write(wire)
+        self._port.flush()
+        deadline = self._deadline
+        self._start_waiting(len(wire))
+        self._deadline = max(deadline, self._deadline)  # a long run's reply may still be due
+        return seq
+
     def _resync(self) -> None:
-        """Spoils and ends whatever partial frame the board holds, then exchanges INFO until
-        its reply comes back intact, dropping everything before it. (A frame whose 0x00
-        was lost on the line would otherwise be completed, intact, by the next 0x00 and
-        carried out late: the 0x01 0x01 make its CRC check fail.)"""
+        """Exchanges probes until one's reply comes back intact, dropping everything before
+        it."""
         self._dirty = False
-        spoil = b"\1\1\0"
         for _ in range(2):
-            self._pending = self._next_seq()
-            wire = spoil + frame(self._pending, INFO, b"")  # one write: one TCP segment
-            self._port.write(wire)
-            self._port.flush()
-            self._start_waiting(len(wire))
-            spoil = b""
+            self._pending = self._send_probe()
             try:
                 while True:
                     got = unframe(self._read_frame())

@@ -21,11 +21,13 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import copapy as cp
@@ -39,8 +41,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_firmware_boards import firmwares  # noqa: F401 - the fixture that builds them
 
-sys.path.insert(0, str(ROOT / "examples"))  # serial_board's plant and loop
-OUT = ROOT / "target" / "firmware-boards"
+sys.path.insert(0, str(ROOT / "examples"))
+import serial_board as example  # noqa: E402 - the plant, the loop and the QEMU command
 
 if TARGET:
     pytest.skip("independent of COPAPY_TEST_TARGET: boots both firmwares in the main pass",
@@ -50,15 +52,9 @@ if TARGET:
 @dataclass(frozen=True)
 class Board:
     arch: str
-    elf: str
-    qemu: list[str]
 
 
-BOARDS = [
-    Board("cortex-m4", "mps2-an386.elf",
-          ["qemu-system-arm", "-M", "mps2-an386", "-semihosting-config", "enable=on,target=native"]),
-    Board("riscv32", "virt-rv32.elf", ["qemu-system-riscv32", "-M", "virt", "-bios", "none"]),
-]
+BOARDS = [Board("cortex-m4"), Board("riscv32")]
 
 
 # ------------------------------------------------------------------ QEMU and the fault proxy
@@ -70,16 +66,16 @@ def _free_port() -> int:
 
 
 class Qemu:
-    """One firmware under qemu-system, its UART on a TCP server socket (one client at a time)."""
+    """One firmware under qemu-system (examples/serial_board.py's command): its link UART on
+    a TCP server socket (one client at a time), its actuator UART into a file."""
 
     def __init__(self, board: Board) -> None:
-        qemu = shutil.which(board.qemu[0])
-        assert qemu, f"{board.qemu[0]} not found: scripts/setup.sh installs QEMU"
         self.port = _free_port()
-        self.proc = subprocess.Popen(
-            [qemu, *board.qemu[1:], "-display", "none", "-monitor", "none", "-kernel", str(OUT / board.elf),
-             "-serial", f"tcp:127.0.0.1:{self.port},server=on,wait=off,nodelay=on"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.actuator = Path(tempfile.mkdtemp()) / "actuator.bin"
+        command = example.qemu_command(board.arch, self.port, self.actuator)
+        assert shutil.which(command[0]), f"{command[0]} not found: scripts/setup.sh installs QEMU"
+        self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while True:  # QEMU listens once it has started
             try:
@@ -93,18 +89,25 @@ class Qemu:
     def url(self, port: int | None = None, timeout: float = 10) -> str:
         return f"serial:socket://127.0.0.1:{port or self.port}?timeout={timeout:g}"
 
+    def actuator_values(self) -> list[int]:
+        """Every value the firmware's actuator UART carried so far."""
+        return example.actuator_values(self.actuator)
+
     def close(self) -> None:
         self.proc.kill()
         self.proc.wait()
         assert self.proc.stderr is not None
         self.proc.stderr.close()
+        shutil.rmtree(self.actuator.parent)
 
 
 class FaultyLine:
     """A TCP proxy for one client: bytes pass frame by frame (a frame ends with 0x00), and
     the next frame in a direction ("up": to the board, "down": back) gets the fault queued
-    for it: ("flip", i, bit), ("drop", i) or ("cut", i) (only bytes before i pass, without
-    the delimiter: the line went silent mid-frame). i counts from the frame's first byte;
+    for it: ("flip", i, bit), ("drop", i), ("cut", i) (only bytes before i pass, without
+    the delimiter: the line went silent mid-frame), ("insert", i, noise) (bytes inserted
+    at i) or ("between", noise) (noise and a 0x00 go first: noise between two frames, ended
+    by the next frame's leading 0x00). i counts from the frame's first byte;
     i == len(frame) is its delimiter. Empty frames (a lone 0x00) pass untouched."""
 
     def __init__(self, board_port: int) -> None:
@@ -148,7 +151,11 @@ class FaultyLine:
 
     @staticmethod
     def _damage(wire: bytes, fault: tuple[Any, ...]) -> bytes:
+        if fault[0] == "between":
+            return fault[1] + b"\0" + wire
         kind, at = fault[0], min(fault[1], len(wire) - 1)
+        if kind == "insert":
+            return wire[:at] + fault[2] + wire[at:]
         if kind == "flip":
             return wire[:at] + bytes([wire[at] ^ (1 << fault[2])]) + wire[at + 1:]
         if kind == "drop":
@@ -364,12 +371,13 @@ def test_any_fault_on_a_write_leaves_the_old_or_the_new_value(
     board, proxy, device = line
     tg, n = _load_counter(device, board.arch, 1)
 
-    @settings(max_examples=12, deadline=None)
-    @given(way=st.sampled_from(["up", "down"]), kind=st.sampled_from(["flip", "drop", "cut"]),
-           at=st.integers(0, 40), bit=st.integers(0, 7), new=st.integers(-1000, 1000))
-    def one_fault(way: str, kind: str, at: int, bit: int, new: int) -> None:
+    @settings(max_examples=16, deadline=None)
+    @given(way=st.sampled_from(["up", "down"]), kind=st.sampled_from(["flip", "drop", "cut", "insert"]),
+           at=st.integers(0, 40), bit=st.integers(0, 7), noise=st.binary(min_size=1, max_size=8),
+           new=st.integers(-1000, 1000))
+    def one_fault(way: str, kind: str, at: int, bit: int, noise: bytes, new: int) -> None:
         old = tg.read_value(n)
-        proxy.add(way, kind, at, bit)
+        proxy.add(way, kind, at, noise if kind == "insert" else bit)
         try:
             tg.write_value(n, new)
             failed = False
@@ -387,15 +395,59 @@ def test_any_fault_on_a_write_leaves_the_old_or_the_new_value(
     one_fault()
 
 
+def test_noise_between_frames_is_skipped(line: tuple[Board, FaultyLine, SerialDevice]) -> None:
+    """Noise on the line between frames, either way, costs a probe, never a request: the
+    board rejects the noise as a frame of its own, and both ends go on at the next 0x00."""
+    board, proxy, device = line
+    tg, n = _load_counter(device, board.arch, 1)
+
+    @settings(max_examples=16, deadline=None)
+    @given(way=st.sampled_from(["up", "down"]), noise=st.binary(min_size=1, max_size=64),
+           new=st.integers(-1000, 1000))
+    def noisy_write(way: str, noise: bytes, new: int) -> None:
+        proxy.add(way, "between", noise)
+        tg.write_value(n, new)
+        assert not proxy.faults[way], "the noise went out"
+        assert tg.read_value(n) == new
+        tg.run()
+        assert tg.read_value(n) == new + 1
+
+    noisy_write()
+
+
+def test_an_oversize_program_is_refused_and_the_old_one_goes_on(qemu: tuple[Board, Qemu]) -> None:
+    """A program file larger than the firmware's 64 KiB receive buffer: a clear error, and
+    the program loaded before runs on; so does a program for another architecture."""
+    board, q = qemu
+    device = SerialDevice.open(q.url(timeout=20)[len("serial:"):])
+    try:
+        tg, n = _load_counter(device, board.arch, 3)
+        tg.run()
+        table = cp.array(np.arange(4200, dtype=F32))  # 16 bytes of file per element
+        here = cp.Target(board.arch)
+        here.compile(table + 1.0)
+        assert 64 * 1024 < len(here.program_bytes()) < 70 * 1024
+        with pytest.raises(FirmwareError, match="larger than the firmware's buffer.*nothing was carried out"):
+            cp.Target(board.arch, runner=device).compile(table + 1.0)
+        with pytest.raises(FirmwareError) as e:
+            device.install(_other_arch_program(board))
+        assert e.value.code == -5
+        tg.run()
+        assert tg.read_value(n) == 6
+    finally:
+        device.close()
+
+
 # ------------------------------------------------------------------ the board's imports
 
 KP, KI, DT = F32(1.5), F32(4.0), F32(0.05)
 
 
-def _pi_reference(steps: int) -> list[tuple[float, float]]:
+def _pi_reference(steps: int) -> tuple[list[tuple[float, float]], list[int]]:
     """The PI loop of examples/serial_board.py in NumPy float32, with the plant of
-    firmware/common/io.c (integer millivolts, C's truncating division)."""
-    register, y_mv, integral, rows = 0, 0, F32(0.0), []
+    firmware/common/io.c (integer millivolts, C's truncating division): (measured, duty)
+    after each step, and the value the actuator sends in each."""
+    register, y_mv, integral, rows, sent = 0, 0, F32(0.0), [], []
     for _ in range(steps):
         y_mv += int((register - y_mv) / 8)
         measured = F32(y_mv) / F32(1000.0)
@@ -405,22 +457,35 @@ def _pi_reference(steps: int) -> list[tuple[float, float]]:
         scaled = duty * F32(1000.0)
         register = 0 if not scaled > 0 else min(int(scaled), 1_000_000)
         rows.append((float(measured), float(duty)))
-    return rows
+        sent.append(register)
+    return rows, sent
 
 
 def test_pi_loop_with_the_boards_sensor_and_actuator_matches_the_host(qemu: tuple[Board, Qemu]) -> None:
-    """Sensor and actuator are the firmware's imports on a timer register; the same loop on
-    this machine with Python imports (examples/serial_board.py's Plant) and NumPy agree."""
+    """The firmware's actuator sends on a UART of its own (QEMU writes its bytes into a
+    file read here); the same loop on this machine with Python imports
+    (examples/serial_board.py's Plant) and NumPy agree with what the board computed and
+    with what its actuator UART carried."""
     board, q = qemu
-    import serial_board as example
-
+    already = len(q.actuator_values())
     on_board = example.closed_loop(cp.Target(board.arch, runner=q.url()))
+    sent = q.actuator_values()[already:]
     plant = example.Plant()
     on_host = example.closed_loop(cp.Target("native", imports={"adc_read": plant.adc_read,
                                                                "pwm_write": plant.pwm_write}))
-    reference = _pi_reference(example.STEPS)
+    reference, reference_sent = _pi_reference(example.STEPS)
     assert on_board == reference == on_host
-    assert on_board[-1][0] != 0.0, "the actuator register drove the plant"
+    assert sent == reference_sent == plant.written
+    assert on_board[-1][0] != 0.0, "the actuator drove the plant"
+    # a periodic run drives the actuator from the board's timer: one value per step
+    device = SerialDevice.open(q.url()[len("serial:"):])
+    try:
+        example.closed_loop(cp.Target(board.arch, runner=device), steps=0)
+        already = len(q.actuator_values())
+        device.run_periodic(example.STEPS, 0.0005)
+        assert q.actuator_values()[already:] == reference_sent
+    finally:
+        device.close()
 
 
 def test_the_board_timer_import_counts_up_and_missing_imports_are_named(qemu: tuple[Board, Qemu]) -> None:
@@ -453,9 +518,10 @@ def test_the_serial_board_example() -> None:
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[-1] == "board and host agree bit for bit"
-    reference = _pi_reference(60)
-    for line, step in zip(lines[:-1], range(9, 60, 10), strict=True):
+    reference, sent = _pi_reference(60)
+    assert lines[-2:] == [f"the actuator UART carried the host's 60 values, last {sent[-1]}",
+                          "board and host agree bit for bit"]
+    for line, step in zip(lines[:-2], range(9, 60, 10), strict=True):
         assert line == f"step {step + 1}: measured {reference[step][0]!r} duty {reference[step][1]!r}"
 
 
