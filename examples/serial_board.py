@@ -139,7 +139,7 @@ def main() -> None:
         sys.exit("board and host DIFFER")
     if written is not None:
         if written != plant.written:
-            sys.exit(f"the actuator UART carried {written[:5]}..., the host's actuator got {plant.written[:5]}...")
+            sys.exit(f"the actuator UART carried {written[:5]}..., the host's got {plant.written[:5]}...")
         print(f"the actuator UART carried the host's {len(written)} values, last {written[-1]}")
     print("board and host agree bit for bit")
 

@@ -340,6 +340,18 @@ class SerialDevice(RemoteDevice):
         self._check_program()
         super().write(offset, data)
 
+    # -- what the firmware leaves to the Target: names live on the Python side -----------
+
+    def variables(self) -> list[str]:
+        raise NotImplementedError(f"{self._where}: the firmware keeps no variable names (it serves LOAD, "
+                                  "WRITE, READ, RUN, PERIODIC, INFO and STOP); use Target.variables() "
+                                  "on the Target this device runs")
+
+    def stream(self, n: int, names: list[str]) -> list[bytes]:
+        raise NotImplementedError(f"{self._where}: the firmware does not stream variables by name; run "
+                                  "steps with Target.run() or run_periodic() and read with "
+                                  "Target.read_value()")
+
     # -- what only the firmware does ---------------------------------------------------------
 
     def run_periodic(self, steps: int, period: float) -> PeriodicReport:

@@ -261,6 +261,66 @@ def test_math_arrays_and_state_over_the_link(qemu: tuple[Board, Qemu]) -> None:
     assert abs(got[0][1] - (math.sin(2.0) + math.cos(3.14159))) < 1e-5
 
 
+def _api_session(tg: cp.Target, load: Any) -> list[Any]:
+    """Every part of the Target API a program on a device uses, in one session: compile
+    with names and updates, run, read and write by value, by name, in containers and
+    arrays, variables(), imports(), the instruction bounds, and the saved file loaded
+    again (``load(bytes)``) and run by name."""
+    a = cp.value(1.5, name="a")
+    k = cp.value(3, name="k")
+    xs = cp.array([1.0, 2.0, 3.0, 4.0])
+    v = cp.vector([cp.value(0.5), cp.value(-1.0), cp.value(2.0)])
+    acc = cp.value(0.0, name="acc")
+    y = xs * a + 1.0
+    m = v.magnitude() * a
+    big = k > 4
+    tg.compile(y, m, big, names={"y": y, "m": m, "big": big}, updates={acc: acc + a, k: k + 1})
+    seen: list[Any] = [tg.variables(), tg.imports(), tg.max_instructions(), tg.program_bytes()]
+    for step in range(3):
+        tg.run()
+        seen.append(tg.read_value({"y": y, "m": m, "big": big, "acc": acc, "k": k}))
+        tg.write_value(a, 0.25 * step - 1.0)
+    tg.write_value("a", 2.0)
+    tg.write_value(xs, np.array([-1.0, 0.5, 8.0, 1e30], dtype=F32))
+    tg.write_value([v], [[3.0, 4.0, 12.0]])
+    tg.run()
+    seen += [tg.read_value([y, m, big, acc, k]), tg.read_value("y"), tg.read_value(("acc", "k")),
+             list(tg.read_value(v)), tg.read_value(xs)]
+    again = load(tg.program_bytes())
+    again.write_value("a", -3.0)
+    again.run()
+    seen += [again.read_value("y"), again.read_value("acc"), again.read_value("k"), again.variables()]
+    return seen
+
+
+def test_the_target_api_over_the_link_matches_the_host(qemu: tuple[Board, Qemu]) -> None:
+    """The same session over the link and in this board's emulator (cp.Target(arch)): the
+    same results, and the same program files; the values checked against NumPy."""
+    board, q = qemu
+    device = SerialDevice.open(q.url()[len("serial:"):])  # QEMU's socket takes one client
+    try:
+        over_link = _api_session(cp.Target(board.arch, runner=device), lambda b: cp.loads(b, runner=device))
+    finally:
+        device.close()
+    emulated = _api_session(cp.Target(board.arch), cp.loads)
+    assert [_bits_tree(x) for x in over_link] == [_bits_tree(x) for x in emulated]
+    y1, m1, big1, acc1, k1 = over_link[4]  # read by name
+    assert y1 == list(np.array([1.0, 2.0, 3.0, 4.0], dtype=F32) * F32(1.5) + F32(1.0))
+    assert m1 == np.sqrt(F32(5.25)) * F32(1.5)
+    assert (big1, acc1, k1) == (False, 1.5, 4)
+    xs = np.array([-1.0, 0.5, 8.0, 1e30], dtype=F32)
+    assert over_link[7] == [list(xs * F32(2.0) + F32(1.0)), F32(13.0) * F32(2.0), True, 1.75, 7]
+    assert over_link[12:15] == [list(xs * F32(-3.0) + F32(1.0)), 1.75 - 3.0, 8]
+
+
+def _bits_tree(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _bits_tree(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_bits_tree(v) for v in x]
+    return _bits(x)
+
+
 def test_jit_over_the_link(qemu: tuple[Board, Qemu]) -> None:
     board, _ = qemu
     own = Qemu(board)  # a jit specialisation opens its own connection: a board of its own
@@ -548,7 +608,11 @@ def test_the_firmware_refuses_bad_requests_with_clear_errors(qemu: tuple[Board, 
         with pytest.raises(FirmwareError, match="outside the program's data memory"):
             device.read(0, 1 << 20)
         with pytest.raises(FirmwareError, match="unknown request kind"):
+            device._call(0x09)  # VARS: names live with the Target
+        with pytest.raises(NotImplementedError, match="Target.variables"):
             device.variables()
+        with pytest.raises(NotImplementedError, match="read_value"):
+            device.stream(1, ["a"])
         device.run()
     finally:
         device.close()
