@@ -26,14 +26,11 @@ import re
 import struct
 import time
 import zlib
-from dataclasses import dataclass
 from typing import Any, NoReturn
 from urllib.parse import parse_qsl, urlencode
 
-from ._remote import ERR, INFO, OK, RemoteDevice, RunnerError
+from ._remote import ERR, INFO, OK, PeriodicReport, RemoteDevice, RunnerError
 
-#: Runs steps at a fixed period from the board's timer (not served by copapy-run over TCP).
-PERIODIC = 0x0C
 #: The seq of the firmware's reply to a frame that did not arrive intact.
 SEQ_REJECTED = 0
 DEFAULT_BAUDRATE = 115200
@@ -55,20 +52,6 @@ class FirmwareError(RunnerError):
     def __init__(self, message: str, code: int | None = None) -> None:
         super().__init__(message)
         self.code = code
-
-
-@dataclass(frozen=True)
-class PeriodicReport:
-    """What :meth:`SerialDevice.run_periodic` measured on the board's timer."""
-
-    steps: int
-    #: steps that ended after the next deadline (that deadline was then skipped)
-    overruns: int
-    #: deadlines skipped for overruns
-    skipped: int
-    #: largest and mean lateness of a step's start after its deadline, in seconds
-    late_max: float
-    late_mean: float
 
 
 def cobs_encode(data: bytes) -> bytes:
@@ -355,13 +338,8 @@ class SerialDevice(RemoteDevice):
     # -- what only the firmware does ---------------------------------------------------------
 
     def run_periodic(self, steps: int, period: float) -> PeriodicReport:
-        """Runs ``steps`` steps, one every ``period`` seconds on the board's timer (absolute
-        deadlines, the first one period from now), and returns the lateness it measured.
-        Waits for the whole run: give ``?timeout=`` in the URL for runs longer than it."""
-        period_us = round(period * 1e6)
-        if not 0 <= steps < 1 << 32 or not 1 <= period_us < 1 << 32:
-            raise ValueError("steps is 0 to 2**32-1 and period at least 1 microsecond")
+        """Runs ``steps`` steps, one every ``period`` seconds on the board's timer (see
+        :meth:`RemoteDevice.run_periodic`). Waits for the whole run: give ``?timeout=`` in
+        the URL for runs longer than it."""
         self._check_program()
-        body = self._call(PERIODIC, struct.pack("<II", steps, period_us))
-        done, overruns, skipped, late_max, late_mean = struct.unpack("<5I", body)
-        return PeriodicReport(done, overruns, skipped, late_max * 1e-9, late_mean * 1e-9)
+        return super().run_periodic(steps, period)

@@ -431,7 +431,7 @@ def test_any_fault_on_a_write_leaves_the_old_or_the_new_value(
     board, proxy, device = line
     tg, n = _load_counter(device, board.arch, 1)
 
-    @settings(max_examples=16, deadline=None)
+    @settings(max_examples=12, deadline=None)
     @given(way=st.sampled_from(["up", "down"]), kind=st.sampled_from(["flip", "drop", "cut", "insert"]),
            at=st.integers(0, 40), bit=st.integers(0, 7), noise=st.binary(min_size=1, max_size=8),
            new=st.integers(-1000, 1000))
@@ -475,9 +475,11 @@ def test_noise_between_frames_is_skipped(line: tuple[Board, FaultyLine, SerialDe
     noisy_write()
 
 
+@pytest.mark.parametrize("qemu", BOARDS[:1], ids=[BOARDS[0].arch], indirect=True)
 def test_an_oversize_program_is_refused_and_the_old_one_goes_on(qemu: tuple[Board, Qemu]) -> None:
     """A program file larger than the firmware's 64 KiB receive buffer: a clear error, and
-    the program loaded before runs on; so does a program for another architecture."""
+    the program loaded before runs on; so does a program for another architecture. (One
+    board: the receive path is link.c's on both, and the 67 KB take QEMU's UART seconds.)"""
     board, q = qemu
     device = SerialDevice.open(q.url(timeout=20)[len("serial:"):])
     try:
