@@ -7,8 +7,8 @@ import math
 import re
 import subprocess
 import sys
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
