@@ -4,13 +4,16 @@ qemu-system with their UART on a TCP socket, driven from Python with
 port is driven with ``serial:/dev/ttyACM0``.
 
 Programs' results are compared with NumPy float32 / int32 (refsem) and with the same
-program compiled for this machine. A fault-injecting TCP proxy between the client and
-QEMU flips bits, drops bytes and cuts frames in either direction: each fault is a clear
-error, nothing of a damaged frame is carried out (a program received in part never
-runs), and the session goes on.
+program compiled for this machine or run in its emulator. A fault-injecting TCP proxy
+between the client and QEMU flips bits, drops bytes, inserts noise and cuts frames in
+either direction: each fault is a clear error, nothing of a damaged frame is carried out
+(a program received in part never runs), noise between frames is skipped, and the
+session goes on. The firmware's actuator UART goes to a file (examples/serial_board.py's
+QEMU command), so what the board's actuator sent is checked on the wire's far side.
 
 Like test_firmware_boards.py it names its targets itself, so it runs in the main pass
-only (scripts/test.sh repeats the suite under COPAPY_TEST_TARGET).
+only (scripts/test.sh repeats the suite under COPAPY_TEST_TARGET). Each firmware boots
+once for the module (the jit test boots its own: a specialisation opens its own port).
 """
 
 from __future__ import annotations
