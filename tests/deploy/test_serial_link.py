@@ -348,6 +348,8 @@ def test_periodic_run_reports_its_lateness(qemu: tuple[Board, Qemu]) -> None:
         report = device.run_periodic(40, 0.0005)
         assert tg.read_value(acc) == 40 * 3
         assert report.steps == 40
+        device.run_steps(1000)  # RUN N: one request, N steps on the board
+        assert tg.read_value(acc) == 1040 * 3
         assert 0 <= report.overruns <= report.skipped
         assert 0 <= report.late_mean <= report.late_max
         with pytest.raises(ValueError, match="period"):
