@@ -32,7 +32,7 @@ pub struct PeriodicReport {
 }
 
 /// Longest single sleep: a longer wait asks `keep_going` between slices of this.
-const SLICE_NS: u64 = 10_000_000;
+pub const SLICE_NS: u64 = 10_000_000;
 
 /// Runs one step every `period_ns`, the first one period from now, until `end`, or
 /// until `keep_going` (asked before each step's wait and every [`SLICE_NS`] of it, e.g.
