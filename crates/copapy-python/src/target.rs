@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
-use copapy_compiler::compile::{compile_with_run_outputs, CompileError};
+use copapy_compiler::finish;
 use copapy_compiler::targets::{Backend, Target as TargetSpec};
 use copapy_compiler::{array, ScalarType, Value};
 use copapy_program::{Arch, InstructionBounds, Program, Symbol};
@@ -46,26 +46,27 @@ fn host_target() -> PyResult<&'static TargetSpec> {
         })
 }
 
-/// Compiles `outputs`, with `updates` stored at the end of every run.
+/// Compiles `outputs` into a finished program (no symbols: `@cp.jit` keeps its own
+/// map of where each argument and result lives).
 pub(crate) fn compile_for(
     target: &'static TargetSpec,
     outputs: &[Value],
-    updates: &[(Value, Value)],
-    run_outputs: &[usize],
 ) -> PyResult<copapy_compiler::Compiled> {
-    let be = backend(target)?;
-    let compiled = compile_with_run_outputs(&be.db, &be.table, outputs, updates, run_outputs);
-    let mut compiled = compiled.map_err(|e| match e {
-        CompileError::Missing(_) | CompileError::Link(_) => PyRuntimeError::new_err(e.to_string()),
-        e => PyValueError::new_err(e.to_string()),
-    })?;
-    compiled.program.features = target.features.0;
-    Ok(compiled)
+    finish::finish(
+        target,
+        finish::Request {
+            outputs: outputs.to_vec(),
+            variables: Vec::new(),
+            updates: Vec::new(),
+            name_of: &|_| None,
+        },
+    )
+    .map_err(symbols::finish_error)
 }
 
 /// Compiles `outputs` with the native stencils and loads the program.
 pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled, LoadedProgram)> {
-    let compiled = compile_for(host_target()?, outputs, &[], &[])?;
+    let compiled = compile_for(host_target()?, outputs)?;
     let program = LoadedProgram::load(&compiled.program).map_err(crate::device::load_error)?;
     Ok((compiled, program))
 }
@@ -346,12 +347,9 @@ impl Target {
             let (fewest, most) = found.extract()?;
             Some(InstructionBounds::Known { fewest, most })
         };
-        let mut program = loaded.program.clone();
-        program.instructions = bounds;
-        program
-            .validate()
-            .map_err(|e| PyRuntimeError::new_err(format!("compiled program is invalid: {e}")))?;
-        Ok(Cow::Owned(program))
+        finish::with_bounds(&loaded.program, bounds)
+            .map(Cow::Owned)
+            .map_err(symbols::finish_error)
     }
 
     fn loaded(&self) -> PyResult<&Loaded> {
@@ -867,24 +865,23 @@ impl Target {
             Some(u) => symbols::collect_updates(u)?,
             None => symbols::Updates::default(),
         };
-        let mut plan = symbols::plan(values, &outputs, names, &update_pairs, &state_objects)?;
-        let mut compiled = compile_for(spec, &plan.all, &update_pairs, &plan.run_outputs)?;
+        let plan = symbols::plan(values, &outputs, names, &update_pairs, &state_objects)?;
+        let run_types: Vec<ScalarType> = plan
+            .run_objects
+            .iter()
+            .map(|(_, position)| plan.finish.values()[*position].ty())
+            .collect();
+        let compiled = plan.finish.finish(spec).map_err(symbols::finish_error)?;
         let mut run_values = FxHashMap::default();
-        for (obj, position) in std::mem::take(&mut plan.run_objects) {
-            let v = &plan.all[position];
+        for ((obj, position), ty) in plan.run_objects.into_iter().zip(run_types) {
             let var = Var {
                 offset: compiled.outputs[position],
-                ty: v.ty(),
+                ty,
                 input: false,
                 len: 0,
             };
             run_values.insert(obj.as_ptr() as usize, (obj, var));
         }
-        compiled.program.symbols = plan.finish(&compiled, &update_pairs)?;
-        compiled
-            .program
-            .validate()
-            .map_err(|e| PyRuntimeError::new_err(format!("compiled program is invalid: {e}")))?;
         let device = make_device(
             py,
             spec,
@@ -892,6 +889,7 @@ impl Target {
             runner,
             imports.as_ref().map(|d| d.bind(py)),
         )?;
+        let stencils = finish::step_names(spec, &compiled);
         let mut vars = FxHashMap::default();
         let mut keep = Vec::with_capacity(outputs.len() + compiled.inputs.len());
         for (v, &offset) in outputs.iter().zip(&compiled.outputs) {
@@ -940,10 +938,6 @@ impl Target {
             });
             keep.push(v);
         }
-        let db = &backend(spec)?.db;
-        let stencils = with_loop_marks(&compiled.stencils, &compiled.loops, |id| {
-            db.stencil(id).name.as_str()
-        });
         let mut this = borrow_mut(slf)?;
         this.loaded = Some(Loaded {
             stencils: Some(stencils),
@@ -1226,27 +1220,4 @@ impl Target {
             pending: None,
         })
     }
-}
-
-/// The program's steps as `copapy._bounds` reads them: (stencil name, element count),
-/// each loop's body between `("@loop", trips)` and `("@end", trips)`.
-fn with_loop_marks(
-    stencils: &[(copapy_compiler::stencil_db::StencilId, u32)],
-    loops: &[copapy_compiler::loops::LoopSpan],
-    name: impl Fn(copapy_compiler::stencil_db::StencilId) -> &'static str,
-) -> Vec<(&'static str, u32)> {
-    let mut out = Vec::with_capacity(stencils.len() + 2 * loops.len());
-    for (i, &(id, n)) in stencils.iter().enumerate() {
-        let mut opening: Vec<_> = loops.iter().filter(|l| l.head == i).collect();
-        opening.sort_by_key(|l| std::cmp::Reverse(l.back)); // outer loops open first
-        out.extend(opening.iter().map(|l| ("@loop", l.trips)));
-        out.push((name(id), n));
-        out.extend(
-            loops
-                .iter()
-                .filter(|l| l.back == i)
-                .map(|l| ("@end", l.trips)),
-        );
-    }
-    out
 }
