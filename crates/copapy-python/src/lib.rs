@@ -16,6 +16,7 @@ use copapy_compiler::Op;
 
 mod array_ops;
 mod autograd;
+mod compile_args;
 mod container;
 mod convert;
 mod device;

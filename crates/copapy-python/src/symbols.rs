@@ -13,6 +13,7 @@ use copapy_program::format::MAX_RANK;
 use copapy_program::{ElementType, Symbol};
 
 use crate::array_ops::PyArrayNode;
+use crate::compile_args::Argument;
 
 use crate::container::{self, Contents};
 use crate::convert::{number_bits, type_name};
@@ -303,24 +304,23 @@ fn registered_name(v: &Value) -> Option<String> {
 }
 
 /// Plans the symbols of `tg.compile(*values, names=names, updates=...)`: converts the
-/// Python objects into the compiler's [`finish::Request`]. `outputs` are the values
-/// collected from `values`, `updates` the pairs from [`collect_updates`] and
-/// `state_objects` the Python objects it walked through in the states.
+/// Python objects into the compiler's [`finish::Request`]. `arguments` and `outputs`
+/// come from the one walk over `values` (`compile_args.rs`), `updates` are the pairs
+/// from [`collect_updates`] and `trail` marks the state objects it walked through.
 pub fn plan<'py>(
-    values: &Bound<'py, PyTuple>,
+    arguments: Vec<Argument<'py>>,
     outputs: &[Value],
     names: Option<&Bound<'py, PyDict>>,
     updates: &[(Value, Value)],
-    state_objects: &[Bound<'py, PyAny>],
+    mut trail: Trail<'py>,
 ) -> PyResult<Plan<'static>> {
     let states: FxHashSet<usize> = updates.iter().map(|(s, _)| s.id()).collect();
-    let mut trail = Trail::marking(state_objects);
     let mut variables = Vec::new();
     // the value object of each element of each variable, and whether it is a run output
     let mut leaves: Vec<(Leaves<'py>, Vec<bool>)> = Vec::new();
-    let mut add = |name: Option<String>, flat: Flat, trail: &mut Trail<'py>| {
-        let run = run_outputs(&flat, &trail.flags, &states);
-        leaves.push((std::mem::take(&mut trail.leaves), run.clone()));
+    let mut add = |name: Option<String>, flat: Flat, flags: &[bool], found: Leaves<'py>| {
+        let run = run_outputs(&flat, flags, &states);
+        leaves.push((found, run.clone()));
         variables.push(finish::Variable {
             name,
             shape: flat.shape,
@@ -339,14 +339,19 @@ pub fn plan<'py>(
             let name = name_arg(&k)?;
             check_name(&name)?;
             let flat = flatten_tracked(&obj, &mut trail)?;
-            add(Some(name), flat, &mut trail);
+            add(
+                Some(name),
+                flat,
+                &trail.flags,
+                std::mem::take(&mut trail.leaves),
+            );
         }
     }
-    for v in values.iter() {
+    for a in arguments {
         // An argument that is not one rectangular container (a ragged list) is compiled
         // as always but gets no generated name: its parts can be named with `names=`.
-        if let Ok(flat) = flatten_tracked(&v, &mut trail) {
-            add(None, flat, &mut trail);
+        if let Some(flat) = a.flat {
+            add(None, flat, &a.flags, a.leaves);
         }
     }
     let finish = finish::Plan::new(finish::Request {

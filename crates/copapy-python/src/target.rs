@@ -17,12 +17,14 @@ use copapy_program::{Arch, InstructionBounds, Program, Symbol};
 use copapy_runner::LoadedProgram;
 
 use crate::array_ops::PyArrayNode;
+use crate::compile_args;
 use crate::container::{self, Contents, PyContainer};
 use crate::convert::{bits_for, number_bits, to_python, type_name};
 use crate::device::{DataWrite, Device};
 use crate::snapshot;
 use crate::structural::StructuralIndex;
 use crate::symbols;
+use crate::trail::Trail;
 use crate::value::PyValue;
 use crate::walk;
 
@@ -218,69 +220,6 @@ fn unordered(obj: &Bound<'_, PyAny>) -> Option<&'static str> {
 
 fn no_program() -> PyErr {
     PyRuntimeError::new_err("nothing compiled yet: call Target.compile(values) before run()")
-}
-
-/// Collects the values to compile from arguments: values, numbers (ignored), and
-/// (nested) lists, tuples or other iterables of them.
-fn collect(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>) -> PyResult<()> {
-    if let Ok(v) = obj.cast::<PyValue>() {
-        out.push(v.get().value().clone());
-        return Ok(());
-    }
-    if let Ok(a) = obj.cast::<PyArrayNode>() {
-        out.push(a.get().value().clone());
-        return Ok(());
-    }
-    if let Some(c) = container::describe(obj)? {
-        return collect_container(obj, c.get(), out);
-    }
-    if obj.is_instance_of::<PyString>()
-        || obj.is_instance_of::<PyBytes>()
-        || obj.is_instance_of::<pyo3::types::PyDict>()
-    {
-        return Err(PyTypeError::new_err(format!(
-            "cannot compile a {}: pass copapy values or lists of them",
-            type_name(obj)
-        )));
-    }
-    if number_bits(obj)?.is_some() {
-        return Ok(()); // constants need no code, as in Copapy
-    }
-    let _level = walk::enter(obj, "Target.compile")?;
-    let iter = walk::iterate(obj, || {
-        PyTypeError::new_err(format!(
-            "cannot compile a {}: pass copapy values or lists of them",
-            type_name(obj)
-        ))
-    })?;
-    for item in iter {
-        collect(&item?, out)?;
-    }
-    Ok(())
-}
-
-/// Collects what container `obj` (described by `c`) holds: its array node, or the values
-/// among its leaves.
-fn collect_container(
-    obj: &Bound<'_, PyAny>,
-    c: &PyContainer,
-    out: &mut Vec<Value>,
-) -> PyResult<()> {
-    let py = obj.py();
-    match c.contents() {
-        Contents::Array { node, .. } => out.push(node.get().value().clone()),
-        Contents::Element(leaf) => {
-            let _level = walk::enter(obj, "Target.compile")?;
-            collect(leaf.bind(py), out)?;
-        }
-        Contents::Sequence(leaves) => {
-            let _level = walk::enter(obj, "Target.compile")?;
-            for leaf in leaves.bind(py) {
-                collect(&leaf, out)?;
-            }
-        }
-    }
-    Ok(())
 }
 
 impl Target {
@@ -854,10 +793,6 @@ impl Target {
                 imports,
             )
         };
-        let mut outputs = Vec::new();
-        for v in values.iter() {
-            collect(&v, &mut outputs)?;
-        }
         let symbols::Updates {
             pairs: update_pairs,
             state_objects,
@@ -865,7 +800,14 @@ impl Target {
             Some(u) => symbols::collect_updates(u)?,
             None => symbols::Updates::default(),
         };
-        let plan = symbols::plan(values, &outputs, names, &update_pairs, &state_objects)?;
+        // one walk over the arguments: the values to compile and their symbols' shapes
+        let mut trail = Trail::marking(&state_objects);
+        let mut outputs = Vec::new();
+        let arguments = values
+            .iter()
+            .map(|v| compile_args::walk_argument(&v, &mut outputs, &mut trail))
+            .collect::<PyResult<Vec<_>>>()?;
+        let plan = symbols::plan(arguments, &outputs, names, &update_pairs, trail)?;
         let run_types: Vec<ScalarType> = plan
             .run_objects
             .iter()
