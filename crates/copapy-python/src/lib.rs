@@ -16,10 +16,10 @@ use copapy_compiler::Op;
 
 mod array_ops;
 mod autograd;
-mod compile_args;
 mod container;
 mod convert;
 mod device;
+mod flatten;
 mod imports;
 mod jit;
 mod loops;

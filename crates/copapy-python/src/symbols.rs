@@ -4,156 +4,19 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyString};
 use rustc_hash::FxHashSet;
 
 use copapy_compiler::compile::CompileError;
 use copapy_compiler::{array, finish, Value};
-use copapy_program::format::MAX_RANK;
 use copapy_program::{ElementType, Symbol};
 
-use crate::array_ops::PyArrayNode;
-use crate::compile_args::Argument;
+use crate::flatten::{flatten, flatten_tracked, Argument, Flat};
 
-use crate::container::{self, Contents};
 use crate::convert::{number_bits, type_name};
 use crate::device::DataWrite;
 use crate::names::{check_name, name_arg, name_of};
 use crate::trail::Trail;
-use crate::value::PyValue;
-
-/// A value or container flattened for the symbol table: its shape and elements.
-pub struct Flat {
-    pub shape: Vec<u32>,
-    pub values: Vec<Value>,
-}
-
-/// Flattens a value, a number (a constant), a container (`__copapy__`, see
-/// `container.rs`), or a rectangular nest of lists and tuples.
-pub fn flatten(obj: &Bound<'_, PyAny>) -> PyResult<Flat> {
-    flatten_tracked(obj, &mut Trail::default())
-}
-
-/// [`flatten`], recording in `trail` the Python objects walked through.
-pub fn flatten_tracked<'py>(obj: &Bound<'py, PyAny>, trail: &mut Trail<'py>) -> PyResult<Flat> {
-    trail.flags.clear();
-    trail.leaves.clear();
-    let mut values = Vec::new();
-    let shape = flatten_into(obj, &mut values, 0, trail)?;
-    Ok(Flat { shape, values })
-}
-
-fn flatten_into<'py>(
-    obj: &Bound<'py, PyAny>,
-    out: &mut Vec<Value>,
-    depth: usize,
-    trail: &mut Trail<'py>,
-) -> PyResult<Vec<u32>> {
-    let marked = trail.enter(obj);
-    let shape = flatten_object(obj, out, depth, trail);
-    trail.leave(marked, out.len());
-    shape
-}
-
-fn flatten_object<'py>(
-    obj: &Bound<'py, PyAny>,
-    out: &mut Vec<Value>,
-    depth: usize,
-    trail: &mut Trail<'py>,
-) -> PyResult<Vec<u32>> {
-    if let Ok(v) = obj.cast::<PyValue>() {
-        trail.objects.push(obj.clone());
-        trail.leaves.push(Some(obj.clone()));
-        out.push(v.get().value().clone());
-        return Ok(Vec::new());
-    }
-    let too_deep = || {
-        PyValueError::new_err(format!(
-            "a named container may have at most {MAX_RANK} dimensions"
-        ))
-    };
-    // before the number check (a container may also convert to a number); below the
-    // deepest level only scalars are taken, which bounds the recursion
-    let described = if depth < MAX_RANK {
-        container::describe(obj)?
-    } else {
-        None
-    };
-    if let Some(c) = described {
-        trail.objects.push(obj.clone());
-        let c = c.get();
-        if c.shape().len() + depth > MAX_RANK {
-            return Err(too_deep());
-        }
-        let py = obj.py();
-        match c.contents() {
-            Contents::Array { node, .. } => out.push(node.get().value().clone()),
-            // the leaves are scalars: flattened as if at the deepest level
-            Contents::Element(leaf) => {
-                flatten_into(leaf.bind(py), out, MAX_RANK, trail)?;
-            }
-            Contents::Sequence(leaves) => {
-                for leaf in leaves.bind(py) {
-                    flatten_into(&leaf, out, MAX_RANK, trail)?;
-                }
-            }
-        }
-        return c.shape().iter().map(|&d| dim(d)).collect();
-    }
-    if let Some((ty, bits)) = number_bits(obj)? {
-        out.push(Value::constant(ty, bits));
-        return Ok(Vec::new());
-    }
-    if depth >= MAX_RANK {
-        return Err(too_deep());
-    }
-    // a bare array node: one value whose elements are consecutive slots
-    if let Ok(node) = obj.cast::<PyArrayNode>() {
-        let v = node.get().value().clone();
-        if depth + 1 > MAX_RANK {
-            return Err(too_deep());
-        }
-        let len = array::len_of(&v).unwrap_or(1);
-        out.push(v);
-        return Ok(vec![len]);
-    }
-    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        trail.objects.push(obj.clone());
-        let mut inner: Option<Vec<u32>> = None;
-        let mut n = 0u32;
-        for item in obj.try_iter()? {
-            let s = flatten_into(&item?, out, depth + 1, trail)?;
-            if inner.as_ref().is_some_and(|i| *i != s) {
-                return Err(PyValueError::new_err(
-                    "a named list must be rectangular: every item needs the same shape",
-                ));
-            }
-            inner = Some(s);
-            n += 1;
-        }
-        let mut shape = vec![n];
-        shape.extend(inner.unwrap_or_default());
-        return Ok(shape);
-    }
-    if obj.is_instance_of::<PyString>() {
-        return Err(PyTypeError::new_err(
-            "cannot name a str: name copapy values or containers of them",
-        ));
-    }
-    Err(PyTypeError::new_err(format!(
-        "cannot name a {}: name copapy values, numbers or containers of them",
-        type_name(obj)
-    )))
-}
-
-/// A container dimension as the program format stores it.
-fn dim(d: usize) -> PyResult<u32> {
-    u32::try_from(d).map_err(|_| {
-        PyValueError::new_err(format!(
-            "a named container has a dimension of {d} elements, too many"
-        ))
-    })
-}
 
 /// Reads symbol `s` through `read_bytes(offset, out)` (a device read): a number, or
 /// nested lists in its shape. Elements close together (an array) take one read.
@@ -305,7 +168,7 @@ fn registered_name(v: &Value) -> Option<String> {
 
 /// Plans the symbols of `tg.compile(*values, names=names, updates=...)`: converts the
 /// Python objects into the compiler's [`finish::Request`]. `arguments` and `outputs`
-/// come from the one walk over `values` (`compile_args.rs`), `updates` are the pairs
+/// come from the one walk over `values` (`flatten.rs`), `updates` are the pairs
 /// from [`collect_updates`] and `trail` marks the state objects it walked through.
 pub fn plan<'py>(
     arguments: Vec<Argument<'py>>,

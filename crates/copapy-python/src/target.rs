@@ -17,10 +17,10 @@ use copapy_program::{Arch, InstructionBounds, Program, Symbol};
 use copapy_runner::LoadedProgram;
 
 use crate::array_ops::PyArrayNode;
-use crate::compile_args;
 use crate::container::{self, Contents, PyContainer};
 use crate::convert::{bits_for, number_bits, to_python, type_name};
 use crate::device::{DataWrite, Device};
+use crate::flatten;
 use crate::snapshot;
 use crate::structural::StructuralIndex;
 use crate::symbols;
@@ -805,7 +805,7 @@ impl Target {
         let mut outputs = Vec::new();
         let arguments = values
             .iter()
-            .map(|v| compile_args::walk_argument(&v, &mut outputs, &mut trail))
+            .map(|v| flatten::walk_argument(&v, &mut outputs, &mut trail))
             .collect::<PyResult<Vec<_>>>()?;
         let plan = symbols::plan(arguments, &outputs, names, &update_pairs, trail)?;
         let run_types: Vec<ScalarType> = plan
