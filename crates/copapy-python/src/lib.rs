@@ -194,7 +194,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// One row of the shared target table, as `copapy._targets` reads it: name, aliases,
-/// instruction set, feature names, machines, qemu-user binary and CPU, unicorn CPU.
+/// instruction set, feature names, machines, qemu-user binary and CPU, unicorn CPU,
+/// stencil compiler flags.
 type TargetRow = (
     &'static str,
     Vec<&'static str>,
@@ -203,6 +204,7 @@ type TargetRow = (
     &'static str,
     Option<(&'static str, &'static str)>,
     Option<&'static str>,
+    Vec<&'static str>,
 );
 
 /// Every target copapy knows (`copapy_program::targets::TARGETS`): Python reads names,
@@ -225,6 +227,7 @@ fn targets() -> Vec<TargetRow> {
                 t.machines,
                 t.qemu_user.map(|q| (q.binary, q.cpu)),
                 t.unicorn_cpu,
+                t.cflags.to_vec(),
             )
         })
         .collect()
