@@ -103,13 +103,14 @@ FLOAT_FUNCTIONS = tuple(
 
 
 def _float_function(name: str) -> _FloatFunction:
-    """The math function for op ``name`` of the table: ``_core.<name>`` on a value, the
+    """The math function for op ``name`` of the table: ``_core.math_unary`` on a value, the
     ``math`` module's on a number (as Copapy), the array stencil on a cp.array."""
-    traced = getattr(_core, name)
+    assert _optable.is_unary(name)
+    op: _optable.UnaryOp = name
     plain_math = getattr(math, name)
 
     def function(x: Any) -> Any:
-        return _unary(x, traced, lambda v: float(plain_math(v)), function)
+        return _unary(x, lambda v: _core.math_unary(op, v), lambda v: float(plain_math(v)), function)
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = _DOCS.get(name, _optable.DOC[name])

@@ -71,7 +71,11 @@ def test_the_float_math_functions_come_from_the_table() -> None:
     for name in made:
         fn = getattr(cp, name)
         assert fn.__name__ == name and fn.__doc__ and fn is getattr(_math, name)
-        assert callable(getattr(_core, name)) and f"def {name}(x: value[Any]) -> value[float]" in stub
+        assert isinstance(_core.math_unary(name, cp.value(0.5)), cp.value)
+    assert "def math_unary(op: UnaryOp, x: value[Any]) -> value[float]" in stub
+    for wrong in ("neg", "itof", "ftoi", "add", "nope"):
+        with pytest.raises(ValueError, match="not a float math function"):
+            _core.math_unary(wrong, cp.value(0.5))  # type: ignore[arg-type]
     for name, how in T.PYTHON.items():
         if how.startswith("cp."):
             assert callable(getattr(cp, how[3:])), name
