@@ -83,7 +83,8 @@ enum copapy_error {
     COPAPY_E_OVERLAP = -18,
     COPAPY_E_NOT_LOADED = -19,
     COPAPY_E_IMPORT_MISSING = -20,   /* the program calls an import the table lacks */
-    COPAPY_E_IMPORT_SIGNATURE = -21  /* the table's entry has another signature */
+    COPAPY_E_IMPORT_SIGNATURE = -21, /* the table's entry has another signature */
+    COPAPY_E_WRONG_BASE = -22        /* a pre-linked image for other buffer addresses */
 };
 
 /* A function the firmware offers to programs (cp.extern in Python), by name.
@@ -133,7 +134,10 @@ uint32_t copapy_set_cpu_features(uint32_t features);
 
 /* Validates `file` and installs it into `code` and `data`. Returns 0 or a negative
  * copapy_error; on error `out` is untouched. NULL pointers (COPAPY_E_BAD_ARGUMENT) and
- * overlapping buffers (COPAPY_E_OVERLAP) are refused. */
+ * overlapping buffers (COPAPY_E_OVERLAP) are refused. A relocatable file is patched for
+ * wherever `code` and `data` are; a pre-linked image (format version 6, saved with
+ * code_base=/data_base=) is only copied, and refused with COPAPY_E_WRONG_BASE, before
+ * anything is written, unless `code` and `data` are exactly at its addresses. */
 int32_t copapy_load(const uint8_t *file, size_t file_len, uint8_t *code, size_t code_cap,
                     uint8_t *data, size_t data_cap, struct copapy_program *out);
 

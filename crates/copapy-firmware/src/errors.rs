@@ -27,6 +27,7 @@ pub const OVERLAP: i32 = -18;
 pub const NOT_LOADED: i32 = -19;
 pub const IMPORT_MISSING: i32 = -20;
 pub const IMPORT_SIGNATURE: i32 = -21;
+pub const WRONG_BASE: i32 = -22;
 
 /// The code of a file the reader refused. Variants added later (the reader grows
 /// checks) fall under "malformed record".
@@ -45,6 +46,7 @@ pub fn format_code(e: &FormatError) -> i32 {
         PatchFieldOutOfRange { .. } | PatchTargetOutOfRange { .. } => PATCH_RANGE,
         SymbolOutOfRange { .. } => SYMBOL_RANGE,
         BadAlignment { .. } | BufferMisaligned { .. } | SymbolMisaligned { .. } => ALIGNMENT,
+        WrongPlacement { .. } => WRONG_BASE,
         _ => BAD_RECORD,
     }
 }
@@ -90,6 +92,9 @@ pub fn message(error: i32) -> &'static CStr {
         }
         IMPORT_SIGNATURE => {
             c"an imported function's signature in the table differs from the program's (failed_name names it)"
+        }
+        WRONG_BASE => {
+            c"pre-linked program for other buffer addresses: save it with this firmware's buffer addresses, or without code_base=/data_base="
         }
         _ => c"unknown error code",
     }

@@ -49,6 +49,21 @@ pub enum FormatError {
         /// Which of the three.
         problem: crate::bounds::BoundsProblem,
     },
+    /// The placement section of a pre-linked image (version 6, [`crate::placement`]) is
+    /// malformed.
+    BadPlacement {
+        /// What is wrong.
+        problem: crate::placement::PlacementProblem,
+    },
+    /// A pre-linked image was given buffers at other addresses than it was linked for.
+    WrongPlacement {
+        /// The buffer at the wrong address.
+        section: Section,
+        /// The address the image was linked for.
+        expected: u64,
+        /// The buffer's address.
+        actual: u64,
+    },
     /// A record of the import section (version 5) is malformed.
     BadImport {
         /// Its index.
@@ -262,6 +277,19 @@ impl fmt::Display for FormatError {
                 "program file's instruction bounds {}: the file is damaged or was not written \
                  by copapy",
                 problem.describe()
+            ),
+            BadPlacement { problem } => write!(
+                f,
+                "pre-linked program file {}: the file is damaged or was not written by copapy",
+                problem.describe()
+            ),
+            WrongPlacement { section, expected, actual } => write!(
+                f,
+                "pre-linked program needs its {} at {expected:#x}, but this runner's {} buffer is \
+                 at {actual:#x}: save it with the addresses of this runner's buffers, or without \
+                 code_base=/data_base= for a relocatable file any runner places",
+                section.name(),
+                section.name()
             ),
             BadImport { index, problem } => write!(
                 f,

@@ -9,6 +9,7 @@ use crate::format::{
     SYMBOL_RECORD_BYTES, VERSION,
 };
 use crate::names::{check_name, NameExcerpt, NameProblem};
+use crate::placement::{PlacementProblem, PLACEMENT_BYTES, PRELINKED_VERSION};
 use crate::{Arch, Base, ElementType, Encoding, FormatError, InstructionBounds, Patch, Role};
 
 /// A validated program file, borrowing its sections from the file bytes.
@@ -52,6 +53,8 @@ pub struct ProgramView<'a> {
     bounds: &'a [u8],
     /// The imported functions (version 5; empty before).
     imports: crate::ImportTable<'a>,
+    /// Where a pre-linked image (version 6) must be loaded; None for a relocatable file.
+    pub placement: Option<crate::Placement>,
 }
 
 fn decode_patch(index: usize, r: &[u8; PATCH_RECORD_BYTES]) -> Result<Patch, FormatError> {
@@ -221,7 +224,13 @@ impl<'a> ProgramView<'a> {
         let entry = u32_at(bytes, 36);
         let stored = u32_at(bytes, CHECKSUM_AT);
         let version = u16_at(bytes, 4);
-        let compact = version >= COMPACT_VERSION;
+        let prelinked = version == PRELINKED_VERSION;
+        let compact = version == COMPACT_VERSION;
+        if prelinked && patch_count != 0 {
+            return Err(FormatError::BadPlacement {
+                problem: PlacementProblem::HasPatches,
+            });
+        }
         let bounds_len = if version >= BOUNDS_VERSION {
             BOUNDS_BYTES as u64
         } else {
@@ -235,7 +244,11 @@ impl<'a> ProgramView<'a> {
         let sizes = [
             (Section::Code, code_len),
             (Section::Data, data_len),
-            (Section::Patches, patch_count * PATCH_RECORD_BYTES as u64),
+            if prelinked {
+                (Section::Placement, PLACEMENT_BYTES as u64)
+            } else {
+                (Section::Patches, patch_count * PATCH_RECORD_BYTES as u64)
+            },
             (Section::Symbols, symbols_len),
             (Section::Bounds, bounds_len),
         ];
@@ -290,8 +303,9 @@ impl<'a> ProgramView<'a> {
             symbol_count,
             bounds: sub(bytes, bounds[4].0, bounds[4].1),
             imports: crate::ImportTable::default(),
+            placement: None,
         };
-        let view = if has_imports {
+        let mut view = if has_imports {
             let section = sub(bytes, imports_at, bytes.len());
             ProgramView {
                 imports: crate::ImportTable::parse(section, view.data.len())?,
@@ -302,7 +316,15 @@ impl<'a> ProgramView<'a> {
         };
 
         // Record contents.
-        if compact {
+        if prelinked {
+            let placement = crate::Placement::from_bytes(view.patches);
+            placement.check(
+                arch,
+                (view.code.len(), code_align),
+                (view.data.len(), data_align),
+            )?;
+            view.placement = Some(placement);
+        } else if compact {
             CompactPatches::new(view.patches, view.patch_count).validate(view.patches)?;
         } else {
             for (index, r) in view
@@ -414,8 +436,11 @@ impl<'a> ProgramView<'a> {
         self.patch_count as usize
     }
 
-    /// The patches, in file order.
+    /// The patches, in file order (none in a pre-linked image).
     pub fn patches(&self) -> PatchIter<'a> {
+        if self.placement.is_some() {
+            return PatchIter::Records([].iter());
+        }
         if self.compact {
             return PatchIter::Compact(CompactPatches::new(self.patches, self.patch_count));
         }

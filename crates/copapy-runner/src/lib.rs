@@ -26,6 +26,8 @@ pub use patch::{apply_patch_iter, apply_patches, PatchError};
 pub mod cpu;
 #[cfg(all(feature = "std", unix))]
 mod host;
+#[cfg(feature = "std")]
+pub mod prelink;
 #[cfg(all(feature = "std", unix))]
 pub use host::{LoadError, LoadedProgram};
 
