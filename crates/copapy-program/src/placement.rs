@@ -81,10 +81,9 @@ impl Placement {
 
     /// Reads the section (callers check its length; missing bytes read as 0).
     pub fn from_bytes(bytes: &[u8]) -> Placement {
-        let wide = |at: usize| u32_at(bytes, at) as u64 | (u32_at(bytes, at + 4) as u64) << 32;
         Placement {
-            code: wide(0),
-            data: wide(8),
+            code: u32_at(bytes, 0) as u64 | (u32_at(bytes, 4) as u64) << 32,
+            data: u32_at(bytes, 8) as u64 | (u32_at(bytes, 12) as u64) << 32,
         }
     }
 
@@ -97,21 +96,21 @@ impl Placement {
         (code_len, code_align): (usize, u32),
         (data_len, data_align): (usize, u32),
     ) -> Result<(), FormatError> {
-        let limit: u128 = match arch {
-            Arch::Arm | Arch::Thumb | Arch::RiscV32 => 1 << 32,
-            _ => 1 << 64,
-        };
+        // 32-bit targets end at 4 GiB; for the others only a u64 overflow is out of range
+        let narrow = matches!(arch, Arch::Arm | Arch::Thumb | Arch::RiscV32);
         let bad = |problem| Err(FormatError::BadPlacement { problem });
         let ranges = [
             (Section::Code, self.code, code_len, code_align),
             (Section::Data, self.data, data_len, data_align),
         ];
         for (section, base, len, align) in ranges {
-            if !base.is_multiple_of(u64::from(align.max(1))) {
+            // alignments are powers of two (checked before): a mask, no division
+            if base & (u64::from(align).wrapping_sub(1)) != 0 {
                 return bad(PlacementProblem::Misaligned(section));
             }
-            if u128::from(base) + len as u128 > limit {
-                return bad(PlacementProblem::OutsideAddressSpace(section));
+            match base.checked_add(len as u64) {
+                Some(end) if !narrow || end <= 1 << 32 => {}
+                _ => return bad(PlacementProblem::OutsideAddressSpace(section)),
             }
         }
         let (code_end, data_end) = (self.code + code_len as u64, self.data + data_len as u64);
@@ -123,19 +122,18 @@ impl Placement {
 
     /// Refuses buffers at other addresses than the image was linked for.
     pub fn check_buffers(self, code_addr: u64, data_addr: u64) -> Result<(), FormatError> {
-        for (section, expected, actual) in [
-            (Section::Code, self.code, code_addr),
-            (Section::Data, self.data, data_addr),
-        ] {
-            if expected != actual {
-                return Err(FormatError::WrongPlacement {
-                    section,
-                    expected,
-                    actual,
-                });
-            }
-        }
-        Ok(())
+        let (section, expected, actual) = if self.code != code_addr {
+            (Section::Code, self.code, code_addr)
+        } else if self.data != data_addr {
+            (Section::Data, self.data, data_addr)
+        } else {
+            return Ok(());
+        };
+        Err(FormatError::WrongPlacement {
+            section,
+            expected,
+            actual,
+        })
     }
 }
 

@@ -361,7 +361,7 @@ impl Program {
                     slot: i.slot,
                 })
                 .collect(),
-            placement: view.placement,
+            placement: view.placement(),
         }
     }
 }
@@ -1138,7 +1138,7 @@ mod tests {
         assert_eq!(back, p);
         assert_eq!(back.encode(), bytes);
         let view = ProgramView::parse(&bytes).unwrap();
-        assert_eq!(view.placement, p.placement);
+        assert_eq!(view.placement(), p.placement);
         assert_eq!(view.patches().count(), 0);
         for i in 0..bytes.len() {
             let mut b = bytes.clone();

@@ -43,18 +43,28 @@ pub struct ProgramView<'a> {
     pub data: &'a [u8],
     /// Entry offset into code.
     pub entry: u32,
+    /// The patch section, or (pre-linked, version 6) the placement section.
     patches: &'a [u8],
-    /// The number of patches, and whether they are compact (version 5).
+    /// The number of patches, and how `patches` is laid out.
     patch_count: u32,
-    compact: bool,
+    layout: PatchLayout,
     symbols: &'a [u8],
     symbol_count: u32,
     /// The instruction-bounds section: empty before version 4.
     bounds: &'a [u8],
     /// The imported functions (version 5; empty before).
     imports: crate::ImportTable<'a>,
-    /// Where a pre-linked image (version 6) must be loaded; None for a relocatable file.
-    pub placement: Option<crate::Placement>,
+}
+
+/// What the section after the data holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PatchLayout {
+    /// 16-byte patch records (versions 2 to 4).
+    Records,
+    /// The compact patch section (version 5).
+    Compact,
+    /// A pre-linked image's placement (version 6): no patches.
+    Placed,
 }
 
 fn decode_patch(index: usize, r: &[u8; PATCH_RECORD_BYTES]) -> Result<Patch, FormatError> {
@@ -298,14 +308,19 @@ impl<'a> ProgramView<'a> {
             entry,
             patches: sub(bytes, bounds[2].0, bounds[2].1),
             patch_count: patch_count as u32,
-            compact,
+            layout: if prelinked {
+                PatchLayout::Placed
+            } else if compact {
+                PatchLayout::Compact
+            } else {
+                PatchLayout::Records
+            },
             symbols: sub(bytes, bounds[3].0, bounds[3].1),
             symbol_count,
             bounds: sub(bytes, bounds[4].0, bounds[4].1),
             imports: crate::ImportTable::default(),
-            placement: None,
         };
-        let mut view = if has_imports {
+        let view = if has_imports {
             let section = sub(bytes, imports_at, bytes.len());
             ProgramView {
                 imports: crate::ImportTable::parse(section, view.data.len())?,
@@ -317,13 +332,16 @@ impl<'a> ProgramView<'a> {
 
         // Record contents.
         if prelinked {
-            let placement = crate::Placement::from_bytes(view.patches);
-            placement.check(
+            // Checked where a program can be moved or written (the `alloc` readers). A
+            // firmware loader needs no such check: it runs an image only where its own
+            // buffers are (`Placement::check_buffers`), and those are aligned, inside its
+            // address space and disjoint; the check would only add code.
+            #[cfg(feature = "alloc")]
+            crate::Placement::from_bytes(view.patches).check(
                 arch,
                 (view.code.len(), code_align),
                 (view.data.len(), data_align),
             )?;
-            view.placement = Some(placement);
         } else if compact {
             CompactPatches::new(view.patches, view.patch_count).validate(view.patches)?;
         } else {
@@ -436,12 +454,17 @@ impl<'a> ProgramView<'a> {
         self.patch_count as usize
     }
 
+    /// Where a pre-linked image (version 6) must be loaded; None for a relocatable file.
+    pub fn placement(&self) -> Option<crate::Placement> {
+        (self.layout == PatchLayout::Placed).then(|| crate::Placement::from_bytes(self.patches))
+    }
+
     /// The patches, in file order (none in a pre-linked image).
     pub fn patches(&self) -> PatchIter<'a> {
-        if self.placement.is_some() {
+        if self.layout == PatchLayout::Placed {
             return PatchIter::Records([].iter());
         }
-        if self.compact {
+        if self.layout == PatchLayout::Compact {
             return PatchIter::Compact(CompactPatches::new(self.patches, self.patch_count));
         }
         PatchIter::Records(self.patches.as_chunks::<PATCH_RECORD_BYTES>().0.iter())

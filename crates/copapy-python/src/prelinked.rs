@@ -44,5 +44,5 @@ pub fn link(bytes: Vec<u8>, placement: Option<Placement>) -> PyResult<Vec<u8>> {
 pub fn program_placement(program: &[u8]) -> PyResult<Option<(u64, u64)>> {
     let view = copapy_program::ProgramView::parse(program)
         .map_err(|e| PyValueError::new_err(format!("invalid program file: {e}")))?;
-    Ok(view.placement.map(|p| (p.code, p.data)))
+    Ok(view.placement().map(|p| (p.code, p.data)))
 }

@@ -206,7 +206,7 @@ impl LoadedProgram {
             view.code,
             view.data,
             view.entry,
-            view.placement,
+            view.placement(),
             view.patches(),
         )
     }

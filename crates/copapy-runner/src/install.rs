@@ -86,7 +86,7 @@ pub fn install(
         .into());
     }
     // a pre-linked image runs only where it was linked for (and has no patches)
-    if let Some(placement) = view.placement {
+    if let Some(placement) = view.placement() {
         placement.check_buffers(code.as_ptr() as u64, data.as_ptr() as u64)?;
     }
     check_aligned(Section::Code, view.code_align, code.as_ptr() as usize)?;
