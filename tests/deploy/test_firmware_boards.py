@@ -255,11 +255,16 @@ def buffers_of(board: Board) -> tuple[int, int]:
     return found["runner_code"], found["runner_data"]
 
 
+PRELINKED_ONLY = 1 << 32  # in a job's features: load it with copapy_load_prelinked (job flag bit 0)
+
+
 def job_list(jobs: list[tuple[bytes, int, int]]) -> bytes:
-    """firmware/common/runner.c's input: (file, steps, cpu features) per job."""
+    """firmware/common/runner.c's input: (file, steps, cpu features | PRELINKED_ONLY) per job."""
     out = struct.pack("<II", JOB_MAGIC, len(jobs))
     for file, steps, features in jobs:
-        out += struct.pack("<IIII", len(file), steps, features, 0) + file + bytes(-len(file) % 4)
+        flags = 1 if features & PRELINKED_ONLY else 0
+        out += struct.pack("<IIII", len(file), steps, features & 0xFFFF_FFFF, flags)
+        out += file + bytes(-len(file) % 4)
     return out
 
 
@@ -331,8 +336,10 @@ def session(request: pytest.FixtureRequest, firmwares: Path,
     ran = {name: (run_on(board.arch, build, buffers), run_on("native", build))
            for name, build in CASES.items()}
     jobs = [(emu.program, CASES[name]().steps, KEEP_FEATURES) for name, (emu, _) in ran.items()]
-    # every program again as a pre-linked image for this firmware's buffers (no patches)
-    jobs += [(emu.prelinked, CASES[name]().steps, KEEP_FEATURES) for name, (emu, _) in ran.items()]
+    # every program again as a pre-linked image for this firmware's buffers (no patches),
+    # loaded by the loader that takes nothing else
+    jobs += [(emu.prelinked, CASES[name]().steps, KEEP_FEATURES | PRELINKED_ONLY)
+             for name, (emu, _) in ran.items()]
     good_program = ran["state_loop"][0].program
     corrupted = bytearray(good_program)
     corrupted[len(corrupted) // 2] ^= 0x10
@@ -342,6 +349,7 @@ def session(request: pytest.FixtureRequest, firmwares: Path,
     bad = {
         "pre-linked for other buffers": elsewhere.program_bytes(code_base=buffers[0] + 0x1000,
                                                                  data_base=buffers[1]),
+        "relocatable, to the pre-linked loader": good_program,
         "another architecture": ran["state_loop"][1].program,  # x86_64
         "the other board's architecture": run_on(other, state_loop).program,
         "no CPU features": good_program,
@@ -349,7 +357,8 @@ def session(request: pytest.FixtureRequest, firmwares: Path,
         "empty": b"",
         "corrupted": bytes(corrupted),
     }
-    jobs += [(file, 1, 0 if name == "no CPU features" else KEEP_FEATURES) for name, file in bad.items()]
+    flags = {"no CPU features": 0, "relocatable, to the pre-linked loader": KEEP_FEATURES | PRELINKED_ONLY}
+    jobs += [(file, 1, flags.get(name, KEEP_FEATURES)) for name, file in bad.items()]
     jobs.append((good_program, 200, KEEP_FEATURES))  # the firmware still works after refusals
     features, results = parse(boot(board, job_list(jobs), tmp_path_factory.mktemp("qemu")))
     assert len(results) == len(jobs)
@@ -403,6 +412,7 @@ def test_the_firmware_has_the_cpu_features_of_its_build(session: Session) -> Non
 def test_the_firmware_refuses_bad_files_and_runs_nothing_of_them(session: Session) -> None:
     expect = {
         "pre-linked for other buffers": (-22, "pre-linked program for other buffer addresses"),
+        "relocatable, to the pre-linked loader": (-23, "copapy_load_prelinked takes only pre-linked"),
         "another architecture": (-5, "program is for another architecture"),
         "the other board's architecture": (-5, "program is for another architecture"),
         "no CPU features": (-6, "program needs CPU features this runner lacks"),

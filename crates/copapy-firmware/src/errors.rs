@@ -28,6 +28,7 @@ pub const NOT_LOADED: i32 = -19;
 pub const IMPORT_MISSING: i32 = -20;
 pub const IMPORT_SIGNATURE: i32 = -21;
 pub const WRONG_BASE: i32 = -22;
+pub const NOT_PRELINKED: i32 = -23;
 
 /// The code of a file the reader refused. Variants added later (the reader grows
 /// checks) fall under "malformed record".
@@ -47,6 +48,7 @@ pub fn format_code(e: &FormatError) -> i32 {
         SymbolOutOfRange { .. } => SYMBOL_RANGE,
         BadAlignment { .. } | BufferMisaligned { .. } | SymbolMisaligned { .. } => ALIGNMENT,
         WrongPlacement { .. } => WRONG_BASE,
+        NotPrelinked { .. } => NOT_PRELINKED,
         _ => BAD_RECORD,
     }
 }
@@ -95,6 +97,9 @@ pub fn message(error: i32) -> &'static CStr {
         }
         WRONG_BASE => {
             c"pre-linked program for other buffer addresses: save it with this firmware's buffer addresses, or without code_base=/data_base="
+        }
+        NOT_PRELINKED => {
+            c"copapy_load_prelinked takes only pre-linked images: save the program with code_base=/data_base= set to this firmware's buffers"
         }
         _ => c"unknown error code",
     }

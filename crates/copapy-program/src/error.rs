@@ -55,6 +55,12 @@ pub enum FormatError {
         /// What is wrong.
         problem: crate::placement::PlacementProblem,
     },
+    /// A loader for pre-linked images only ([`crate::ProgramView::parse_prelinked`]) was
+    /// given a relocatable file.
+    NotPrelinked {
+        /// Its version.
+        found: u16,
+    },
     /// A pre-linked image was given buffers at other addresses than it was linked for.
     WrongPlacement {
         /// The buffer at the wrong address.
@@ -282,6 +288,12 @@ impl fmt::Display for FormatError {
                 f,
                 "pre-linked program file {}: the file is damaged or was not written by copapy",
                 problem.describe()
+            ),
+            NotPrelinked { found } => write!(
+                f,
+                "this loader takes only pre-linked images (format version 6) and the file is \
+                 a relocatable program (version {found}): save it with code_base=/data_base= set \
+                 to this runner's buffer addresses"
             ),
             WrongPlacement { section, expected, actual } => write!(
                 f,

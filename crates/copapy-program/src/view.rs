@@ -43,6 +43,8 @@ pub struct ProgramView<'a> {
     pub data: &'a [u8],
     /// Entry offset into code.
     pub entry: u32,
+    /// The file's format version.
+    pub version: u16,
     /// The patch section, or (pre-linked, version 6) the placement section.
     patches: &'a [u8],
     /// The number of patches, and how `patches` is laid out.
@@ -196,6 +198,19 @@ impl<'a> ProgramView<'a> {
     /// [`FormatError`]). It does not check that the architecture and CPU features are
     /// the runner's: use [`ProgramView::check_arch`] and [`ProgramView::check_features`].
     pub fn parse(bytes: &'a [u8]) -> Result<ProgramView<'a>, FormatError> {
+        Self::parse_as::<true>(bytes)
+    }
+
+    /// [`ProgramView::parse`] for pre-linked images (format version 6) only: any other
+    /// version is refused ([`FormatError::NotPrelinked`]). A firmware that loads only
+    /// such images links none of the patch decoding (its code is smaller).
+    pub fn parse_prelinked(bytes: &'a [u8]) -> Result<ProgramView<'a>, FormatError> {
+        Self::parse_as::<false>(bytes)
+    }
+
+    /// `parse`, with or without the relocatable versions (a constant, so the compiler
+    /// drops the patch decoding from a build that never takes them).
+    fn parse_as<const RELOCATABLE: bool>(bytes: &'a [u8]) -> Result<ProgramView<'a>, FormatError> {
         if let Some(magic) = bytes.first_chunk::<4>() {
             if *magic != MAGIC {
                 return Err(FormatError::BadMagic(*magic));
@@ -205,6 +220,9 @@ impl<'a> ProgramView<'a> {
             let version = u16_at(bytes, 4);
             if !(OLDEST_VERSION..=VERSION).contains(&version) {
                 return Err(FormatError::UnsupportedVersion { found: version });
+            }
+            if !RELOCATABLE && version != PRELINKED_VERSION {
+                return Err(FormatError::NotPrelinked { found: version });
             }
         }
         let Some(header) = bytes.first_chunk::<HEADER_BYTES>() else {
@@ -234,8 +252,8 @@ impl<'a> ProgramView<'a> {
         let entry = u32_at(bytes, 36);
         let stored = u32_at(bytes, CHECKSUM_AT);
         let version = u16_at(bytes, 4);
-        let prelinked = version == PRELINKED_VERSION;
-        let compact = version == COMPACT_VERSION;
+        let prelinked = !RELOCATABLE || version == PRELINKED_VERSION;
+        let compact = RELOCATABLE && version == COMPACT_VERSION;
         if prelinked && patch_count != 0 {
             return Err(FormatError::BadPlacement {
                 problem: PlacementProblem::HasPatches,
@@ -306,6 +324,7 @@ impl<'a> ProgramView<'a> {
             code: sub(bytes, bounds[0].0, bounds[0].1),
             data: sub(bytes, bounds[1].0, bounds[1].1),
             entry,
+            version,
             patches: sub(bytes, bounds[2].0, bounds[2].1),
             patch_count: patch_count as u32,
             layout: if prelinked {
@@ -344,7 +363,7 @@ impl<'a> ProgramView<'a> {
             )?;
         } else if compact {
             CompactPatches::new(view.patches, view.patch_count).validate(view.patches)?;
-        } else {
+        } else if RELOCATABLE {
             for (index, r) in view
                 .patches
                 .as_chunks::<PATCH_RECORD_BYTES>()
@@ -382,18 +401,18 @@ impl<'a> ProgramView<'a> {
             return Err(FormatError::VersionMismatch { found, needed });
         }
 
-        check_layout(
-            view.code.len(),
-            view.data.len(),
-            entry,
-            view.patches(),
-            view.raw_symbols().map(|s| SymbolSlots {
-                size: s.ty.size(),
-                offsets: OffsetIter {
-                    rest: s.offsets.as_chunks::<4>().0.iter(),
-                },
-            }),
-        )?;
+        let symbols = view.raw_symbols().map(|s| SymbolSlots {
+            size: s.ty.size(),
+            offsets: OffsetIter {
+                rest: s.offsets.as_chunks::<4>().0.iter(),
+            },
+        });
+        let (code_len, data_len) = (view.code.len(), view.data.len());
+        if RELOCATABLE {
+            check_layout(code_len, data_len, entry, view.patches(), symbols)?;
+        } else {
+            check_layout(code_len, data_len, entry, core::iter::empty(), symbols)?;
+        }
         Ok(view)
     }
 

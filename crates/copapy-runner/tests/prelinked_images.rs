@@ -93,7 +93,7 @@ struct Buffer([u8; 1 << 12]);
 
 #[test]
 fn random_programs_prelinked_install_to_the_same_bytes_and_round_trip() {
-    let mut rng = Rng(0x5eed_0f_c0de);
+    let mut rng = Rng(0x005e_ed0f_c0de);
     let (mut code, mut data) = (
         Box::new(Buffer([0; 1 << 12])),
         Box::new(Buffer([0; 1 << 12])),
