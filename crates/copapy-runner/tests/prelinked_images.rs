@@ -11,19 +11,8 @@ use copapy_program::{
 use copapy_runner::prelink::prelink;
 use copapy_runner::{install, InstallError};
 
-/// Deterministic xorshift so a failure reproduces.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
+mod common;
+use common::Rng;
 
 /// Encodings whose values reach any two buffers of this process (PC-relative within
 /// ±2 GiB, or 64-bit absolute): what a 64-bit host can install anywhere.
