@@ -14,6 +14,8 @@ HEADER = 44
 RECORD = 16
 BOUNDS = 20
 COMPACT_VERSION = 5
+PRELINKED_VERSION = 6
+PLACEMENT = 16
 
 Patch = tuple[int, int, int, int, int]  # offset, encoding, base, target, addend
 
@@ -32,7 +34,9 @@ def patch_section(data: bytes) -> tuple[int, int]:
     """(start, end) of the patch section in the file."""
     code, dlen, count = struct.unpack_from("<III", data, 16)
     start = HEADER + code + dlen
-    if version(data) >= COMPACT_VERSION:
+    if version(data) == PRELINKED_VERSION:  # a pre-linked image: its placement, no patches
+        return start, start + PLACEMENT
+    if version(data) == COMPACT_VERSION:
         return start, start + 4 + struct.unpack_from("<I", data, start)[0]
     return start, start + RECORD * count
 
@@ -56,6 +60,8 @@ def patches(data: bytes) -> list[Patch]:
     """Every patch in file order, from either encoding."""
     count = struct.unpack_from("<I", data, 24)[0]
     start, end = patch_section(data)
+    if version(data) == PRELINKED_VERSION:
+        return []
     if version(data) < COMPACT_VERSION:
         return [struct.unpack_from("<IBBxxIi", data, start + RECORD * i) for i in range(count)]
     kinds = list(data[start + 5 : start + 5 + data[start + 4]])
