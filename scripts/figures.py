@@ -310,6 +310,7 @@ FIGURES = [
     Figure("pid-loop", False, pid_loop),
     Figure("kalman-ops", True, script_table("benches/kalman_ops.py")),
     Figure("workload-sizes", True, script_table("benches/workload_sizes.py")),
+    Figure("workload-bytes", True, script_table("benches/workload_sizes.py", "--breakdown")),
     Figure("bench-workloads", False, script_table("benches/bench_workloads.py")),
 ]
 
