@@ -21,6 +21,8 @@ import pytest
 from conftest import TARGET
 from copapy._core import Target
 from helpers import F32
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from standalone import standalone_runner
 
 if TARGET:
@@ -125,3 +127,33 @@ def test_a_prelinked_image_is_code_data_and_a_small_header() -> None:
     start = 44 + code_len
     assert image[start:start + data_len] == relocatable[start:start + data_len]
     assert np.any(np.frombuffer(image[44:start], np.uint8) != np.frombuffer(relocatable[44:start], np.uint8))
+
+
+OPS = ("add", "sub", "mul", "div")
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(OPS), st.integers(0, 3), st.integers(0, 3)), min_size=1,
+                max_size=12),
+       st.lists(st.floats(-100, 100, width=32), min_size=4, max_size=4))
+def test_random_programs_prelinked_run_as_relocatable_and_round_trip(
+        steps: list[tuple[str, int, int]], inputs: list[float]) -> None:
+    """Random arithmetic on cortex-m4: the image loaded by cp.load (the emulator, at the
+    board's addresses) computes the relocatable file's bits, saves back to the same bytes,
+    and cannot be moved elsewhere."""
+    xs = [cp.value(v, name=f"x{i}") for i, v in enumerate(inputs)]
+    vals = list(xs)
+    for op, a, b in steps:
+        x, y = vals[-1 - a % len(vals)], vals[-1 - b % len(vals)]
+        vals.append({"add": x + y, "sub": x - y, "mul": x * y, "div": x / (y * y + 1.0)}[op])
+    tg = Target("cortex-m4")
+    tg.compile(names={"out": vals[-1]})
+    image = tg.program_bytes(code_base=BOARDS["cortex-m4"][0], data_base=BOARDS["cortex-m4"][1])
+    relocatable = cp.loads(tg.program_bytes())
+    linked = cp.loads(image)
+    relocatable.run()
+    linked.run()
+    assert bits(linked.read_value("out")) == bits(relocatable.read_value("out"))
+    assert bytes(cp.loads(image).program_bytes(initial=True)) == image
+    with pytest.raises(ValueError, match="pre-link the relocatable program"):
+        cp.loads(image).program_bytes(code_base=0x2000_0000, data_base=0x2010_0000)

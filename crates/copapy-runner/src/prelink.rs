@@ -17,6 +17,9 @@ pub enum PrelinkError {
     /// A patch cannot reach its target from these addresses (e.g. code and data too far
     /// apart for a PC-relative field).
     Patch(PatchError),
+    /// The program is already a pre-linked image, for other addresses: its patches are
+    /// gone, so only the relocatable program can be linked again.
+    AlreadyPrelinked(Placement),
 }
 
 impl core::fmt::Display for PrelinkError {
@@ -24,6 +27,13 @@ impl core::fmt::Display for PrelinkError {
         match self {
             PrelinkError::Format(e) => e.fmt(f),
             PrelinkError::Patch(e) => e.fmt(f),
+            PrelinkError::AlreadyPrelinked(at) => write!(
+                f,
+                "the program is a pre-linked image for code at {:#x} and data at {:#x}, with \
+                 no patches left to move it: pre-link the relocatable program (saved without \
+                 code_base=/data_base=, or compiled again) for other addresses",
+                at.code, at.data
+            ),
         }
     }
 }
@@ -40,12 +50,7 @@ pub fn prelink(program: &Program, placement: Placement) -> Result<Program, Preli
         if already == placement {
             return Ok(program.clone());
         }
-        // the patches are gone: only the compiled (relocatable) program can be moved
-        return Err(PrelinkError::Format(FormatError::WrongPlacement {
-            section: copapy_program::format::Section::Code,
-            expected: already.code,
-            actual: placement.code,
-        }));
+        return Err(PrelinkError::AlreadyPrelinked(already));
     }
     let mut linked = Program {
         patches: Vec::new(),
