@@ -164,7 +164,7 @@ pub enum FormatError {
         /// Index of the symbol.
         index: usize,
     },
-    /// The compact patch section (version 5, [`crate::compact`]) is malformed.
+    /// The compact patch section (versions 5 and 7, [`crate::compact`]) is malformed.
     BadPatchStream {
         /// Index of the first patch that does not decode (or the count if bytes are left over).
         index: usize,

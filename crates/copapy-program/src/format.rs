@@ -41,7 +41,7 @@ use crate::{Arch, ElementType, FormatError, Patch};
 /// `b"CPPY"`: the first four bytes of every program file.
 pub const MAGIC: [u8; 4] = *b"CPPY";
 /// The newest format version this crate reads and writes.
-pub const VERSION: u16 = PRELINKED_VERSION;
+pub const VERSION: u16 = IMPLIED_TARGETS_VERSION;
 /// The oldest format version this crate reads.
 pub const OLDEST_VERSION: u16 = 2;
 /// The version a program with a byte symbol needs: the first that has byte elements.
@@ -56,17 +56,21 @@ pub const COMPACT_VERSION: u16 = 5;
 /// with a placement section (the addresses code and data were patched for) where the
 /// patches were. Relocatable files keep versions 2 to 5.
 pub const PRELINKED_VERSION: u16 = 6;
+/// The version of relocatable files written now: version 5 whose compact patches take the
+/// target of a pair's second patch from the first ([`crate::compact`]).
+pub const IMPLIED_TARGETS_VERSION: u16 = 7;
 
 /// The version a file holding symbols of these element types, and instruction bounds
 /// or not, is written in: the oldest that can hold them, so runners that predate byte
 /// symbols or bounds still load every program without them. A version 2 or 3 file
 /// marked with another of the two is refused ([`FormatError::VersionMismatch`]), which
-/// keeps each program's encoding unique. A program with bounds is written as version 5
-/// (compact patches, [`crate::compact`]); version 4 files (16-byte patch records and
-/// bounds) are still read ([`version_accepted`]).
+/// keeps each program's encoding unique. A program with bounds is written as version 7
+/// (compact patches with implied targets, [`crate::compact`]); version 4 files (16-byte
+/// patch records and bounds) and version 5 files (compact patches without implied
+/// targets) are still read ([`version_accepted`]).
 pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: bool) -> u16 {
     if has_bounds {
-        COMPACT_VERSION
+        IMPLIED_TARGETS_VERSION
     } else if types.any(|t| t == ElementType::Byte) {
         BYTES_VERSION
     } else {
@@ -78,7 +82,8 @@ pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: boo
 /// a pre-linked image (version 6 holds everything the relocatable versions do).
 pub fn version_accepted(found: u16, needed: u16) -> bool {
     found == needed
-        || (found == BOUNDS_VERSION && needed == COMPACT_VERSION)
+        || ((found == BOUNDS_VERSION || found == COMPACT_VERSION)
+            && needed == IMPLIED_TARGETS_VERSION)
         || found == PRELINKED_VERSION
 }
 
