@@ -91,9 +91,8 @@ def main() -> None:
             met["pre-linked"] += prelinked <= BAR * body
             print(f"| {LABELS[name]} | {arch} | {body:,} B | {relocatable:,} B | "
                   f"{relocatable / body:.2f}× | {prelinked:,} B | {prelinked / body:.2f}× |")
-    print()
-    print(f"At most {BAR}× code + data: relocatable files {met['relocatable']} of {cells}, "
-          f"pre-linked images {met['pre-linked']} of {cells}.")
+    print(f"| at most {BAR}× code + data | | | {met['relocatable']} of {cells} | | "
+          f"{met['pre-linked']} of {cells} | |")
 
 
 if __name__ == "__main__":
