@@ -90,7 +90,7 @@ def main() -> None:
             met["relocatable"] += relocatable <= BAR * body
             met["pre-linked"] += prelinked <= BAR * body
             print(f"| {LABELS[name]} | {arch} | {body:,} B | {relocatable:,} B | "
-                  f"{relocatable / body:.2f}× | {prelinked:,} B | {prelinked / body:.2f}× |")
+                  f"{relocatable / body:.3f}× | {prelinked:,} B | {prelinked / body:.3f}× |")
     print(f"| at most {BAR}× code + data | | | {met['relocatable']} of {cells} | | "
           f"{met['pre-linked']} of {cells} | |")
 
