@@ -26,6 +26,7 @@ mod loops;
 mod names;
 #[allow(unsafe_code)]
 mod numpy_buffer;
+mod prelinked;
 mod runner_cli;
 mod snapshot;
 mod spec_cache;
@@ -170,6 +171,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sign, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::grad, m)?)?;
     m.add_function(wrap_pyfunction!(device::place_program, m)?)?;
+    m.add_function(wrap_pyfunction!(prelinked::program_placement, m)?)?;
     m.add_function(wrap_pyfunction!(imports::extern_call, m)?)?;
     m.add_function(wrap_pyfunction!(imports::program_imports, m)?)?;
     m.add_function(wrap_pyfunction!(runner_cli::run_cli, m)?)?;

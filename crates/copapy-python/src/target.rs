@@ -1055,17 +1055,37 @@ impl Target {
     /// The program as a program file (what any device or runner loads; see
     /// docs/program-format.md), carrying the current values of its inputs and state
     /// (what `write_value` set and runs advanced, read back from the device); with
-    /// `initial=True`, the values it was compiled with.
-    #[pyo3(signature = (*, initial = false))]
-    fn program_bytes<'py>(&self, py: Python<'py>, initial: bool) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(py, &self.file_bytes(py, initial)?))
+    /// `initial=True`, the values it was compiled with. With `code_base=` and `data_base=`
+    /// it is a pre-linked image: code and data patched for a firmware whose buffers are at
+    /// those addresses, with no patches left (docs/program-format.md, "Pre-linked images").
+    #[pyo3(signature = (*, initial = false, code_base = None, data_base = None))]
+    fn program_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        initial: bool,
+        code_base: Option<u64>,
+        data_base: Option<u64>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let placement = crate::prelinked::requested(code_base, data_base)?;
+        let bytes = crate::prelinked::link(self.file_bytes(py, initial)?, placement)?;
+        Ok(PyBytes::new(py, &bytes))
     }
 
     /// Writes the program to `path` as a program file, for `cp.load` or `copapy-run`: with
-    /// the current values of its inputs and state, or (`initial=True`) the compiled ones.
-    #[pyo3(signature = (path, *, initial = false))]
-    fn save(&self, py: Python<'_>, path: std::path::PathBuf, initial: bool) -> PyResult<()> {
-        let bytes = self.file_bytes(py, initial)?;
+    /// the current values of its inputs and state, or (`initial=True`) the compiled ones;
+    /// pre-linked for fixed buffer addresses with `code_base=` and `data_base=` (see
+    /// `program_bytes`).
+    #[pyo3(signature = (path, *, initial = false, code_base = None, data_base = None))]
+    fn save(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        initial: bool,
+        code_base: Option<u64>,
+        data_base: Option<u64>,
+    ) -> PyResult<()> {
+        let placement = crate::prelinked::requested(code_base, data_base)?;
+        let bytes = crate::prelinked::link(self.file_bytes(py, initial)?, placement)?;
         std::fs::write(&path, bytes).map_err(|e| {
             pyo3::exceptions::PyOSError::new_err(format!("cannot write {}: {e}", path.display()))
         })
