@@ -74,7 +74,8 @@ def extern(name: str, *args: Any, returns: type[float], fills: None = None) -> v
 @overload
 def extern(name: str, *args: Any, returns: Literal[None], fills: None = None) -> value[int]: ...
 @overload
-def extern(name: str, *args: Any, returns: type[float] | None, fills: int | Sequence[int]) -> tuple[Any, ...]: ...
+def extern(name: str, *args: Any, returns: type[float] | None,
+           fills: int | Sequence[int]) -> tuple[Any, ...]: ...
 def extern(name: str, *args: Any, returns: Any, fills: int | Sequence[int] | None = None) -> Any:
     """Traces a call of the imported function ``name`` with ``args`` and returns its result,
     a value of type ``returns`` (``float``, ``int`` or ``bool``); with ``returns=None`` an

@@ -734,9 +734,7 @@ pub fn stencil_name(n: &ArrayNode, args: &[ScalarType]) -> Option<String> {
         }
         ArrayOp::Widen => "st_arr_widen_b".to_string(),
         ArrayOp::Narrow => format!("st_arr_narrow_{}", class(args[0])),
-        ArrayOp::Data(_) | ArrayOp::Pack | ArrayOp::Element(_) | ArrayOp::Filled(_) => {
-            return None
-        }
+        ArrayOp::Data(_) | ArrayOp::Pack | ArrayOp::Element(_) | ArrayOp::Filled(_) => return None,
     })
 }
 

@@ -80,10 +80,18 @@ fn argument_code(name: &str, k: usize, a: &Value) -> Result<char, TraceError> {
         return Err(err(format!(
             "argument {k} of the call of {name} is a {} array: an array argument is a \
              float32 or int32 buffer, so convert it first (cp.to_int / cp.to_float)",
-            if crate::array::is_bytes(a) { "byte" } else { "bool" }
+            if crate::array::is_bytes(a) {
+                "byte"
+            } else {
+                "bool"
+            }
         )));
     }
-    Ok(if a.ty() == ScalarType::Float { 'F' } else { 'I' })
+    Ok(if a.ty() == ScalarType::Float {
+        'F'
+    } else {
+        'I'
+    })
 }
 
 /// Traces a call of the import `name` with `args` (scalars, or float/int arrays passed as

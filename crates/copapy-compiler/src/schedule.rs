@@ -403,7 +403,8 @@ impl Scheduler<'_> {
             return self.schedule_call(n, &entry.args, name, signature);
         }
         if let ArrayOp::Filled(k) = node.op {
-            return Ok(self.schedule_filled(n, entry.args[0], k));
+            self.schedule_filled(n, entry.args[0], k);
+            return Ok(());
         }
         if node.op != ArrayOp::Pack {
             // a gather reads its elements one by one (below): the ones still to come

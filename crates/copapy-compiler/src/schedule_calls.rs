@@ -82,9 +82,7 @@ impl Scheduler<'_> {
                 at as u32
             }
         };
-        let stencil = self
-            .table
-            .array(&crate::imports::stencil_name(signature))?;
+        let stencil = self.table.array(&crate::imports::stencil_name(signature))?;
         let mut step_args = [0u32; crate::stencil_db::ARG_HOLES];
         step_args[0] = self.slot_of(n);
         step_args[1] = entry;
@@ -152,7 +150,10 @@ impl Scheduler<'_> {
             .and_then(|b| b.get(k as usize))
             .copied()
             .unwrap_or(NO_SLOT);
-        debug_assert!(buffer != NO_SLOT, "a filled array of a call without buffer {k}");
+        debug_assert!(
+            buffer != NO_SLOT,
+            "a filled array of a call without buffer {k}"
+        );
         self.slot[n as usize] = buffer;
         // the call's buffer: never handed to another array
         self.aliased[n as usize] = true;

@@ -268,14 +268,21 @@ mod tests {
     #[test]
     fn signatures_and_names() {
         for ok in [
-            "f()", "v(ffff)", "b(iiii)", "i(fbfi)", "f(ffffiiib)", "v(F)", "i(FI)", "f(ffffFii)",
+            "f()",
+            "v(ffff)",
+            "b(iiii)",
+            "i(fbfi)",
+            "f(ffffiiib)",
+            "v(F)",
+            "i(FI)",
+            "f(ffffFii)",
             "v(iIi)",
         ] {
             assert!(is_signature(ok.as_bytes()), "{ok}");
         }
         for bad in [
             "", "f", "f(", "x()", "f(v)", "f(fffff)", "v(iiiii)", "f(i))", "(f)", "F()", "v(FFi)",
-            "v(FIF)", "v(iiF)", "v(B)",
+            "v(FIF)", "v(iiiF)", "v(B)",
         ] {
             assert!(!is_signature(bad.as_bytes()), "{bad}");
         }

@@ -33,7 +33,9 @@ impl DataWindow {
         let bytes = usize::try_from(count).ok().and_then(|n| n.checked_mul(4));
         let start = addr.checked_sub(self.base);
         match (start, bytes) {
-            (Some(start), Some(bytes)) if start.checked_add(bytes).is_some_and(|e| e <= self.len) => {
+            (Some(start), Some(bytes))
+                if start.checked_add(bytes).is_some_and(|e| e <= self.len) =>
+            {
                 Ok((start, bytes))
             }
             _ => Err(PyRuntimeError::new_err(format!(
@@ -50,8 +52,7 @@ impl DataWindow {
         // memory, which is mapped read+write for the run; its code is suspended in this
         // call, so no other access overlaps.
         #[allow(unsafe_code)]
-        let slice =
-            unsafe { std::slice::from_raw_parts((self.base + start) as *const u8, bytes) };
+        let slice = unsafe { std::slice::from_raw_parts((self.base + start) as *const u8, bytes) };
         Ok(slice.to_vec())
     }
 

@@ -217,7 +217,9 @@ impl HostImports {
         };
         CURRENT.with(|c| *c.borrow_mut() = Some(running));
         loaded.run();
-        let error = CURRENT.with(|c| c.borrow_mut().take()).and_then(|r| r.error);
+        let error = CURRENT
+            .with(|c| c.borrow_mut().take())
+            .and_then(|r| r.error);
         match error {
             None => Ok(()),
             Some(e) => {
@@ -316,8 +318,11 @@ fn call_python(
         None => 0,
         Some(ty) => crate::convert::bits_for(ty, &r).map_err(|_| {
             match check_module(py).and_then(|m| {
-                m.getattr(pyo3::intern!(py, "result_error"))?
-                    .call1((&import.name, &import.signature, &r))
+                m.getattr(pyo3::intern!(py, "result_error"))?.call1((
+                    &import.name,
+                    &import.signature,
+                    &r,
+                ))
             }) {
                 Ok(e) => PyErr::from_value(e),
                 Err(e) => e,
