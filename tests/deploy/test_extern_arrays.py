@@ -150,7 +150,8 @@ def test_functions_writing_buffers_they_do_not_fill_change_no_array() -> None:
     tokens = [
         cp.extern("scribble1", x, returns=None),
         cp.extern("scribble2", held, k, returns=None),
-        cp.extern("scribble3", x + 1.0, x + 1.0, returns=None),  # a temporary read twice
+        # a temporary nothing else holds, passed twice: a copy, then its own memory
+        (lambda t: cp.extern("scribble3", t, t, returns=None))(x + 1.0),
         cp.extern("scribble1", cp.vector([cp.value(0.5), 1.5]), returns=None),
         cp.extern("scribble3", held, held, returns=None),
     ]
@@ -227,6 +228,21 @@ def test_random_lengths_and_values_round_trip(data: st.DataObject) -> None:
     assert _bits(_read(tg, filled_f)) == _bits(want_f)
     assert _read(tg, filled_i) == (ks[::-1] ^ np.int32(0x5A5A)).tolist()
     assert _read(tg, fx) == xs.tolist()
+
+
+def test_jit_functions_pass_and_fill_arrays() -> None:
+    def sense(buf: Any, gain: float) -> int:
+        buf *= F(gain)
+        return len(buf)
+
+    @cp.jit(imports={"sense": sense})
+    def scaled(v: Any, gain: Any) -> Any:
+        n, filled = cp.extern("sense", v, gain, returns=int, fills=0)
+        return n, filled.sum()
+
+    xs = np.array([1.5, -2.0, 0.25], F)
+    n, total = scaled(cp.array(xs), 4.0)
+    assert n == 3 and F(total).tobytes() == (xs * F(4.0)).sum(dtype=F).tobytes()
 
 
 def test_a_huge_array_is_passed_whole() -> None:
