@@ -21,6 +21,11 @@ other ABIs ignore above bit 31), and a buffer's slot, which holds the buffer's d
 offset, plus the address of data offset 0 (``cp_a3``). Which slots are offsets is the
 bit mask in a ninth slot of the block (bit k for int slot k), applied without a branch.
 The scalar stencils stay as they were, so programs without array arguments do not change.
+
+``st_call_buffer`` copies an array into a call's own buffer before the call (``cp_a0`` =
+``cp_a1``, ``cp_n`` 32-bit elements): a 1-D loop kernel (``cpm_arr_buffer_i_a``, whose
+name puts it among bounds.py's linear kernels), so a program passing arrays keeps its
+instruction bounds.
 """
 
 SIG = "(f32 a, f32 b, i32 i, i32 j)"
@@ -62,11 +67,23 @@ _BUFFER_PROLOGUE = (
     "    intptr_t p3 = (intptr_t)ia[3] + (base & -(intptr_t)(mask >> 3 & 1));\n")
 
 
+_BUFFER_COPY = (
+    "CPM_NOINLINE void cpm_arr_buffer_i_a(u32 *restrict d, const u32 *restrict x, i32 n) {\n"
+    "    CPM_SCALAR_LOOP\n"
+    "    for (i32 k = 0; k < n; k++) d[k] = x[k];\n"
+    "}\n"
+    "void st_call_buffer(f32 a, f32 b, i32 i, i32 j) {\n"
+    "    cpm_arr_buffer_i_a(CP_HOLE(cp_a0), CP_HOLE(cp_a1), cp_n);\n"
+    "    NEXT(a, b, i, j);\n}\n")
+
+
 def generate():
-    """Yield (stencil name, C source) for each result kind, scalar and with buffers."""
+    """Yield (stencil name, C source) for each result kind, scalar and with buffers, and
+    the buffer copy."""
     for code, (rty, _) in RESULTS.items():
         yield f"st_call_{code}", _stencil(f"st_call_{code}", rty, "i32",
                                           "ia[0], ia[1], ia[2], ia[3]", "")
     for code, (rty, _) in RESULTS.items():
         yield f"st_call_{code}_p", _stencil(f"st_call_{code}_p", rty, "intptr_t",
                                             "p0, p1, p2, p3", _BUFFER_PROLOGUE)
+    yield "st_call_buffer", _BUFFER_COPY

@@ -245,6 +245,21 @@ def test_jit_functions_pass_and_fill_arrays() -> None:
     assert n == 3 and F(total).tobytes() == (xs * F(4.0)).sum(dtype=F).tobytes()
 
 
+def test_programs_passing_arrays_keep_linear_instruction_bounds() -> None:
+    """The copy into a call's buffer is a 1-D loop: the bound grows by the same amount per
+    element, and the call itself adds a constant."""
+    def bound(n: int) -> int:
+        tg = cp.Target(ARCH, imports={"dac": lambda v: None})
+        x = cp.array([1.0] * n)
+        tg.compile(cp.extern("dac", x, returns=None))
+        most: int = tg.max_instructions()
+        return most
+
+    b4, b8, b16 = bound(4), bound(8), bound(16)
+    assert b4 < b8 < b16
+    assert b16 - b8 == 2 * (b8 - b4)
+
+
 def test_a_huge_array_is_passed_whole() -> None:
     n = 200_000
     xs = np.arange(n, dtype=F) * F(0.5)

@@ -8,7 +8,7 @@
 //! An array argument is passed as a buffer of the call's own: the function may write it
 //! (a sensor filling channels), and no array of the program may change behind the
 //! scheduler's back. The buffer is a fresh range the array is copied into before the call
-//! (`st_arr_strided`, one step), or the array's own range when it is a computed temporary
+//! (`st_call_buffer`, one step of linear instruction bounds), or the array's own range when it is a computed temporary
 //! that nothing reads after this call (no copy; the range is then never reused). Its two
 //! int slots hold the buffer's data offset and its length, a ninth slot of the block
 //! marks the offsets (the `_p` stencils add the data base to them), and the buffer stays
@@ -105,12 +105,10 @@ impl Scheduler<'_> {
             return Ok(self.slot[e as usize]);
         }
         let buffer = self.array_range(len, &[]);
-        let copy = self.table.array("st_arr_strided")?;
+        let copy = self.table.array("st_call_buffer")?;
         let mut args = [0u32; crate::stencil_db::ARG_HOLES];
         args[0] = buffer;
         args[1] = self.slot[e as usize];
-        // [offset, n0..n3, s0..s3]: `len` consecutive elements
-        args[2] = self.array_range(9, &[0, 1, 1, 1, len, 0, 0, 0, 1]);
         args[crate::stencil_db::ARG_COUNT as usize] = self.count_slot(len);
         self.steps.push(Step {
             args,
