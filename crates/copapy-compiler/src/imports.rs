@@ -242,3 +242,51 @@ impl std::fmt::Display for SignatureConflict {
 }
 
 impl std::error::Error for SignatureConflict {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signature(v: &Value) -> String {
+        match v.kind() {
+            NodeKind::Array(n) => match &n.op {
+                ArrayOp::Call { signature, .. } => signature.to_string(),
+                _ => panic!("not a call"),
+            },
+            _ => panic!("not a call"),
+        }
+    }
+
+    #[test]
+    fn array_arguments_take_two_integer_registers_and_have_upper_case_codes() {
+        let floats = crate::array::data(ScalarType::Float, vec![0; 3]).unwrap();
+        let ints = crate::array::data(ScalarType::Int, vec![0; 2]).unwrap();
+        let i = Value::input(ScalarType::Int, 0);
+        let f = Value::input(ScalarType::Float, 0);
+        let c = call(
+            "scan",
+            &[floats.clone(), f, ints.clone()],
+            Some(ScalarType::Int),
+        )
+        .unwrap();
+        assert_eq!(signature(&c), "i(FfI)");
+        assert_eq!(stencil_name(&signature(&c)), "st_call_i_p");
+        assert!(call("scan", &[floats.clone(), i.clone(), i.clone()], None).is_ok());
+        let e = call("scan", &[floats.clone(), i.clone(), i.clone(), i], None).unwrap_err();
+        assert!(e.message.contains("5 integer registers"), "{}", e.message);
+        let filled = filled(&c, 2).unwrap();
+        assert_eq!(crate::array::len_of(&filled), Some(2));
+        assert_eq!(filled.ty(), ScalarType::Int);
+        assert!(filled_err(&c, 1).contains("is a scalar"));
+        assert!(filled_err(&c, 3).contains("has 3 arguments"));
+        let bools = crate::array::data(ScalarType::Bool, vec![0; 2]).unwrap();
+        assert!(call("scan", &[bools], None)
+            .unwrap_err()
+            .message
+            .contains("bool array"));
+    }
+
+    fn filled_err(c: &Value, k: usize) -> String {
+        filled(c, k).unwrap_err().message
+    }
+}
