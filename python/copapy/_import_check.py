@@ -20,7 +20,8 @@ import inspect
 import operator
 from typing import Any
 
-_RESULT_NAMES = {"f": "a float", "i": "an int", "b": "a bool", "v": "nothing"}
+_RESULT_NAMES = {"f": "a float (any real number)", "i": "an int (in the int32 range)",
+                 "b": "a bool (or the int 0 or 1)", "v": "nothing"}
 
 
 def argument_codes(signature: str) -> str:
@@ -93,7 +94,7 @@ def result_number(name: str, signature: str, result: Any) -> float | int | None:
         n = operator.index(result)
     except TypeError:
         raise result_error(name, signature, result) from None
-    if code == "b" and n not in (0, 1):
+    if (code == "b" and n not in (0, 1)) or not -(1 << 31) <= n < (1 << 31):
         raise result_error(name, signature, result)
     return n
 

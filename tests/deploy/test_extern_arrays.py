@@ -312,7 +312,8 @@ def test_a_saved_program_loads_only_with_fitting_callables() -> None:
 
 
 @pytest.mark.parametrize("answer, error", [(None, "returned NoneType None"), ("1.5", "returned str"),
-                                           (2.5, "needs an int result"), ([1], "returned list")])
+                                           (2.5, "needs an int"), ([1], "returned list"),
+                                           (2**40, "returned int 1099511627776")])
 def test_a_wrong_result_type_is_a_clear_error_and_the_run_changes_nothing(answer: Any, error: str) -> None:
     answers: list[Any] = [3, answer, 4]
 
