@@ -22,7 +22,7 @@ offset, plus the address of data offset 0 (``cp_a3``). Which slots are offsets i
 bit mask in a ninth slot of the block (bit k for int slot k), applied without a branch.
 The scalar stencils stay as they were, so programs without array arguments do not change.
 
-``st_call_buffer`` copies an array into a call's own buffer before the call (``cp_a0`` =
+``st_arr_call_buffer`` copies an array into a call's own buffer before the call (``cp_a0`` =
 ``cp_a1``, ``cp_n`` 32-bit elements): a 1-D loop kernel (``cpm_arr_buffer_i_a``, whose
 name puts it among bounds.py's linear kernels), so a program passing arrays keeps its
 instruction bounds.
@@ -72,7 +72,7 @@ _BUFFER_COPY = (
     "    CPM_SCALAR_LOOP\n"
     "    for (i32 k = 0; k < n; k++) d[k] = x[k];\n"
     "}\n"
-    "void st_call_buffer(f32 a, f32 b, i32 i, i32 j) {\n"
+    "void st_arr_call_buffer(f32 a, f32 b, i32 i, i32 j) {\n"
     "    cpm_arr_buffer_i_a(CP_HOLE(cp_a0), CP_HOLE(cp_a1), cp_n);\n"
     "    NEXT(a, b, i, j);\n}\n")
 
@@ -86,4 +86,4 @@ def generate():
     for code, (rty, _) in RESULTS.items():
         yield f"st_call_{code}_p", _stencil(f"st_call_{code}_p", rty, "intptr_t",
                                             "p0, p1, p2, p3", _BUFFER_PROLOGUE)
-    yield "st_call_buffer", _BUFFER_COPY
+    yield "st_arr_call_buffer", _BUFFER_COPY

@@ -5985,7 +5985,7 @@ CPM_NOINLINE void cpm_arr_buffer_i_a(u32 *restrict d, const u32 *restrict x, i32
     CPM_SCALAR_LOOP
     for (i32 k = 0; k < n; k++) d[k] = x[k];
 }
-void st_call_buffer(f32 a, f32 b, i32 i, i32 j) {
+void st_arr_call_buffer(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_buffer_i_a(CP_HOLE(cp_a0), CP_HOLE(cp_a1), cp_n);
     NEXT(a, b, i, j);
 }

@@ -688,7 +688,7 @@ pub fn stencil_names() -> Vec<String> {
     // calls of imported functions, by result code (`crate::imports`)
     names.extend(["f", "i", "b", "v"].map(|r| format!("st_call_{r}")));
     names.extend(["f", "i", "b", "v"].map(|r| format!("st_call_{r}_p")));
-    names.push("st_call_buffer".to_string());
+    names.push("st_arr_call_buffer".to_string());
     for op in FUSED_DOT_OPS {
         for form in [Form::AA, Form::AS, Form::SA] {
             names.push(fused_dot_name(op, form));

@@ -8,8 +8,9 @@
 //! An array argument is passed as a buffer of the call's own: the function may write it
 //! (a sensor filling channels), and no array of the program may change behind the
 //! scheduler's back. The buffer is a fresh range the array is copied into before the call
-//! (`st_call_buffer`, one step of linear instruction bounds), or the array's own range when it is a computed temporary
-//! that nothing reads after this call (no copy; the range is then never reused). Its two
+//! (`st_arr_call_buffer`, one step of linear instruction bounds), or the array's own
+//! range when it is a computed temporary that nothing reads after this call (no copy;
+//! the range is then never reused). Its two
 //! int slots hold the buffer's data offset and its length, a ninth slot of the block
 //! marks the offsets (the `_p` stencils add the data base to them), and the buffer stays
 //! the call's for the whole run: [`crate::array::ArrayOp::Filled`] reads it after the call.
@@ -105,7 +106,7 @@ impl Scheduler<'_> {
             return Ok(self.slot[e as usize]);
         }
         let buffer = self.array_range(len, &[]);
-        let copy = self.table.array("st_call_buffer")?;
+        let copy = self.table.array("st_arr_call_buffer")?;
         let mut args = [0u32; crate::stencil_db::ARG_HOLES];
         args[0] = buffer;
         args[1] = self.slot[e as usize];
