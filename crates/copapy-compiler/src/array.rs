@@ -729,7 +729,7 @@ pub fn stencil_name(n: &ArrayNode, args: &[ScalarType]) -> Option<String> {
         ArrayOp::Solve { .. } => "st_arr_solve_f".to_string(),
         ArrayOp::Det { .. } => "st_arr_det_f".to_string(),
         ArrayOp::Conv2d(_) => "st_arr_conv2d_f".to_string(),
-        ArrayOp::Call { signature, .. } => crate::imports::stencil_name(signature),
+        ArrayOp::Call { signature, .. } => crate::graph::call_stencil_name(signature),
         ArrayOp::Pool2d { avg, .. } => {
             format!("st_arr_{}pool2d_f", if *avg { "avg" } else { "max" })
         }

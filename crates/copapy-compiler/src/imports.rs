@@ -167,17 +167,7 @@ pub fn filled(call: &Value, k: usize) -> Result<Value, TraceError> {
     ))
 }
 
-/// Whether signature `sig` passes buffers (an `F` or `I` argument).
-pub fn has_buffers(sig: &str) -> bool {
-    sig.bytes().any(|c| c.is_ascii_uppercase())
-}
-
-/// The call stencil of signature `sig`: `st_call_<result>`, with `_p` when it passes
-/// buffers (`stencils/gen_calls.py`).
-pub fn stencil_name(sig: &str) -> String {
-    let suffix = if has_buffers(sig) { "_p" } else { "" };
-    format!("st_call_{}{suffix}", &sig[..1])
-}
+pub use crate::graph::{call_has_buffers as has_buffers, call_stencil_name as stencil_name};
 
 /// The call nodes reachable from `outputs`, oldest (first traced) first.
 pub fn calls_in_trace_order(outputs: &[Value]) -> Vec<Value> {
