@@ -378,6 +378,19 @@ impl ArrayNode {
     }
 }
 
+/// Whether call signature `sig` (`crate::imports`) passes buffers (an `F` or `I`
+/// argument).
+pub fn call_has_buffers(sig: &str) -> bool {
+    sig.bytes().any(|c| c.is_ascii_uppercase())
+}
+
+/// The stencil of a call of signature `sig`: `st_call_<result>`, with `_p` when it passes
+/// buffers (`stencils/gen_calls.py`).
+pub fn call_stencil_name(sig: &str) -> String {
+    let suffix = if call_has_buffers(sig) { "_p" } else { "" };
+    format!("st_call_{}{suffix}", &sig[..1])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -391,17 +404,4 @@ mod tests {
         }
         drop(acc);
     }
-}
-
-/// Whether call signature `sig` (`crate::imports`) passes buffers (an `F` or `I`
-/// argument).
-pub fn call_has_buffers(sig: &str) -> bool {
-    sig.bytes().any(|c| c.is_ascii_uppercase())
-}
-
-/// The stencil of a call of signature `sig`: `st_call_<result>`, with `_p` when it passes
-/// buffers (`stencils/gen_calls.py`).
-pub fn call_stencil_name(sig: &str) -> String {
-    let suffix = if call_has_buffers(sig) { "_p" } else { "" };
-    format!("st_call_{}{suffix}", &sig[..1])
 }
