@@ -253,6 +253,15 @@ def loops() -> None:
     assert_type(ys, list[cp.value[float]])
 
 
+def imports() -> None:
+    """cp.extern: a value of the declared type; with fills= a tuple (result, filled...)."""
+    assert_type(cp.extern("adc_read", 0, returns=float), cp.value[float])
+    assert_type(cp.extern("ticks", returns=int), cp.value[int])
+    assert_type(cp.extern("pwm_write", 0.5, returns=None), cp.value[int])
+    scan = cp.extern("adc_scan", cp.array([0.0, 0.0]), returns=int, fills=0)
+    assert_type(scan, tuple[Any, ...])
+
+
 # --- Copapy-style untyped helper code still passes -------------------------------------------
 
 
@@ -269,7 +278,7 @@ def untyped_is_fine(x: Any) -> Any:
 
 if __name__ == "__main__":
     for check in (scalars, functions, containers, quaternions, filter_functions, target, copapy_names,
-                  loops):
+                  loops, imports):
         check()
     assert isinstance(moving_average([cp.value(1.0)], [0.5]), cp.value)
     print("typed API: all checks ran")

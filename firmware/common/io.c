@@ -17,6 +17,7 @@
  * (tests/deploy/test_serial_link.py reads the actuator's bytes where QEMU writes them). */
 #include "board.h"
 #include "io.h"
+#include "io_arrays.h"
 
 #define DUTY_LIMIT 1000000u
 
@@ -44,6 +45,10 @@ const struct copapy_import io_imports[IO_IMPORT_COUNT] = {
     {"pwm_write", (void *)pwm_write, "v(f)"},
     {"adc_read", (void *)adc_read, "f(i)"},
     {"timer_ticks", (void *)timer_ticks, "i()"},
+    /* array arguments (io_arrays.c) */
+    {"dac_write", (void *)dac_write, "v(F)"},
+    {"adc_scan", (void *)adc_scan, "i(F)"},
+    {"counter_scan", (void *)counter_scan, "v(I)"},
 };
 
 void io_reset(void) {

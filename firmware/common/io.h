@@ -4,7 +4,7 @@
 
 #include "copapy_runner.h"
 
-#define IO_IMPORT_COUNT 3
+#define IO_IMPORT_COUNT 6
 extern const struct copapy_import io_imports[IO_IMPORT_COUNT];
 
 /* Puts the actuator value and the simulated plant back to 0 (after each load, so a

@@ -7,6 +7,9 @@ runner's function. A code hook on the page reads the arguments from the register
 target's hard-float C ABI (floats in the first four FP registers, ints in the first four
 integer registers, each class counted on its own), calls the Python callable and writes
 its result to the return register; the return instruction then goes back to the caller.
+An array argument (an address and a count in two integer registers) reaches the callable
+as a NumPy array over a copy of the buffer, written back after the call; the checks and
+conversions are ``_import_check``'s, the same as on this machine.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import ctypes
 import struct
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from . import _import_check as check
 
 #: The page holding the import stubs (below the stop page, outside code and data).
 IMPORT_BASE = 0x0000_E000
@@ -56,17 +61,16 @@ def _signed(bits: int) -> int:
     return bits - (1 << 32) if bits & 0x8000_0000 else bits
 
 
-def _float_bits(result: Any) -> int:
+def _float_bits(result: float) -> int:
     # a C float cast rounds to nearest, as the host's conversion does
-    f = ctypes.c_float(float(result)).value
+    f = ctypes.c_float(result).value
     return int(struct.unpack("<I", struct.pack("<f", f))[0])
 
 
-def _int_bits(result: Any, name: str) -> int:
-    n = int(result)
-    if not -(1 << 31) <= n < (1 << 31):
-        raise OverflowError(f"import {name} returned {n}, outside the int32 range")
-    return n & 0xFFFF_FFFF
+def _int_bits(result: int, name: str) -> int:
+    if not -(1 << 31) <= result < (1 << 31):
+        raise OverflowError(f"import {name} returned {result}, outside the int32 range")
+    return result & 0xFFFF_FFFF
 
 
 class EmulatedImports:
@@ -79,8 +83,7 @@ class EmulatedImports:
             f = (imports or {}).get(name)
             if f is None:
                 raise missing_import(name, signature)
-            if not callable(f):
-                raise TypeError(f"imports[{name!r}] is a {type(f).__name__}, not a callable")
+            check.check_callable(name, signature, f)
             self.calls.append((name, signature, f))
         self.slots = [slot for _, _, slot in declared]
         self.error: BaseException | None = None
@@ -110,23 +113,32 @@ class EmulatedImports:
         name, signature, f = self.calls[(address - IMPORT_BASE) // STUB_BYTES]
         try:
             args: list[Any] = []
+            buffers: list[tuple[int, bytearray]] = []
             fi = ii = 0
-            for code in signature[2:-1]:
+            for code in check.argument_codes(signature):
                 if code == "f":
                     bits = int(uc.reg_read(self._fregs[fi])) & 0xFFFF_FFFF
                     args.append(struct.unpack("<f", bits.to_bytes(4, "little"))[0])
                     fi += 1
+                elif code in "FI":
+                    addr = int(uc.reg_read(self._iregs[ii]))
+                    count = _signed(int(uc.reg_read(self._iregs[ii + 1])))
+                    data = bytearray(uc.mem_read(addr, 4 * count))
+                    buffers.append((addr, data))
+                    args.append(check.buffer_array(data, code))
+                    ii += 2
                 else:
                     n = _signed(int(uc.reg_read(self._iregs[ii])))
                     args.append(bool(n) if code == "b" else n)
                     ii += 1
-            result = f(*args)
-            if signature[0] == "f":
+            result = check.result_number(name, signature, f(*args))
+            if isinstance(result, float):
                 bits = _float_bits(result)
                 uc.reg_write(self._fres, bits | (0xFFFF_FFFF_0000_0000 if self._boxed else 0))
-            elif signature[0] in "ib":
-                bits = int(bool(result)) if signature[0] == "b" else _int_bits(result, name)
-                uc.reg_write(self._ires, _signed(bits) & ((1 << 64) - 1))
+            elif result is not None:
+                uc.reg_write(self._ires, _signed(_int_bits(result, name)) & ((1 << 64) - 1))
+            for addr, data in buffers:
+                uc.mem_write(addr, bytes(data))
         except BaseException as e:  # noqa: BLE001 - re-raised after the run
             self.error = e
             uc.emu_stop()

@@ -282,3 +282,18 @@ def test_builtin_imports_on_each_board(target: str, tmp_path: Path) -> None:
     lacking.save(str(prog2))
     done = subprocess.run([*command(target), str(prog2)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "board_adc" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("target", board_ids())
+def test_array_imports_are_named_with_their_signature_on_each_board(target: str, tmp_path: Path) -> None:
+    """Each board's runner reads array signatures (F, I) and refuses a program whose array
+    import it lacks, naming the import and its signature, before anything runs."""
+    tg = cp.Target(target, imports={"adc_scan": lambda buf: 0})
+    count, samples = cp.extern("adc_scan", cp.array([0.0] * 4), returns=int, fills=0)
+    tg.compile(count, samples)
+    prog = tmp_path / "scan.cpy"
+    tg.save(str(prog))
+    done = subprocess.run([*command(target), str(prog)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "import adc_scan (signature i(F))" in done.stderr, done.stderr
+    assert "does not provide" in done.stderr, done.stderr

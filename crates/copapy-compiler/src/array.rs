@@ -687,6 +687,8 @@ pub fn stencil_names() -> Vec<String> {
     names.push("st_arr_avgpool2d_f".to_string());
     // calls of imported functions, by result code (`crate::imports`)
     names.extend(["f", "i", "b", "v"].map(|r| format!("st_call_{r}")));
+    names.extend(["f", "i", "b", "v"].map(|r| format!("st_call_{r}_p")));
+    names.push("st_arr_call_buffer".to_string());
     for op in FUSED_DOT_OPS {
         for form in [Form::AA, Form::AS, Form::SA] {
             names.push(fused_dot_name(op, form));
@@ -727,13 +729,13 @@ pub fn stencil_name(n: &ArrayNode, args: &[ScalarType]) -> Option<String> {
         ArrayOp::Solve { .. } => "st_arr_solve_f".to_string(),
         ArrayOp::Det { .. } => "st_arr_det_f".to_string(),
         ArrayOp::Conv2d(_) => "st_arr_conv2d_f".to_string(),
-        ArrayOp::Call { signature, .. } => format!("st_call_{}", &signature[..1]),
+        ArrayOp::Call { signature, .. } => crate::graph::call_stencil_name(signature),
         ArrayOp::Pool2d { avg, .. } => {
             format!("st_arr_{}pool2d_f", if *avg { "avg" } else { "max" })
         }
         ArrayOp::Widen => "st_arr_widen_b".to_string(),
         ArrayOp::Narrow => format!("st_arr_narrow_{}", class(args[0])),
-        ArrayOp::Data(_) | ArrayOp::Pack | ArrayOp::Element(_) => return None,
+        ArrayOp::Data(_) | ArrayOp::Pack | ArrayOp::Element(_) | ArrayOp::Filled(_) => return None,
     })
 }
 

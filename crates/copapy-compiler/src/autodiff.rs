@@ -534,7 +534,7 @@ fn propagate_array(
         // ints only: no gradient flows
         ArrayOp::Data(_) | ArrayOp::Widen | ArrayOp::Narrow => Ok(()),
         // an imported function is opaque: its result is a measurement, no gradient flows
-        ArrayOp::Call { .. } => Ok(()),
+        ArrayOp::Call { .. } | ArrayOp::Filled(_) => Ok(()),
         ArrayOp::Unary(op) => unary_rule(op, &args[0], r, g, acc),
         ArrayOp::Binary(op, _) => binary_rule(op, &args[0], &args[1], r, g, acc),
         ArrayOp::Select(_) => select_rule(&args[0], &args[1], &args[2], g, acc),

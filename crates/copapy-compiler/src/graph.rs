@@ -330,13 +330,18 @@ pub enum ArrayOp {
     /// (`crate::window::conv2d`).
     Conv2d([i32; 15]),
     /// A call of the imported function `name` (`crate::imports`): the operands are the
-    /// arguments, the result a scalar (an effect token for a void function).
+    /// arguments (scalars, and arrays passed as a buffer of the call's own), the result
+    /// a scalar (an effect token for a void function).
     Call {
         /// The import's name, a C identifier.
         name: std::sync::Arc<str>,
         /// Its signature, e.g. `"f(if)"`.
         signature: std::sync::Arc<str>,
     },
+    /// What the call that is the only operand left in the buffer of its array argument
+    /// number `k` (`cp.extern(..., fills=k)`): an array aliasing that buffer, read after
+    /// the call.
+    Filled(u32),
     /// Max or average pooling, `[nc, h, w, kh, kw, oh, ow, sh, sw, ph, pw]`
     /// (`crate::window::pool2d`).
     Pool2d {
@@ -371,6 +376,19 @@ impl ArrayNode {
             self.len
         }
     }
+}
+
+/// Whether call signature `sig` (`crate::imports`) passes buffers (an `F` or `I`
+/// argument).
+pub fn call_has_buffers(sig: &str) -> bool {
+    sig.bytes().any(|c| c.is_ascii_uppercase())
+}
+
+/// The stencil of a call of signature `sig`: `st_call_<result>`, with `_p` when it passes
+/// buffers (`stencils/gen_calls.py`).
+pub fn call_stencil_name(sig: &str) -> String {
+    let suffix = if call_has_buffers(sig) { "_p" } else { "" };
+    format!("st_call_{}{suffix}", &sig[..1])
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ pub mod optimise;
 #[rustfmt::skip]
 mod ops_generated;
 pub mod schedule;
+mod schedule_calls;
 pub mod select;
 pub mod stencil_db;
 pub mod targets;

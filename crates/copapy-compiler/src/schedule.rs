@@ -91,6 +91,9 @@ pub(crate) struct Scheduler<'a> {
     pub(crate) in_place: FxHashMap<NodeId, u32>,
     /// Imports called so far, each with its import-table entry.
     pub(crate) imports: Vec<crate::imports::ImportSlot>,
+    /// The buffers of each call with array arguments, by argument (`NO_SLOT` for a
+    /// scalar argument): where `ArrayOp::Filled` finds the call's results.
+    pub(crate) call_buffers: FxHashMap<NodeId, Vec<u32>>,
 }
 
 impl Scheduler<'_> {
@@ -338,7 +341,7 @@ impl Scheduler<'_> {
     }
 
     /// Gives the range of array operand `a` back if nothing reads it any more.
-    fn release(&mut self, a: NodeId) {
+    pub(crate) fn release(&mut self, a: NodeId) {
         let Kind::Array(i) = self.arena.nodes[a as usize].kind else {
             return;
         };
@@ -399,8 +402,9 @@ impl Scheduler<'_> {
         if let ArrayOp::Call { name, signature } = &node.op {
             return self.schedule_call(n, &entry.args, name, signature);
         }
-        if let ArrayOp::Call { name, signature } = &node.op {
-            return self.schedule_call(n, &entry.args, name, signature);
+        if let ArrayOp::Filled(k) = node.op {
+            self.schedule_filled(n, entry.args[0], k);
+            return Ok(());
         }
         if node.op != ArrayOp::Pack {
             // a gather reads its elements one by one (below): the ones still to come
@@ -578,7 +582,7 @@ impl Scheduler<'_> {
 
     /// Puts scalar `e` into the slot at `at`: a constant into the initial data image,
     /// anything else stored from its register (loaded first if it is only in memory).
-    fn store_scalar_at(&mut self, e: NodeId, at: u32) -> Result<(), MissingStencil> {
+    pub(crate) fn store_scalar_at(&mut self, e: NodeId, at: u32) -> Result<(), MissingStencil> {
         let class = Class::of(self.arena.nodes[e as usize].ty);
         if let Kind::Const(bits) = self.arena.nodes[e as usize].kind {
             self.data[at as usize..at as usize + 4].copy_from_slice(&bits.to_le_bytes());
@@ -597,64 +601,14 @@ impl Scheduler<'_> {
         Ok(())
     }
 
-    /// A call of an imported function: its arguments are stored into a fresh argument
-    /// block (4 float slots, then 4 int slots: `stencils/gen_calls.py`), its import gets
-    /// an 8-byte table entry (one per name), the result a slot of its own. The call
-    /// stencil keeps the registers, so nothing else moves.
-    fn schedule_call(
-        &mut self,
-        n: NodeId,
-        args: &[NodeId],
-        name: &std::sync::Arc<str>,
-        signature: &std::sync::Arc<str>,
-    ) -> Result<(), MissingStencil> {
-        let arena = self.arena;
-        let block = self.array_range(8, &[]);
-        let (mut floats, mut ints) = (0u32, 0u32);
-        for &e in args {
-            let class = Class::of(arena.nodes[e as usize].ty);
-            let k = match class {
-                Class::Float => &mut floats,
-                Class::Int => &mut ints,
-            };
-            let at = block + 4 * (*k + if class == Class::Int { 4 } else { 0 });
-            *k += 1;
-            self.uses[e as usize] -= 1;
-            self.store_scalar_at(e, at)?;
-        }
-        let entry = match self.imports.iter().find(|i| i.name == *name) {
-            Some(i) => i.slot,
-            None => {
-                let at = self.data.len().next_multiple_of(8);
-                self.data.resize(at + 8, 0);
-                self.imports.push(crate::imports::ImportSlot {
-                    name: name.clone(),
-                    signature: signature.clone(),
-                    slot: at as u32,
-                });
-                at as u32
-            }
-        };
-        let stencil = self.table.array(&format!("st_call_{}", &signature[..1]))?;
-        let mut step_args = [0u32; crate::stencil_db::ARG_HOLES];
-        step_args[0] = self.slot_of(n);
-        step_args[1] = entry;
-        step_args[2] = block;
-        self.steps.push(Step {
-            args: step_args,
-            ..Step::new(stencil, None)
-        });
-        Ok(())
-    }
-
     /// Whether node `a` is an array (not a scalar, nor a scalar computed from arrays).
-    fn is_array(&self, a: NodeId) -> bool {
+    pub(crate) fn is_array(&self, a: NodeId) -> bool {
         self.array_len(a).is_some()
     }
 
     /// The element count of array node `a` (an array operation's, or an array a loop
     /// carried); `None` for a scalar.
-    fn array_len(&self, a: NodeId) -> Option<u32> {
+    pub(crate) fn array_len(&self, a: NodeId) -> Option<u32> {
         match self.arena.nodes[a as usize].kind {
             Kind::Array(i) => crate::array::len_of(&self.arena.arrays[i as usize].node),
             Kind::LoopOut(run, k) => {
@@ -794,6 +748,7 @@ pub(crate) fn schedule_onto(
         free: FxHashMap::default(),
         freed: vec![false; count],
         imports: Vec::new(),
+        call_buffers: FxHashMap::default(),
     };
     s.place_packed_inputs();
     for n in 0..count as NodeId {

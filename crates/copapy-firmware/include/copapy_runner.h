@@ -95,8 +95,13 @@ enum copapy_error {
  *   signature  NUL-terminated: the result code, then the argument codes in brackets:
  *              "f(i)" is float fn(int32_t), "v(ff)" void fn(float, float), "i()"
  *              int32_t fn(void). Codes: f float, i int32_t, b bool passed and returned as
- *              int32_t 0 or 1, v (result only) void. At most 4 float and 4 int
- *              arguments. It must equal, byte for byte, the signature the program
+ *              int32_t 0 or 1, v (result only) void, F and I an array passed as two
+ *              parameters, a pointer to its elements and their int32_t count: "i(F)" is
+ *              int32_t fn(float *, int32_t), "v(I)" void fn(int32_t *, int32_t). The
+ *              buffer is the call's own; fn may write it while it runs (cp.extern's
+ *              fills= reads it after the call), not keep the pointer. At most 4 float
+ *              arguments and 4 integer registers (an int or bool one, an array two).
+ *              It must equal, byte for byte, the signature the program
  *              declares for that name (Target(...).imports() in Python lists them).
  *
  * The function runs inside a step: it may read peripherals, but it must return (a

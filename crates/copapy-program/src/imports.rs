@@ -9,8 +9,9 @@
 //! 8-aligned entry in the import table: the loader writes the function's address there
 //! (little-endian, zero-extended on 32-bit targets), and the code calls through it.
 //! Names are C identifiers, unique in a program; a signature is a result code (`f i b
-//! v`) and the argument codes (`f i b`) in brackets, at most 4 float and 4 int/bool
-//! arguments: `"f(ib)"`.
+//! v`) and the argument codes (`f i b`, and `F I` for a float32 / int32 buffer passed
+//! as a pointer and an int32 length) in brackets, taking at most 4 float and 4 integer
+//! registers (an int or bool one, a buffer two): `"f(ib)"`, `"i(Fi)"`.
 
 use crate::format::{sub, u32_at};
 use crate::FormatError;
@@ -66,17 +67,25 @@ pub fn is_c_identifier(name: &[u8]) -> bool {
     }
 }
 
-/// Whether `sig` is a well-formed signature: `f i b v` then `(`, at most 4 float and 4
-/// int/bool argument codes, `)`.
+/// Whether `sig` is a well-formed signature: `f i b v` then `(`, argument codes `f i b F
+/// I` taking at most 4 float and 4 integer registers (`F`/`I` take two), `)`.
 pub fn is_signature(sig: &[u8]) -> bool {
     let [result, b'(', args @ .., b')'] = sig else {
         return false;
     };
     let floats = args.iter().filter(|&&c| c == b'f').count();
+    let ints: usize = args
+        .iter()
+        .map(|c| match c {
+            b'i' | b'b' => 1,
+            b'F' | b'I' => 2,
+            _ => 0,
+        })
+        .sum();
     b"fibv".contains(result)
-        && args.iter().all(|c| b"fib".contains(c))
+        && args.iter().all(|c| b"fibFI".contains(c))
         && floats <= MAX_ARGS_PER_CLASS
-        && args.len() - floats <= MAX_ARGS_PER_CLASS
+        && ints <= MAX_ARGS_PER_CLASS
 }
 
 /// One import, as read from a file.
@@ -258,11 +267,22 @@ mod tests {
 
     #[test]
     fn signatures_and_names() {
-        for ok in ["f()", "v(ffff)", "b(iiii)", "i(fbfi)", "f(ffffiiib)"] {
+        for ok in [
+            "f()",
+            "v(ffff)",
+            "b(iiii)",
+            "i(fbfi)",
+            "f(ffffiiib)",
+            "v(F)",
+            "i(FI)",
+            "f(ffffFii)",
+            "v(iIi)",
+        ] {
             assert!(is_signature(ok.as_bytes()), "{ok}");
         }
         for bad in [
-            "", "f", "f(", "x()", "f(v)", "f(fffff)", "v(iiiii)", "f(i))", "(f)",
+            "", "f", "f(", "x()", "f(v)", "f(fffff)", "v(iiiii)", "f(i))", "(f)", "F()", "v(FFi)",
+            "v(FIF)", "v(iiiF)", "v(B)",
         ] {
             assert!(!is_signature(bad.as_bytes()), "{bad}");
         }

@@ -5,9 +5,10 @@
 //! `@cp.jit`; `autograd.rs` is `cp.grad`. The Python package (`python/copapy`)
 //! re-exports these and adds the functions that also accept plain numbers.
 
-// `deny`, not `forbid`: numpy_buffer.rs alone reads the CPython buffer protocol (arrays of any
+// `deny`, not `forbid`: numpy_buffer.rs reads the CPython buffer protocol (arrays of any
 // dtype, byte order and layout, without copying) and NumPy's array struct, which have no
-// safe binding.
+// safe binding; call_buffers.rs copies the buffers of import calls (`cp.extern` arrays) in
+// and out of a running program's data memory, by the address the program passes.
 #![deny(unsafe_code)]
 
 use pyo3::prelude::*;
@@ -16,6 +17,7 @@ use copapy_compiler::Op;
 
 mod array_ops;
 mod autograd;
+mod call_buffers;
 mod container;
 mod convert;
 mod device;
@@ -173,6 +175,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device::place_program, m)?)?;
     m.add_function(wrap_pyfunction!(prelinked::program_placement, m)?)?;
     m.add_function(wrap_pyfunction!(imports::extern_call, m)?)?;
+    m.add_function(wrap_pyfunction!(imports::extern_filled, m)?)?;
     m.add_function(wrap_pyfunction!(imports::program_imports, m)?)?;
     m.add_function(wrap_pyfunction!(runner_cli::run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(runner_cli::runner_version, m)?)?;

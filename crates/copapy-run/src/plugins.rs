@@ -9,7 +9,10 @@
 //! ```
 //!
 //! returning its table (`{name, function, signature}`, the table and its strings alive
-//! while the library is loaded; libraries are never unloaded). Plugins given later win
+//! while the library is loaded; libraries are never unloaded). An array argument
+//! (signature code `F` or `I`) is two C parameters, the buffer's address and its
+//! `int32_t` element count: `"v(F)"` is `void f(const float *values, int32_t n)`,
+//! `"i(I)"` is `int32_t f(int32_t *counts, int32_t n)`. Plugins given later win
 //! over earlier ones and over the built-ins for the same name. The built-ins:
 //!
 //! | name | signature | value |
