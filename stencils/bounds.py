@@ -101,6 +101,29 @@ def _callees(target, insns):
                    if i.kind in ("call", "tailcall")})
 
 
+# the array stencils whose instruction count depends on element values, per target
+VARYING = os.path.join(os.path.dirname(HERE), "python", "copapy", "_data_dependent_arrays.json")
+
+
+def data_dependent(target, funcs, tab):
+    """The array stencils (st_arr_*) that reach, through their calls, a helper whose
+    fewest and most instructions differ (a math function with paths: sin, cos, tan):
+    their count depends on the element values, so copapy bounds them by the static
+    a + b·n; every other array step has one count per shape (``_step_count.py``)."""
+    varies = {}
+
+    def reaches(name):
+        if name not in varies:
+            varies[name] = False
+            b = tab.get(name)
+            own = not name.startswith("cpm_arr_") and name.startswith("cpm_") and (
+                b is None or b[0] != b[1])
+            varies[name] = own or any(reaches(c) for c in _callees(target, funcs[name]))
+        return varies[name]
+
+    return sorted(n for n in funcs if n.startswith("st_arr_") and reaches(n))
+
+
 def table(functions):
     """{target: {name: [fewest, most] or None}} from {target: its golden disassembly's
     functions, as build.parse_functions gives them}."""
@@ -159,7 +182,7 @@ def _family_cell(tab, names):
     return f"**{lo}–{hi}**"
 
 
-def doc(tab, cyc=None):
+def doc(tab, cyc=None, varying=None):
     """docs/determinism.md: generated from the bounds table and the allow-list."""
     import branch_allowlist
     targets = list(tab)

@@ -5072,28 +5072,67 @@ void st_arr_select_f_aaa(f32 a, f32 b, i32 i, i32 j) {
     NEXT(a, b, i, j);
 }
 
+#if defined(__x86_64__)
+CPM_NOINLINE void cpm_arr_select_f_aas(f32 *restrict d, const i32 *restrict c, const f32 *restrict x, const f32 *restrict y, i32 n) {
+    const f32 y0 = *y;
+    i32 n4 = (i32)((u32)n & ~3u);
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = op_select_arr_f(c[k], x[k], y0);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = op_select_f(c[k], x[k], y0);
+}
+#else
 CPM_NOINLINE void cpm_arr_select_f_aas(f32 *restrict d, const i32 *restrict c, const f32 *restrict x, const f32 *restrict y, i32 n) {
     const f32 y0 = *y;
     CPM_FLOAT_LOOP
     for (i32 k = 0; k < n; k++)
         d[k] = op_select_arr_f(c[k], x[k], y0);
 }
+#endif
 void st_arr_select_f_aas(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_select_f_aas(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3), cp_n);
     NEXT(a, b, i, j);
 }
 
+#if defined(__x86_64__)
+CPM_NOINLINE void cpm_arr_select_f_asa(f32 *restrict d, const i32 *restrict c, const f32 *restrict x, const f32 *restrict y, i32 n) {
+    const f32 x0 = *x;
+    i32 n4 = (i32)((u32)n & ~3u);
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = op_select_arr_f(c[k], x0, y[k]);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = op_select_f(c[k], x0, y[k]);
+}
+#else
 CPM_NOINLINE void cpm_arr_select_f_asa(f32 *restrict d, const i32 *restrict c, const f32 *restrict x, const f32 *restrict y, i32 n) {
     const f32 x0 = *x;
     CPM_FLOAT_LOOP
     for (i32 k = 0; k < n; k++)
         d[k] = op_select_arr_f(c[k], x0, y[k]);
 }
+#endif
 void st_arr_select_f_asa(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_select_f_asa(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3), cp_n);
     NEXT(a, b, i, j);
 }
 
+#if defined(__x86_64__)
+CPM_NOINLINE void cpm_arr_select_f_ass(f32 *restrict d, const i32 *restrict c, const f32 *restrict x, const f32 *restrict y, i32 n) {
+    const f32 x0 = *x;
+    const f32 y0 = *y;
+    i32 n4 = (i32)((u32)n & ~3u);
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = op_select_arr_f(c[k], x0, y0);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = op_select_f(c[k], x0, y0);
+}
+#else
 CPM_NOINLINE void cpm_arr_select_f_ass(f32 *restrict d, const i32 *restrict c, const f32 *restrict x, const f32 *restrict y, i32 n) {
     const f32 x0 = *x;
     const f32 y0 = *y;
@@ -5101,6 +5140,7 @@ CPM_NOINLINE void cpm_arr_select_f_ass(f32 *restrict d, const i32 *restrict c, c
     for (i32 k = 0; k < n; k++)
         d[k] = op_select_arr_f(c[k], x0, y0);
 }
+#endif
 void st_arr_select_f_ass(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_select_f_ass(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3), cp_n);
     NEXT(a, b, i, j);
