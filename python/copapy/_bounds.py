@@ -128,7 +128,13 @@ def _run_steps(arch: str, programs: list[bytes | None] | None,
             return None
         from copapy import _step_count
 
-        return cost(_step_count.step_cost(arch, bytes(program)))
+        try:
+            return cost(_step_count.step_cost(arch, bytes(program)))
+        except ImportError as e:
+            raise ImportError(
+                f"step {k} ({name}) is an array step, whose instruction count copapy finds "
+                "by running it alone in the unicorn emulator: pip install unicorn capstone "
+                "(the copapy-rs[emulate] extra)") from e
 
     return counted
 
