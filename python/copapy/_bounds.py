@@ -114,12 +114,13 @@ def _sum_steps(per_target: dict[str, Any], steps: list[tuple[str, int]],
     return frames[0][0], frames[0][1]
 
 
-def _run_steps(arch: str, programs: list[bytes | None] | None,
+def _run_steps(arch: str, per_target: dict[str, Any], programs: list[bytes | None] | None,
                cost: Callable[[tuple[int, int, int]], tuple[int, int]],
                ) -> Callable[[int, str], tuple[int, int] | None]:
     """`counted` for `_sum_steps`: array steps run alone (``_step_count.py``), but those
     whose count depends on element values; ``cost(run)`` turns a run's
-    (instructions, fewest cycles, most cycles) into the step's own (fewest, most)."""
+    (instructions, fewest cycles, most cycles) into the step's own (fewest, most).
+    Without the emulator an element-wise step falls back to `per_target`'s a + b * n."""
     varying = _varying().get(arch, frozenset())
 
     def counted(k: int, name: str) -> tuple[int, int] | None:
@@ -131,6 +132,8 @@ def _run_steps(arch: str, programs: list[bytes | None] | None,
         try:
             return cost(_step_count.step_cost(arch, bytes(program)))
         except ImportError as e:
+            if per_target.get(name) is not None:
+                return None  # the table's a + b * n still bounds an element-wise step
             raise ImportError(
                 f"step {k} ({name}) is an array step, whose instruction count copapy finds "
                 "by running it alone in the unicorn emulator: pip install unicorn capstone "
@@ -162,7 +165,7 @@ def program_bounds(arch: str, steps: list[tuple[str, int]],
     def instructions(run: tuple[int, int, int]) -> tuple[int, int]:
         return run[0] - ret[0], run[0] - ret[0]  # the one-step program's st_return
 
-    return _sum_steps(per_target, steps, unbounded, _run_steps(arch, programs, instructions))
+    return _sum_steps(per_target, steps, unbounded, _run_steps(arch, per_target, programs, instructions))
 
 
 def program_cycles(arch: str, steps: list[tuple[str, int]],
@@ -188,4 +191,4 @@ def program_cycles(arch: str, steps: list[tuple[str, int]],
     def cycles(run: tuple[int, int, int]) -> tuple[int, int]:
         return run[1] - ret[0], run[2] - ret[1]  # the one-step program's st_return
 
-    return _sum_steps(per_target, steps, unbounded, _run_steps(arch, programs, cycles))
+    return _sum_steps(per_target, steps, unbounded, _run_steps(arch, per_target, programs, cycles))
