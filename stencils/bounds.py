@@ -54,8 +54,7 @@ LINEAR_KERNELS = re.compile(r"^cpm_arr_([a-z0-9]+_[fi]_(aa|as|sa|a)|select_f_a[a
 
 def target_bounds(target, funcs, weight=None):
     """{name: (fewest, most) or (fewest, a, b) for a + b * n, or None} for one target;
-    with `weight` (an instruction's (fewest, most) cost, cycles.py) the costs, for the
-    loop-free and fixed-trip functions only."""
+    with `weight` (an instruction's (fewest, most) cost, cycles.py) the costs."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
     out = {}
 
@@ -67,10 +66,8 @@ def target_bounds(target, funcs, weight=None):
         out[name] = None  # a call cycle raises Loop instead of recursing forever
         insns = funcs[name]
         try:
-            if weight is not None and name.startswith("cpm_arr_"):
-                raise cfg.Loop(name)
             if LINEAR_KERNELS.match(name):
-                out[name] = cfg.linear_loop_bounds(target, insns, callee_pair)
+                out[name] = cfg.linear_loop_bounds(target, insns, callee_pair, weight)
                 if out[name] is None:
                     raise cfg.Loop(name)
                 return out[name]
@@ -300,7 +297,8 @@ def doc(tab, cyc=None, array_varying=None):
                     "`tg.max_cycles()` / `tg.min_cycles()` sum them over a program on "
                     "this target; an array step's cycles are its run's instructions "
                     "(above) weighted by the same rules (`python/copapy/_m4_cycles.py`), "
-                    "but `sin`/`cos`/`tan` over arrays have no cycle bound. A conditional branch "
+                    "and `sin`/`cos`/`tan` over arrays are bounded by a + b·n cycles from the "
+                    "same walk as their instructions. A conditional branch "
                     "is charged as taken on every path, so the maximum is an upper bound "
                     "even for a branch-free program.\n\n",
                     "| helper | cycles |\n| --- | --- |\n"]

@@ -287,7 +287,7 @@ def branch_errors(target, funcs, allowed, skip_limit):
     return errors
 
 
-def linear_loop_bounds(target, insns, callee_bounds):
+def linear_loop_bounds(target, insns, callee_bounds, weight=None):
     """(fewest, a, b) for a function whose loops are not nested and each run at most
     n times per call (the element loops of a 1-D array kernel): one call executes at
     least `fewest` and at most a + b * n instructions.
@@ -297,7 +297,11 @@ def linear_loop_bounds(target, insns, callee_bounds):
     iteration of a loop costs at most its longest path from the loop's header back to
     its back-edge, and a loop repeats at most n times, so b is the sum of those. None
     when loops nest. An upper bound, not tight: a vectorised loop that runs n / 4 times
-    is charged n."""
+    is charged n. `weight(insn)` gives an instruction's (fewest, most) cost instead of
+    1 (cycles: ``cycles.py``)."""
+    if weight is None:
+        def weight(_i):
+            return (1, 1)
     cls = classify(target, insns)
     index = {i.offset: k for k, i in enumerate(cls)}
     back = [i for i in cls if i.kind in ("cond", "jump") and i.dest is not None
@@ -324,15 +328,15 @@ def linear_loop_bounds(target, insns, callee_bounds):
             memo[k] = None
             return None
         memo[k] = None  # a forward-only walk never returns here; guards a bad graph
-        extra = callee_bounds(i.callee) if i.kind == "call" else (0, 0)
-        own = 0 if i.kind == "tail_part" else 1
+        extra = callee_bounds(i.callee) if i.kind in ("call", "tailcall") else (0, 0)
+        own = (0, 0) if i.kind == "tail_part" else weight(i)
         is_back = i in back
         if i.kind == "ret":
-            r = (1, 1) if header is None else None
+            r = own if header is None else None
         elif i.kind == "tail":
             r = (0, 0) if header is None else None
         elif i.kind == "tailcall":
-            r = (1 + extra[0], 1 + extra[1]) if header is None else None
+            r = (own[0] + extra[0], own[1] + extra[1]) if header is None else None
         else:
             succ = []
             if is_back and header is not None and i.dest == header:
@@ -348,8 +352,8 @@ def linear_loop_bounds(target, insns, callee_bounds):
                 if i.kind == "cond_ret" and header is None:
                     succ.append((0, 0))
             succ = [b for b in succ if b is not None]
-            r = None if not succ else (own + extra[0] + min(b[0] for b in succ),
-                                       own + extra[1] + max(b[1] for b in succ))
+            r = None if not succ else (own[0] + extra[0] + min(b[0] for b in succ),
+                                       own[1] + extra[1] + max(b[1] for b in succ))
         memo[k] = r
         return r
 

@@ -7,8 +7,9 @@ contention) live in ``python/copapy/_m4_cycles.py``, which ``tg.max_cycles()`` a
 for array steps (``_step_count.py``), so both count cycles the same way.
 
 A conditional branch is charged its taken cost on every path (an upper bound). The
-array kernels are left without a cycle bound here (``null``): an array step's cycles
-come from running it (``_step_count.py``).
+1-D array kernels get a + b·n cycles as they get a + b·n instructions (the bound of
+sin/cos/tan over arrays); the kernels with nested loops stay ``null`` here: every array
+step but those is counted by running it (``_step_count.py``).
 """
 
 from __future__ import annotations

@@ -173,7 +173,7 @@ def program_cycles(arch: str, steps: list[tuple[str, int]],
     """(fewest, most) cycles of one run of `steps` (stencil name, element count) on
     `arch`, from the core's documented instruction timings (``_m4_cycles.py``:
     zero-wait-state memory, no interrupt); Cortex-M4 only. Array steps are run alone
-    and their instructions weighted the same way; sin/cos/tan arrays have no bound."""
+    and their instructions weighted the same way; sin/cos/tan arrays get a + b * n."""
     per_target = _cycles().get(arch)
     if per_target is None:
         raise ValueError(f"cycle bounds are computed for cortex-m4 only, not {arch!r} "
@@ -181,9 +181,8 @@ def program_cycles(arch: str, steps: list[tuple[str, int]],
 
     def unbounded(step: int, name: str) -> Exception:
         return UnboundedStepError(
-            f"step {step} ({name}) has no cycle bound: max_cycles() covers scalar "
-            "operations and array steps but sin/cos/tan over arrays, whose paths depend "
-            "on the elements (bounded in instructions only)")
+            f"step {step} ({name}) has no cycle bound: it runs loops over its array's "
+            "shape and is counted by running it alone, which needs the compiled program")
 
     ret = per_target[_RETURN]
     assert ret is not None
