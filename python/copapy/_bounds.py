@@ -70,7 +70,7 @@ def file_bounds(arch: str, steps: list[tuple[str, int]],
 
 def _sum_steps(per_target: dict[str, Any], steps: list[tuple[str, int]],
                unbounded: Callable[[int, str], Exception],
-               counted: Callable[[int, str], tuple[int, int] | None]) -> tuple[int, int]:
+               counted: Callable[[int, str, int], tuple[int, int] | None]) -> tuple[int, int]:
     """(fewest, most) of one run of `steps` by the per-stencil entries of `per_target`
     ([fewest, most] or [fewest, a, b] for a + b * n per array element); a missing or
     null entry raises what ``unbounded(step, name)`` makes.
@@ -80,7 +80,7 @@ def _sum_steps(per_target: dict[str, Any], steps: list[tuple[str, int]],
     exit path (`fewest`) once and its path back to the head (`most`) ``trips - 1`` times,
     so a branch-free body gives one exact count.
 
-    ``counted(k, name)`` gives the (fewest, most) of the k-th step (loop marks not
+    ``counted(k, name, n)`` gives the (fewest, most) of the k-th step (loop marks not
     counted) found by running it (array steps), or None to use the table."""
     # per open loop: [fewest, most] per trip, and the back-edge's exit correction, once
     frames = [[0, 0, 0]]
@@ -95,7 +95,7 @@ def _sum_steps(per_target: dict[str, Any], steps: list[tuple[str, int]],
             frames[-1][1] += body_hi * n + once
             continue
         k += 1
-        ran = counted(k, name) if name != _RETURN else None
+        ran = counted(k, name, n) if name != _RETURN else None
         if ran is not None:
             frames[-1][0] += ran[0]
             frames[-1][1] += ran[1]
@@ -116,14 +116,14 @@ def _sum_steps(per_target: dict[str, Any], steps: list[tuple[str, int]],
 
 def _run_steps(arch: str, per_target: dict[str, Any], programs: list[bytes | None] | None,
                cost: Callable[[tuple[int, int, int]], tuple[int, int]],
-               ) -> Callable[[int, str], tuple[int, int] | None]:
+               ) -> Callable[[int, str, int], tuple[int, int] | None]:
     """`counted` for `_sum_steps`: array steps run alone (``_step_count.py``), but those
     whose count depends on element values; ``cost(run)`` turns a run's
     (instructions, fewest cycles, most cycles) into the step's own (fewest, most).
     Without the emulator an element-wise step falls back to `per_target`'s a + b * n."""
     varying = _varying().get(arch, frozenset())
 
-    def counted(k: int, name: str) -> tuple[int, int] | None:
+    def counted(k: int, name: str, _n: int) -> tuple[int, int] | None:
         program = programs[k] if programs is not None and k < len(programs) else None
         if program is None or name in varying:
             return None
@@ -165,7 +165,23 @@ def program_bounds(arch: str, steps: list[tuple[str, int]],
     def instructions(run: tuple[int, int, int]) -> tuple[int, int]:
         return run[0] - ret[0], run[0] - ret[0]  # the one-step program's st_return
 
-    return _sum_steps(per_target, steps, unbounded, _run_steps(arch, per_target, programs, instructions))
+    run = _run_steps(arch, per_target, programs, instructions)
+
+    def checked(k: int, name: str, n: int) -> tuple[int, int] | None:
+        """A counted 1-D step within its control-flow graph's a + b * n: the two ways
+        of counting agree, or the tables and the compiled program do not match."""
+        got = run(k, name, n)
+        b = per_target.get(name)
+        if got is not None and b is not None and len(b) == 3 and not \
+                b[0] <= got[0] <= b[1] + b[2] * n:
+            raise RuntimeError(
+                f"step {k} ({name}, n = {n}) ran {got[0]} instructions on {arch}, outside "
+                f"{b[0]}..{b[1] + b[2] * n} from its control-flow graph: the stencil "
+                "tables and the compiled program disagree (rebuild the extension after "
+                "stencils/build.py)")
+        return got
+
+    return _sum_steps(per_target, steps, unbounded, checked)
 
 
 def program_cycles(arch: str, steps: list[tuple[str, int]],

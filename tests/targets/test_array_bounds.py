@@ -150,3 +150,18 @@ def test_random_array_programs_never_exceed_their_bound(arch: str, ops: list[int
     assert lo <= got <= hi, (arch, ops, got, lo, hi)
     if 6 not in ops:  # no sin: branch-free
         assert got == lo == hi, (arch, ops, got, lo, hi)
+
+
+def test_a_count_outside_the_static_bound_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an element-wise step's run must lie within its graph's a + b·n: a count that does
+    # not (stencil tables from another build than the extension's) is refused
+    from copapy import _step_count
+
+    tg = cp.Target("riscv64")
+    tg.compile(cp.array([1.0, 2.0, 3.0]) * 2.0)
+    honest = tg.max_instructions()
+    monkeypatch.setattr(_step_count, "step_cost", lambda arch, program: (10**6, 0, 0))
+    with pytest.raises(RuntimeError, match="outside .* from its control-flow graph"):
+        tg.max_instructions()
+    monkeypatch.undo()
+    assert tg.max_instructions() == honest
