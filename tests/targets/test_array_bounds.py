@@ -165,3 +165,15 @@ def test_a_count_outside_the_static_bound_is_an_error(monkeypatch: pytest.Monkey
         tg.max_instructions()
     monkeypatch.undo()
     assert tg.max_instructions() == honest
+
+
+@pytest.mark.parametrize("arch", TARGETS)
+def test_array_steps_in_a_loop_body_count_once_per_trip(arch: str) -> None:
+    x = cp.array([3.0, 1.0, -2.0, 5.0, float("nan")])
+
+    def body(i: Any, c: Any) -> Any:
+        return (c * 0.5 + x).sort() + c[i] + c.dot(x)
+
+    for trips in (1, 4):
+        got, lo, hi = count(arch, cp.fori_loop(0, trips, body, x))
+        assert got == lo == hi, (arch, trips, got, lo, hi)
