@@ -127,6 +127,23 @@ def _select_with_scalar(suffix, setup, operands, portable):
         "}\n#else\n" + portable + "#endif\n")
 
 
+# A shift of an array by one broadcast count: clang unswitches the element loop on the
+# count (count < 32 or not: the x86_64 and ARMv7 kernels branched on it inside the loop),
+# so the count would depend on a value. The test and the clamped count are computed once,
+# before the loop, through a mask the optimiser cannot see; the loop shifts by a
+# loop-invariant count and masks, as NumPy (counts outside 0..31 shift everything out).
+_COUNT_MASK = ("    const i32 y0 = *y;\n"
+               "    u32 in_range = 0u - (u32)((u32)y0 < 32u);\n"
+               '    __asm__("" : "+r"(in_range));\n')
+SHIFTS_BY_SCALAR = {
+    ("shl", "i", "as"): (_COUNT_MASK + "    const u32 count = (u32)y0 & 31u;\n",
+                         "(i32)(((u32)x[k] << count) & in_range)"),
+    ("shr", "i", "as"): (_COUNT_MASK
+                         + "    const u32 count = ((u32)y0 & in_range) | (31u & ~in_range);\n",
+                         "x[k] >> count"),
+}
+
+
 def _stencil(name, kernel, nargs):
     holes = ", ".join(HOLES[: nargs + 1])
     return (f"void {name}{SIG} {{\n    {kernel}({holes}, cp_n);\n"
@@ -143,6 +160,8 @@ def generate():
                 setup = "".join(f"    const {t} {v}0 = *{v};\n"
                                 for f, v in zip(form, "xy", strict=True) if f == "s")
                 body = f"op_{op}_{ty}({_operand(form[0], 'x', 0)}, {_operand(form[1], 'y', 1)})"
+                if (op, ty, form) in SHIFTS_BY_SCALAR:
+                    setup, body = SHIFTS_BY_SCALAR[op, ty, form]
                 src = _kernel(f"cpm_arr_{suffix}", rty, [(t, "x"), (t, "y")], setup, body)
                 yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 2)
     for (ty, rty), ops in UNARY.items():

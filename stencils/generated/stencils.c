@@ -4599,8 +4599,11 @@ void st_arr_shl_i_aa(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_shl_i_as(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     const i32 y0 = *y;
+    u32 in_range = 0u - (u32)((u32)y0 < 32u);
+    __asm__("" : "+r"(in_range));
+    const u32 count = (u32)y0 & 31u;
     for (i32 k = 0; k < n; k++)
-        d[k] = op_shl_i(x[k], y0);
+        d[k] = (i32)(((u32)x[k] << count) & in_range);
 }
 void st_arr_shl_i_as(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_shl_i_as(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4628,8 +4631,11 @@ void st_arr_shr_i_aa(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_shr_i_as(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     const i32 y0 = *y;
+    u32 in_range = 0u - (u32)((u32)y0 < 32u);
+    __asm__("" : "+r"(in_range));
+    const u32 count = ((u32)y0 & in_range) | (31u & ~in_range);
     for (i32 k = 0; k < n; k++)
-        d[k] = op_shr_i(x[k], y0);
+        d[k] = x[k] >> count;
 }
 void st_arr_shr_i_as(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_shr_i_as(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);

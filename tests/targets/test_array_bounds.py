@@ -64,7 +64,12 @@ KERNELS: dict[str, tuple[type, int, Callable[[list[Any]], Any]]] = {
     "max_pool": (float, 16, lambda xs: cp.nn.max_pool2d(cp.array(xs).reshape(1, 4, 4), 2)),
     "avg_pool": (float, 16, lambda xs: cp.nn.avg_pool2d(cp.array(xs).reshape(1, 4, 4), 2,
                                                         padding=1)),
-    "shl_as": (int, 10, lambda xs: cp.array(xs) << cp.value(3)),
+    # a broadcast scalar operand: its value must not change the count either (a shift
+    # count of 32 or more, a divisor of -1 with INT_MIN elements)
+    "shl_as": (int, 10, lambda xs: cp.array(xs) << cp.value(xs[1])),
+    "shr_as": (int, 10, lambda xs: cp.array(xs) >> cp.value(xs[7])),
+    "floordiv_as": (int, 10, lambda xs: cp.array(xs) // cp.value(xs[2])),
+    "mod_as": (int, 10, lambda xs: cp.array(xs) % cp.value(xs[2])),
     "select_aas": (float, 10, lambda xs: cp.iif(cp.array(xs) > 0.0, cp.array(xs), cp.value(2.0))),
     "floordiv_i": (int, 10, lambda xs: cp.array(xs) // cp.array(xs[::-1])),
     "mod_f": (float, 10, lambda xs: cp.array(xs) % cp.array(xs[::-1])),
