@@ -12,6 +12,7 @@ data-dependent paths: those stay within [min, max].
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from typing import Any
@@ -182,3 +183,40 @@ def test_array_steps_in_a_loop_body_count_once_per_trip(arch: str) -> None:
     for trips in (1, 4):
         got, lo, hi = count(arch, cp.fori_loop(0, trips, body, x))
         assert got == lo == hi, (arch, trips, got, lo, hi)
+
+
+FLOAT_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b, "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b,
+    "pow": lambda a, b: a ** b, "atan2": cp.atan2, "min": cp.minimum, "max": cp.maximum,
+    "lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b, "select": lambda a, b: cp.iif(a > b, a, b),
+}
+INT_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "add": lambda a, b: a + b, "mul": lambda a, b: a * b, "floordiv": lambda a, b: a // b,
+    "mod": lambda a, b: a % b, "and": lambda a, b: a & b, "xor": lambda a, b: a ^ b,
+    "shl": lambda a, b: a << b, "shr": lambda a, b: a >> b, "min": cp.minimum,
+    "max": cp.maximum, "gt": lambda a, b: a > b, "ne": lambda a, b: a != b,
+}
+# broadcast scalars that select another path in a scalar op: NaN, infinities, zeros,
+# -1 (INT_MIN // -1), shift counts 0, 31, 32 and negative
+FLOAT_SCALARS = [math.nan, -math.inf, -0.0, 1e-45, 3e38, -1.0]
+INT_SCALARS = [0, -1, 31, 32, -(2**31), 7]
+
+
+@pytest.mark.parametrize("arch", TARGETS)
+def test_broadcast_scalars_do_not_change_an_array_step_count(arch: str) -> None:
+    # a loop-invariant scalar is what a compiler unswitches a loop on (the x86_64 and
+    # ARMv7 shift kernels did): every element-wise op, scalar on either side
+    for ty, ops, scalars, pool in ((float, FLOAT_OPS, FLOAT_SCALARS, FLOATS),
+                                   (int, INT_OPS, INT_SCALARS, INTS)):
+        xs = [pool[j % len(pool)] for j in range(9)]
+        for name, fn in ops.items():
+            for side in ("as", "sa"):
+                counts = set()
+                for s in scalars:
+                    a, b = (cp.array(xs), cp.value(s)) if side == "as" else (cp.value(s), cp.array(xs))
+                    got, lo, hi = count(arch, fn(a, b))
+                    assert got == lo == hi, (arch, ty, name, side, s, got, lo, hi)
+                    counts.add(got)
+                assert len(counts) == 1, (arch, ty, name, side, sorted(counts))
