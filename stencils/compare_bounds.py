@@ -1,6 +1,6 @@
 """Instruction counts per call of the math operations, at an older commit and now.
 
-    python3 stencils/compare_bounds.py REV [--ops sin,cos,...]
+    python3 stencils/compare_bounds.py REV [--ops sin,cos,floordiv_i,...]
 
 Reads the golden disassembly of every target at git revision REV and in the working
 tree, runs today's control-flow analysis (bounds.py) over both, and prints, per scalar
@@ -56,7 +56,7 @@ def main(argv):
     print("| operation | " + " | ".join(targets) + " |")
     print("| --- |" + " --- |" * len(targets))
     for op in ops:
-        fam = f"{op}_f"
+        fam = op if op.endswith(("_f", "_i")) else f"{op}_f"
         cells = [f"{cell(before[t], fam)} → {cell(after[t], fam)}" for t in targets]
         print(f"| `{op}` | " + " | ".join(cells) + " |")
 

@@ -160,6 +160,8 @@ def generate():
                 setup = "".join(f"    const {t} {v}0 = *{v};\n"
                                 for f, v in zip(form, "xy", strict=True) if f == "s")
                 body = f"op_{op}_{ty}({_operand(form[0], 'x', 0)}, {_operand(form[1], 'y', 1)})"
+                if (op, ty) in (("floordiv", "i"), ("mod", "i")):  # arrays.h says why
+                    body = body.replace(f"op_{op}_i(", f"op_{op}_arr_i(")
                 if (op, ty, form) in SHIFTS_BY_SCALAR:
                     setup, body = SHIFTS_BY_SCALAR[op, ty, form]
                 src = _kernel(f"cpm_arr_{suffix}", rty, [(t, "x"), (t, "y")], setup, body)

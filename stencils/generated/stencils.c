@@ -4445,7 +4445,7 @@ void st_arr_mul_i_sa(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_floordiv_i_aa(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     for (i32 k = 0; k < n; k++)
-        d[k] = op_floordiv_i(x[k], y[k]);
+        d[k] = op_floordiv_arr_i(x[k], y[k]);
 }
 void st_arr_floordiv_i_aa(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_floordiv_i_aa(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4455,7 +4455,7 @@ void st_arr_floordiv_i_aa(f32 a, f32 b, i32 i, i32 j) {
 CPM_NOINLINE void cpm_arr_floordiv_i_as(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     const i32 y0 = *y;
     for (i32 k = 0; k < n; k++)
-        d[k] = op_floordiv_i(x[k], y0);
+        d[k] = op_floordiv_arr_i(x[k], y0);
 }
 void st_arr_floordiv_i_as(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_floordiv_i_as(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4465,7 +4465,7 @@ void st_arr_floordiv_i_as(f32 a, f32 b, i32 i, i32 j) {
 CPM_NOINLINE void cpm_arr_floordiv_i_sa(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     const i32 x0 = *x;
     for (i32 k = 0; k < n; k++)
-        d[k] = op_floordiv_i(x0, y[k]);
+        d[k] = op_floordiv_arr_i(x0, y[k]);
 }
 void st_arr_floordiv_i_sa(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_floordiv_i_sa(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4474,7 +4474,7 @@ void st_arr_floordiv_i_sa(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_mod_i_aa(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     for (i32 k = 0; k < n; k++)
-        d[k] = op_mod_i(x[k], y[k]);
+        d[k] = op_mod_arr_i(x[k], y[k]);
 }
 void st_arr_mod_i_aa(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_mod_i_aa(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4484,7 +4484,7 @@ void st_arr_mod_i_aa(f32 a, f32 b, i32 i, i32 j) {
 CPM_NOINLINE void cpm_arr_mod_i_as(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     const i32 y0 = *y;
     for (i32 k = 0; k < n; k++)
-        d[k] = op_mod_i(x[k], y0);
+        d[k] = op_mod_arr_i(x[k], y0);
 }
 void st_arr_mod_i_as(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_mod_i_as(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4494,7 +4494,7 @@ void st_arr_mod_i_as(f32 a, f32 b, i32 i, i32 j) {
 CPM_NOINLINE void cpm_arr_mod_i_sa(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     const i32 x0 = *x;
     for (i32 k = 0; k < n; k++)
-        d[k] = op_mod_i(x0, y[k]);
+        d[k] = op_mod_arr_i(x0, y[k]);
 }
 void st_arr_mod_i_sa(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_mod_i_sa(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
