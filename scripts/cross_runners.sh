@@ -3,7 +3,10 @@
 # that run on the board as they are (and under qemu-user here, for
 # tests/deploy/test_cross_runners.py). Output: target/cross/<target>/copapy-run.
 #
-#   scripts/cross_runners.sh [TARGET...]     (default: aarch64 armv7 armv6 riscv64)
+#   scripts/cross_runners.sh [TARGET...]     (default: aarch64 armv7 armv6 riscv64 x86_64)
+#
+# x86_64 is built too, as a static binary for qemu-x86_64: tests/qemu_count.py counts a
+# program's instructions from qemu-user's execution log, on every target with one.
 #
 # Each board is built the first way that works here, all giving static binaries:
 #  1. Rust's prebuilt std for the musl target, linked by rust-lld with the musl that std
@@ -28,7 +31,8 @@ triple() {
     armv7) echo "armv7-unknown-linux-musleabihf armv7-unknown-linux-gnueabihf arm-linux-gnueabihf-gcc arm-linux-musleabihf cortex_a9" ;;
     armv6) echo "arm-unknown-linux-musleabihf - - arm-linux-musleabihf arm1176jzf_s" ;;
     riscv64) echo "riscv64gc-unknown-linux-musl riscv64gc-unknown-linux-gnu riscv64-linux-gnu-gcc riscv64-linux-musl baseline_rv64" ;;
-    *) echo "unknown board target '$1': use aarch64, armv7, armv6 or riscv64" >&2; return 1 ;;
+    x86_64) echo "x86_64-unknown-linux-musl x86_64-unknown-linux-gnu cc x86_64-linux-musl x86_64" ;;
+    *) echo "unknown board target '$1': use aarch64, armv7, armv6, riscv64 or x86_64" >&2; return 1 ;;
   esac
 }
 
@@ -97,7 +101,7 @@ build() {
 }
 
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(aarch64 armv7 armv6 riscv64)
+[ ${#targets[@]} -gt 0 ] || targets=(aarch64 armv7 armv6 riscv64 x86_64)
 for name in "${targets[@]}"; do triple "$name" >/dev/null || exit 2; done
 for name in "${targets[@]}"; do
   build "$name"

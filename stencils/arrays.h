@@ -90,4 +90,23 @@ OP f32 op_max_lane_f(f32 x, f32 y) {
  * on RISC-V op_mask hides the mask (clang there loaded one operand under a branch) */
 OP f32 op_select_arr_f(i32 c, f32 x, f32 y) { return op_blend_f(op_mask(c != 0), x, y); }
 
+/* int // and % in array kernels: the divisor pick and x // 0 = 0 by masks hidden from
+ * the optimiser. With a broadcast divisor (loop-invariant) clang on x86_64 turned
+ * op_divisor_i's pick into a branch inside the element loop, so INT_MIN // -1 ran two
+ * instructions fewer (tests/targets/test_array_bounds.py); scalar stencils keep the
+ * cheaper op_floordiv_i / op_mod_i, which compile branch-free (build.py checks). */
+OP u32 op_hidden_mask(i32 cond) {
+    u32 m = 0u - (u32)cond;
+    __asm__("" : "+r"(m));
+    return m;
+}
+OP i32 op_divisor_arr_i(i32 x, i32 y) {
+    u32 m = op_hidden_mask((y == 0) | ((x == INT32_MIN) & (y == -1)));
+    return (i32)((1u & m) | ((u32)y & ~m));
+}
+OP i32 op_floordiv_arr_i(i32 x, i32 y) {
+    return (i32)((u32)op_floordiv_by_i(x, op_divisor_arr_i(x, y)) & ~op_hidden_mask(y == 0));
+}
+OP i32 op_mod_arr_i(i32 x, i32 y) { return op_mod_by_i(x, op_divisor_arr_i(x, y)); }
+
 #endif

@@ -54,8 +54,7 @@ LINEAR_KERNELS = re.compile(r"^cpm_arr_([a-z0-9]+_[fi]_(aa|as|sa|a)|select_f_a[a
 
 def target_bounds(target, funcs, weight=None):
     """{name: (fewest, most) or (fewest, a, b) for a + b * n, or None} for one target;
-    with `weight` (an instruction's (fewest, most) cost, cycles.py) the costs, for the
-    loop-free and fixed-trip functions only."""
+    with `weight` (an instruction's (fewest, most) cost, cycles.py) the costs."""
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20000))
     out = {}
 
@@ -67,10 +66,8 @@ def target_bounds(target, funcs, weight=None):
         out[name] = None  # a call cycle raises Loop instead of recursing forever
         insns = funcs[name]
         try:
-            if weight is not None and name.startswith("cpm_arr_"):
-                raise cfg.Loop(name)
             if LINEAR_KERNELS.match(name):
-                out[name] = cfg.linear_loop_bounds(target, insns, callee_pair)
+                out[name] = cfg.linear_loop_bounds(target, insns, callee_pair, weight)
                 if out[name] is None:
                     raise cfg.Loop(name)
                 return out[name]
@@ -99,6 +96,29 @@ def target_bounds(target, funcs, weight=None):
 def _callees(target, insns):
     return sorted({i.callee for i in cfg.classify(target, insns)
                    if i.kind in ("call", "tailcall")})
+
+
+# the array stencils whose instruction count depends on element values, per target
+VARYING = os.path.join(os.path.dirname(HERE), "python", "copapy", "_data_dependent_arrays.json")
+
+
+def data_dependent(target, funcs, tab):
+    """The array stencils (st_arr_*) that reach, through their calls, a helper whose
+    fewest and most instructions differ (a math function with paths: sin, cos, tan):
+    their count depends on the element values, so copapy bounds them by the static
+    a + b·n; every other array step has one count per shape (``_step_count.py``)."""
+    varies = {}
+
+    def reaches(name):
+        if name not in varies:
+            varies[name] = False
+            b = tab.get(name)
+            own = not name.startswith("cpm_arr_") and name.startswith("cpm_") and (
+                b is None or b[0] != b[1])
+            varies[name] = own or any(reaches(c) for c in _callees(target, funcs[name]))
+        return varies[name]
+
+    return sorted(n for n in funcs if n.startswith("st_arr_") and reaches(n))
 
 
 def table(functions):
@@ -159,7 +179,38 @@ def _family_cell(tab, names):
     return f"**{lo}–{hi}**"
 
 
-def doc(tab, cyc=None):
+def _array_family(name):
+    """st_arr_add_f_aa -> add_f: a kernel over its operand forms."""
+    fam = name[len("st_arr_"):]
+    return re.sub(r"_(aa|as|sa|a|aaa|aas|asa|ass|ss|a[as][as])$", "", fam)
+
+
+def _array_kernels(tab, targets, varying):
+    """The array section of the doc: which array steps have one count per shape on
+    which target, and which are bounded (their helper has data-dependent paths)."""
+    fams = {}
+    for t in targets:
+        for n in tab[t]:
+            if n.startswith("st_arr_"):
+                fams.setdefault(_array_family(n), set()).add(n)
+    bounded = {f for f, names in fams.items()
+               if any(n in varying.get(t, ()) for t in targets for n in names)}
+    constant = sorted(set(fams) - bounded)
+    out = ["\n## Array operations\n\n",
+           "One count per compiled program (the shape decides it, the elements do not) on "
+           "every target, counted by running the step alone: "
+           + ", ".join(f"`{f}`" for f in constant) + ".\n\n",
+           "Bounded on the targets marked (a helper with data-dependent paths: a + b·n "
+           "from the table below), one count per shape elsewhere:\n\n",
+           "| | " + " | ".join(targets) + " |\n| --- |" + " --- |" * len(targets) + "\n"]
+    for f in sorted(bounded):
+        cells = ["bounded" if any(n in varying.get(t, ()) for n in fams[f]) else "per shape"
+                 for t in targets]
+        out.append(f"| `{f}` | " + " | ".join(cells) + " |\n")
+    return out
+
+
+def doc(tab, cyc=None, array_varying=None):
     """docs/determinism.md: generated from the bounds table and the allow-list."""
     import branch_allowlist
     targets = list(tab)
@@ -181,16 +232,31 @@ def doc(tab, cyc=None):
         "emulator (unicorn) on every target. A saved program carries both numbers (program "
         "format version 4, `docs/program-format.md`), so a program read with `cp.load` "
         "answers the same methods and `copapy-run PROGRAM --info` prints them.\n\n",
-        "Element-wise array operations (and selects, widen/narrow) and the 1-D reductions "
-        "(sum, dot, min, max) run loops over their n elements: at most a + b·n "
-        "instructions (table below; an upper bound, not tight: every loop, a vectorised "
-        "one included, is charged up to n iterations), and their instruction count does "
-        "not depend on the element values (tested). Not yet bounded: the array kernels "
-        "with nested loops over a shape (row reductions, matmul, sorting, strided copies, "
-        "convolution, pooling, ...; and Cortex-M4's int sum); `max_instructions()` raises a "
-        "ValueError naming the step for a program that uses one. ARMv6/ARMv7's `cpm_div_s32` behind "
-        "int `//` and `%` is a loop of 32 fixed steps, walked 32 times; the exact `fmod` "
-        "behind float `//` and `%` has its two fixed loops fully unrolled.\n\n",
+        "Array operations branch on their shape only (element counts and shape words "
+        "fixed when the program is compiled; `branch_allowlist.py` allows a conditional "
+        "branch in an array kernel on nothing else, and the build rejects a short forward "
+        "branch there, the shape of a select compiled to a branch), so every array step "
+        "executes one number of instructions per compiled program, whatever its elements. "
+        "`tg.max_instructions()` finds that number by running the step alone: the "
+        "compiler links the step with the program's data (its shape words) and "
+        "`st_return` into a program of its own, which runs in the emulator "
+        "(`python/copapy/_step_count.py`, unicorn, the `emulate` extra), each executed "
+        "block's instructions counted; the count of an element-wise step or 1-D reduction "
+        "must lie within the static a + b·n of its control-flow graph (last table), or "
+        "`max_instructions()` refuses it. Array steps therefore add exact counts, loops over a "
+        "shape included (sorting networks, matmul, solve/det/inv, convolution, pooling, "
+        "axis reductions, strided copies and gathers). The exceptions are the array steps "
+        "that call a helper with data-dependent paths (listed below: `sin`, `cos`, `tan`), "
+        "bounded by the static a + b·n of the last table; without the emulator installed, "
+        "element-wise steps fall back to that static bound too. "
+        "`tests/targets/test_array_bounds.py` runs every array kernel on every target over "
+        "adversarial elements (NaN, infinities, signed zeros, subnormals, huge values, "
+        "INT_MIN, -1, 0; sorted, reverse-sorted and equal inputs) and finds that count each "
+        "time, and `tests/deploy/test_qemu_counts.py` counts the same programs a second, "
+        "independent way: qemu-user's execution log, one instruction per block, on "
+        "x86_64, AArch64, ARMv7, ARMv6 and RV64. ARMv6/ARMv7's `cpm_div_s32` behind int `//` "
+        "and `%` is a loop of 32 fixed steps, walked 32 times; the exact `fmod` behind float "
+        "`//` and `%` has its two fixed loops fully unrolled.\n\n",
         "## Scalar operations\n\n",
         "Instructions per step, over every operand place and destination (`a..b`: constant "
         "for each place, `a` to `b` over places); **bold** ranges depend on the data "
@@ -230,8 +296,11 @@ def doc(tab, cyc=None):
                     "Cycles per call from the core's documented instruction timings "
                     "(`stencils/cycles.py` has the table and its source), assuming code and "
                     "data in zero-wait-state memory, no interrupt and no bus contention: "
-                    "`tg.max_cycles()` / `tg.min_cycles()` sum them over a scalar program on "
-                    "this target (array steps have no cycle bound yet). A conditional branch "
+                    "`tg.max_cycles()` / `tg.min_cycles()` sum them over a program on "
+                    "this target; an array step's cycles are its run's instructions "
+                    "(above) weighted by the same rules (`python/copapy/_m4_cycles.py`), "
+                    "and `sin`/`cos`/`tan` over arrays are bounded by a + b·n cycles from the "
+                    "same walk as their instructions. A conditional branch "
                     "is charged as taken on every path, so the maximum is an upper bound "
                     "even for a branch-free program.\n\n",
                     "| helper | cycles |\n| --- | --- |\n"]
@@ -243,10 +312,14 @@ def doc(tab, cyc=None):
                     "| --- | --- |\n"]
             for fam in sorted(fams):
                 out.append(f"| `{fam}` | {_family_cell(ctab, fams[fam]).replace('**', '')} |\n")
-    out += ["\n## Element-wise array operations and 1-D reductions\n\n",
-            "Most instructions of one step for n elements, `a + b·n`, over the step's "
-            "forms (array–array, array–scalar, scalar–array); the fewest is a few "
-            "instructions (n = 0).\n\n", head]
+    out += _array_kernels(tab, targets, array_varying or {})
+    out += ["\n## Static bounds of element-wise steps\n\n",
+            "Most instructions of one element-wise step or 1-D reduction for n elements, "
+            "`a + b·n`, from the control-flow graph, over the step's forms (array–array, "
+            "array–scalar, scalar–array): the bound of a `sin`/`cos`/`tan` array step, and "
+            "of every element-wise step when the emulator is not installed (an upper bound, "
+            "not tight: every loop, a vectorised one included, is charged up to n "
+            "iterations); the fewest is a few instructions (n = 0).\n\n", head]
     arr = {}
     for t in targets:
         for n, b in tab[t].items():

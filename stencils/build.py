@@ -393,9 +393,12 @@ def generated_from_dis(check):
     funcs = {t: parse_functions(open(paths(t)[1]).read()) for t in TARGETS}
     tab = bounds.table(funcs)
     cyc = {cycles.TARGET: cycles.table(funcs[cycles.TARGET])}
+    varying = {t: bounds.data_dependent(t, funcs[t], tab[t]) for t in TARGETS}
     failures = []
-    for path, text in ((bounds.TABLE, bounds.encode(tab)), (bounds.DOC, bounds.doc(tab, cyc)),
-                       (bounds.CYCLES, bounds.encode(cyc))):
+    for path, text in ((bounds.TABLE, bounds.encode(tab)),
+                       (bounds.DOC, bounds.doc(tab, cyc, varying)),
+                       (bounds.CYCLES, bounds.encode(cyc)),
+                       (bounds.VARYING, json.dumps(varying, indent=1) + "\n")):
         old = open(path).read() if os.path.exists(path) else ""
         if old == text:
             continue

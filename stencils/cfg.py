@@ -287,17 +287,25 @@ def branch_errors(target, funcs, allowed, skip_limit):
     return errors
 
 
-def linear_loop_bounds(target, insns, callee_bounds):
+def linear_loop_bounds(target, insns, callee_bounds, weight=None):
     """(fewest, a, b) for a function whose loops are not nested and each run at most
     n times per call (the element loops of a 1-D array kernel): one call executes at
     least `fewest` and at most a + b * n instructions.
 
-    `fewest` and `a` are the shortest and longest paths with every back-edge removed
-    (any execution, its repeated iterations cut out, is such a path); each repeated
-    iteration of a loop costs at most its longest path from the loop's header back to
-    its back-edge, and a loop repeats at most n times, so b is the sum of those. None
-    when loops nest. An upper bound, not tight: a vectorised loop that runs n / 4 times
-    is charged n."""
+    Any execution takes each loop's back-edge some B <= n times: it runs from the entry
+    to the loop's first back-edge, B - 1 times around the loop (header to back-edge),
+    then from the header on without that back-edge again. So `fewest` and `a` are the
+    shortest and longest paths from the entry to the exit on which each loop's back-edge
+    may be taken once (continuing at its header, where it may not be taken again):
+    a loop that the compiler rotated (entered in its middle) is charged its partial
+    first and last trips there. b is the sum over loops of the longest path from a
+    loop's header back to its back-edge, a repeated trip. None when loops nest. An upper
+    bound, not tight: a vectorised loop that runs n / 4 times is charged n.
+    `weight(insn)` gives an instruction's (fewest, most) cost instead of 1 (cycles:
+    ``cycles.py``)."""
+    if weight is None:
+        def weight(_i):
+            return (1, 1)
     cls = classify(target, insns)
     index = {i.offset: k for k, i in enumerate(cls)}
     back = [i for i in cls if i.kind in ("cond", "jump") and i.dest is not None
@@ -312,45 +320,58 @@ def linear_loop_bounds(target, insns, callee_bounds):
     if any(spans[k][1] >= spans[k + 1][0] for k in range(len(spans) - 1)):
         return None  # nested or overlapping loops
 
-    def walk(k, memo, lo_off=None, hi_off=None, header=None):
-        """(fewest, most) from instruction k to the function's exit (header None) or,
-        for a loop body, to a back-edge to `header`, staying in [lo_off, hi_off]."""
-        if k in memo:
-            return memo[k]
+    def walk(k, memo, lo_off=None, hi_off=None, header=None, done=frozenset()):
+        """(fewest, most) from instruction k to the function's exit (header None; the
+        loops whose back-edge was taken are `done`) or, for a loop body, to a back-edge
+        to `header`, staying in [lo_off, hi_off]."""
+        key = (k, done)
+        if key in memo:
+            return memo[key]
         if k >= len(cls):
             raise ValueError(f"control runs off the end of the function at {k}")
         i = cls[k]
         if header is not None and not lo_off <= i.offset <= hi_off:
-            memo[k] = None
+            memo[key] = None
             return None
-        memo[k] = None  # a forward-only walk never returns here; guards a bad graph
-        extra = callee_bounds(i.callee) if i.kind == "call" else (0, 0)
-        own = 0 if i.kind == "tail_part" else 1
+        memo[key] = None  # a forward-only walk never returns here; guards a bad graph
+        extra = callee_bounds(i.callee) if i.kind in ("call", "tailcall") else (0, 0)
+        own = (0, 0) if i.kind == "tail_part" else weight(i)
         is_back = i in back
+
+        def go(kk, dd=done):
+            return walk(kk, memo, lo_off, hi_off, header, dd)
+
         if i.kind == "ret":
-            r = (1, 1) if header is None else None
+            r = own if header is None else None
         elif i.kind == "tail":
             r = (0, 0) if header is None else None
         elif i.kind == "tailcall":
-            r = (1 + extra[0], 1 + extra[1]) if header is None else None
+            r = (own[0] + extra[0], own[1] + extra[1]) if header is None else None
         else:
             succ = []
-            if is_back and header is not None and i.dest == header:
-                succ.append((0, 0))  # one iteration ends here
-            elif i.kind == "jump" and not is_back:
-                succ.append(walk(index[i.dest], memo, lo_off, hi_off, header))
+            if is_back and header is not None:
+                if i.dest == header:
+                    succ.append((0, 0))  # one iteration ends here
+                if i.kind == "cond":
+                    succ.append(go(k + 1))
+            elif is_back:
+                if i.dest not in done:  # the loop's first back-edge: on at its header
+                    succ.append(go(index[i.dest], done | {i.dest}))
+                if i.kind == "cond":
+                    succ.append(go(k + 1))
+            elif i.kind == "jump":
+                succ.append(go(index[i.dest]))
             elif i.kind == "cond":
-                if not is_back:
-                    succ.append(walk(index[i.dest], memo, lo_off, hi_off, header))
-                succ.append(walk(k + 1, memo, lo_off, hi_off, header))
+                succ.append(go(index[i.dest]))
+                succ.append(go(k + 1))
             elif i.kind in ("op", "call", "tail_part", "cond_ret"):
-                succ.append(walk(k + 1, memo, lo_off, hi_off, header))
+                succ.append(go(k + 1))
                 if i.kind == "cond_ret" and header is None:
                     succ.append((0, 0))
             succ = [b for b in succ if b is not None]
-            r = None if not succ else (own + extra[0] + min(b[0] for b in succ),
-                                       own + extra[1] + max(b[1] for b in succ))
-        memo[k] = r
+            r = None if not succ else (own[0] + extra[0] + min(b[0] for b in succ),
+                                       own[1] + extra[1] + max(b[1] for b in succ))
+        memo[key] = r
         return r
 
     whole = walk(0, {})

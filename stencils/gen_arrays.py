@@ -107,6 +107,43 @@ def _vector_math_kernel(name, body):
             f"    for (i32 k = n4; k < n; k++)\n        d[k] = {body}(x[k], 0);\n}}\n")
 
 
+def _select_with_scalar(suffix, setup, operands, portable):
+    """A select with one broadcast scalar operand. On x86_64 clang vectorises the plain
+    kernel but gives its scalar remainder loop a branch on the condition (it loads the
+    array operand only where the condition picks it), so the count depends on the
+    data: there the kernel runs groups of 4 vectorised and the rest with op_select_f,
+    whose mask the optimiser cannot see (tests/targets/test_array_bounds.py found it).
+    Every other target keeps the plain kernel."""
+    return (
+        "#if defined(__x86_64__)\n"
+        f"CPM_NOINLINE void cpm_arr_{suffix}(f32 *restrict d, const i32 *restrict c, "
+        "const f32 *restrict x, const f32 *restrict y, i32 n) {\n"
+        f"{setup}"
+        "    i32 n4 = (i32)((u32)n & ~3u);\n"
+        "    CPM_VECTOR_LOOP\n"
+        f"    for (i32 k = 0; k < n4; k++)\n        d[k] = op_select_arr_f({operands});\n"
+        "    CPM_SCALAR_LOOP\n"
+        f"    for (i32 k = n4; k < n; k++)\n        d[k] = op_select_f({operands});\n"
+        "}\n#else\n" + portable + "#endif\n")
+
+
+# A shift of an array by one broadcast count: clang unswitches the element loop on the
+# count (count < 32 or not: the x86_64 and ARMv7 kernels branched on it inside the loop),
+# so the count would depend on a value. The test and the clamped count are computed once,
+# before the loop, through a mask the optimiser cannot see; the loop shifts by a
+# loop-invariant count and masks, as NumPy (counts outside 0..31 shift everything out).
+_COUNT_MASK = ("    const i32 y0 = *y;\n"
+               "    u32 in_range = 0u - (u32)((u32)y0 < 32u);\n"
+               '    __asm__("" : "+r"(in_range));\n')
+SHIFTS_BY_SCALAR = {
+    ("shl", "i", "as"): (_COUNT_MASK + "    const u32 count = (u32)y0 & 31u;\n",
+                         "(i32)(((u32)x[k] << count) & in_range)"),
+    ("shr", "i", "as"): (_COUNT_MASK
+                         + "    const u32 count = ((u32)y0 & in_range) | (31u & ~in_range);\n",
+                         "x[k] >> count"),
+}
+
+
 def _stencil(name, kernel, nargs):
     holes = ", ".join(HOLES[: nargs + 1])
     return (f"void {name}{SIG} {{\n    {kernel}({holes}, cp_n);\n"
@@ -123,6 +160,10 @@ def generate():
                 setup = "".join(f"    const {t} {v}0 = *{v};\n"
                                 for f, v in zip(form, "xy", strict=True) if f == "s")
                 body = f"op_{op}_{ty}({_operand(form[0], 'x', 0)}, {_operand(form[1], 'y', 1)})"
+                if (op, ty) in (("floordiv", "i"), ("mod", "i")):  # arrays.h says why
+                    body = body.replace(f"op_{op}_i(", f"op_{op}_arr_i(")
+                if (op, ty, form) in SHIFTS_BY_SCALAR:
+                    setup, body = SHIFTS_BY_SCALAR[op, ty, form]
                 src = _kernel(f"cpm_arr_{suffix}", rty, [(t, "x"), (t, "y")], setup, body)
                 yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 2)
     for (ty, rty), ops in UNARY.items():
@@ -137,9 +178,12 @@ def generate():
         suffix = f"select_f_a{form}"
         setup = "".join(f"    const f32 {v}0 = *{v};\n"
                         for f, v in zip(form, "xy", strict=True) if f == "s")
-        body = f"op_select_arr_f(c[k], {_operand(form[0], 'x', 0)}, {_operand(form[1], 'y', 1)})"
+        operands = f"c[k], {_operand(form[0], 'x', 0)}, {_operand(form[1], 'y', 1)}"
+        body = f"op_select_arr_f({operands})"
         src = _kernel(f"cpm_arr_{suffix}", "f", [("i32", "c"), ("f32", "x"), ("f32", "y")],
                       setup, body)
+        if "s" in form:
+            src = _select_with_scalar(suffix, setup, operands, src)
         yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 3)
     for ty in REDUCE_TYPES.split():
         # ints add in uint32 (wrapping, so any order gives the same sum)

@@ -109,17 +109,22 @@ OP i32 op_trem_i(i32 x, i32 d) { return (i32)((u32)x - (u32)cpm_div_s32(x, d) * 
 OP i32 op_tdiv_i(i32 x, i32 d) { return x / d; }
 OP i32 op_trem_i(i32 x, i32 d) { return x % d; }
 #endif
-OP i32 op_floordiv_i(i32 x, i32 y) {
-    i32 d = op_divisor_i(x, y);
+/* floor division and modulo by a divisor d that never traps (op_divisor_i's) */
+OP i32 op_floordiv_by_i(i32 x, i32 d) {
     i32 q = op_tdiv_i(x, d), r = op_trem_i(x, d);
-    q -= (r != 0) & ((r ^ d) < 0);
-    return CP_PICK_I(y == 0, 0, q);
+    return q - ((r != 0) & ((r ^ d) < 0));
 }
-OP i32 op_mod_i(i32 x, i32 y) {
-    i32 d = op_divisor_i(x, y);
+OP i32 op_mod_by_i(i32 x, i32 d) {
     i32 r = op_trem_i(x, d);
     return ((r != 0) & ((r ^ d) < 0)) ? r + d : r; /* clang makes it r + (d & mask) everywhere; build.py checks */
 }
+OP i32 op_floordiv_i(i32 x, i32 y) {
+    /* the quotient first, then the pick: written as one expression clang on x86_64
+     * skips the division by a branch when y == 0 (build.py rejects that) */
+    i32 q = op_floordiv_by_i(x, op_divisor_i(x, y));
+    return CP_PICK_I(y == 0, 0, q);
+}
+OP i32 op_mod_i(i32 x, i32 y) { return op_mod_by_i(x, op_divisor_i(x, y)); }
 OP i32 op_and_i(i32 x, i32 y) { return x & y; }
 OP i32 op_or_i(i32 x, i32 y) { return x | y; }
 OP i32 op_xor_i(i32 x, i32 y) { return x ^ y; }

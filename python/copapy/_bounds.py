@@ -6,6 +6,12 @@ counted) and writes ``_instruction_bounds.json`` next to this module: [fewest, m
 or [fewest, a, b] for a 1-D array step, at most a + b * n instructions for n
 elements. A program's run is its steps in order plus the final ``st_return`` the linker
 appends, so its bounds are the sums (``Target.max_instructions()`` / ``min_instructions()``).
+
+An array step has one instruction count per compiled program (its loops run as its
+shape says, fixed at compile time): ``_step_count.py`` finds it by running the step
+alone, so the sum is exact for it (fewest == most), loops over a shape included. Only
+the array steps on a helper with data-dependent paths (``_data_dependent_arrays.json``:
+sin, cos, tan) keep the table's a + b * n.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from typing import Any
 
 _TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_instruction_bounds.json")
 _CYCLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_cycle_bounds.json")
+_VARYING = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                        "_data_dependent_arrays.json")
 _RETURN = "st_return"
 _BACKEDGE = "st_loop_"
 
@@ -36,24 +44,33 @@ def _cycles() -> dict[str, dict[str, list[int] | None]]:
     return table
 
 
+@functools.cache
+def _varying() -> dict[str, frozenset[str]]:
+    with open(_VARYING, encoding="utf-8") as f:
+        return {t: frozenset(names) for t, names in json.load(f).items()}
+
+
 class UnboundedStepError(ValueError):
     """A step whose stencil the build's analysis leaves without a bound."""
 
 
-def file_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int] | str | None:
+def file_bounds(arch: str, steps: list[tuple[str, int]],
+                programs: list[bytes | None] | None = None) -> tuple[int, int] | str | None:
     """What a program file records (format version 4): (fewest, most), ``"unbounded"``
-    when a step has no static bound, or None when the table does not cover the program
-    (the file is then written without bounds, as version 2 or 3)."""
+    when a step has no bound, or None when the table does not cover the program or
+    its array steps cannot be counted here (no emulator installed): the file is then
+    written without bounds, as version 2 or 3."""
     try:
-        return program_bounds(arch, steps)
+        return program_bounds(arch, steps, programs)
     except UnboundedStepError:
         return "unbounded"
-    except (ValueError, OSError):
+    except (ValueError, OSError, ImportError):
         return None
 
 
 def _sum_steps(per_target: dict[str, Any], steps: list[tuple[str, int]],
-               unbounded: Callable[[int, str], Exception]) -> tuple[int, int]:
+               unbounded: Callable[[int, str], Exception],
+               counted: Callable[[int, str, int], tuple[int, int] | None]) -> tuple[int, int]:
     """(fewest, most) of one run of `steps` by the per-stencil entries of `per_target`
     ([fewest, most] or [fewest, a, b] for a + b * n per array element); a missing or
     null entry raises what ``unbounded(step, name)`` makes.
@@ -61,9 +78,13 @@ def _sum_steps(per_target: dict[str, Any], steps: list[tuple[str, int]],
     A loop's body sits between ``("@loop", trips)`` and ``("@end", trips)`` and counts
     ``trips`` times. Its back-edge (``st_loop_*``, the one stencil with a branch) takes its
     exit path (`fewest`) once and its path back to the head (`most`) ``trips - 1`` times,
-    so a branch-free body gives one exact count."""
+    so a branch-free body gives one exact count.
+
+    ``counted(k, name, n)`` gives the (fewest, most) of the k-th step (loop marks not
+    counted) found by running it (array steps), or None to use the table."""
     # per open loop: [fewest, most] per trip, and the back-edge's exit correction, once
     frames = [[0, 0, 0]]
+    k = -1
     for step, (name, n) in enumerate([*steps, (_RETURN, 0)]):
         if name == "@loop":
             frames.append([0, 0, 0])
@@ -72,6 +93,12 @@ def _sum_steps(per_target: dict[str, Any], steps: list[tuple[str, int]],
             body_lo, body_hi, once = frames.pop()
             frames[-1][0] += body_lo * n + once
             frames[-1][1] += body_hi * n + once
+            continue
+        k += 1
+        ran = counted(k, name, n) if name != _RETURN else None
+        if ran is not None:
+            frames[-1][0] += ran[0]
+            frames[-1][1] += ran[1]
             continue
         b = per_target.get(name)
         if b is None:
@@ -87,9 +114,39 @@ def _sum_steps(per_target: dict[str, Any], steps: list[tuple[str, int]],
     return frames[0][0], frames[0][1]
 
 
-def program_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
+def _run_steps(arch: str, per_target: dict[str, Any], programs: list[bytes | None] | None,
+               cost: Callable[[tuple[int, int, int]], tuple[int, int]],
+               ) -> Callable[[int, str, int], tuple[int, int] | None]:
+    """`counted` for `_sum_steps`: array steps run alone (``_step_count.py``), but those
+    whose count depends on element values; ``cost(run)`` turns a run's
+    (instructions, fewest cycles, most cycles) into the step's own (fewest, most).
+    Without the emulator an element-wise step falls back to `per_target`'s a + b * n."""
+    varying = _varying().get(arch, frozenset())
+
+    def counted(k: int, name: str, _n: int) -> tuple[int, int] | None:
+        program = programs[k] if programs is not None and k < len(programs) else None
+        if program is None or name in varying:
+            return None
+        from copapy import _step_count
+
+        try:
+            return cost(_step_count.step_cost(arch, bytes(program)))
+        except ImportError as e:
+            if per_target.get(name) is not None:
+                return None  # the table's a + b * n still bounds an element-wise step
+            raise ImportError(
+                f"step {k} ({name}) is an array step, whose instruction count copapy finds "
+                "by running it alone in the unicorn emulator: pip install unicorn capstone "
+                "(the copapy-rs[emulate] extra)") from e
+
+    return counted
+
+
+def program_bounds(arch: str, steps: list[tuple[str, int]],
+                   programs: list[bytes | None] | None = None) -> tuple[int, int]:
     """(fewest, most) instructions of one run of `steps` on `arch`: (stencil name,
-    element count) pairs (see `_sum_steps` for loops)."""
+    element count) pairs (see `_sum_steps` for loops); `programs` holds, per step, the
+    one-step program of an array step (None for others), which is run to count it."""
     per_target = _table().get(arch)
     if per_target is None:
         raise ValueError(f"no instruction bounds for target {arch!r}")
@@ -98,18 +155,41 @@ def program_bounds(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
         if name not in per_target:
             return ValueError(f"no instruction bounds for stencil {name} on {arch}")
         return UnboundedStepError(
-            f"step {step} ({name}) runs nested loops over its array's shape, which the "
-            "stencil build does not bound yet (see docs/determinism.md): "
-            "max_instructions() covers scalar operations and element-wise array "
-            "operations")
+            f"step {step} ({name}) runs loops over its array's shape and has no static "
+            "bound: it is counted by running it alone, which needs the compiled program "
+            "(see docs/determinism.md)")
 
-    return _sum_steps(per_target, steps, unbounded)
+    ret = per_target[_RETURN]
+    assert ret is not None and ret[0] == ret[1]
+
+    def instructions(run: tuple[int, int, int]) -> tuple[int, int]:
+        return run[0] - ret[0], run[0] - ret[0]  # the one-step program's st_return
+
+    run = _run_steps(arch, per_target, programs, instructions)
+
+    def checked(k: int, name: str, n: int) -> tuple[int, int] | None:
+        """A counted 1-D step within its control-flow graph's a + b * n: the two ways
+        of counting agree, or the tables and the compiled program do not match."""
+        got = run(k, name, n)
+        b = per_target.get(name)
+        if got is not None and b is not None and len(b) == 3 and not \
+                b[0] <= got[0] <= b[1] + b[2] * n:
+            raise RuntimeError(
+                f"step {k} ({name}, n = {n}) ran {got[0]} instructions on {arch}, outside "
+                f"{b[0]}..{b[1] + b[2] * n} from its control-flow graph: the stencil "
+                "tables and the compiled program disagree (rebuild the extension after "
+                "stencils/build.py)")
+        return got
+
+    return _sum_steps(per_target, steps, unbounded, checked)
 
 
-def program_cycles(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
+def program_cycles(arch: str, steps: list[tuple[str, int]],
+                   programs: list[bytes | None] | None = None) -> tuple[int, int]:
     """(fewest, most) cycles of one run of `steps` (stencil name, element count) on
-    `arch`, from the core's documented instruction timings (``stencils/cycles.py``:
-    zero-wait-state memory, no interrupt); Cortex-M4 only, scalar steps only."""
+    `arch`, from the core's documented instruction timings (``_m4_cycles.py``:
+    zero-wait-state memory, no interrupt); Cortex-M4 only. Array steps are run alone
+    and their instructions weighted the same way; sin/cos/tan arrays get a + b * n."""
     per_target = _cycles().get(arch)
     if per_target is None:
         raise ValueError(f"cycle bounds are computed for cortex-m4 only, not {arch!r} "
@@ -117,7 +197,13 @@ def program_cycles(arch: str, steps: list[tuple[str, int]]) -> tuple[int, int]:
 
     def unbounded(step: int, name: str) -> Exception:
         return UnboundedStepError(
-            f"step {step} ({name}) has no cycle bound: max_cycles() covers scalar "
-            "operations (array steps are bounded in instructions only)")
+            f"step {step} ({name}) has no cycle bound: it runs loops over its array's "
+            "shape and is counted by running it alone, which needs the compiled program")
 
-    return _sum_steps(per_target, steps, unbounded)
+    ret = per_target[_RETURN]
+    assert ret is not None
+
+    def cycles(run: tuple[int, int, int]) -> tuple[int, int]:
+        return run[1] - ret[0], run[2] - ret[1]  # the one-step program's st_return
+
+    return _sum_steps(per_target, steps, unbounded, _run_steps(arch, per_target, programs, cycles))

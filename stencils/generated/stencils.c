@@ -4445,7 +4445,7 @@ void st_arr_mul_i_sa(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_floordiv_i_aa(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     for (i32 k = 0; k < n; k++)
-        d[k] = op_floordiv_i(x[k], y[k]);
+        d[k] = op_floordiv_arr_i(x[k], y[k]);
 }
 void st_arr_floordiv_i_aa(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_floordiv_i_aa(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4455,7 +4455,7 @@ void st_arr_floordiv_i_aa(f32 a, f32 b, i32 i, i32 j) {
 CPM_NOINLINE void cpm_arr_floordiv_i_as(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     const i32 y0 = *y;
     for (i32 k = 0; k < n; k++)
-        d[k] = op_floordiv_i(x[k], y0);
+        d[k] = op_floordiv_arr_i(x[k], y0);
 }
 void st_arr_floordiv_i_as(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_floordiv_i_as(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4465,7 +4465,7 @@ void st_arr_floordiv_i_as(f32 a, f32 b, i32 i, i32 j) {
 CPM_NOINLINE void cpm_arr_floordiv_i_sa(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     const i32 x0 = *x;
     for (i32 k = 0; k < n; k++)
-        d[k] = op_floordiv_i(x0, y[k]);
+        d[k] = op_floordiv_arr_i(x0, y[k]);
 }
 void st_arr_floordiv_i_sa(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_floordiv_i_sa(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4474,7 +4474,7 @@ void st_arr_floordiv_i_sa(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_mod_i_aa(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     for (i32 k = 0; k < n; k++)
-        d[k] = op_mod_i(x[k], y[k]);
+        d[k] = op_mod_arr_i(x[k], y[k]);
 }
 void st_arr_mod_i_aa(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_mod_i_aa(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4484,7 +4484,7 @@ void st_arr_mod_i_aa(f32 a, f32 b, i32 i, i32 j) {
 CPM_NOINLINE void cpm_arr_mod_i_as(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     const i32 y0 = *y;
     for (i32 k = 0; k < n; k++)
-        d[k] = op_mod_i(x[k], y0);
+        d[k] = op_mod_arr_i(x[k], y0);
 }
 void st_arr_mod_i_as(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_mod_i_as(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4494,7 +4494,7 @@ void st_arr_mod_i_as(f32 a, f32 b, i32 i, i32 j) {
 CPM_NOINLINE void cpm_arr_mod_i_sa(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     const i32 x0 = *x;
     for (i32 k = 0; k < n; k++)
-        d[k] = op_mod_i(x0, y[k]);
+        d[k] = op_mod_arr_i(x0, y[k]);
 }
 void st_arr_mod_i_sa(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_mod_i_sa(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4599,8 +4599,11 @@ void st_arr_shl_i_aa(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_shl_i_as(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     const i32 y0 = *y;
+    u32 in_range = 0u - (u32)((u32)y0 < 32u);
+    __asm__("" : "+r"(in_range));
+    const u32 count = (u32)y0 & 31u;
     for (i32 k = 0; k < n; k++)
-        d[k] = op_shl_i(x[k], y0);
+        d[k] = (i32)(((u32)x[k] << count) & in_range);
 }
 void st_arr_shl_i_as(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_shl_i_as(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4628,8 +4631,11 @@ void st_arr_shr_i_aa(f32 a, f32 b, i32 i, i32 j) {
 
 CPM_NOINLINE void cpm_arr_shr_i_as(i32 *restrict d, const i32 *restrict x, const i32 *restrict y, i32 n) {
     const i32 y0 = *y;
+    u32 in_range = 0u - (u32)((u32)y0 < 32u);
+    __asm__("" : "+r"(in_range));
+    const u32 count = ((u32)y0 & in_range) | (31u & ~in_range);
     for (i32 k = 0; k < n; k++)
-        d[k] = op_shr_i(x[k], y0);
+        d[k] = x[k] >> count;
 }
 void st_arr_shr_i_as(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_shr_i_as(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -5072,28 +5078,67 @@ void st_arr_select_f_aaa(f32 a, f32 b, i32 i, i32 j) {
     NEXT(a, b, i, j);
 }
 
+#if defined(__x86_64__)
+CPM_NOINLINE void cpm_arr_select_f_aas(f32 *restrict d, const i32 *restrict c, const f32 *restrict x, const f32 *restrict y, i32 n) {
+    const f32 y0 = *y;
+    i32 n4 = (i32)((u32)n & ~3u);
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = op_select_arr_f(c[k], x[k], y0);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = op_select_f(c[k], x[k], y0);
+}
+#else
 CPM_NOINLINE void cpm_arr_select_f_aas(f32 *restrict d, const i32 *restrict c, const f32 *restrict x, const f32 *restrict y, i32 n) {
     const f32 y0 = *y;
     CPM_FLOAT_LOOP
     for (i32 k = 0; k < n; k++)
         d[k] = op_select_arr_f(c[k], x[k], y0);
 }
+#endif
 void st_arr_select_f_aas(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_select_f_aas(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3), cp_n);
     NEXT(a, b, i, j);
 }
 
+#if defined(__x86_64__)
+CPM_NOINLINE void cpm_arr_select_f_asa(f32 *restrict d, const i32 *restrict c, const f32 *restrict x, const f32 *restrict y, i32 n) {
+    const f32 x0 = *x;
+    i32 n4 = (i32)((u32)n & ~3u);
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = op_select_arr_f(c[k], x0, y[k]);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = op_select_f(c[k], x0, y[k]);
+}
+#else
 CPM_NOINLINE void cpm_arr_select_f_asa(f32 *restrict d, const i32 *restrict c, const f32 *restrict x, const f32 *restrict y, i32 n) {
     const f32 x0 = *x;
     CPM_FLOAT_LOOP
     for (i32 k = 0; k < n; k++)
         d[k] = op_select_arr_f(c[k], x0, y[k]);
 }
+#endif
 void st_arr_select_f_asa(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_select_f_asa(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3), cp_n);
     NEXT(a, b, i, j);
 }
 
+#if defined(__x86_64__)
+CPM_NOINLINE void cpm_arr_select_f_ass(f32 *restrict d, const i32 *restrict c, const f32 *restrict x, const f32 *restrict y, i32 n) {
+    const f32 x0 = *x;
+    const f32 y0 = *y;
+    i32 n4 = (i32)((u32)n & ~3u);
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = op_select_arr_f(c[k], x0, y0);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = op_select_f(c[k], x0, y0);
+}
+#else
 CPM_NOINLINE void cpm_arr_select_f_ass(f32 *restrict d, const i32 *restrict c, const f32 *restrict x, const f32 *restrict y, i32 n) {
     const f32 x0 = *x;
     const f32 y0 = *y;
@@ -5101,6 +5146,7 @@ CPM_NOINLINE void cpm_arr_select_f_ass(f32 *restrict d, const i32 *restrict c, c
     for (i32 k = 0; k < n; k++)
         d[k] = op_select_arr_f(c[k], x0, y0);
 }
+#endif
 void st_arr_select_f_ass(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_select_f_ass(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3), cp_n);
     NEXT(a, b, i, j);

@@ -30,6 +30,10 @@ pub struct Compiled {
     /// initial value of its element-count slot `cp_n` for an array step (0 otherwise):
     /// with the stencil build's per-stencil instruction counts, the bounds of one run.
     pub stencils: Vec<(StencilId, u32)>,
+    /// The linked steps themselves (stencil and holes), in the same order: linking one
+    /// of them alone with the program's data gives a program that runs just that step,
+    /// which is how an array step's instruction count is found (`copapy._bounds`).
+    pub linked_steps: Vec<crate::link::Step>,
     /// The loops among those steps, whose bodies run more than once per run.
     pub loops: Vec<LoopSpan>,
 }
@@ -250,6 +254,7 @@ pub fn compile_with_run_outputs(
         })
         .collect();
     let imports = std::mem::take(&mut sched.imports);
+    let linked_steps = sched.steps.clone();
     let mut program = link(db, &sched.steps, sched.data)?;
     program.imports = imports
         .into_iter()
@@ -279,6 +284,7 @@ pub fn compile_with_run_outputs(
         states,
         steps,
         stencils,
+        linked_steps,
     })
 }
 

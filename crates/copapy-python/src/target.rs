@@ -29,6 +29,7 @@ use crate::value::PyValue;
 use crate::walk;
 
 mod bulk;
+mod step_programs;
 
 fn backend(target: &'static TargetSpec) -> PyResult<&'static Backend> {
     target.backend().map_err(PyRuntimeError::new_err)
@@ -134,6 +135,9 @@ struct Loaded {
     /// instruction bounds; None for a program read from a file (it does not record
     /// its steps).
     stencils: Option<Vec<(&'static str, u32)>>,
+    /// The linked steps (empty for a program read from a file): an array step's count
+    /// is found by running it alone (`step_programs`).
+    linked: Vec<copapy_compiler::link::Step>,
     /// Index into `program.symbols` by name.
     by_name: FxHashMap<String, usize>,
     /// Outputs whose node is an updated state (`1.0 * x`), by the address of their
@@ -242,10 +246,11 @@ impl Target {
                 )),
             };
         };
+        let programs = step_programs::array_steps(py, self.spec, loaded)?;
         py.import(intern!(py, "copapy._bounds"))?
             .call_method1(
                 intern!(py, "program_bounds"),
-                (self.spec.name, names.clone()),
+                (self.spec.name, names.clone(), programs),
             )?
             .extract()
     }
@@ -258,10 +263,11 @@ impl Target {
                  compile it with tg.compile(...)",
             ));
         };
+        let programs = step_programs::array_steps(py, self.spec, loaded)?;
         py.import(intern!(py, "copapy._bounds"))?
             .call_method1(
                 intern!(py, "program_cycles"),
-                (self.spec.name, names.clone()),
+                (self.spec.name, names.clone(), programs),
             )?
             .extract()
     }
@@ -275,9 +281,14 @@ impl Target {
         let Some(names) = loaded.stencils.as_ref() else {
             return Ok(Cow::Borrowed(&loaded.program));
         };
-        let found = py
-            .import(intern!(py, "copapy._bounds"))?
-            .call_method1(intern!(py, "file_bounds"), (self.spec.name, names.clone()))?;
+        let found = py.import(intern!(py, "copapy._bounds"))?.call_method1(
+            intern!(py, "file_bounds"),
+            (
+                self.spec.name,
+                names.clone(),
+                step_programs::array_steps(py, self.spec, loaded)?,
+            ),
+        )?;
         let bounds = if found.is_none() {
             None
         } else if found.is_instance_of::<PyString>() {
@@ -883,6 +894,7 @@ impl Target {
         let mut this = borrow_mut(slf)?;
         this.loaded = Some(Loaded {
             stencils: Some(stencils),
+            linked: compiled.linked_steps,
             device,
             by_name: index_symbols(&compiled.program.symbols),
             run_values,
@@ -1177,6 +1189,7 @@ impl Target {
                 structural: OnceLock::new(),
                 steps: 0,
                 stencils: None,
+                linked: Vec::new(),
             }),
             has_run: false,
             pending: None,

@@ -1,0 +1,65 @@
+"""Instruction counts per call of the math operations, at an older commit and now.
+
+    python3 stencils/compare_bounds.py REV [--ops sin,cos,floordiv_i,...]
+
+Reads the golden disassembly of every target at git revision REV and in the working
+tree, runs today's control-flow analysis (bounds.py) over both, and prints, per scalar
+math operation and target, the fewest–most instructions one step executes (over every
+operand place): "loop" where the old code had a data-dependent loop that the analysis
+cannot bound. The figures for issue 19's "before and after" come from here.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bounds  # noqa: E402
+import build  # noqa: E402
+
+MATH = "sin cos tan asin acos atan atan2 exp log pow tanh sqrt floordiv mod".split()
+
+
+def tables(rev):
+    """{target: {stencil: bounds}} from the disassembly at `rev` (None: working tree)."""
+    out = {}
+    for t in build.TARGETS:
+        path = build.paths(t)[1]
+        if rev is None:
+            text = open(path).read()
+        else:
+            rel = os.path.relpath(path, os.path.dirname(HERE))
+            text = subprocess.run(["git", "show", f"{rev}:{rel}"], capture_output=True,
+                                  text=True, check=True, cwd=os.path.dirname(HERE)).stdout
+        out[t] = bounds.target_bounds(t, build.parse_functions(text))
+    return out
+
+
+def cell(tab, fam):
+    names = bounds._families(tab).get(fam, [])
+    if not names:
+        return "—"
+    return bounds._family_cell(tab, names).replace("**", "")
+
+
+def main(argv):
+    if not argv or argv[0].startswith("-"):
+        sys.exit(__doc__)
+    ops = MATH
+    if "--ops" in argv:
+        ops = argv[argv.index("--ops") + 1].split(",")
+    before, after = tables(argv[0]), tables(None)
+    targets = list(build.TARGETS)
+    print("| operation | " + " | ".join(targets) + " |")
+    print("| --- |" + " --- |" * len(targets))
+    for op in ops:
+        fam = op if op.endswith(("_f", "_i")) else f"{op}_f"
+        cells = [f"{cell(before[t], fam)} → {cell(after[t], fam)}" for t in targets]
+        print(f"| `{op}` | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
