@@ -24,8 +24,14 @@ echo "== cross runners"; scripts/cross_runners.sh >/dev/null  # tests/deploy/tes
 echo "== pytest";        .venv/bin/python -m pytest -q tests
 echo "== installs, figures"; COPAPY_TEST_ONCE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/once
 # The whole suite again on every foreign architecture, in the emulator: the same tests
-# against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET).
-for target in $(.venv/bin/python -c "import copapy as cp; from copapy import _targets; print(*(n for n in _targets.names() if n != cp.Target().arch))"); do
-  echo "== pytest on $target (emulated)"
-  COPAPY_TEST_TARGET=$target .venv/bin/python -m pytest -q -p no:cacheprovider tests
-done
+# against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET). The passes are
+# independent single-threaded processes, so one runs per core; each pass's log is printed
+# in full when it fails.
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+.venv/bin/python -c "import copapy as cp; from copapy import _targets; print(*(n for n in _targets.names() if n != cp.Target().arch), sep='\n')" |
+  xargs -P "$(nproc)" -I{} sh -c '
+    COPAPY_TEST_TARGET={} .venv/bin/python -m pytest -q -p no:cacheprovider tests >"$0/{}.log" 2>&1
+    rc=$?
+    echo "== pytest on {} (emulated): $(tail -n 1 "$0/{}.log")"
+    if [ $rc -ne 0 ]; then cat "$0/{}.log"; exit 255; fi' "$logs"
