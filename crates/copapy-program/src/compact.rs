@@ -125,7 +125,6 @@ pub struct CompactPatches<'a> {
     remaining: u32,
     index: usize,
     offset: u32,
-    targets: [u32; 2],
     addends: [i32; MAX_KINDS],
     /// Version 8's prediction state.
     predicted: crate::predict::Targets,
@@ -154,9 +153,8 @@ impl<'a> CompactPatches<'a> {
             remaining: count,
             index: 0,
             offset: 0,
-            targets: [0, 0],
             addends: [0; MAX_KINDS],
-            predicted: crate::predict::Targets::default(),
+            predicted: crate::predict::Targets::new(stream == Stream::Predicted),
         }
     }
 
@@ -201,114 +199,70 @@ impl<'a> CompactPatches<'a> {
     }
 
     // No indexing, shift or division here can panic (every one is checked or `get`):
-    // a panic path would pull `core::fmt` into firmware (see `format.rs`).
+    // a panic path would pull `core::fmt` into firmware (see `format.rs`). The three
+    // streams share one path: version 7 is version 8 without pairs and without the
+    // selector (every target counts as written, so the step is from the previous one),
+    // version 5 version 7 without implied patches (the head's flag is the new-addend bit).
     fn next_patch(&mut self) -> Result<Patch, FormatError> {
         let bad = self.bad();
         let head = self.uleb()?;
-        // version 5: the low bit says a new addend follows; version 7: that the target
-        // and addend are implied (the target number then carries the new-addend bit)
         let flag = head & 1 == 1;
         let kind = ((head >> 1) & ((1u64 << self.kind_bits) - 1)) as usize;
         let offset_step = (head >> 1) >> self.kind_bits;
         let tag = self.kinds.get(kind).copied().ok_or(bad)?;
         let encoding = Encoding::from_u8(tag & 0x7f).ok_or(bad)?;
-        let (base, target_scale, previous_target) = if tag & 0x80 == 0 {
-            (Base::Code, self.target_scales[0], self.targets[0])
+        let (base, scale) = if tag & 0x80 == 0 {
+            (Base::Code, self.target_scales[0])
         } else {
-            (Base::Data, self.target_scales[1], self.targets[1])
+            (Base::Data, self.target_scales[1])
         };
-        let step = scaled_step;
-        let offset = step(offset_step, self.offset_scale)
-            .and_then(|d| i64::from(self.offset).checked_add(d));
-        if self.stream_kind == Stream::Predicted {
-            let (target, new_addend) = self.predicted_target(base, encoding, target_scale, flag)?;
-            let target = Some(i64::from(target));
-            return self.finish(kind, (encoding, base), offset, target, new_addend, !flag);
-        }
-        let (target_number, new_addend) = match (self.stream_kind, flag) {
-            (Stream::Plain, _) => (self.uleb()?, flag),
-            (_, true) => (0, false),
-            (_, false) => {
-                let n = self.uleb()?;
-                // a step of 0 with the kind's addend is written implied, never spelled out
-                if n == 0 {
-                    return Err(bad);
-                }
-                (n >> 1, n & 1 == 1)
-            }
-        };
-        let target = step(target_number, target_scale)
-            .and_then(|d| i64::from(previous_target).checked_add(d));
-        self.finish(kind, (encoding, base), offset, target, new_addend, true)
-    }
-
-    /// Version 8's target of a patch (`implied`: the head's low bit) and whether a new
-    /// addend follows.
-    fn predicted_target(
-        &mut self,
-        base: Base,
-        encoding: Encoding,
-        scale: u32,
-        implied: bool,
-    ) -> Result<(u32, bool), FormatError> {
-        let bad = self.bad();
-        let predicted = self.predicted.predict(base, encoding);
-        if implied {
-            return Ok((predicted, false));
-        }
-        let number = self.uleb()?;
-        let new_addend = number & 1 == 1;
-        let select = ((number >> 1) & 1) as usize;
-        let from = self.predicted.written(base);
-        let target = scaled_step(number >> 2, scale)
-            .and_then(|d| i64::from(*from.get(select)?).checked_add(d))
-            .and_then(|t| u32::try_from(t).ok())
+        let offset = scaled_step(offset_step, self.offset_scale)
+            .and_then(|d| i64::from(self.offset).checked_add(d))
+            .and_then(|o| u32::try_from(o).ok())
             .ok_or(bad)?;
-        // one encoding per program: the predicted target with the kind's addend is implied,
-        // and the step is counted from whichever written target gives the smaller number
-        let other = 1 - select;
-        let alternative = from
-            .get(other)
-            .map(|&o| predicted_number(target, o, scale, other, new_addend));
-        if (target == predicted && !new_addend) || alternative.is_some_and(|a| a < number) {
-            return Err(bad);
-        }
-        Ok((target, new_addend))
-    }
-
-    /// Reads the addend, checks the fields' ranges and records the patch (`written`: its
-    /// target was written out, not implied).
-    fn finish(
-        &mut self,
-        kind: usize,
-        (encoding, base): (Encoding, Base),
-        offset: Option<i64>,
-        target: Option<i64>,
-        new_addend: bool,
-        written: bool,
-    ) -> Result<Patch, FormatError> {
-        let bad = self.bad();
+        let predicted = self.predicted.predict(base, encoding);
+        let plain = self.stream_kind == Stream::Plain;
+        let select_bits = u32::from(self.stream_kind == Stream::Predicted);
+        let (target, new_addend) = if flag && !plain {
+            (predicted, false)
+        } else {
+            let number = self.uleb()?;
+            let (number, new_addend) = if plain {
+                (number << 1, flag)
+            } else {
+                (number, number & 1 == 1)
+            };
+            let select = ((number >> 1) & u64::from(select_bits)) as usize;
+            let from = self.predicted.written(base);
+            let target = scaled_step(number >> (1 + select_bits), scale)
+                .and_then(|d| i64::from(*from.get(select)?).checked_add(d))
+                .and_then(|t| u32::try_from(t).ok())
+                .ok_or(bad)?;
+            // one encoding per program: the predicted target with the kind's addend is
+            // implied, and a step counts from whichever written target gives the smaller
+            // number
+            let other = 1 - select;
+            let smaller = select_bits == 1
+                && from.get(other).is_some_and(|&o| {
+                    predicted_number(target, o, scale, other, new_addend) < number
+                });
+            if !plain && ((target == predicted && !new_addend) || smaller) {
+                return Err(bad);
+            }
+            (target, new_addend)
+        };
         let previous_addend = self.addends.get(kind).copied().ok_or(bad)?;
         let addend = if new_addend {
-            i64::from(previous_addend).checked_add(unzigzag(self.uleb()?))
+            i64::from(previous_addend)
+                .checked_add(unzigzag(self.uleb()?))
+                .and_then(|a| i32::try_from(a).ok())
+                .ok_or(bad)?
         } else {
-            Some(i64::from(previous_addend))
-        };
-        let (Some(Ok(offset)), Some(Ok(target)), Some(Ok(addend))) = (
-            offset.map(u32::try_from),
-            target.map(u32::try_from),
-            addend.map(i32::try_from),
-        ) else {
-            return Err(bad);
+            previous_addend
         };
         self.offset = offset;
-        match base {
-            Base::Code => self.targets[0] = target,
-            Base::Data => self.targets[1] = target,
-        }
-        if self.stream_kind == Stream::Predicted {
-            self.predicted.record(base, encoding, target, written);
-        }
+        self.predicted
+            .record(base, encoding, target, select_bits == 0 || !flag);
         if let Some(a) = self.addends.get_mut(kind) {
             *a = addend;
         }
@@ -399,7 +353,7 @@ pub(crate) fn encode(patches: &[Patch], stream: Stream) -> alloc::vec::Vec<u8> {
     body.push((target_scales[0] | target_scales[1] << 4) as u8);
     let (mut offset, mut targets, mut addends) = (0i64, [0i64; 2], [0i64; MAX_KINDS]);
     let k = kind_bits(kinds.len());
-    let mut predicted = crate::predict::Targets::default();
+    let mut predicted = crate::predict::Targets::new(true);
     for p in patches {
         let kind = kinds.iter().position(|&x| x == tag(p)).unwrap_or(0);
         let new_addend = i64::from(p.addend) != addends[kind];

@@ -22,22 +22,39 @@ pub use crate::format::PREDICTED_TARGETS_VERSION;
 /// First halves of pairs a base keeps waiting for their second halves.
 pub const PENDING: usize = 4;
 
-/// Which half of an instruction pair a patch encoding fills, if any.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Half {
-    First,
-    Second,
-    Single,
+/// Encodings that fill the first half of an instruction pair, as bits by encoding number
+/// (a mask, not a `match`: a firmware runner carries this code).
+const FIRST_HALVES: u32 = bits(&[
+    Encoding::A64AdrPage21,
+    Encoding::ArmMovwAbs,
+    Encoding::ThumbMovwAbs,
+    Encoding::RvHi20,
+]);
+/// Encodings that fill the second half of a pair.
+const SECOND_HALVES: u32 = bits(&[
+    Encoding::A64Lo12Scale0,
+    Encoding::A64Lo12Scale1,
+    Encoding::A64Lo12Scale2,
+    Encoding::A64Lo12Scale3,
+    Encoding::A64Lo12Scale4,
+    Encoding::ArmMovtAbs,
+    Encoding::ThumbMovtAbs,
+    Encoding::RvLo12I,
+    Encoding::RvLo12S,
+]);
+
+const fn bits(encodings: &[Encoding]) -> u32 {
+    let mut mask = 0;
+    let mut i = 0;
+    while i < encodings.len() {
+        mask |= 1 << encodings[i] as u32;
+        i += 1;
+    }
+    mask
 }
 
-fn half(encoding: Encoding) -> Half {
-    use Encoding::*;
-    match encoding {
-        A64AdrPage21 | ArmMovwAbs | ThumbMovwAbs | RvHi20 => Half::First,
-        A64Lo12Scale0 | A64Lo12Scale1 | A64Lo12Scale2 | A64Lo12Scale3 | A64Lo12Scale4
-        | ArmMovtAbs | ThumbMovtAbs | RvLo12I | RvLo12S => Half::Second,
-        _ => Half::Single,
-    }
+fn is_in(mask: u32, encoding: Encoding) -> bool {
+    mask.checked_shr(encoding as u32).unwrap_or(0) & 1 == 1
 }
 
 /// The targets one base's prediction depends on.
@@ -74,23 +91,36 @@ impl BaseTargets {
     }
 }
 
-/// What encoder and decoder both know of the patches so far (every field starts at 0).
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Targets([BaseTargets; 2]);
+/// What encoder and decoder both know of the patches so far (every target starts at 0).
+/// Without `pairs` (version 7) nothing waits and every target counts as written.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Targets {
+    bases: [BaseTargets; 2],
+    pairs: bool,
+}
 
 impl Targets {
+    /// The state before the first patch; `pairs`: version 8's pair prediction.
+    pub(crate) fn new(pairs: bool) -> Targets {
+        Targets {
+            bases: [BaseTargets::default(); 2],
+            pairs,
+        }
+    }
+
     fn of(&mut self, base: Base) -> &mut BaseTargets {
         match base {
-            Base::Code => &mut self.0[0],
-            Base::Data => &mut self.0[1],
+            Base::Code => &mut self.bases[0],
+            Base::Data => &mut self.bases[1],
         }
     }
 
     /// The target the next patch of `encoding` on `base` is predicted to have; a pair's
     /// second half takes its first half out of the queue (call once per patch).
     pub(crate) fn predict(&mut self, base: Base, encoding: Encoding) -> u32 {
+        let pairs = self.pairs;
         let b = self.of(base);
-        let waiting = if half(encoding) == Half::Second {
+        let waiting = if pairs && is_in(SECOND_HALVES, encoding) {
             b.pop()
         } else {
             None
@@ -105,12 +135,13 @@ impl Targets {
 
     /// Records the patch just coded: its target, written out or implied.
     pub(crate) fn record(&mut self, base: Base, encoding: Encoding, target: u32, written: bool) {
+        let pairs = self.pairs;
         let b = self.of(base);
         b.previous = target;
         if written {
             b.written = [target, b.written[0]];
         }
-        if half(encoding) == Half::First {
+        if pairs && is_in(FIRST_HALVES, encoding) {
             b.push(target);
         }
     }
