@@ -554,7 +554,7 @@ mod tests {
         assert_eq!(good[last], (2 << 2) | 0b10, "{good:?}");
         // ...and refused counted from 8 (selector 0) instead
         let mut from_eight = good[..last].to_vec();
-        from_eight.extend(leb(((404 - 8) / 4) * 2 << 2));
+        from_eight.extend(leb((((404 - 8) / 4) * 2) << 2)); // zigzag(99), selector 0
         from_eight[0] = (from_eight.len() - 4) as u8;
         CompactPatches::new(&good, 3, Stream::Predicted)
             .validate(&good)

@@ -56,8 +56,8 @@ pub const COMPACT_VERSION: u16 = 5;
 /// with a placement section (the addresses code and data were patched for) where the
 /// patches were. Relocatable files keep versions 2 to 5.
 pub const PRELINKED_VERSION: u16 = 6;
-/// The version of relocatable files written now: version 5 whose compact patches take the
-/// target of a pair's second patch from the first ([`crate::compact`]).
+/// Version 5 whose compact patches take the target of a pair's second patch from the
+/// first when it follows it directly ([`crate::compact`]); still read.
 pub const IMPLIED_TARGETS_VERSION: u16 = 7;
 /// The version of relocatable files written now: version 7 whose compact patches predict
 /// targets from instruction pairs and from the last two targets written ([`crate::predict`]).
