@@ -5,7 +5,7 @@
 
 Each workload is compiled as a ``Target`` over scalar inputs for every copapy target; the
 files are ``Target.program_bytes()``: "relocatable" is the file any runner places (format
-version 5, compact patches), "pre-linked" the same program patched for fixed load
+version 8, compact patches), "pre-linked" the same program patched for fixed load
 addresses (``code_base=``/``data_base=``, format version 6: no patches, a 16-byte
 placement instead). The bar of issue 23 is a file of at most 1.25× code + data.
 """

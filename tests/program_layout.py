@@ -1,7 +1,7 @@
 """Program file layout read in Python from docs/program-format.md, for tests that edit files.
 
-Independent of the Rust reader: the header fields, the compact patch section of versions 5
-and 7 (`crates/copapy-program/src/compact.rs` documents the same stream) and the 16-byte
+Independent of the Rust reader: the header fields, the compact patch section of versions 5,
+7 and 8 (`crates/copapy-program/src/compact.rs` and `predict.rs` document the same stream) and the 16-byte
 patch records of versions 2 to 4, so a test can turn a file into the one an older writer
 made.
 """
@@ -17,6 +17,12 @@ BOUNDS = 20
 COMPACT_VERSION = 5
 PRELINKED_VERSION = 6
 IMPLIED_TARGETS_VERSION = 7  # compact patches whose pair partners take the previous target
+PREDICTED_TARGETS_VERSION = 8  # targets predicted from pairs and the last two written
+COMPACT_VERSIONS = (COMPACT_VERSION, IMPLIED_TARGETS_VERSION, PREDICTED_TARGETS_VERSION)
+# patch encodings (docs/program-format.md) that fill the first and second half of a pair
+PAIR_FIRST = {5, 12, 15, 17}  # ADRP, ARM MOVW, Thumb MOVW, RISC-V HI20
+PAIR_SECOND = {6, 7, 8, 9, 10, 13, 16, 18, 19}  # AArch64 LO12, MOVT, RISC-V LO12 (I, S)
+PENDING = 4  # first halves a base keeps waiting
 PLACEMENT = 16
 
 Patch = tuple[int, int, int, int, int]  # offset, encoding, base, target, addend
@@ -38,7 +44,7 @@ def patch_section(data: bytes) -> tuple[int, int]:
     start = HEADER + code + dlen
     if version(data) == PRELINKED_VERSION:  # a pre-linked image: its placement, no patches
         return start, start + PLACEMENT
-    if version(data) in (COMPACT_VERSION, IMPLIED_TARGETS_VERSION):
+    if version(data) in COMPACT_VERSIONS:
         return start, start + 4 + struct.unpack_from("<I", data, start)[0]
     return start, start + RECORD * count
 
@@ -72,6 +78,9 @@ def patches(data: bytes) -> list[Patch]:
     at += 2
     offset, targets, addends = 0, [0, 0], [0] * len(kinds)
     implied_targets = version(data) == IMPLIED_TARGETS_VERSION
+    predicted = version(data) == PREDICTED_TARGETS_VERSION
+    written: list[list[int]] = [[0, 0], [0, 0]]  # per base, the last two written, newest first
+    pending: list[list[int]] = [[], []]  # per base, first halves of pairs waiting
     out: list[Patch] = []
     for _ in range(count):
         head, at = _uleb(data, at)
@@ -79,15 +88,28 @@ def patches(data: bytes) -> list[Patch]:
         kind_bits = (len(kinds) - 1).bit_length()
         kind = head & ((1 << kind_bits) - 1)
         offset += _unzigzag(head >> kind_bits) << offset_scale
-        base = kinds[kind] >> 7
-        if implied_targets and flag:  # the previous target of the base, the kind's addend
+        base, encoding = kinds[kind] >> 7, kinds[kind] & 0x7F
+        if predicted:
+            waiting = pending[base].pop(0) if encoding in PAIR_SECOND and pending[base] else None
+            guess = targets[base] if waiting is None else waiting
+            if flag:
+                targets[base], new_addend = guess, 0
+            else:
+                number, at = _uleb(data, at)
+                new_addend, select = number & 1, (number >> 1) & 1
+                targets[base] = written[base][select] + (_unzigzag(number >> 2) << target_scales[base])
+                written[base] = [targets[base], written[base][0]]
+            if encoding in PAIR_FIRST:
+                pending[base] = (pending[base] + [targets[base]])[-PENDING:]
+        elif implied_targets and flag:  # the previous target of the base, the kind's addend
             delta, new_addend = 0, 0
         elif implied_targets:
             number, at = _uleb(data, at)
             delta, new_addend = number >> 1, number & 1
         else:
             (delta, at), new_addend = _uleb(data, at), flag
-        targets[base] += _unzigzag(delta) << target_scales[base]
+        if not predicted:
+            targets[base] += _unzigzag(delta) << target_scales[base]
         if new_addend:
             delta, at = _uleb(data, at)
             addends[kind] += _unzigzag(delta)

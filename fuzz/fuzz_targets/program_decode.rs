@@ -31,11 +31,18 @@ fuzz_target!(|input: &[u8]| {
     };
     let program = Program::decode(&file).expect("a file that parses decodes");
     program.validate().expect("a decoded program validates");
-    assert_eq!(
-        program.encode(),
-        file,
-        "decode then encode changes the file"
-    );
+    let again = program.encode();
+    if view.version == program.format_version() {
+        assert_eq!(again, file, "decode then encode changes the file");
+    } else {
+        // an older writer's file (versions 4, 5 and 7) is written back as the newest version:
+        // the same program in other bytes
+        let back = Program::decode(&again).expect("a re-encoded file decodes");
+        assert_eq!(
+            back, program,
+            "re-encoding in the newest version changes the program"
+        );
+    }
     for s in view.symbols() {
         assert_eq!(s.offsets().count(), s.len());
     }

@@ -38,10 +38,34 @@ use crate::{Base, Encoding, FormatError, Patch};
 pub use crate::format::COMPACT_VERSION;
 /// The version whose compact patches may take their target from the previous one.
 pub use crate::format::IMPLIED_TARGETS_VERSION;
+/// The version whose compact patches predict targets ([`crate::predict`]).
+pub use crate::format::PREDICTED_TARGETS_VERSION;
+
+/// Which of the three compact patch streams a section holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stream {
+    /// Version 5: every patch spells out its target step.
+    Plain,
+    /// Version 7: a patch with the previous target of its base is implied.
+    Implied,
+    /// Version 8: targets predicted from pairs and the last two written ([`crate::predict`]).
+    Predicted,
+}
+
+impl Stream {
+    /// The stream of format `version`, if it has compact patches.
+    pub const fn of_version(version: u16) -> Option<Stream> {
+        match version {
+            COMPACT_VERSION => Some(Stream::Plain),
+            IMPLIED_TARGETS_VERSION => Some(Stream::Implied),
+            PREDICTED_TARGETS_VERSION => Some(Stream::Predicted),
+            _ => None,
+        }
+    }
+}
 /// At most one kind per (encoding, base) pair.
 pub const MAX_KINDS: usize = 2 * Encoding::ALL.len();
 
-#[cfg(feature = "alloc")]
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
 }
@@ -63,6 +87,13 @@ fn scaled_step(v: u64, scale: u32) -> Option<i64> {
         return None;
     }
     Some(step << scale)
+}
+
+/// Version 8's number for a target written out as a step from `from` (selector `select`):
+/// `(zigzag(step / 2^scale) << 1 | select) << 1 | new_addend`.
+fn predicted_number(target: u32, from: u32, scale: u32, select: usize, new_addend: bool) -> u64 {
+    let step = (i64::from(target) - i64::from(from)) >> scale.min(15);
+    (zigzag(step) << 2) | (select as u64) << 1 | u64::from(new_addend)
 }
 
 /// Length in bytes of the compact patch section that starts `rest` (the 4-byte length
@@ -89,19 +120,20 @@ pub struct CompactPatches<'a> {
     offset_scale: u32,
     target_scales: [u32; 2],
     stream: &'a [u8],
-    /// Version [`IMPLIED_TARGETS_VERSION`]'s stream (see the module documentation).
-    implied_targets: bool,
+    /// Which stream (see the module documentation).
+    stream_kind: Stream,
     remaining: u32,
     index: usize,
     offset: u32,
-    targets: [u32; 2],
     addends: [i32; MAX_KINDS],
+    /// Version 8's prediction state.
+    predicted: crate::predict::Targets,
 }
 
 impl<'a> CompactPatches<'a> {
     /// The decoder of `section` (the whole section, length field included) holding
-    /// `count` patches, of format version 5 or (`implied_targets`) 7.
-    pub(crate) fn new(section: &'a [u8], count: u32, implied_targets: bool) -> CompactPatches<'a> {
+    /// `count` patches, as `stream` (format version 5, 7 or 8).
+    pub(crate) fn new(section: &'a [u8], count: u32, stream: Stream) -> CompactPatches<'a> {
         let body = sub(section, 4, section.len());
         let kind_count = body.first().copied().unwrap_or(0) as usize;
         let table_end = (1 + kind_count).min(body.len());
@@ -117,12 +149,12 @@ impl<'a> CompactPatches<'a> {
             offset_scale: u32::from(o),
             target_scales: [u32::from(t & 0xf), u32::from(t >> 4)],
             stream: sub(body, scales_end, body.len()),
-            implied_targets,
+            stream_kind: stream,
             remaining: count,
             index: 0,
             offset: 0,
-            targets: [0, 0],
             addends: [0; MAX_KINDS],
+            predicted: crate::predict::Targets::new(stream == Stream::Predicted),
         }
     }
 
@@ -167,57 +199,70 @@ impl<'a> CompactPatches<'a> {
     }
 
     // No indexing, shift or division here can panic (every one is checked or `get`):
-    // a panic path would pull `core::fmt` into firmware (see `format.rs`).
+    // a panic path would pull `core::fmt` into firmware (see `format.rs`). The three
+    // streams share one path: version 7 is version 8 without pairs and without the
+    // selector (every target counts as written, so the step is from the previous one),
+    // version 5 version 7 without implied patches (the head's flag is the new-addend bit).
     fn next_patch(&mut self) -> Result<Patch, FormatError> {
         let bad = self.bad();
         let head = self.uleb()?;
-        // version 5: the low bit says a new addend follows; version 7: that the target
-        // and addend are implied (the target number then carries the new-addend bit)
         let flag = head & 1 == 1;
         let kind = ((head >> 1) & ((1u64 << self.kind_bits) - 1)) as usize;
         let offset_step = (head >> 1) >> self.kind_bits;
         let tag = self.kinds.get(kind).copied().ok_or(bad)?;
         let encoding = Encoding::from_u8(tag & 0x7f).ok_or(bad)?;
-        let (base, target_scale, previous_target) = if tag & 0x80 == 0 {
-            (Base::Code, self.target_scales[0], self.targets[0])
+        let (base, scale) = if tag & 0x80 == 0 {
+            (Base::Code, self.target_scales[0])
         } else {
-            (Base::Data, self.target_scales[1], self.targets[1])
+            (Base::Data, self.target_scales[1])
         };
-        let step = scaled_step;
-        let offset = step(offset_step, self.offset_scale)
-            .and_then(|d| i64::from(self.offset).checked_add(d));
-        let (target_number, new_addend) = match (self.implied_targets, flag) {
-            (false, _) => (self.uleb()?, flag),
-            (true, true) => (0, false),
-            (true, false) => {
-                let n = self.uleb()?;
-                // a step of 0 with the kind's addend is written implied, never spelled out
-                if n == 0 {
-                    return Err(bad);
-                }
-                (n >> 1, n & 1 == 1)
+        let offset = scaled_step(offset_step, self.offset_scale)
+            .and_then(|d| i64::from(self.offset).checked_add(d))
+            .and_then(|o| u32::try_from(o).ok())
+            .ok_or(bad)?;
+        let predicted = self.predicted.predict(base, encoding);
+        let plain = self.stream_kind == Stream::Plain;
+        let select_bits = u32::from(self.stream_kind == Stream::Predicted);
+        let (target, new_addend) = if flag && !plain {
+            (predicted, false)
+        } else {
+            let number = self.uleb()?;
+            let (number, new_addend) = if plain {
+                (number << 1, flag)
+            } else {
+                (number, number & 1 == 1)
+            };
+            let select = ((number >> 1) & u64::from(select_bits)) as usize;
+            let from = self.predicted.written(base);
+            let target = scaled_step(number >> (1 + select_bits), scale)
+                .and_then(|d| i64::from(*from.get(select)?).checked_add(d))
+                .and_then(|t| u32::try_from(t).ok())
+                .ok_or(bad)?;
+            // one encoding per program: the predicted target with the kind's addend is
+            // implied, and a step counts from whichever written target gives the smaller
+            // number
+            let other = 1 - select;
+            let smaller = select_bits == 1
+                && from.get(other).is_some_and(|&o| {
+                    predicted_number(target, o, scale, other, new_addend) < number
+                });
+            if !plain && ((target == predicted && !new_addend) || smaller) {
+                return Err(bad);
             }
+            (target, new_addend)
         };
-        let target = step(target_number, target_scale)
-            .and_then(|d| i64::from(previous_target).checked_add(d));
         let previous_addend = self.addends.get(kind).copied().ok_or(bad)?;
         let addend = if new_addend {
-            i64::from(previous_addend).checked_add(unzigzag(self.uleb()?))
+            i64::from(previous_addend)
+                .checked_add(unzigzag(self.uleb()?))
+                .and_then(|a| i32::try_from(a).ok())
+                .ok_or(bad)?
         } else {
-            Some(i64::from(previous_addend))
-        };
-        let (Some(Ok(offset)), Some(Ok(target)), Some(Ok(addend))) = (
-            offset.map(u32::try_from),
-            target.map(u32::try_from),
-            addend.map(i32::try_from),
-        ) else {
-            return Err(bad);
+            previous_addend
         };
         self.offset = offset;
-        match base {
-            Base::Code => self.targets[0] = target,
-            Base::Data => self.targets[1] = target,
-        }
+        self.predicted
+            .record(base, encoding, target, select_bits == 0 || !flag);
         if let Some(a) = self.addends.get_mut(kind) {
             *a = addend;
         }
@@ -254,9 +299,9 @@ impl Iterator for CompactPatches<'_> {
 }
 
 /// Encodes `patches` as a compact patch section (length field included), of format
-/// version 5 or (`implied_targets`) 7.
+/// version 5, 7 or 8 (`stream`).
 #[cfg(feature = "alloc")]
-pub(crate) fn encode(patches: &[Patch], implied_targets: bool) -> alloc::vec::Vec<u8> {
+pub(crate) fn encode(patches: &[Patch], stream: Stream) -> alloc::vec::Vec<u8> {
     use alloc::vec::Vec;
 
     fn uleb(out: &mut Vec<u8>, mut v: u64) {
@@ -308,13 +353,26 @@ pub(crate) fn encode(patches: &[Patch], implied_targets: bool) -> alloc::vec::Ve
     body.push((target_scales[0] | target_scales[1] << 4) as u8);
     let (mut offset, mut targets, mut addends) = (0i64, [0i64; 2], [0i64; MAX_KINDS]);
     let k = kind_bits(kinds.len());
+    let mut predicted = crate::predict::Targets::new(true);
     for p in patches {
         let kind = kinds.iter().position(|&x| x == tag(p)).unwrap_or(0);
         let new_addend = i64::from(p.addend) != addends[kind];
         let head = (zigzag((i64::from(p.offset) - offset) >> offset_scale) << k) | kind as u64;
         let slot = p.base as usize;
         let target_step = (i64::from(p.target) - targets[slot]) >> target_scales[slot];
-        if implied_targets {
+        if stream == Stream::Predicted {
+            let scale = target_scales[slot];
+            let implied = predicted.predict(p.base, p.encoding) == p.target && !new_addend;
+            uleb(&mut body, head * 2 + u64::from(implied));
+            if !implied {
+                let from = predicted.written(p.base);
+                let number = |select: usize| {
+                    predicted_number(p.target, from[select], scale, select, new_addend)
+                };
+                uleb(&mut body, number(0).min(number(1)));
+            }
+            predicted.record(p.base, p.encoding, p.target, !implied);
+        } else if stream == Stream::Implied {
             let implied = target_step == 0 && !new_addend;
             uleb(&mut body, head * 2 + u64::from(implied));
             if !implied {
@@ -373,7 +431,7 @@ mod tests {
             ),
             patch(0, Encoding::ThumbMovtAbs, Code, 0, i32::MAX),
         ];
-        for implied in [false, true] {
+        for implied in [Stream::Plain, Stream::Implied, Stream::Predicted] {
             let bytes = encode(&patches, implied);
             let back: Vec<Patch> = CompactPatches::new(&bytes, patches.len() as u32, implied)
                 .collect::<Result<_, _>>()
@@ -397,7 +455,7 @@ mod tests {
         let patches: Vec<Patch> = (0..40)
             .map(|i| patch(i * 5, Encoding::Rel32, Data, (i * 37) % 200, -4))
             .collect();
-        for implied in [false, true] {
+        for implied in [Stream::Plain, Stream::Implied, Stream::Predicted] {
             let bytes = encode(&patches, implied);
             for cut in 4..bytes.len() {
                 assert!(
@@ -429,23 +487,141 @@ mod tests {
                 ]
             })
             .collect();
-        let (v5, v7) = (encode(&patches, false), encode(&patches, true));
+        let (v5, v7) = (
+            encode(&patches, Stream::Plain),
+            encode(&patches, Stream::Implied),
+        );
         // one byte less per pair, and for the first patch, whose target is the start value 0
         assert_eq!(v5.len() - v7.len(), 21);
-        let back: Vec<Patch> = CompactPatches::new(&v7, 40, true)
+        let back: Vec<Patch> = CompactPatches::new(&v7, 40, Stream::Implied)
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(back, patches);
         // a spelled-out step of 0 with the kind's addend is refused: it must be implied
         let one = [patch(0, Encoding::Rel32, Data, 0, 0)];
-        let mut spelled = encode(&one, true);
+        let mut spelled = encode(&one, Stream::Implied);
         let last = spelled.len() - 1;
         assert_eq!(spelled[last], 1, "implied head");
         spelled[last] = 0; // explicit...
         spelled.push(0); // ...step 0, no new addend
         spelled[0] += 1; // section length
-        assert!(CompactPatches::new(&spelled, 1, true)
+        assert!(CompactPatches::new(&spelled, 1, Stream::Implied)
             .validate(&spelled)
             .is_err());
+    }
+
+    #[test]
+    fn version_8_predicts_interleaved_pairs_and_alternating_arrays() {
+        // AArch64's two-operand loads: ADRP a, ADRP b, LDR a, LDR b; a walks an
+        // activation array, b a weight array far away (a dot product)
+        let patches: Vec<Patch> = (0..30)
+            .flat_map(|i| {
+                let (a, b) = (64 + 4 * (i % 8), 4096 + 4 * i);
+                [
+                    patch(i * 20, Encoding::A64AdrPage21, Data, a, 0),
+                    patch(i * 20 + 4, Encoding::A64AdrPage21, Data, b, 0),
+                    patch(i * 20 + 8, Encoding::A64Lo12Scale2, Data, a, 0),
+                    patch(i * 20 + 12, Encoding::A64Lo12Scale2, Data, b, 0),
+                ]
+            })
+            .collect();
+        let (v7, v8) = (
+            encode(&patches, Stream::Implied),
+            encode(&patches, Stream::Predicted),
+        );
+        // every LDR is implied (one byte), every ADRP one byte of target step
+        assert_eq!(v8.len(), 4 + 1 + 2 + 2 + 30 * 6 + 2, "{} bytes", v8.len());
+        assert!(
+            v8.len() * 10 < v7.len() * 7,
+            "{} against {}",
+            v8.len(),
+            v7.len()
+        );
+        let back: Vec<Patch> = CompactPatches::new(&v8, 120, Stream::Predicted)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(back, patches);
+        // a step counted from the other written target than the one giving the smaller
+        // number is refused (each program keeps one encoding)
+        let two = [
+            patch(0, Encoding::Rel32, Data, 400, 0),
+            patch(4, Encoding::Rel32, Data, 8, 0),
+            patch(8, Encoding::Rel32, Data, 404, 0),
+        ];
+        let good = encode(&two, Stream::Predicted);
+        let last = good.len() - 1;
+        // the third patch counts 404 from 400 (selector 1): step 1, number 0b110 with scale 2
+        assert_eq!(good[last], (2 << 2) | 0b10, "{good:?}");
+        // ...and refused counted from 8 (selector 0) instead
+        let mut from_eight = good[..last].to_vec();
+        from_eight.extend(leb((((404 - 8) / 4) * 2) << 2)); // zigzag(99), selector 0
+        from_eight[0] = (from_eight.len() - 4) as u8;
+        CompactPatches::new(&good, 3, Stream::Predicted)
+            .validate(&good)
+            .unwrap();
+        assert!(CompactPatches::new(&from_eight, 3, Stream::Predicted)
+            .validate(&from_eight)
+            .is_err());
+    }
+
+    fn leb(mut v: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        loop {
+            let byte = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(byte);
+                return out;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
+    /// Random patch lists of every kind mix (pairs in and out of order, repeated and
+    /// scattered targets, changing addends) come back exactly from every stream, and the
+    /// decoded list encodes to the same bytes (one encoding per list).
+    #[test]
+    fn random_patch_lists_round_trip_in_every_stream() {
+        let mut state = 0x8_5eed_u64;
+        let mut next = |below: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % below
+        };
+        for _ in 0..300 {
+            let n = next(40);
+            let recent = [next(512) as u32 * 4, next(512) as u32 * 4];
+            let patches: Vec<Patch> = (0..n)
+                .map(|i| {
+                    let encoding = Encoding::ALL[next(Encoding::ALL.len() as u64) as usize];
+                    let base = if next(4) == 0 { Code } else { Data };
+                    let target = match next(3) {
+                        0 => recent[next(2) as usize] + 4 * next(3) as u32,
+                        1 => recent[0],
+                        _ => next(1 << 20) as u32,
+                    };
+                    let addend = [0, -4, 4][next(3) as usize];
+                    patch(
+                        i as u32 * 4 + next(2) as u32 * 8,
+                        encoding,
+                        base,
+                        target,
+                        addend,
+                    )
+                })
+                .collect();
+            for stream in [Stream::Plain, Stream::Implied, Stream::Predicted] {
+                let bytes = encode(&patches, stream);
+                let back: Vec<Patch> = CompactPatches::new(&bytes, n as u32, stream)
+                    .collect::<Result<_, _>>()
+                    .unwrap();
+                assert_eq!(back, patches, "{stream:?}");
+                assert_eq!(encode(&back, stream), bytes);
+                CompactPatches::new(&bytes, n as u32, stream)
+                    .validate(&bytes)
+                    .unwrap();
+            }
+        }
     }
 }

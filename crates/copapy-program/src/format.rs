@@ -41,7 +41,7 @@ use crate::{Arch, ElementType, FormatError, Patch};
 /// `b"CPPY"`: the first four bytes of every program file.
 pub const MAGIC: [u8; 4] = *b"CPPY";
 /// The newest format version this crate reads and writes.
-pub const VERSION: u16 = IMPLIED_TARGETS_VERSION;
+pub const VERSION: u16 = PREDICTED_TARGETS_VERSION;
 /// The oldest format version this crate reads.
 pub const OLDEST_VERSION: u16 = 2;
 /// The version a program with a byte symbol needs: the first that has byte elements.
@@ -56,21 +56,25 @@ pub const COMPACT_VERSION: u16 = 5;
 /// with a placement section (the addresses code and data were patched for) where the
 /// patches were. Relocatable files keep versions 2 to 5.
 pub const PRELINKED_VERSION: u16 = 6;
-/// The version of relocatable files written now: version 5 whose compact patches take the
-/// target of a pair's second patch from the first ([`crate::compact`]).
+/// Version 5 whose compact patches take the target of a pair's second patch from the
+/// first when it follows it directly ([`crate::compact`]); still read.
 pub const IMPLIED_TARGETS_VERSION: u16 = 7;
+/// The version of relocatable files written now: version 7 whose compact patches predict
+/// targets from instruction pairs and from the last two targets written ([`crate::predict`]).
+pub const PREDICTED_TARGETS_VERSION: u16 = 8;
 
 /// The version a file holding symbols of these element types, and instruction bounds
 /// or not, is written in: the oldest that can hold them, so runners that predate byte
 /// symbols or bounds still load every program without them. A version 2 or 3 file
 /// marked with another of the two is refused ([`FormatError::VersionMismatch`]), which
-/// keeps each program's encoding unique. A program with bounds is written as version 7
-/// (compact patches with implied targets, [`crate::compact`]); version 4 files (16-byte
-/// patch records and bounds) and version 5 files (compact patches without implied
-/// targets) are still read ([`version_accepted`]).
+/// keeps each program's encoding unique. A program with bounds is written as version 8
+/// (compact patches with predicted targets, [`crate::compact`], [`crate::predict`]);
+/// version 4 files (16-byte patch records and bounds), version 5 files (compact patches
+/// without implied targets) and version 7 files (implied targets of adjacent pairs only)
+/// are still read ([`version_accepted`]).
 pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: bool) -> u16 {
     if has_bounds {
-        IMPLIED_TARGETS_VERSION
+        PREDICTED_TARGETS_VERSION
     } else if types.any(|t| t == ElementType::Byte) {
         BYTES_VERSION
     } else {
@@ -78,12 +82,14 @@ pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: boo
     }
 }
 /// Whether a file of version `found` may hold what calls for version `needed`
-/// ([`version_for`]): the same version, or a version 4 file where 5 is written now, or
-/// a pre-linked image (version 6 holds everything the relocatable versions do).
+/// ([`version_for`]): the same version, or a version 4, 5 or 7 file where 8 is written
+/// now, or a pre-linked image (version 6 holds everything the relocatable versions do).
 pub fn version_accepted(found: u16, needed: u16) -> bool {
     found == needed
-        || ((found == BOUNDS_VERSION || found == COMPACT_VERSION)
-            && needed == IMPLIED_TARGETS_VERSION)
+        || (matches!(
+            found,
+            BOUNDS_VERSION | COMPACT_VERSION | IMPLIED_TARGETS_VERSION
+        ) && needed == PREDICTED_TARGETS_VERSION)
         || found == PRELINKED_VERSION
 }
 

@@ -24,6 +24,7 @@ pub mod format;
 pub mod imports;
 pub mod names;
 pub mod placement;
+pub mod predict;
 #[cfg(feature = "alloc")]
 mod program;
 pub mod targets;

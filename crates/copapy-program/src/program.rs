@@ -219,8 +219,8 @@ impl Program {
             return crate::placement::PRELINKED_VERSION;
         }
         if !self.imports.is_empty() {
-            // imports came with version 5; its compact patches are written as version 7's
-            return crate::compact::IMPLIED_TARGETS_VERSION;
+            // imports came with version 5; its compact patches are written as version 8's
+            return crate::format::PREDICTED_TARGETS_VERSION;
         }
         version_for(
             self.symbols.iter().map(|s| s.ty),
@@ -247,12 +247,11 @@ impl Program {
     pub(crate) fn encode_as(&self, version: u16) -> Vec<u8> {
         const MSG: &str = "program does not fit the file format; see Program::validate";
         let symbols_len = self.symbols_bytes();
-        let implied_targets = version == crate::compact::IMPLIED_TARGETS_VERSION;
-        let compact = version == crate::compact::COMPACT_VERSION || implied_targets;
+        let stream = crate::compact::Stream::of_version(version);
         let patch_bytes = if let Some(placement) = self.placement {
             placement.to_bytes().to_vec()
-        } else if compact {
-            crate::compact::encode(&self.patches, implied_targets)
+        } else if let Some(stream) = stream {
+            crate::compact::encode(&self.patches, stream)
         } else {
             self.patches.iter().flat_map(patch_record).collect()
         };
@@ -925,13 +924,13 @@ mod tests {
             e.to_string().contains("uses nothing beyond version 2"),
             "{e}"
         );
-        for v in [1u8, 8] {
+        for v in [1u8, 9] {
             let mut b = bytes.clone();
             b[4] = v;
             reseal(&mut b);
             let e = err(&b);
             assert_eq!(e, FormatError::UnsupportedVersion { found: v.into() });
-            assert!(e.to_string().contains("reads versions 2 to 7"), "{e}");
+            assert!(e.to_string().contains("reads versions 2 to 8"), "{e}");
         }
     }
 
@@ -998,7 +997,7 @@ mod tests {
     }
 
     #[test]
-    fn instruction_bounds_make_version_7_and_round_trip() {
+    fn instruction_bounds_make_version_8_and_round_trip() {
         for p in [
             bounded(sample(), 40, 40),
             bounded(with_bytes(), 7, 1 << 40),
@@ -1008,18 +1007,19 @@ mod tests {
             },
         ] {
             p.validate().unwrap();
-            assert_eq!(p.format_version(), 7);
+            assert_eq!(p.format_version(), 8);
             let bytes = p.encode();
-            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 7);
-            // the same program in version 4 (16-byte patch records) and 5 (compact patches
-            // without implied targets) still reads
-            for old in [4, 5] {
+            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 8);
+            // the same program in version 4 (16-byte patch records), 5 (compact patches
+            // without implied targets) and 7 (implied targets of adjacent pairs) still reads
+            for old in [4, 5, 7] {
                 let file = p.encode_as(old);
                 assert_eq!(u16::from_le_bytes([file[4], file[5]]), old);
                 assert_eq!(Program::decode(&file).unwrap(), p);
             }
             let v4 = p.encode_as(4);
-            let compact = crate::compact::encode(&p.patches, true).len();
+            let compact =
+                crate::compact::encode(&p.patches, crate::compact::Stream::Predicted).len();
             assert_eq!(v4.len() - bytes.len(), p.patches.len() * 16 - compact);
             let back = Program::decode(&bytes).unwrap();
             assert_eq!(back, p);

@@ -1,7 +1,7 @@
 //! Zero-copy, allocation-free reading of program files (what a `no_std` runner uses).
 
 use crate::bounds::BOUNDS_BYTES;
-use crate::compact::{self, CompactPatches, COMPACT_VERSION, IMPLIED_TARGETS_VERSION};
+use crate::compact::{self, CompactPatches, Stream};
 use crate::format::version_accepted;
 use crate::format::{
     check_align, check_layout, sub, u16_at, u32_at, version_for, Crc32, Section, SymbolSlots,
@@ -63,7 +63,7 @@ pub struct ProgramView<'a> {
 enum PatchLayout {
     /// 16-byte patch records (versions 2 to 4).
     Records,
-    /// The compact patch section (versions 5 and 7).
+    /// The compact patch section (versions 5, 7 and 8).
     Compact,
     /// A pre-linked image's placement (version 6): no patches.
     Placed,
@@ -253,8 +253,7 @@ impl<'a> ProgramView<'a> {
         let stored = u32_at(bytes, CHECKSUM_AT);
         let version = u16_at(bytes, 4);
         let prelinked = !RELOCATABLE || version == PRELINKED_VERSION;
-        let compact =
-            RELOCATABLE && (version == COMPACT_VERSION || version == IMPLIED_TARGETS_VERSION);
+        let compact = RELOCATABLE && Stream::of_version(version).is_some();
         if prelinked && patch_count != 0 {
             return Err(FormatError::BadPlacement {
                 problem: PlacementProblem::HasPatches,
@@ -363,7 +362,7 @@ impl<'a> ProgramView<'a> {
                 (view.data.len(), data_align),
             )?;
         } else if compact {
-            CompactPatches::new(view.patches, view.patch_count, view.implied_targets())
+            CompactPatches::new(view.patches, view.patch_count, view.stream())
                 .validate(view.patches)?;
         } else if RELOCATABLE {
             for (index, r) in view
@@ -475,9 +474,9 @@ impl<'a> ProgramView<'a> {
         self.patch_count as usize
     }
 
-    /// Whether the compact patches take a pair's second target from the first (version 7).
-    fn implied_targets(&self) -> bool {
-        self.version == IMPLIED_TARGETS_VERSION
+    /// Which compact patch stream the file holds (versions 5, 7 and 8).
+    fn stream(&self) -> Stream {
+        Stream::of_version(self.version).unwrap_or(Stream::Plain)
     }
 
     /// Where a pre-linked image (version 6) must be loaded; None for a relocatable file.
@@ -494,7 +493,7 @@ impl<'a> ProgramView<'a> {
             return PatchIter::Compact(CompactPatches::new(
                 self.patches,
                 self.patch_count,
-                self.implied_targets(),
+                self.stream(),
             ));
         }
         PatchIter::Records(self.patches.as_chunks::<PATCH_RECORD_BYTES>().0.iter())
@@ -564,7 +563,7 @@ impl<'a> SymbolTable<'a> {
 }
 
 /// Iterator over the patches of a [`ProgramView`]: 16-byte records (up to version 4)
-/// or the compact stream (versions 5 and 7).
+/// or the compact stream (versions 5, 7 and 8).
 #[derive(Clone, Debug)]
 // the compact decoder keeps one addend per kind (a few hundred bytes, on the stack while
 // a program is placed); without an allocator there is nothing to box it in
