@@ -95,7 +95,9 @@ def _kernel(name, rty, params, setup, body):
 # x86_64 and AArch64 (CPM_VEC_MATH) the elements in groups of 4 run it without the mask
 # barrier, which the vectoriser needs (SSE2 / NEON, the same operations so the same
 # bits); the last n % 4, and every element elsewhere, run the scalar helper's code.
-VECTOR_MATH = {("exp", "f"): "cpm_expf_body", ("tanh", "f"): "cpm_tanhf_body"}
+VECTOR_MATH = {("exp", "f"): "cpm_expf_body", ("tanh", "f"): "cpm_tanhf_body",
+               ("sin", "f"): "cpm_sinf_body", ("cos", "f"): "cpm_cosf_body",
+               ("tan", "f"): "cpm_tanf_body"}
 
 
 def _vector_math_kernel(name, body):

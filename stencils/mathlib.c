@@ -10,6 +10,7 @@
 
 #define CPM_INLINE static inline __attribute__((always_inline))
 #define CPM_NAN_BITS 0x7fc00000u
+#define CPM_INF_BITS 0x7f800000u
 
 typedef union {
     float f;
@@ -225,13 +226,6 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
     *p = x;
 }
 
-/* 2/pi: 32 zero bits (so windows may start before the binary point), then
- * 224 bits of the fraction (checked against an exact computation by ulp_error.py). */
-static const uint32_t cpm_two_over_pi_bits[8] = {
-    0x00000000u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u,
-    0xf534ddc0u, 0xdb629599u, 0x3c439041u, 0xfe5163abu,
-};
-
 /* pi/2 = C1 + C2 + C3 + C4 (+ 1e-23): C1..C3 have at most 15 significant bits, so
  * k * Ci is exact for k < 2^9. */
 #define CPM_PIO2_C1 0x1.922p+0f
@@ -243,75 +237,33 @@ static const uint32_t cpm_two_over_pi_bits[8] = {
 #define CPM_PIO2_LO (-0x1.777a5cp-25f)
 #define CPM_TWO_OVER_PI 0x1.45f306p-1f
 
-/* Reduce |x| (ax = its bits, pi/4 < |x| < inf) to |x| = q pi/2 + (rh + rl),
- * |rh + rl| <= pi/4 (+ a hair), rh + rl accurate to ~2^-60 absolute. */
-CPM_INLINE uint32_t cpm_rem_pio2(uint32_t ax, float *rh, float *rl) {
-    float y = cpm_from_bits(ax);
-    if (ax < 0x44000000u) {
-        /* |x| < 512: Cody-Waite, k < 2^9 */
-        int32_t ki = (int32_t)(y * CPM_TWO_OVER_PI + 0.5f);
-        float k = (float)ki;
-        float t1 = y - k * CPM_PIO2_C1; /* exact (Sterbenz-like: same grid, smaller) */
-        float h, l, s, e;
-        cpm_two_sum(t1, -(k * CPM_PIO2_C2), &h, &l);
-        cpm_two_sum(h, -(k * CPM_PIO2_C3), &s, &e);
-        l = (l + e) - k * CPM_PIO2_C4;
-        cpm_fast_two_sum(s, l, rh, rl);
-        return (uint32_t)ki;
-    }
-    /* Payne-Hanek: |x| = m 2^E, m < 2^24 integer. Bits of 2/pi with weight >= 4 in
-     * m 2^E 2/pi contribute multiples of 4 and are skipped: take a 96-bit window W
-     * starting at the bit of weight 2^1, then (m W mod 2^96) 2^-94 = |x| 2/pi mod 4
-     * with an error < 2^-70. */
-    uint32_t m = (ax & 0x007fffffu) | 0x00800000u;
-    int E = (int)(ax >> 23) - 150;      /* -14 ... 104 */
-    uint32_t pos = (uint32_t)(E + 30);   /* bit index of b_(E-1) in the table */
-    uint32_t w = pos >> 5, sh = pos & 31u;
-    /* x86_64 non-PIC code would index the table with an absolute 32-bit address
-     * (R_X86_64_32S / R_X86_64_32), which cannot reach code placed above 2 GiB and
-     * which the copapy linker rejects: take its address with a RIP-relative lea. */
-    const uint32_t *T;
-#if defined(__x86_64__)
-    __asm__("leaq %1, %0" : "=r"(T) : "m"(cpm_two_over_pi_bits[0]));
-#else
-    T = cpm_two_over_pi_bits;
-#endif
-    T += w;
-    uint32_t W2 = (uint32_t)(((((uint64_t)T[0] << 32) | T[1]) << sh) >> 32);
-    uint32_t W1 = (uint32_t)(((((uint64_t)T[1] << 32) | T[2]) << sh) >> 32);
-    uint32_t W0 = (uint32_t)(((((uint64_t)T[2] << 32) | T[3]) << sh) >> 32);
-    uint64_t p0 = (uint64_t)m * W0, p1 = (uint64_t)m * W1, p2 = (uint64_t)m * W2;
-    uint64_t t = (p0 >> 32) + (uint32_t)p1;
-    uint32_t R0 = (uint32_t)p0, R1 = (uint32_t)t;
-    uint32_t R2 = (uint32_t)((t >> 32) + (p1 >> 32) + (uint32_t)p2);
-    /* quadrant = the 2 integer bits, rounded by the first fraction bit */
-    uint32_t q = (R2 >> 30) + ((R2 >> 29) & 1u);
-    /* f in [-1/2, 1/2) as a signed 64-bit fixed-point number (2^-64 units) */
-    uint64_t F = ((uint64_t)R2 << 34) | ((uint64_t)R1 << 2) | (R0 >> 30);
-    int32_t c2 = (int32_t)((int64_t)F >> 43);         /* signed 21 bits */
-    int32_t c1 = (int32_t)((F >> 22) & 0x1fffffu);    /* 21 bits */
-    int32_t c0 = (int32_t)(F & 0x3fffffu);            /* 22 bits */
-    float h, l, fh, fl;
-    cpm_fast_two_sum((float)c2 * 0x1p-21f, (float)c1 * 0x1p-42f, &h, &l);
-    l = l + (float)c0 * 0x1p-64f;
-    cpm_fast_two_sum(h, l, &fh, &fl);
-    /* r = f pi/2 in double-float */
-    float ph, pl;
-    cpm_two_prod(fh, CPM_PIO2_HI, &ph, &pl);
-    pl = pl + (fh * CPM_PIO2_LO + fl * CPM_PIO2_HI);
-    cpm_fast_two_sum(ph, pl, rh, rl);
-    return q;
+/* Cody-Waite: y = k pi/2 + (rh + rl). For y < 512 (k < 2^9, so every k Ci is exact)
+ * |rh + rl| <= pi/4 (+ a hair) and rh + rl is accurate to ~2^-60 absolute. Larger y
+ * (< 2^30, so k fits an int32) run the same steps with rounded products: rh + rl is then
+ * off by about y 2^-24 (see docs/math.md, "sin, cos and tan of large arguments"). */
+CPM_INLINE uint32_t cpm_rem_pio2_cw(float y, float *rh, float *rl) {
+    int32_t ki = (int32_t)(y * CPM_TWO_OVER_PI + 0.5f); /* k < 2^9 */
+    float k = (float)ki;
+    float t1 = y - k * CPM_PIO2_C1; /* exact (Sterbenz-like: same grid, smaller) */
+    float h, l, s, e;
+    cpm_two_sum(t1, -(k * CPM_PIO2_C2), &h, &l);
+    cpm_two_sum(h, -(k * CPM_PIO2_C3), &s, &e);
+    l = (l + e) - k * CPM_PIO2_C4;
+    cpm_fast_two_sum(s, l, rh, rl);
+    return (uint32_t)ki;
 }
 
-/* |x| (bits ax, finite) as rh + rl in [-pi/4, pi/4] and its quadrant; arguments already
- * that small pass through unreduced. Shared by sin/cos and tan. */
-CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl) {
-    if (ax <= 0x3f490fdbu) { /* |x| <= pi/4 */
-        *rh = cpm_from_bits(ax);
-        *rl = 0.0f;
-        return 0;
-    }
-    return cpm_rem_pio2(ax, rh, rl);
+/* |x| (bits ax, finite) as rh + rl in [-pi/4, pi/4] and its quadrant, without a branch:
+ * Cody-Waite on every input (|x| clamped below 2^30), arguments up to pi/4 pass through
+ * unreduced (picked by masks). Shared by sin/cos and tan. */
+CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl, int vec) {
+    uint32_t small = cpm_mask_v(ax <= 0x3f490fdbu, vec);
+    float ch, cl;
+    uint32_t qc = cpm_rem_pio2_cw(cpm_from_bits(cpm_selu(cpm_mask_v(ax >= 0x4e800000u, vec),
+                                                         0x4e800000u, ax)), &ch, &cl);
+    *rh = cpm_self(small, cpm_from_bits(ax), ch);
+    *rl = cpm_self(small, 0.0f, cl);
+    return qc & ~small;
 }
 
 /* sin(rh + rl) for |rh| <= pi/4, |rl| <= ulp(rh). Minimax coefficients for sin(x)/x
@@ -341,24 +293,60 @@ CPM_INLINE float cpm_cos_kernel(float rh, float rl) {
     return w + (werr + (tail - (0.5f * ez + rh * rl)));
 }
 
-CPM_INLINE float cpm_sincos(float x, uint32_t cosine) {
+/* sin x and cos x from one reduction, without a branch: both kernels run, the quadrant
+ * picks by masks. sin, cos and the fused sincos (cp.sin and cp.cos of one value) are this
+ * one body, so the fused pair gives the bits of the separate calls. */
+CPM_INLINE void cpm_sincos_body(float x, float *sp, float *cp, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    if (ax >= 0x7f800000u)
-        return cpm_from_bits(CPM_NAN_BITS);
-    if (ax < 0x39800000u) /* |x| < 2^-12: x (sin) and 1 (cos) are correctly rounded */
-        return cosine ? 1.0f : x;
+    uint32_t nan = cpm_mask_v(ax >= CPM_INF_BITS, vec);
+    uint32_t tiny = cpm_mask_v(ax < 0x39800000u, vec); /* |x| < 2^-12: x and 1 are correctly rounded */
     float rh, rl;
-    uint32_t q = cpm_reduce(ax, &rh, &rl);
-    q += cosine;
-    float v = (q & 1u) ? cpm_cos_kernel(rh, rl) : cpm_sin_kernel(rh, rl);
-    /* sign: quadrants 2 and 3 negate; sin is odd, cos even */
-    uint32_t neg = ((q >> 1) ^ (cosine ? 0u : (ux >> 31))) & 1u;
-    return cpm_from_bits(cpm_bits(v) ^ (neg << 31));
+    uint32_t q = cpm_reduce(ax & ~nan, &rh, &rl, vec);
+    uint32_t ks = cpm_bits(cpm_sin_kernel(rh, rl)), kc = cpm_bits(cpm_cos_kernel(rh, rl));
+    uint32_t odd = cpm_mask_v(q & 1u, vec);
+    /* sin: quadrants 2 and 3 negate, sin is odd; cos: quadrants 1 and 2 negate */
+    uint32_t s = cpm_selu(odd, kc, ks) ^ ((((q >> 1) ^ (ux >> 31)) & 1u) << 31);
+    uint32_t c = cpm_selu(odd, ks, kc) ^ ((((q + 1u) >> 1) & 1u) << 31);
+    /* |x| >= 512: the reduction is approximate and a kernel may leave [-1, 1]; clamp */
+    s = cpm_selu(cpm_mask_v((s & 0x7fffffffu) > 0x3f800000u, vec), (s & 0x80000000u) | 0x3f800000u, s);
+    c = cpm_selu(cpm_mask_v((c & 0x7fffffffu) > 0x3f800000u, vec), (c & 0x80000000u) | 0x3f800000u, c);
+    s = cpm_selu(tiny, ux, s);
+    c = cpm_selu(tiny, 0x3f800000u, c);
+    *sp = cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, s));
+    *cp = cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, c));
 }
 
-CPM_NOINLINE float cpm_sinf(float x) { return cpm_sincos(x, 0); }
+/* one result of the pair, for the array kernels' vector loops (gen_arrays.py) */
+CPM_INLINE float cpm_sinf_body(float x, int vec) {
+    float s, c;
+    cpm_sincos_body(x, &s, &c, vec);
+    return s;
+}
 
-CPM_NOINLINE float cpm_cosf(float x) { return cpm_sincos(x, 1); }
+CPM_INLINE float cpm_cosf_body(float x, int vec) {
+    float s, c;
+    cpm_sincos_body(x, &s, &c, vec);
+    return c;
+}
+
+CPM_NOINLINE float cpm_sinf(float x) {
+    float s, c;
+    cpm_sincos_body(x, &s, &c, 0);
+    return s;
+}
+
+CPM_NOINLINE float cpm_cosf(float x) {
+    float s, c;
+    cpm_sincos_body(x, &s, &c, 0);
+    return c;
+}
+
+/* sin x, with cos x stored to *cp: the fused pair (one reduction for both) */
+CPM_NOINLINE float cpm_sincosf(float x, float *cp) {
+    float s;
+    cpm_sincos_body(x, &s, cp, 0);
+    return s;
+}
 
 /* ------------------------------------------------------------------ double-float helpers */
 
@@ -416,7 +404,6 @@ CPM_INLINE float cpm_scale2(float v, int32_t n) {
 #define CPM_LN2_C2 0x1.7f7ep-20f
 #define CPM_LN2_C3 (-0x1.c610cap-37f)
 #define CPM_LOG2E 0x1.715476p+0f
-#define CPM_INF_BITS 0x7f800000u
 
 /* exp(rh + rl) for |rh| <= 0.36, |rl| <= 2^-20, as an unrounded sum hi + lo in
  * [0.7, 1.42]: 1 + rh + rh^2/2 are summed exactly (Dekker square, Fast2Sum, TwoSum)
@@ -610,34 +597,33 @@ CPM_NOINLINE float cpm_powf(float x, float y) {
  * r = rh + rl from the sin/cos reduction: tan(r) = th + tl in double-float (the rl
  * term is rl (1 + tan^2 rh)); odd quadrants give -1/tan(r), one Newton step on the
  * double-float. */
-CPM_NOINLINE float cpm_tanf(float x) {
+CPM_INLINE float cpm_tanf_body(float x, int vec) {
     const float T0 = 0x1.555556p-2f, T1 = 0x1.111106p-3f, T2 = 0x1.ba1fbcp-5f,
                 T3 = 0x1.65f7aap-6f, T4 = 0x1.268764p-7f, T5 = 0x1.9c5a50p-9f,
                 T6 = 0x1.3c61e4p-9f, T7 = -0x1.37bbccp-11f, T8 = 0x1.f705c0p-11f;
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    if (ax >= CPM_INF_BITS)
-        return cpm_from_bits(CPM_NAN_BITS);
-    if (ax < 0x39800000u) /* |x| < 2^-12: x is correctly rounded */
-        return x;
+    uint32_t nan = cpm_mask_v(ax >= CPM_INF_BITS, vec);
+    uint32_t tiny = cpm_mask_v(ax < 0x39800000u, vec); /* |x| < 2^-12: x is correctly rounded */
     float rh, rl;
-    uint32_t q = cpm_reduce(ax, &rh, &rl);
+    uint32_t q = cpm_reduce(ax & ~nan, &rh, &rl, vec);
     float z = rh * rh;
     float p = (rh * z) *
               (T0 + z * (T1 + z * (T2 + z * (T3 + z * (T4 + z * (T5 + z * (T6 + z * (T7 + z * T8))))))));
     float t0 = rh + p;
     cpm_df t = cpm_df_norm(rh, p);
     t = cpm_df_norm(t.h, t.l + (rl + rl * (t0 * t0)));
-    float v;
-    if (q & 1u) { /* -1/t: q0 = -1/th, d = 1 + q0 t, result q0 (1 + d) */
-        float q0 = -1.0f / t.h, pp, pe;
-        cpm_two_prod(q0, t.h, &pp, &pe);
-        float d = ((1.0f + pp) + pe) + q0 * t.l;
-        v = q0 + q0 * d;
-    } else {
-        v = t.h + t.l;
-    }
-    return cpm_from_bits(cpm_bits(v) ^ (ux & 0x80000000u)); /* tan is odd */
+    /* odd quadrants: -1/t: q0 = -1/th, d = 1 + q0 t, result q0 (1 + d); both run (on
+     * th = 1 where tiny inputs make it zero), a mask picks */
+    float th = cpm_self(tiny | nan, 1.0f, t.h);
+    float q0 = -1.0f / th, pp, pe;
+    cpm_two_prod(q0, th, &pp, &pe);
+    float d = ((1.0f + pp) + pe) + q0 * t.l;
+    uint32_t v = cpm_selu(cpm_mask_v(q & 1u, vec), cpm_bits(q0 + q0 * d), cpm_bits(t.h + t.l));
+    v = cpm_selu(tiny, ax, v) ^ (ux & 0x80000000u); /* tan is odd */
+    return cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, v));
 }
+
+CPM_NOINLINE float cpm_tanf(float x) { return cpm_tanf_body(x, 0); }
 
 /* ------------------------------------------------------------------ tanh */
 

@@ -29,6 +29,7 @@ pub mod optimise;
 mod ops_generated;
 pub mod schedule;
 pub mod select;
+mod sincos;
 pub mod stencil_db;
 pub mod targets;
 pub mod trace;

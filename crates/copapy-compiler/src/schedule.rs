@@ -25,7 +25,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::array::ArrayOp;
-use crate::graph::NodeKind;
+use crate::graph::{NodeKind, Op};
 use crate::link::Step;
 use crate::optimise::{Arena, Kind, NodeId};
 use crate::select::{Class, MissingStencil, Place, StencilTable};
@@ -91,6 +91,11 @@ pub(crate) struct Scheduler<'a> {
     pub(crate) in_place: FxHashMap<NodeId, u32>,
     /// Imports called so far, each with its import-table entry.
     pub(crate) imports: Vec<crate::imports::ImportSlot>,
+    /// sin/cos nodes with a partner of the same operand not scheduled yet
+    /// ([`crate::sincos`]); a partner computed early is in `early`.
+    pub(crate) sincos: FxHashMap<NodeId, NodeId>,
+    /// Nodes already computed into their slot by an earlier fused step.
+    pub(crate) early: Vec<bool>,
 }
 
 impl Scheduler<'_> {
@@ -202,6 +207,30 @@ impl Scheduler<'_> {
                 // live in memory from the start
                 self.slot_of(n);
                 return Ok(());
+            }
+            Kind::Unary(_, _) if self.early[n as usize] => return Ok(()),
+            Kind::Unary(op, x)
+                if self.sincos.contains_key(&n)
+                    && self.table.sincos(op == Op::Cos, Place::R0, 0).is_some() =>
+            {
+                let px = self.place(Class::Float, x);
+                let partner = self.sincos[&n];
+                // the partner's use of x is spent now: it is never scheduled again
+                self.uses[x as usize] -= 2;
+                self.sincos.remove(&partner);
+                self.early[partner as usize] = true;
+                let slot = self.mem_slot(&[(px, x)]);
+                let dst = self.claim(Class::Float)?;
+                let slot2 = self.slot_of(partner);
+                let stencil = self
+                    .table
+                    .sincos(op == Op::Cos, px, dst)
+                    .ok_or_else(|| MissingStencil(format!("st_sincos_f for {px:?}")))?;
+                self.steps.push(Step {
+                    slot2: Some(slot2),
+                    ..Step::new(stencil, slot)
+                });
+                self.set_reg(Class::Float, dst, n);
             }
             Kind::Unary(op, x) => {
                 let class = Class::of(self.arena.nodes[x as usize].ty);
@@ -794,6 +823,8 @@ pub(crate) fn schedule_onto(
         free: FxHashMap::default(),
         freed: vec![false; count],
         imports: Vec::new(),
+        sincos: crate::sincos::partners(arena),
+        early: vec![false; count],
     };
     s.place_packed_inputs();
     for n in 0..count as NodeId {

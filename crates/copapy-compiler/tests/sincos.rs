@@ -1,0 +1,115 @@
+//! Fused sin and cos (crate::sincos): a program computing both of one value runs one
+//! `st_sincos_*` / `st_cossin_*` step instead of two, with the bits of the separate
+//! `st_sin_*` and `st_cos_*` programs (each compiled alone, where nothing fuses).
+
+use copapy_compiler::compile::read_bits;
+use copapy_compiler::select::StencilTable;
+use copapy_compiler::stencil_db::StencilDb;
+use copapy_compiler::trace::{binary, unary};
+use copapy_compiler::{compile, Op, ScalarType, Value};
+use copapy_runner::LoadedProgram;
+
+static OBJECT: &[u8] = include_bytes!("../../../stencils/x86_64.o");
+
+/// The outputs' bits and the stencil names of the program's steps.
+fn run(outputs: &[Value]) -> (Vec<u32>, Vec<String>) {
+    let db = StencilDb::parse(OBJECT).expect("stencils/x86_64.o parses");
+    let table = StencilTable::new(&db);
+    let compiled = compile(&db, &table, outputs).expect("compiles");
+    let mut loaded = LoadedProgram::load(&compiled.program).expect("loads");
+    loaded.run();
+    let bits = compiled
+        .outputs
+        .iter()
+        .map(|&o| read_bits(loaded.data(), o))
+        .collect();
+    let names = compiled
+        .stencils
+        .iter()
+        .map(|&(id, _)| db.get(id).expect("known stencil").name.clone())
+        .collect();
+    (bits, names)
+}
+
+fn count(names: &[String], prefix: &str) -> usize {
+    names.iter().filter(|n| n.starts_with(prefix)).count()
+}
+
+const XS: [f32; 14] = [
+    0.0,
+    -0.0,
+    1e-30,
+    0.5,
+    -0.785_398_2,
+    1.570_796_4,
+    3.0,
+    -4.712_389,
+    100.0,
+    511.9,
+    512.0,
+    1e6,
+    f32::INFINITY,
+    f32::NAN,
+];
+
+#[test]
+fn sin_and_cos_of_one_value_fuse_and_keep_the_bits() {
+    for x in XS {
+        let v = Value::input(ScalarType::Float, x.to_bits());
+        let (s, c) = (unary(Op::Sin, &v).unwrap(), unary(Op::Cos, &v).unwrap());
+        for (outs, first) in [
+            ([s.clone(), c.clone()], "st_sincos_"),
+            ([c.clone(), s.clone()], "st_cossin_"),
+        ] {
+            let (bits, names) = run(&outs);
+            assert_eq!(count(&names, first), 1, "{x}: {names:?}");
+            assert_eq!(
+                count(&names, "st_sin_") + count(&names, "st_cos_"),
+                0,
+                "{names:?}"
+            );
+            let (alone_s, _) = run(&[unary(Op::Sin, &v).unwrap()]);
+            let (alone_c, _) = run(&[unary(Op::Cos, &v).unwrap()]);
+            let want = if first == "st_sincos_" {
+                [alone_s[0], alone_c[0]]
+            } else {
+                [alone_c[0], alone_s[0]]
+            };
+            assert_eq!(bits, want, "{x}");
+        }
+    }
+}
+
+#[test]
+fn a_computed_operand_in_a_register_fuses_and_other_pairs_stay_apart() {
+    let (a, b) = (
+        Value::input(ScalarType::Float, 0.3f32.to_bits()),
+        Value::input(ScalarType::Float, 1.7f32.to_bits()),
+    );
+    let t = binary(Op::Add, &a, &b).unwrap();
+    // sin(t) and cos(t) fuse; sin(a) has no partner; cos(b) has none either
+    let outs = [
+        unary(Op::Sin, &t).unwrap(),
+        unary(Op::Sin, &a).unwrap(),
+        unary(Op::Cos, &b).unwrap(),
+        unary(Op::Cos, &t).unwrap(),
+    ];
+    let (bits, names) = run(&outs);
+    assert_eq!(
+        count(&names, "st_sincos_") + count(&names, "st_cossin_"),
+        1,
+        "{names:?}"
+    );
+    assert_eq!(count(&names, "st_sin_"), 1, "{names:?}");
+    assert_eq!(count(&names, "st_cos_"), 1, "{names:?}");
+    let single = |op, v: &Value| run(&[unary(op, v).unwrap()]).0[0];
+    assert_eq!(
+        bits,
+        vec![
+            single(Op::Sin, &t),
+            single(Op::Sin, &a),
+            single(Op::Cos, &b),
+            single(Op::Cos, &t)
+        ]
+    );
+}
