@@ -55,10 +55,12 @@ CPM_INLINE float cpm_self(uint32_t m, float a, float b) {
 }
 
 /* v clamped into [lo, hi] by masks (a ternary becomes a branch on RISC-V) */
-CPM_INLINE uint32_t cpm_clamp_i(int32_t v, int32_t lo, int32_t hi) {
-    uint32_t r = cpm_selu(cpm_mask(v < lo), (uint32_t)lo, (uint32_t)v);
-    return cpm_selu(cpm_mask(v > hi), (uint32_t)hi, r);
+CPM_INLINE uint32_t cpm_clamp_iv(int32_t v, int32_t lo, int32_t hi, int vec) {
+    uint32_t r = cpm_selu(cpm_mask_v(v < lo, vec), (uint32_t)lo, (uint32_t)v);
+    return cpm_selu(cpm_mask_v(v > hi, vec), (uint32_t)hi, r);
 }
+
+CPM_INLINE uint32_t cpm_clamp_i(int32_t v, int32_t lo, int32_t hi) { return cpm_clamp_iv(v, lo, hi, 0); }
 
 /* floor(log2(v)) for 0 < v < 2^24: the int->float conversion is exact, so its
  * exponent field is the position of the leading bit (no clz, which some targets
@@ -237,19 +239,24 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
 #define CPM_PIO2_LO (-0x1.777a5cp-25f)
 #define CPM_TWO_OVER_PI 0x1.45f306p-1f
 
-/* Cody-Waite: y = k pi/2 + (rh + rl). For y < 512 (k < 2^9, so every k Ci is exact)
- * |rh + rl| <= pi/4 (+ a hair) and rh + rl is accurate to ~2^-60 absolute. Larger y
- * (< 2^30, so k fits an int32) run the same steps with rounded products: rh + rl is then
- * off by about y 2^-24 (see docs/math.md, "sin, cos and tan of large arguments"). */
+/* Cody-Waite: y = k pi/2 + (rh + rl) with k = 512 kh + kl, kl < 512. For y < 2^18
+ * (k < 2^18, so kh < 2^9) every product of kh (a multiple of 512) or kl with C1, C2, C3
+ * is exact, and y - 512 kh C1 and the next subtraction of kl C1 are exact (both
+ * multiples of 2^-14 below 2^10): |rh + rl| <= pi/4 (+ a hair), accurate to ~2^-55
+ * absolute; for y < 512 (kh = 0) the steps are those of plain Cody-Waite with k. Larger
+ * y (< 2^30, so k fits an int32) run the same steps with rounded products: rh + rl is
+ * then off by about y 2^-24 (docs/math.md, "Large arguments"). */
 CPM_INLINE uint32_t cpm_rem_pio2_cw(float y, float *rh, float *rl) {
-    int32_t ki = (int32_t)(y * CPM_TWO_OVER_PI + 0.5f); /* k < 2^9 */
-    float k = (float)ki;
-    float t1 = y - k * CPM_PIO2_C1; /* exact (Sterbenz-like: same grid, smaller) */
-    float h, l, s, e;
-    cpm_two_sum(t1, -(k * CPM_PIO2_C2), &h, &l);
-    cpm_two_sum(h, -(k * CPM_PIO2_C3), &s, &e);
-    l = (l + e) - k * CPM_PIO2_C4;
-    cpm_fast_two_sum(s, l, rh, rl);
+    int32_t ki = (int32_t)(y * CPM_TWO_OVER_PI + 0.5f);
+    float kh = (float)(ki >> 9) * 512.0f, kl = (float)(ki & 511);
+    float t1 = (y - kh * CPM_PIO2_C1) - kl * CPM_PIO2_C1; /* both exact */
+    float h1, l1, h2, l2, h3, l3, h4, l4;
+    cpm_two_sum(t1, -(kh * CPM_PIO2_C2), &h1, &l1);
+    cpm_two_sum(h1, -(kl * CPM_PIO2_C2), &h2, &l2);
+    cpm_two_sum(h2, -(kh * CPM_PIO2_C3), &h3, &l3);
+    cpm_two_sum(h3, -(kl * CPM_PIO2_C3), &h4, &l4);
+    float l = ((l1 + l2) + (l3 + l4)) - (kh * CPM_PIO2_C4 + kl * CPM_PIO2_C4);
+    cpm_fast_two_sum(h4, l, rh, rl);
     return (uint32_t)ki;
 }
 
@@ -389,8 +396,8 @@ CPM_INLINE cpm_df cpm_df_div(cpm_df a, cpm_df b) {
 /* v * 2^n for n in [-151, 128] with a single rounding (two steps when the result is
  * subnormal or 2^n is not a normal float): v 2^e1 2^e2, the exponents picked by masks
  * (e2 = 0 multiplies by 1, exactly). */
-CPM_INLINE float cpm_scale2(float v, int32_t n) {
-    uint32_t hi = cpm_mask(n > 127), lo = cpm_mask(n < -126);
+CPM_INLINE float cpm_scale2(float v, int32_t n, int vec) {
+    uint32_t hi = cpm_mask_v(n > 127, vec), lo = cpm_mask_v(n < -126, vec);
     uint32_t e1 = cpm_selu(hi, 127u, cpm_selu(lo, (uint32_t)(n + 64), (uint32_t)n));
     uint32_t e2 = cpm_selu(hi, (uint32_t)(n - 127), cpm_selu(lo, (uint32_t)-64, 0u));
     return (v * cpm_from_bits((e1 + 127u) << 23)) * cpm_from_bits((e2 + 127u) << 23);
@@ -440,11 +447,11 @@ CPM_INLINE cpm_df cpm_exp_split(float wh, float wl, int32_t *np) {
     return cpm_exp_kernel(rr.h, rr.l);
 }
 
-CPM_INLINE float cpm_exp_df(float wh, float wl) {
+CPM_INLINE float cpm_exp_df(float wh, float wl, int vec) {
     int32_t n;
     cpm_df k = cpm_exp_split(wh, wl, &n);
     /* normal result: scaling is exact */
-    float normal = cpm_scale2(k.h + k.l, n);
+    float normal = cpm_scale2(k.h + k.l, n, vec);
     /* subnormal result: scaled by 2^64 (exactly) it lies below B = 2^-62, whose binade
      * has the spacing 2^-85 of the subnormal grid times 2^64; adding B makes the one
      * rounding happen on that grid, subtracting B and scaling back are exact. Both run;
@@ -454,7 +461,7 @@ CPM_INLINE float cpm_exp_df(float wh, float wl) {
     cpm_two_sum(0x1p-62f, k.h * sc, &hs, &es);
     float v = hs + (es + k.l * sc);
     float sub = (v - 0x1p-62f) * 0x1p-64f;
-    return cpm_self(cpm_mask((n > -126) | ((n == -126) & (k.h >= 1.0f))), normal, sub);
+    return cpm_self(cpm_mask_v((n > -126) | ((n == -126) & (k.h >= 1.0f)), vec), normal, sub);
 }
 
 /* exp(x) without a branch: x clamped into [-104, 89], n = round(x / ln 2) by the
@@ -510,13 +517,13 @@ CPM_NOINLINE float cpm_expf(float x) { return cpm_expf_body(x, 0); }
  * (|s| <= 0.1716), log m = 2 atanh(s) = 2s + s^3 (2/3 + s^2 T(s^2)) with the first two
  * terms in double-float; T is a minimax fit, |s^5 T - (2 atanh s - 2s - 2s^3/3)| < 2^-42.
  * e ln 2 = e C1 + e C2 (both exact) + e C3. */
-CPM_INLINE cpm_df cpm_log_df(float x) {
+CPM_INLINE cpm_df cpm_log_df(float x, int vec) {
     const float T0 = 0x1.999998p-2f, T1 = 0x1.2493bap-2f, T2 = 0x1.c63eaap-3f,
                 T3 = 0x1.905558p-3f;
     const float C23H = 0x1.555556p-1f, C23L = -0x1.555556p-26f; /* 2/3 */
     uint32_t u = cpm_bits(x);
     /* subnormal: scaled up exactly (picked by a mask) */
-    uint32_t sub = cpm_mask(u < 0x00800000u);
+    uint32_t sub = cpm_mask_v(u < 0x00800000u, vec);
     u = cpm_selu(sub, cpm_bits(x * 0x1p25f), u);
     int32_t k = (int32_t)(sub & (uint32_t)-25);
     uint32_t v = u - 0x3f3504f3u; /* bits of sqrt(1/2): exponent split there */
@@ -538,58 +545,62 @@ CPM_INLINE cpm_df cpm_log_df(float x) {
 
 /* Without a branch: the special inputs run the kernel on 1.0, and masks pick their
  * results: -inf for +-0, NaN for negatives (-inf included) and NaN, +inf for +inf. */
-CPM_NOINLINE float cpm_logf(float x) {
+CPM_INLINE float cpm_logf_body(float x, int vec) {
     uint32_t u = cpm_bits(x);
-    uint32_t zero = cpm_mask((u << 1) == 0), nan = cpm_mask(u > CPM_INF_BITS),
-             inf = cpm_mask(u == CPM_INF_BITS);
-    cpm_df r = cpm_log_df(cpm_from_bits(cpm_selu(zero | nan | inf, 0x3f800000u, u)));
+    uint32_t zero = cpm_mask_v((u << 1) == 0, vec), nan = cpm_mask_v(u > CPM_INF_BITS, vec),
+             inf = cpm_mask_v(u == CPM_INF_BITS, vec);
+    cpm_df r = cpm_log_df(cpm_from_bits(cpm_selu(zero | nan | inf, 0x3f800000u, u)), vec);
     uint32_t v = cpm_selu(inf, CPM_INF_BITS, cpm_bits(r.h + r.l));
     v = cpm_selu(nan, CPM_NAN_BITS, v);
     return cpm_from_bits(cpm_selu(zero, 0xff800000u, v)); /* -0 too: the last pick wins */
 }
 
+CPM_NOINLINE float cpm_logf(float x) { return cpm_logf_body(x, 0); }
+
 /* C99 / IEEE powf. |x|^y = exp(y log|x|): log in double-float (above), the product
  * y log|x| with Dekker's exact product, exp of the double-float result. */
-CPM_NOINLINE float cpm_powf(float x, float y) {
+CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     uint32_t ux = cpm_bits(x), uy = cpm_bits(y);
     uint32_t ax = ux & 0x7fffffffu, ay = uy & 0x7fffffffu;
     /* y: 0 = not an integer, 1 = odd integer, 2 = even integer (shift counts clamped
      * into 0..23; the masks discard what a clamped shift gives) */
     int32_t ey = (int32_t)(ay >> 23) - 127;
-    uint32_t sh = cpm_clamp_i(ey, 0, 23);
-    uint32_t frac = cpm_mask((ay & (0x007fffffu >> sh)) != 0);
+    uint32_t sh = cpm_clamp_iv(ey, 0, 23, vec);
+    uint32_t frac = cpm_mask_v((ay & (0x007fffffu >> sh)) != 0, vec);
     uint32_t odd = (ay >> (23u - sh)) & 1u;
-    uint32_t yint = cpm_selu(cpm_mask(ey >= 24), 2u,
-                             cpm_selu(cpm_mask(ey < 0) | frac, 0u, 2u - odd));
-    uint32_t sign = cpm_mask((ux >> 31) & (yint == 1)) & 0x80000000u;
+    uint32_t yint = cpm_selu(cpm_mask_v(ey >= 24, vec), 2u,
+                             cpm_selu(cpm_mask_v(ey < 0, vec) | frac, 0u, 2u - odd));
+    uint32_t sign = cpm_mask_v((ux >> 31) & (yint == 1), vec) & 0x80000000u;
     uint32_t ypos = !(uy >> 31);
     uint32_t big = ax > 0x3f800000u; /* |x| > 1 */
-    uint32_t grows = cpm_mask(big == ypos); /* |x|^y -> inf (else 0) for huge |y| */
+    uint32_t grows = cpm_mask_v(big == ypos, vec); /* |x|^y -> inf (else 0) for huge |y| */
     /* the general case runs on every input (on 2^1 where a special case decides), and
      * masks pick the special results, the first rule of C99 last (it wins) */
-    uint32_t special = cpm_mask((ay == 0) | (ax == 0) | (ax >= CPM_INF_BITS) | (ay >= CPM_INF_BITS));
+    uint32_t special = cpm_mask_v((ay == 0) | (ax == 0) | (ax >= CPM_INF_BITS) | (ay >= CPM_INF_BITS), vec);
     float xs = cpm_self(special, 2.0f, cpm_from_bits(ax)), ys = cpm_self(special, 1.0f, y);
-    cpm_df l = cpm_log_df(xs);
+    cpm_df l = cpm_log_df(xs, vec);
     float wh, wl;
     cpm_two_prod(l.h, ys, &wh, &wl);
     cpm_df w = cpm_df_norm(wh, wl + l.l * ys);
-    uint32_t wover = cpm_mask(w.h > 89.0f), wunder = cpm_mask(w.h < -104.0f);
-    float e = cpm_exp_df(cpm_self(wover | wunder, 0.0f, w.h), cpm_self(wover | wunder, 0.0f, w.l));
+    uint32_t wover = cpm_mask_v(w.h > 89.0f, vec), wunder = cpm_mask_v(w.h < -104.0f, vec);
+    float e = cpm_exp_df(cpm_self(wover | wunder, 0.0f, w.h), cpm_self(wover | wunder, 0.0f, w.l), vec);
     uint32_t r = cpm_selu(wover, CPM_INF_BITS, cpm_selu(wunder, 0u, cpm_bits(e))) | sign;
     /* |y| >= 2^32 > 150 / min|log|x||: over/underflow */
-    r = cpm_selu(cpm_mask(ay >= 0x4f800000u), sign | (grows & CPM_INF_BITS), r);
-    r = cpm_selu(cpm_mask(ax == 0x3f800000u), sign | 0x3f800000u, r); /* x = -1, y integer */
-    r = cpm_selu(cpm_mask((ux >> 31) & (yint == 0)), CPM_NAN_BITS, r); /* x < 0, y not integer */
-    r = cpm_selu(cpm_mask(ax == CPM_INF_BITS), sign | (cpm_mask(ypos) & CPM_INF_BITS), r);
-    r = cpm_selu(cpm_mask(ax == 0), sign | (cpm_mask(!ypos) & CPM_INF_BITS), r);
+    r = cpm_selu(cpm_mask_v(ay >= 0x4f800000u, vec), sign | (grows & CPM_INF_BITS), r);
+    r = cpm_selu(cpm_mask_v(ax == 0x3f800000u, vec), sign | 0x3f800000u, r); /* x = -1, y integer */
+    r = cpm_selu(cpm_mask_v((ux >> 31) & (yint == 0), vec), CPM_NAN_BITS, r); /* x < 0, y not integer */
+    r = cpm_selu(cpm_mask_v(ax == CPM_INF_BITS, vec), sign | (cpm_mask_v(ypos, vec) & CPM_INF_BITS), r);
+    r = cpm_selu(cpm_mask_v(ax == 0, vec), sign | (cpm_mask_v(!ypos, vec) & CPM_INF_BITS), r);
     /* y = +-inf: 1 for x = -1, else inf or 0 */
-    r = cpm_selu(cpm_mask(ay == CPM_INF_BITS),
-                 cpm_selu(cpm_mask(ax == 0x3f800000u), 0x3f800000u, grows & CPM_INF_BITS), r);
-    r = cpm_selu(cpm_mask((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS)), CPM_NAN_BITS, r);
+    r = cpm_selu(cpm_mask_v(ay == CPM_INF_BITS, vec),
+                 cpm_selu(cpm_mask_v(ax == 0x3f800000u, vec), 0x3f800000u, grows & CPM_INF_BITS), r);
+    r = cpm_selu(cpm_mask_v((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS), vec), CPM_NAN_BITS, r);
     /* pow(x, +-0) = pow(1, y) = 1, even for NaN */
-    r = cpm_selu(cpm_mask((ay == 0) | (ux == 0x3f800000u)), 0x3f800000u, r);
+    r = cpm_selu(cpm_mask_v((ay == 0) | (ux == 0x3f800000u), vec), 0x3f800000u, r);
     return cpm_from_bits(r);
 }
+
+CPM_NOINLINE float cpm_powf(float x, float y) { return cpm_powf_body(x, y, 0); }
 
 /* ------------------------------------------------------------------ tan */
 
@@ -670,42 +681,46 @@ CPM_INLINE float cpm_asin_tail(float x, float z) {
 
 /* For 1/2 < a <= 1: asin(s + sl) - s as a float where s + sl = sqrt((1 - a)/2) (sl the
  * exact-product correction of the rounded square root); returns s in *sp. */
-CPM_INLINE float cpm_asin_half(float a, float *sp) {
+CPM_INLINE float cpm_asin_half(float a, float *sp, int vec) {
     float z = (1.0f - a) * 0.5f; /* exact */
     float s = __builtin_sqrtf(z), p, pe;
     cpm_two_prod(s, s, &p, &pe);
-    float sl = cpm_self(cpm_mask(s > 0.0f), ((z - p) - pe) / (s + s), 0.0f);
+    float sl = cpm_self(cpm_mask_v(s > 0.0f, vec), ((z - p) - pe) / (s + s), 0.0f);
     *sp = s;
     /* asin'(s) = 1/sqrt(1 - z) ~ 1 + z/2 on the tiny sl */
     return (sl + sl * (0.5f * z)) + cpm_asin_tail(s, z);
 }
 
 /* Both ranges run on every input; masks pick (and the special results). */
-CPM_NOINLINE float cpm_asinf(float x) {
+CPM_INLINE float cpm_asinf_body(float x, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
     float a = cpm_from_bits(ax);
     float r1 = a + cpm_asin_tail(a, a * a);
     /* 1/2 < a: pi/2 - 2 asin(sqrt((1 - a)/2)) */
-    float s, lo = cpm_asin_half(a, &s), h, e;
+    float s, lo = cpm_asin_half(a, &s, vec), h, e;
     cpm_two_sum(CPM_PIO2_HI, -2.0f * s, &h, &e);
     float r2 = h + (e + (CPM_PIO2_LOF - 2.0f * lo));
-    uint32_t r = cpm_bits(cpm_self(cpm_mask(a <= 0.5f), r1, r2)) | (ux & 0x80000000u);
-    r = cpm_selu(cpm_mask(ax < 0x39800000u), ux, r); /* |x| < 2^-12: x is correctly rounded */
-    return cpm_from_bits(cpm_selu(cpm_mask(ax > 0x3f800000u), CPM_NAN_BITS, r)); /* |x| > 1, NaN */
+    uint32_t r = cpm_bits(cpm_self(cpm_mask_v(a <= 0.5f, vec), r1, r2)) | (ux & 0x80000000u);
+    r = cpm_selu(cpm_mask_v(ax < 0x39800000u, vec), ux, r); /* |x| < 2^-12: x is correctly rounded */
+    return cpm_from_bits(cpm_selu(cpm_mask_v(ax > 0x3f800000u, vec), CPM_NAN_BITS, r)); /* |x| > 1, NaN */
 }
 
-CPM_NOINLINE float cpm_acosf(float x) {
+CPM_NOINLINE float cpm_asinf(float x) { return cpm_asinf_body(x, 0); }
+
+CPM_INLINE float cpm_acosf_body(float x, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
     float a = cpm_from_bits(ax), h, e;
     cpm_two_sum(CPM_PIO2_HI, -x, &h, &e); /* a <= 1/2: pi/2 - asin x */
     float r1 = h + (e + (CPM_PIO2_LOF - cpm_asin_tail(x, x * x)));
-    float s, lo = cpm_asin_half(a, &s);
+    float s, lo = cpm_asin_half(a, &s, vec);
     float r2 = 2.0f * (s + lo); /* x > 1/2: 2 asin(sqrt((1 - x)/2)) */
     cpm_two_sum(CPM_PI_HI, -2.0f * s, &h, &e); /* x < -1/2: pi - 2 asin(sqrt((1 + x)/2)) */
     float r3 = h + (e + (CPM_PI_LO - 2.0f * lo));
-    float r = cpm_self(cpm_mask(a <= 0.5f), r1, cpm_self(cpm_mask(ux >> 31), r3, r2));
-    return cpm_from_bits(cpm_selu(cpm_mask(ax > 0x3f800000u), CPM_NAN_BITS, cpm_bits(r)));
+    float r = cpm_self(cpm_mask_v(a <= 0.5f, vec), r1, cpm_self(cpm_mask_v(ux >> 31, vec), r3, r2));
+    return cpm_from_bits(cpm_selu(cpm_mask_v(ax > 0x3f800000u, vec), CPM_NAN_BITS, cpm_bits(r)));
 }
+
+CPM_NOINLINE float cpm_acosf(float x) { return cpm_acosf_body(x, 0); }
 
 /* ------------------------------------------------------------------ atan / atan2 */
 
@@ -713,13 +728,13 @@ CPM_NOINLINE float cpm_acosf(float x) {
  * [7/16, 11/16): atan(1/2) + atan((t - 1/2)/(1 + t/2)); [11/16, 1]: pi/4 +
  * atan((t - 1)/(t + 1)); the reduced argument is a double-float quotient.
  * atan u - u = u^3 A(u^2) on |u| <= 7/16, minimax, relative error < 2^-28.9. */
-CPM_INLINE cpm_df cpm_atan01(float th, float tl) {
+CPM_INLINE cpm_df cpm_atan01(float th, float tl, int vec) {
     const float A0 = -0x1.555556p-2f, A1 = 0x1.99998cp-3f, A2 = -0x1.248fc4p-3f,
                 A3 = 0x1.c6ae26p-4f, A4 = -0x1.6f4006p-4f, A5 = 0x1.18ccf6p-4f,
                 A6 = -0x1.239866p-5f;
     /* both reductions are one formula, (t - c)/(1 + c t) with c = 1/2 or 1 (c t exact);
      * it runs on every input, and masks pick it or t itself */
-    uint32_t reduce = cpm_mask(th >= 0.4375f), half = cpm_mask(th < 0.6875f);
+    uint32_t reduce = cpm_mask_v(th >= 0.4375f, vec), half = cpm_mask_v(th < 0.6875f, vec);
     float c = cpm_self(half, 0.5f, 1.0f);
     cpm_df n = cpm_df_sum(th - c, tl); /* th - c is exact */
     cpm_df d = cpm_df_sum(1.0f, c * th);
@@ -736,29 +751,31 @@ CPM_INLINE cpm_df cpm_atan01(float th, float tl) {
 }
 
 /* (kh + kl) + sgn * r, rounded once */
-CPM_INLINE float cpm_atan_finish(float kh, float kl, cpm_df r, uint32_t neg) {
-    uint32_t flip = cpm_mask(neg) & 0x80000000u;
+CPM_INLINE float cpm_atan_finish(float kh, float kl, cpm_df r, uint32_t neg, int vec) {
+    uint32_t flip = cpm_mask_v(neg, vec) & 0x80000000u;
     float rh = cpm_from_bits(cpm_bits(r.h) ^ flip), rl = cpm_from_bits(cpm_bits(r.l) ^ flip);
     cpm_df s = cpm_df_sum(kh, rh);
     return s.h + (s.l + (kl + rl));
 }
 
-CPM_NOINLINE float cpm_atanf(float x) {
+CPM_INLINE float cpm_atanf_body(float x, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
     float a = cpm_from_bits(ax);
     /* a <= 1: atan a; a > 1: pi/2 - atan(1/a), 1/a as a double-float. One atan01 call
      * on the argument picked by masks; both finishes run. */
-    uint32_t inv = cpm_mask(a > 1.0f);
+    uint32_t inv = cpm_mask_v(a > 1.0f, vec);
     float th = 1.0f / a, p, pe;
     cpm_two_prod(th, a, &p, &pe);
     float tl = ((1.0f - p) - pe) / a;
-    cpm_df t = cpm_atan01(cpm_self(inv, th, a), cpm_self(inv, tl, 0.0f));
-    float r = cpm_self(inv, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, t, 1), t.h + t.l);
-    r = cpm_self(cpm_mask(ax >= 0x4c800000u), CPM_PIO2_HI, r); /* |x| >= 2^26: pi/2 - 1/x rounds to pi/2 */
+    cpm_df t = cpm_atan01(cpm_self(inv, th, a), cpm_self(inv, tl, 0.0f), vec);
+    float r = cpm_self(inv, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, t, 1, vec), t.h + t.l);
+    r = cpm_self(cpm_mask_v(ax >= 0x4c800000u, vec), CPM_PIO2_HI, r); /* |x| >= 2^26: pi/2 - 1/x rounds to pi/2 */
     uint32_t v = cpm_bits(r) | (ux & 0x80000000u);
-    v = cpm_selu(cpm_mask(ax < 0x39800000u), ux, v); /* |x| < 2^-12: x is correctly rounded */
-    return cpm_from_bits(cpm_selu(cpm_mask(ax > CPM_INF_BITS), CPM_NAN_BITS, v));
+    v = cpm_selu(cpm_mask_v(ax < 0x39800000u, vec), ux, v); /* |x| < 2^-12: x is correctly rounded */
+    return cpm_from_bits(cpm_selu(cpm_mask_v(ax > CPM_INF_BITS, vec), CPM_NAN_BITS, v));
 }
+
+CPM_NOINLINE float cpm_atanf(float x) { return cpm_atanf_body(x, 0); }
 
 /* v * 2^k for k in [-254, 254], exact unless the result is subnormal */
 CPM_INLINE float cpm_ldexp2(float v, int32_t k) {
@@ -768,7 +785,7 @@ CPM_INLINE float cpm_ldexp2(float v, int32_t k) {
 }
 
 /* C atan2f(y, x) with all C99 special cases (signed zeros, infinities). */
-CPM_NOINLINE float cpm_atan2f(float y, float x) {
+CPM_INLINE float cpm_atan2f_body(float y, float x, int vec) {
     uint32_t uy = cpm_bits(y), ux = cpm_bits(x);
     uint32_t ay = uy & 0x7fffffffu, ax = ux & 0x7fffffffu;
     uint32_t sy = uy & 0x80000000u, xneg = ux >> 31;
@@ -777,13 +794,13 @@ CPM_NOINLINE float cpm_atan2f(float y, float x) {
      * a special rule decides; masks pick the special results (float constants by bits:
      * a ternary on float constants becomes a table indexed with an absolute address on
      * x86_64) */
-    uint32_t special = cpm_mask((ay == 0) | (ax == 0) | (ax >= CPM_INF_BITS) | (ay >= CPM_INF_BITS));
+    uint32_t special = cpm_mask_v((ay == 0) | (ax == 0) | (ax >= CPM_INF_BITS) | (ay >= CPM_INF_BITS), vec);
     uint32_t gx = cpm_selu(special, 0x3f800000u, ax), gy = cpm_selu(special, 0x3f800000u, ay);
     /* t = min/max of the magnitudes, scaled exactly so that the larger is in [2^32, 2^33)
      * (the smaller stays normal unless t < 2^-158, where the result underflows anyway) */
-    uint32_t swap = cpm_mask(gy > gx);
+    uint32_t swap = cpm_mask_v(gy > gx, vec);
     uint32_t big = cpm_selu(swap, gy, gx), small = cpm_selu(swap, gx, gy);
-    float sc = cpm_self(cpm_mask(big < 0x00800000u), 0x1p64f, 1.0f); /* both subnormal */
+    float sc = cpm_self(cpm_mask_v(big < 0x00800000u, vec), 0x1p64f, 1.0f); /* both subnormal */
     float fb = cpm_from_bits(big) * sc, fs = cpm_from_bits(small) * sc;
     int32_t k = 159 - (int32_t)(cpm_bits(fb) >> 23);
     fb = cpm_ldexp2(fb, k);
@@ -792,23 +809,25 @@ CPM_NOINLINE float cpm_atan2f(float y, float x) {
     cpm_two_prod(th, fb, &p, &pe);
     /* below 2^-100 the residual underflows; atan t = t there and t = fs/fb is
      * correctly rounded on its own */
-    float tl = cpm_self(cpm_mask(th >= 0x1p-100f), ((fs - p) - pe) / fb, 0.0f);
-    cpm_df a = cpm_atan01(th, tl);
+    float tl = cpm_self(cpm_mask_v(th >= 0x1p-100f, vec), ((fs - p) - pe) / fb, 0.0f);
+    cpm_df a = cpm_atan01(th, tl, vec);
     /* x > 0: a or pi/2 - a; x < 0: pi - a or pi/2 + a */
-    float r = cpm_self(swap, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, a, !xneg),
-                       cpm_self(cpm_mask(xneg), cpm_atan_finish(CPM_PI_HI, CPM_PI_LO, a, 1),
+    float r = cpm_self(swap, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, a, !xneg, vec),
+                       cpm_self(cpm_mask_v(xneg, vec), cpm_atan_finish(CPM_PI_HI, CPM_PI_LO, a, 1, vec),
                                 a.h + a.l));
     uint32_t v = cpm_bits(r);
-    v = cpm_selu(cpm_mask(ax == CPM_INF_BITS), 0x40490fdbu & xm, v); /* pi or +0 */
-    v = cpm_selu(cpm_mask((ax == CPM_INF_BITS) & (ay == CPM_INF_BITS)), /* 3 pi/4 or pi/4 */
+    v = cpm_selu(cpm_mask_v(ax == CPM_INF_BITS, vec), 0x40490fdbu & xm, v); /* pi or +0 */
+    v = cpm_selu(cpm_mask_v((ax == CPM_INF_BITS) & (ay == CPM_INF_BITS), vec), /* 3 pi/4 or pi/4 */
                  (0x4016cbe4u & xm) | (0x3f490fdbu & ~xm), v);
-    v = cpm_selu(cpm_mask((ax == 0) | ((ay == CPM_INF_BITS) & (ax != CPM_INF_BITS))),
+    v = cpm_selu(cpm_mask_v((ax == 0) | ((ay == CPM_INF_BITS) & (ax != CPM_INF_BITS)), vec),
                  cpm_bits(CPM_PIO2_HI), v);
     /* atan2(+-0, x) = +-0 for x >= +0, +-pi for x <= -0 */
-    v = cpm_selu(cpm_mask(ay == 0), 0x40490fdbu & xm, v);
+    v = cpm_selu(cpm_mask_v(ay == 0, vec), 0x40490fdbu & xm, v);
     v |= sy;
-    return cpm_from_bits(cpm_selu(cpm_mask((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS)), CPM_NAN_BITS, v));
+    return cpm_from_bits(cpm_selu(cpm_mask_v((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS), vec), CPM_NAN_BITS, v));
 }
+
+CPM_NOINLINE float cpm_atan2f(float y, float x) { return cpm_atan2f_body(y, x, 0); }
 
 /* ---------------------------------------------------------------- integer division */
 

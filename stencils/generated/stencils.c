@@ -4121,9 +4121,13 @@ void st_arr_mod_f_sa(f32 a, f32 b, i32 i, i32 j) {
 }
 
 CPM_NOINLINE void cpm_arr_atan2_f_aa(f32 *restrict d, const f32 *restrict x, const f32 *restrict y, i32 n) {
-    CPM_FLOAT_LOOP
-    for (i32 k = 0; k < n; k++)
-        d[k] = op_atan2_f(x[k], y[k]);
+    i32 n4 = CPM_VEC_MATH ? (i32)((u32)n & ~3u) : 0;
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = cpm_atan2f_body(x[k], y[k], 1);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = cpm_atan2f_body(x[k], y[k], 0);
 }
 void st_arr_atan2_f_aa(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_atan2_f_aa(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -4153,9 +4157,13 @@ void st_arr_atan2_f_sa(f32 a, f32 b, i32 i, i32 j) {
 }
 
 CPM_NOINLINE void cpm_arr_pow_f_aa(f32 *restrict d, const f32 *restrict x, const f32 *restrict y, i32 n) {
-    CPM_FLOAT_LOOP
-    for (i32 k = 0; k < n; k++)
-        d[k] = op_pow_f(x[k], y[k]);
+    i32 n4 = CPM_VEC_MATH ? (i32)((u32)n & ~3u) : 0;
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = cpm_powf_body(x[k], y[k], 1);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = cpm_powf_body(x[k], y[k], 0);
 }
 void st_arr_pow_f_aa(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_pow_f_aa(CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), cp_n);
@@ -5035,9 +5043,13 @@ void st_arr_tan_f_a(f32 a, f32 b, i32 i, i32 j) {
 }
 
 CPM_NOINLINE void cpm_arr_asin_f_a(f32 *restrict d, const f32 *restrict x, i32 n) {
-    CPM_FLOAT_LOOP
-    for (i32 k = 0; k < n; k++)
-        d[k] = op_asin_f(x[k]);
+    i32 n4 = CPM_VEC_MATH ? (i32)((u32)n & ~3u) : 0;
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = cpm_asinf_body(x[k], 1);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = cpm_asinf_body(x[k], 0);
 }
 void st_arr_asin_f_a(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_asin_f_a(CP_HOLE(cp_a0), CP_HOLE(cp_a1), cp_n);
@@ -5045,9 +5057,13 @@ void st_arr_asin_f_a(f32 a, f32 b, i32 i, i32 j) {
 }
 
 CPM_NOINLINE void cpm_arr_acos_f_a(f32 *restrict d, const f32 *restrict x, i32 n) {
-    CPM_FLOAT_LOOP
-    for (i32 k = 0; k < n; k++)
-        d[k] = op_acos_f(x[k]);
+    i32 n4 = CPM_VEC_MATH ? (i32)((u32)n & ~3u) : 0;
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = cpm_acosf_body(x[k], 1);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = cpm_acosf_body(x[k], 0);
 }
 void st_arr_acos_f_a(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_acos_f_a(CP_HOLE(cp_a0), CP_HOLE(cp_a1), cp_n);
@@ -5055,9 +5071,13 @@ void st_arr_acos_f_a(f32 a, f32 b, i32 i, i32 j) {
 }
 
 CPM_NOINLINE void cpm_arr_atan_f_a(f32 *restrict d, const f32 *restrict x, i32 n) {
-    CPM_FLOAT_LOOP
-    for (i32 k = 0; k < n; k++)
-        d[k] = op_atan_f(x[k]);
+    i32 n4 = CPM_VEC_MATH ? (i32)((u32)n & ~3u) : 0;
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = cpm_atanf_body(x[k], 1);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = cpm_atanf_body(x[k], 0);
 }
 void st_arr_atan_f_a(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_atan_f_a(CP_HOLE(cp_a0), CP_HOLE(cp_a1), cp_n);
@@ -5079,9 +5099,13 @@ void st_arr_exp_f_a(f32 a, f32 b, i32 i, i32 j) {
 }
 
 CPM_NOINLINE void cpm_arr_log_f_a(f32 *restrict d, const f32 *restrict x, i32 n) {
-    CPM_FLOAT_LOOP
-    for (i32 k = 0; k < n; k++)
-        d[k] = op_log_f(x[k]);
+    i32 n4 = CPM_VEC_MATH ? (i32)((u32)n & ~3u) : 0;
+    CPM_VECTOR_LOOP
+    for (i32 k = 0; k < n4; k++)
+        d[k] = cpm_logf_body(x[k], 1);
+    CPM_SCALAR_LOOP
+    for (i32 k = n4; k < n; k++)
+        d[k] = cpm_logf_body(x[k], 0);
 }
 void st_arr_log_f_a(f32 a, f32 b, i32 i, i32 j) {
     cpm_arr_log_f_a(CP_HOLE(cp_a0), CP_HOLE(cp_a1), cp_n);
