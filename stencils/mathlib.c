@@ -250,13 +250,14 @@ CPM_INLINE uint32_t cpm_rem_pio2_cw(float y, float *rh, float *rl) {
     int32_t ki = (int32_t)(y * CPM_TWO_OVER_PI + 0.5f);
     float kh = (float)(ki >> 9) * 512.0f, kl = (float)(ki & 511);
     float t1 = (y - kh * CPM_PIO2_C1) - kl * CPM_PIO2_C1; /* both exact */
-    float h1, l1, h2, l2, h3, l3, h4, l4;
-    cpm_two_sum(t1, -(kh * CPM_PIO2_C2), &h1, &l1);
-    cpm_two_sum(h1, -(kl * CPM_PIO2_C2), &h2, &l2);
-    cpm_two_sum(h2, -(kh * CPM_PIO2_C3), &h3, &l3);
-    cpm_two_sum(h3, -(kl * CPM_PIO2_C3), &h4, &l4);
-    float l = ((l1 + l2) + (l3 + l4)) - (kh * CPM_PIO2_C4 + kl * CPM_PIO2_C4);
-    cpm_fast_two_sum(h4, l, rh, rl);
+    /* k C2 and k C3 as exact sums p + pe, formed beside t1 (a shorter dependency chain) */
+    float p2, p2e, p3, p3e, h2, l2, h3, l3;
+    cpm_two_sum(kh * CPM_PIO2_C2, kl * CPM_PIO2_C2, &p2, &p2e);
+    cpm_two_sum(kh * CPM_PIO2_C3, kl * CPM_PIO2_C3, &p3, &p3e);
+    cpm_two_sum(t1, -p2, &h2, &l2);
+    cpm_two_sum(h2, -p3, &h3, &l3);
+    float l = (l2 + l3) - ((p2e + p3e) + (kh * CPM_PIO2_C4 + kl * CPM_PIO2_C4));
+    cpm_fast_two_sum(h3, l, rh, rl);
     return (uint32_t)ki;
 }
 
