@@ -269,8 +269,12 @@ CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl, int vec) {
     float ch, cl;
     uint32_t qc = cpm_rem_pio2_cw(cpm_from_bits(cpm_selu(cpm_mask_v(ax >= 0x4e800000u, vec),
                                                          0x4e800000u, ax)), &ch, &cl);
+    /* |x| >= 2^20: the rounded reduction may leave [-pi/4, pi/4] (by up to |x| 2^-23);
+     * clamp, so the kernels stay bounded (no overflow, no NaN) */
+    uint32_t over = cpm_mask_v((ax >= 0x49800000u) & ((cpm_bits(ch) & 0x7fffffffu) > 0x3f490fdbu), vec);
+    ch = cpm_from_bits(cpm_selu(over, (cpm_bits(ch) & 0x80000000u) | 0x3f490fdbu, cpm_bits(ch)));
     *rh = cpm_self(small, cpm_from_bits(ax), ch);
-    *rl = cpm_self(small, 0.0f, cl);
+    *rl = cpm_self(small | over, 0.0f, cl);
     return qc & ~small;
 }
 
@@ -315,7 +319,7 @@ CPM_INLINE void cpm_sincos_body(float x, float *sp, float *cp, int vec) {
     /* sin: quadrants 2 and 3 negate, sin is odd; cos: quadrants 1 and 2 negate */
     uint32_t s = cpm_selu(odd, kc, ks) ^ ((((q >> 1) ^ (ux >> 31)) & 1u) << 31);
     uint32_t c = cpm_selu(odd, ks, kc) ^ ((((q + 1u) >> 1) & 1u) << 31);
-    /* |x| >= 512: the reduction is approximate and a kernel may leave [-1, 1]; clamp */
+    /* |x| >= 2^20: the reduction is approximate; the results stay in [-1, 1] */
     s = cpm_selu(cpm_mask_v((s & 0x7fffffffu) > 0x3f800000u, vec), (s & 0x80000000u) | 0x3f800000u, s);
     c = cpm_selu(cpm_mask_v((c & 0x7fffffffu) > 0x3f800000u, vec), (c & 0x80000000u) | 0x3f800000u, c);
     s = cpm_selu(tiny, ux, s);
@@ -627,6 +631,10 @@ CPM_INLINE float cpm_tanf_body(float x, int vec) {
     /* odd quadrants: -1/t: q0 = -1/th, d = 1 + q0 t, result q0 (1 + d); both run (on
      * th = 1 where tiny inputs make it zero), a mask picks */
     float th = cpm_self(tiny | nan, 1.0f, t.h);
+    /* |x| >= 2^20 (approximate reduction) may give th = 0 or nearly: keep -1/th finite
+     * there, so nothing becomes NaN (no change below 2^20, where |th| > 2^-30) */
+    uint32_t near0 = cpm_mask_v((ax >= 0x49800000u) & ((cpm_bits(th) & 0x7fffffffu) < 0x35800000u), vec);
+    th = cpm_from_bits(cpm_selu(near0, 0x35800000u | (cpm_bits(th) & 0x80000000u), cpm_bits(th)));
     float q0 = -1.0f / th, pp, pe;
     cpm_two_prod(q0, th, &pp, &pe);
     float d = ((1.0f + pp) + pe) + q0 * t.l;
