@@ -147,6 +147,17 @@ def generate():
             else:
                 src = _kernel(f"cpm_arr_{suffix}", rty, [(C_TYPE[ty], "x")], "", f"op_{op}_{ty}(x[k])")
             yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 1)
+    # sin and cos of one float array from one range reduction (the scheduler's fusion,
+    # crates/copapy-compiler/src/sincos.rs): sin to cp_a0, cos to cp_a2
+    yield "st_arr_sincos_f_a", (
+        "CPM_NOINLINE void cpm_arr_sincos_f_a(f32 *restrict d, const f32 *restrict x, "
+        "f32 *restrict c, i32 n) {\n"
+        "    i32 n4 = CPM_VEC_MATH ? (i32)((u32)n & ~3u) : 0;\n"
+        "    CPM_VECTOR_LOOP\n"
+        "    for (i32 k = 0; k < n4; k++)\n        cpm_sincos_body(x[k], &d[k], &c[k], 1);\n"
+        "    CPM_SCALAR_LOOP\n"
+        "    for (i32 k = n4; k < n; k++)\n        cpm_sincos_body(x[k], &d[k], &c[k], 0);\n}\n"
+        + _stencil("st_arr_sincos_f_a", "cpm_arr_sincos_f_a", 2))
     for form in SELECT_FORMS:
         suffix = f"select_f_a{form}"
         setup = "".join(f"    const f32 {v}0 = *{v};\n"

@@ -201,6 +201,7 @@ ARRAY_OPS: dict[str, Callable[[Any, Any], Any]] = {
     "floordiv": lambda a, b: a // b, "scalar": lambda a, b: a * 3.0 - b,
     "exp": lambda a, b: cp.exp(a), "log": lambda a, b: cp.log(a), "tanh": lambda a, b: cp.tanh(a),
     "cos": lambda a, b: cp.cos(a), "tan": lambda a, b: cp.tan(a),
+    "sincos": lambda a, b: [cp.sin(a), cp.cos(a)],  # one fused array step
 }
 ARRAY_MATH: set[str] = set()
 

@@ -633,6 +633,9 @@ pub fn is_data(v: &Value) -> bool {
 
 /// Every array stencil name the compiler may ask for (the table of
 /// `stencils/gen_arrays.py`).
+/// sin to `cp_a0` and cos to `cp_a2` of one float array `cp_a1` (fused, [`crate::sincos`]).
+pub const SINCOS_STENCIL: &str = "st_arr_sincos_f_a";
+
 pub fn stencil_names() -> Vec<String> {
     let mut names = Vec::new();
     let element_wise = |op: &&Op| op.has_array_stencils();
@@ -656,6 +659,7 @@ pub fn stencil_names() -> Vec<String> {
             }
         }
     }
+    names.push(SINCOS_STENCIL.to_string());
     names.push("st_arr_widen_b".to_string());
     names.push("st_arr_narrow_f".to_string());
     names.push("st_arr_narrow_i".to_string());

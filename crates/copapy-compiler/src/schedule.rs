@@ -425,6 +425,9 @@ impl Scheduler<'_> {
         if self.fused[n as usize] {
             return Ok(()); // computed by the dot product that reads it
         }
+        if self.early[n as usize] {
+            return Ok(()); // computed with its sin/cos partner (crate::sincos)
+        }
         if let ArrayOp::Call { name, signature } = &node.op {
             return self.schedule_call(n, &entry.args, name, signature);
         }
@@ -441,6 +444,12 @@ impl Scheduler<'_> {
         if let (ArrayOp::Dot, Some(&x)) = (&node.op, entry.args.first()) {
             if self.fused[x as usize] {
                 return self.fused_dot(n, x, entry.args[1]);
+            }
+        }
+        if let (ArrayOp::Unary(op), Some(&partner)) = (&node.op, self.sincos.get(&n)) {
+            if let Ok(stencil) = self.table.array(crate::array::SINCOS_STENCIL) {
+                let x = entry.args[0];
+                return self.fused_sincos_array(n, partner, *op == Op::Cos, x, stencil);
             }
         }
         match &node.op {
@@ -566,6 +575,41 @@ impl Scheduler<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// sin and cos of float array `x` in one step: `n` and its partner get result ranges.
+    fn fused_sincos_array(
+        &mut self,
+        n: NodeId,
+        partner: NodeId,
+        cos_first: bool,
+        x: NodeId,
+        stencil: crate::stencil_db::StencilId,
+    ) -> Result<(), MissingStencil> {
+        // the partner's read of x is spent here too: it is never scheduled again
+        self.uses[x as usize] -= 1;
+        self.sincos.remove(&partner);
+        self.early[partner as usize] = true;
+        let len = self.array_len(x).expect("an array operand");
+        let (first, second) = (self.result_range(len), self.result_range(len));
+        self.slot[n as usize] = first;
+        self.slot[partner as usize] = second;
+        let (sin_at, cos_at) = if cos_first {
+            (second, first)
+        } else {
+            (first, second)
+        };
+        let mut args = [0u32; crate::stencil_db::ARG_HOLES];
+        args[0] = sin_at;
+        args[1] = self.slot[x as usize];
+        args[2] = cos_at;
+        args[crate::stencil_db::ARG_COUNT as usize] = self.count_slot(len);
+        self.steps.push(Step {
+            args,
+            ..Step::new(stencil, None)
+        });
+        self.release(x);
         Ok(())
     }
 

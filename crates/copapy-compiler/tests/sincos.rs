@@ -113,3 +113,50 @@ fn a_computed_operand_in_a_register_fuses_and_other_pairs_stay_apart() {
         ]
     );
 }
+
+#[test]
+fn sin_and_cos_of_one_float_array_fuse_into_one_array_step() {
+    use copapy_compiler::array;
+    // 9 elements: two vector groups of 4 and one element of the scalar tail
+    let xs: Vec<u32> = [0.5f32, -3.0, 1e-30, 600.0, 2e6, f32::NAN, -0.0, 7.25, 1.0]
+        .iter()
+        .map(|x| x.to_bits())
+        .collect();
+    let a = array::data(ScalarType::Float, xs.clone()).unwrap();
+    let elements = |start: u32, data: &[u8]| -> Vec<u32> {
+        (0..xs.len() as u32)
+            .map(|k| read_bits(data, start + 4 * k))
+            .collect()
+    };
+    let run_array = |outs: &[Value]| -> (Vec<Vec<u32>>, Vec<String>) {
+        let db = StencilDb::parse(OBJECT).expect("stencils/x86_64.o parses");
+        let table = StencilTable::new(&db);
+        let compiled = compile(&db, &table, outs).expect("compiles");
+        let mut loaded = LoadedProgram::load(&compiled.program).expect("loads");
+        loaded.run();
+        let got = compiled
+            .outputs
+            .iter()
+            .map(|&start| elements(start, loaded.data()))
+            .collect();
+        let names = compiled
+            .stencils
+            .iter()
+            .map(|&(id, _)| db.get(id).expect("known stencil").name.clone())
+            .collect();
+        (got, names)
+    };
+    let s = array::unary(Op::Sin, &a).unwrap();
+    let c = array::unary(Op::Cos, &a).unwrap();
+    let (both, names) = run_array(&[c.clone(), s.clone()]);
+    assert_eq!(count(&names, "st_arr_sincos_f_a"), 1, "{names:?}");
+    assert_eq!(
+        count(&names, "st_arr_sin_") + count(&names, "st_arr_cos_"),
+        0,
+        "{names:?}"
+    );
+    let (alone_s, names_s) = run_array(&[s]);
+    let (alone_c, _) = run_array(&[c]);
+    assert_eq!(count(&names_s, "st_arr_sin_f_a"), 1, "{names_s:?}");
+    assert_eq!(both, vec![alone_c[0].clone(), alone_s[0].clone()]);
+}
