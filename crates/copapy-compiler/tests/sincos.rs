@@ -11,24 +11,25 @@ use copapy_runner::LoadedProgram;
 
 static OBJECT: &[u8] = include_bytes!("../../../stencils/x86_64.o");
 
-/// The outputs' bits and the stencil names of the program's steps.
-fn run(outputs: &[Value]) -> (Vec<u32>, Vec<String>) {
+/// The outputs' data offsets, the data after one run and the stencil names of the steps.
+fn run_program(outputs: &[Value]) -> (Vec<u32>, Vec<u8>, Vec<String>) {
     let db = StencilDb::parse(OBJECT).expect("stencils/x86_64.o parses");
     let table = StencilTable::new(&db);
     let compiled = compile(&db, &table, outputs).expect("compiles");
     let mut loaded = LoadedProgram::load(&compiled.program).expect("loads");
     loaded.run();
-    let bits = compiled
-        .outputs
-        .iter()
-        .map(|&o| read_bits(loaded.data(), o))
-        .collect();
     let names = compiled
         .stencils
         .iter()
         .map(|&(id, _)| db.get(id).expect("known stencil").name.clone())
         .collect();
-    (bits, names)
+    (compiled.outputs, loaded.data().to_vec(), names)
+}
+
+/// The scalar outputs' bits and the stencil names.
+fn run(outputs: &[Value]) -> (Vec<u32>, Vec<String>) {
+    let (at, data, names) = run_program(outputs);
+    (at.iter().map(|&o| read_bits(&data, o)).collect(), names)
 }
 
 fn count(names: &[String], prefix: &str) -> usize {
@@ -123,28 +124,14 @@ fn sin_and_cos_of_one_float_array_fuse_into_one_array_step() {
         .map(|x| x.to_bits())
         .collect();
     let a = array::data(ScalarType::Float, xs.clone()).unwrap();
-    let elements = |start: u32, data: &[u8]| -> Vec<u32> {
-        (0..xs.len() as u32)
-            .map(|k| read_bits(data, start + 4 * k))
-            .collect()
-    };
     let run_array = |outs: &[Value]| -> (Vec<Vec<u32>>, Vec<String>) {
-        let db = StencilDb::parse(OBJECT).expect("stencils/x86_64.o parses");
-        let table = StencilTable::new(&db);
-        let compiled = compile(&db, &table, outs).expect("compiles");
-        let mut loaded = LoadedProgram::load(&compiled.program).expect("loads");
-        loaded.run();
-        let got = compiled
-            .outputs
-            .iter()
-            .map(|&start| elements(start, loaded.data()))
-            .collect();
-        let names = compiled
-            .stencils
-            .iter()
-            .map(|&(id, _)| db.get(id).expect("known stencil").name.clone())
-            .collect();
-        (got, names)
+        let (at, data, names) = run_program(outs);
+        let elements = |start: u32| -> Vec<u32> {
+            (0..xs.len() as u32)
+                .map(|k| read_bits(&data, start + 4 * k))
+                .collect()
+        };
+        (at.iter().map(|&s| elements(s)).collect(), names)
     };
     let s = array::unary(Op::Sin, &a).unwrap();
     let c = array::unary(Op::Cos, &a).unwrap();
