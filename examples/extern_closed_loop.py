@@ -3,11 +3,12 @@
 The compiled step reads the sensor, computes a PI controller and writes the actuator,
 all inside one ``run()``: on this machine the two Python functions below serve the
 imports; ``cp.Target("riscv32", imports=...)`` runs the same step in the emulator; saved
-with ``tg.save``, it runs under ``copapy-run --plugin libplant.so`` (see
-``extern_plugin.c``) or on a microcontroller whose firmware registers ``adc_read`` and
-``pwm_write`` (docs/firmware.md, "Adding your own I/O functions").
+with ``--save``, it runs under ``copapy-run --plugin libplant.so`` with the same plant in C
+(``extern_plugin.c``), or on a microcontroller whose firmware registers ``adc_read`` and
+``pwm_write`` (docs/firmware.md, "Adding your own I/O functions"; ``serial_board.py``).
 
-Usage: extern_closed_loop.py [TARGET]   (default: this machine)
+Usage: extern_closed_loop.py [TARGET] [--save FILE]   (default: this machine; --save
+writes the program, in its initial state, for copapy-run)
 """
 
 import sys
@@ -34,7 +35,9 @@ class Plant:
 
 
 plant = Plant()
-target = sys.argv[1] if len(sys.argv) > 1 else "native"
+args = sys.argv[1:]
+save = args.pop(args.index("--save") + 1) if "--save" in args[:-1] else None
+target = args[0] if args and args[0] != "--save" else "native"
 tg = cp.Target(target, imports={"adc_read": plant.adc_read, "pwm_write": plant.pwm_write})
 
 setpoint = cp.value(1.0, name="setpoint")
@@ -51,3 +54,5 @@ for step in range(100):
     if step % 20 == 19:
         print(f"step {step + 1}: y={plant.y!r} duty={tg.read_value('duty')!r}")
 print(f"calls {plant.calls}")
+if save:
+    tg.save(save, initial=True)  # from the start, as the plant in C starts

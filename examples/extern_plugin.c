@@ -1,8 +1,11 @@
 /* A copapy-run plugin: the plant of extern_closed_loop.py in C, serving the imports
- * adc_read and pwm_write of that example's program (docs/copapy-run.md, "--plugin").
+ * adc_read and pwm_write of that example's program (docs/copapy-run.md, "--plugin"). The
+ * arithmetic is the Python plant's, in double, so the duties copapy-run prints are the
+ * example's to the bit (tests/api/test_examples.py checks it; -ffp-contract=off keeps
+ * gcc from fusing the multiply and add where the CPU has FMA).
  *
- *   gcc -O2 -shared -fPIC -o libplant.so examples/extern_plugin.c
- *   python examples/extern_closed_loop.py          # then, in Python: tg.save("loop.cpy")
+ *   gcc -O2 -ffp-contract=off -shared -fPIC -o libplant.so examples/extern_plugin.c
+ *   python examples/extern_closed_loop.py --save loop.cpy
  *   copapy-run loop.cpy --plugin ./libplant.so -n 100 --print duty
  */
 #include <stdint.h>

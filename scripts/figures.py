@@ -112,12 +112,12 @@ def is_ours(name: str) -> bool:
     return "copapy" in name
 
 
-def gc_link(lib: Path, keep: list[str], out: Path) -> Path:
-    """The static library linked as a firmware links it: only what copapy_load and the
-    ``keep`` symbols reach survives --gc-sections."""
+def gc_link(lib: Path, keep: list[str], out: Path, entry: str = "copapy_load") -> Path:
+    """The static library linked as a firmware links it: only what ``entry`` (the loader
+    it calls) and the ``keep`` symbols reach survives --gc-sections."""
     lld = next(Path(run(["rustc", "--print", "sysroot"]).strip()).rglob("rust-lld"))
     run([str(lld), "-flavor", "gnu", "--gc-sections", "--unresolved-symbols=ignore-all", "-e",
-         "copapy_load", *[a for s in keep for a in ("-u", s)], "-o", str(out), str(lib)])
+         entry, *[a for s in keep for a in ("-u", s)], "-o", str(out), str(lib)])
     return out
 
 
@@ -136,9 +136,12 @@ def runner_size() -> str:
         for target, host in (("thumbv7em-none-eabihf", False), ("riscv32imafc-unknown-none-elf", False),
                              ("x86_64-unknown-linux-gnu", True)):
             lib = firmware_lib(target)
-            for what, keep in (("load + run", ["copapy_run"]), ("+ symbol, messages", [
-                    "copapy_run", "copapy_symbol", "copapy_error_message"])):
-                elf = gc_link(lib, keep, Path(tmp) / f"{target}.elf")
+            for what, keep, entry in (
+                    ("load + run", ["copapy_run"], "copapy_load"),
+                    ("+ symbol, messages", ["copapy_run", "copapy_symbol", "copapy_error_message"],
+                     "copapy_load"),
+                    ("pre-linked images only: load + run", ["copapy_run"], "copapy_load_prelinked")):
+                elf = gc_link(lib, keep, Path(tmp) / f"{target}.elf", entry)
                 funcs = functions(elf)
                 ours = sum(size for size, name in funcs if is_ours(name))
                 total = "—" if host else f"{section_size(elf):,} B"
@@ -307,6 +310,7 @@ FIGURES = [
     Figure("pid-loop", False, pid_loop),
     Figure("kalman-ops", True, script_table("benches/kalman_ops.py")),
     Figure("workload-sizes", True, script_table("benches/workload_sizes.py")),
+    Figure("workload-bytes", True, script_table("benches/workload_sizes.py", "--breakdown")),
     Figure("bench-workloads", False, script_table("benches/bench_workloads.py")),
 ]
 

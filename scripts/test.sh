@@ -25,7 +25,7 @@ echo "== pytest";        .venv/bin/python -m pytest -q tests
 echo "== installs, figures"; COPAPY_TEST_ONCE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/once
 # The whole suite again on every foreign architecture, in the emulator: the same tests
 # against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET).
-for target in $(.venv/bin/python -c "from copapy import _targets; print(*(n for n in _targets.names() if n != 'x86_64'))"); do
+for target in $(.venv/bin/python -c "import copapy as cp; from copapy import _targets; print(*(n for n in _targets.names() if n != cp.Target().arch))"); do
   echo "== pytest on $target (emulated)"
   COPAPY_TEST_TARGET=$target .venv/bin/python -m pytest -q -p no:cacheprovider tests
 done

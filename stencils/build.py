@@ -26,6 +26,7 @@ handed to the Rust stencil database (`cargo run --example stencil-check`), so an
 the compiler would reject can never be committed.
 """
 import difflib
+import json
 import os
 import re
 import shutil
@@ -52,62 +53,76 @@ COMMON_FLAGS = [
 
 
 @dataclass
-class Target:
-    flags: list            # -target / -mcpu (+ extra) for zig cc, before COMMON_FLAGS
-    objdump: list          # disassembler command that understands this target
+class Isa:
+    """What the checks here know of an instruction set's objects."""
+    objdump: list          # disassembler command that understands it
     tail_reloc: str        # relocation of the final tail jump to cp_next
     call_relocs: set       # relocations of calls (they may only call cpm_* helpers)
     sqrt_insn: str         # what __builtin_sqrtf must become
     relocs: set            # every relocation type the copapy linker accepts for it
+
+
+@dataclass
+class Target(Isa):
+    flags: list            # -target / -mcpu (+ extra) for zig cc, before COMMON_FLAGS
     # instructions whose results would differ from IEEE float32 on this core (ARMv7 NEON
     # flushes subnormals to zero, so a vector float compare or add is not bit-exact)
     forbidden: str | None = None
 
 
-# One row per target; the Rust side has the matching row in
-# crates/copapy-compiler/src/targets.rs. Flags as verified in docs/architecture.md.
-# Cores are chosen as the least capable of their family, so a program runs on every
-# board of the row: armv7 is a Cortex-A9 (no integer divide in ARM mode: our helper
-# cpm_div_s32 divides), armv6 the ARM1176JZF-S of the Raspberry Pi 1/Zero (VFPv2, no
-# MOVW/MOVT, so addresses come from literal pools).
+# One row per instruction set; the targets (names, instruction sets and zig flags) come
+# from the shared table in crates/copapy-program/src/targets.rs, written out as
+# targets.json (a cargo test keeps it equal). Cores are chosen as the least capable of
+# their family, so a program runs on every board of the row: armv7 is a Cortex-A9 (no
+# integer divide in ARM mode: our helper cpm_div_s32 divides), armv6 the ARM1176JZF-S of
+# the Raspberry Pi 1/Zero (VFPv2, no MOVW/MOVT, so addresses come from literal pools).
 _LLVM = ["llvm-objdump"]
-_ARM_RELOCS = {"R_ARM_JUMP24", "R_ARM_CALL", "R_ARM_MOVW_ABS_NC", "R_ARM_MOVT_ABS"}
-_RISCV_RELOCS = {"R_RISCV_CALL_PLT", "R_RISCV_PCREL_HI20", "R_RISCV_PCREL_LO12_I",
-                 "R_RISCV_PCREL_LO12_S"}
-TARGETS = {
-    "x86_64": Target(
-        ["-target", "x86_64-freestanding", "-mcpu=x86_64"], ["objdump"],
-        "R_X86_64_PLT32", {"R_X86_64_PLT32"}, "sqrtss", {"R_X86_64_PLT32", "R_X86_64_PC32"}),
-    "aarch64": Target(
-        ["-target", "aarch64-freestanding", "-mcpu=generic"], _LLVM,
-        "R_AARCH64_JUMP26", {"R_AARCH64_CALL26"}, "fsqrt",
+_ARM_RELOCS = {"R_ARM_JUMP24", "R_ARM_CALL", "R_ARM_MOVW_ABS_NC", "R_ARM_MOVT_ABS",
+               "R_ARM_ABS32"}
+_RISCV = Isa(_LLVM, "R_RISCV_CALL_PLT", {"R_RISCV_CALL_PLT"}, "fsqrt.s",
+             {"R_RISCV_CALL_PLT", "R_RISCV_PCREL_HI20", "R_RISCV_PCREL_LO12_I",
+              "R_RISCV_PCREL_LO12_S"})
+ISAS = {
+    "x86_64": Isa(["objdump"], "R_X86_64_PLT32", {"R_X86_64_PLT32"}, "sqrtss",
+                  {"R_X86_64_PLT32", "R_X86_64_PC32"}),
+    "aarch64": Isa(
+        _LLVM, "R_AARCH64_JUMP26", {"R_AARCH64_CALL26"}, "fsqrt",
         {"R_AARCH64_JUMP26", "R_AARCH64_CALL26", "R_AARCH64_ADR_PREL_PG_HI21",
          "R_AARCH64_ADD_ABS_LO12_NC", "R_AARCH64_LDST8_ABS_LO12_NC",
          "R_AARCH64_LDST16_ABS_LO12_NC", "R_AARCH64_LDST32_ABS_LO12_NC",
          "R_AARCH64_LDST64_ABS_LO12_NC", "R_AARCH64_LDST128_ABS_LO12_NC"}),
-    # armv7: NEON flushes subnormals, so float code stays on VFP: the loop vectoriser is
-    # switched off per float loop (CPM_FLOAT_LOOP), the SLP vectoriser (no per-loop
-    # switch) for the whole object; integer loops still use NEON
-    "armv7": Target(
-        ["-target", "arm-freestanding-eabihf", "-mcpu=cortex_a9", "-fno-slp-vectorize"], _LLVM,
-        "R_ARM_JUMP24", {"R_ARM_CALL"}, "vsqrt.f32", _ARM_RELOCS | {"R_ARM_ABS32"},
-        forbidden=r"v(?!mov|ld|st)\w*\.f32\s+[qd]\d+"),
-    "armv6": Target(
-        ["-target", "arm-freestanding-eabihf", "-mcpu=arm1176jzf_s"], _LLVM,
-        "R_ARM_JUMP24", {"R_ARM_CALL"}, "vsqrt.f32", _ARM_RELOCS | {"R_ARM_ABS32"}),
-    "cortex-m4": Target(
-        ["-target", "thumb-freestanding-eabihf", "-mcpu=cortex_m4+vfp4d16sp"], _LLVM,
-        "R_ARM_THM_JUMP24", {"R_ARM_THM_CALL"}, "vsqrt.f32",
+    "arm": Isa(_LLVM, "R_ARM_JUMP24", {"R_ARM_CALL"}, "vsqrt.f32", _ARM_RELOCS),
+    "thumb": Isa(
+        _LLVM, "R_ARM_THM_JUMP24", {"R_ARM_THM_CALL"}, "vsqrt.f32",
         {"R_ARM_THM_JUMP24", "R_ARM_THM_CALL", "R_ARM_THM_MOVW_ABS_NC", "R_ARM_THM_MOVT_ABS",
          "R_ARM_ABS32"}),
-    "riscv64": Target(
-        ["-target", "riscv64-freestanding", "-mcpu=baseline_rv64", "-mno-relax", "-mcmodel=medany"],
-        _LLVM, "R_RISCV_CALL_PLT", {"R_RISCV_CALL_PLT"}, "fsqrt.s", _RISCV_RELOCS),
-    "riscv32": Target(
-        ["-target", "riscv32-freestanding", "-mcpu=generic_rv32+m+a+f+c", "-mno-relax",
-         "-mcmodel=medany"], _LLVM, "R_RISCV_CALL_PLT", {"R_RISCV_CALL_PLT"}, "fsqrt.s",
-        _RISCV_RELOCS),
+    "riscv64": _RISCV,
+    "riscv32": _RISCV,
 }
+# armv7: NEON flushes subnormals, so float code must stay on VFP (its zig flags switch
+# the SLP vectoriser off; CPM_FLOAT_LOOP the loop vectoriser per float loop)
+FORBIDDEN = {"armv7": r"v(?!mov|ld|st)\w*\.f32\s+[qd]\d+"}
+
+
+TABLE = os.path.join(HERE, "targets.json")
+
+
+def load_targets():
+    """{name: Target} for every row of the shared table, in its order."""
+    with open(TABLE, encoding="utf-8") as f:
+        rows = json.load(f)
+    out = {}
+    for row in rows:
+        isa = ISAS.get(row["arch"])
+        if isa is None:
+            sys.exit(f"build.py: target {row['name']} has instruction set {row['arch']}, "
+                     f"which ISAS here does not describe (add its row)")
+        out[row["name"]] = Target(**vars(isa), flags=row["cflags"],
+                                  forbidden=FORBIDDEN.get(row["name"]))
+    return out
+
+
+TARGETS = load_targets()
 
 HOLES = {"cp_next", "cp_mf", "cp_mi", "cp_mf2", "cp_mi2", "cp_a0", "cp_a1", "cp_a2", "cp_a3", "cp_n",
          "cp_head"}

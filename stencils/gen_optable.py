@@ -120,6 +120,7 @@ def python():
 
     sigs = "".join(sig(op) for op in ops)
     spelled = "".join(f'    "{op.name}": "{op.python}",\n' for op in ops)
+    docs = "".join(f"    {op.name!r}: {op.doc!r},\n" for op in ops)
     binary = [op.name for op in ops if op.arity == 2]
     unary = [op.name for op in ops if op.arity == 1]
     return (
@@ -158,6 +159,9 @@ def python():
         "\n"
         "# how Python code spells each op (an operator, or a cp. function)\n"
         f"PYTHON: dict[str, str] = {{\n{spelled}}}\n"
+        "\n"
+        "# one line on what each op computes\n"
+        f"DOC: dict[str, str] = {{\n{docs}}}\n"
     )
 
 

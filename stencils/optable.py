@@ -5,7 +5,9 @@ the Rust op enum (crates/copapy-compiler/src/ops_generated.rs) and the Python op
 (python/copapy/_optable.py) come from; gen_optable.py writes the last two. Adding an
 operation is one line here plus its semantics in each language: `op_<name>_<ty>` in
 ops.h, folding in fold.rs (or an explicit "not folded" arm), and the reference in
-tests/refsem.py; tests/targets/test_optable.py names any op that misses one of them.
+tests/refsem.py; tests/targets/test_optable.py names any op that misses one of them. A
+float math function (unary, "f>f", python "cp.<name>") then exists as cp.<name> with no
+more code: python/copapy/_math.py makes it from its row and _core.math_unary takes it.
 
 Fields of a line:
     name     stencil name (`st_<name>_<ty>_...`, `op_<name>_<ty>` in ops.h)

@@ -1,8 +1,9 @@
 """Program file layout read in Python from docs/program-format.md, for tests that edit files.
 
-Independent of the Rust reader: the header fields, the compact patch section of version 5
-(`crates/copapy-program/src/compact.rs` documents the same stream) and the 16-byte patch
-records of versions 2 to 4, so a test can turn a file into the one an older writer made.
+Independent of the Rust reader: the header fields, the compact patch section of versions 5
+and 7 (`crates/copapy-program/src/compact.rs` documents the same stream) and the 16-byte
+patch records of versions 2 to 4, so a test can turn a file into the one an older writer
+made.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ HEADER = 44
 RECORD = 16
 BOUNDS = 20
 COMPACT_VERSION = 5
+PRELINKED_VERSION = 6
+IMPLIED_TARGETS_VERSION = 7  # compact patches whose pair partners take the previous target
+PLACEMENT = 16
 
 Patch = tuple[int, int, int, int, int]  # offset, encoding, base, target, addend
 
@@ -32,7 +36,9 @@ def patch_section(data: bytes) -> tuple[int, int]:
     """(start, end) of the patch section in the file."""
     code, dlen, count = struct.unpack_from("<III", data, 16)
     start = HEADER + code + dlen
-    if version(data) >= COMPACT_VERSION:
+    if version(data) == PRELINKED_VERSION:  # a pre-linked image: its placement, no patches
+        return start, start + PLACEMENT
+    if version(data) in (COMPACT_VERSION, IMPLIED_TARGETS_VERSION):
         return start, start + 4 + struct.unpack_from("<I", data, start)[0]
     return start, start + RECORD * count
 
@@ -56,6 +62,8 @@ def patches(data: bytes) -> list[Patch]:
     """Every patch in file order, from either encoding."""
     count = struct.unpack_from("<I", data, 24)[0]
     start, end = patch_section(data)
+    if version(data) == PRELINKED_VERSION:
+        return []
     if version(data) < COMPACT_VERSION:
         return [struct.unpack_from("<IBBxxIi", data, start + RECORD * i) for i in range(count)]
     kinds = list(data[start + 5 : start + 5 + data[start + 4]])
@@ -63,15 +71,22 @@ def patches(data: bytes) -> list[Patch]:
     offset_scale, target_scales = data[at], [data[at + 1] & 0xF, data[at + 1] >> 4]
     at += 2
     offset, targets, addends = 0, [0, 0], [0] * len(kinds)
+    implied_targets = version(data) == IMPLIED_TARGETS_VERSION
     out: list[Patch] = []
     for _ in range(count):
         head, at = _uleb(data, at)
-        new_addend, head = head & 1, head >> 1
+        flag, head = head & 1, head >> 1
         kind_bits = (len(kinds) - 1).bit_length()
         kind = head & ((1 << kind_bits) - 1)
         offset += _unzigzag(head >> kind_bits) << offset_scale
         base = kinds[kind] >> 7
-        delta, at = _uleb(data, at)
+        if implied_targets and flag:  # the previous target of the base, the kind's addend
+            delta, new_addend = 0, 0
+        elif implied_targets:
+            number, at = _uleb(data, at)
+            delta, new_addend = number >> 1, number & 1
+        else:
+            (delta, at), new_addend = _uleb(data, at), flag
         targets[base] += _unzigzag(delta) << target_scales[base]
         if new_addend:
             delta, at = _uleb(data, at)

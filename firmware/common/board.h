@@ -32,10 +32,10 @@ uint64_t board_ticks(void);
 extern const uint32_t board_ticks_per_us;
 extern const uint32_t board_ns_per_tick;
 
-/* The actuator register of the board imports (io.c): a timer register that reads back
- * what was written. */
-void board_pwm_set(uint32_t value);
-uint32_t board_pwm_get(void);
+/* The actuator port of the board imports (io.c): a second UART, apart from the link's,
+ * that `value` goes out on as 4 bytes, little-endian (a motor driver or a PWM chip on
+ * the other end of the wire). A board without one drops the bytes. */
+void board_actuator_write(uint32_t value);
 
 /* The copapy target this board runs (the link's INFO reply), e.g. "cortex-m4". */
 extern const char board_target[];

@@ -7,7 +7,7 @@
 #define IO_IMPORT_COUNT 3
 extern const struct copapy_import io_imports[IO_IMPORT_COUNT];
 
-/* Puts the actuator register and the simulated plant back to 0 (after each load, so a
+/* Puts the actuator value and the simulated plant back to 0 (after each load, so a
  * program starts from the same plant every time). */
 void io_reset(void);
 

@@ -1,9 +1,10 @@
 /* The program buffers and the number formatting shared by runner.c and link.c. */
 #include "memory.h"
 
-/* memory.h has their sizes */
+/* memory.h has their sizes; each board's link.ld puts both sections at fixed addresses
+ * (what pre-linked images are saved for) */
 uint8_t runner_code[RUNNER_CODE_CAP] __attribute__((aligned(64), section(".code_ram")));
-uint8_t runner_data[RUNNER_DATA_CAP] __attribute__((aligned(64)));
+uint8_t runner_data[RUNNER_DATA_CAP] __attribute__((aligned(64), section(".program_data")));
 
 uint32_t runner_format_dec(char out[12], int32_t v) {
     char digits[10];

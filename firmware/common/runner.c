@@ -3,7 +3,8 @@
  *
  * Job list (little-endian, placed in RAM by the test: QEMU -device loader):
  *   u32 magic "CPJL", u32 job count, then per job
- *   u32 file_len, u32 steps, u32 cpu_features (0xFFFFFFFF: the library's own), u32 0,
+ *   u32 file_len, u32 steps, u32 cpu_features (0xFFFFFFFF: the library's own),
+ *   u32 flags (bit 0: load with copapy_load_prelinked, which takes pre-linked images only),
  *   file_len bytes of program file, zero padding to a multiple of 4.
  *
  * Output, one line each:
@@ -78,10 +79,14 @@ static void print_variables(const struct copapy_program *p) {
 
 static void run_job(uint32_t number, const uint8_t *job, uint32_t default_features) {
     uint32_t file_len = read32(job), steps = read32(job + 4), features = read32(job + 8);
+    uint32_t prelinked_only = read32(job + 12) & 1u;
     const uint8_t *file = job + JOB_HEADER;
     copapy_set_cpu_features(features == KEEP_FEATURES ? default_features : features);
     struct copapy_program p;
-    int32_t r = copapy_load(file, file_len, runner_code, RUNNER_CODE_CAP, runner_data, RUNNER_DATA_CAP, &p);
+    int32_t r = prelinked_only
+        ? copapy_load_prelinked(file, file_len, runner_code, RUNNER_CODE_CAP, runner_data, RUNNER_DATA_CAP,
+                                NULL, 0, &p, NULL, NULL)
+        : copapy_load(file, file_len, runner_code, RUNNER_CODE_CAP, runner_data, RUNNER_DATA_CAP, &p);
     put("job ");
     put_dec((int32_t)number);
     put(" load ");

@@ -1,31 +1,33 @@
 /* Cortex-M4F on an Arm MPS2 board with the AN386 FPGA image (QEMU -M mps2-an386):
- * vector table, reset, FPU, UART0 (console and serial link), SysTick, semihosting exit. The only board-specific code of
+ * vector table, reset, FPU, UART0 (console and serial link), UART1 (the actuator),
+ * SysTick, semihosting exit. The only board-specific code of
  * the reference firmware; link.ld has the memory map. */
 #include "board.h"
 
 const char board_name[] = "mps2-an386 cortex-m4f";
 const char board_target[] = "cortex-m4";
 
-/* CMSDK APB UART0 */
+/* CMSDK APB UARTs: UART0 carries the link, UART1 the actuator's bytes (QEMU: the first
+ * and the second -serial) */
 #define UART0 0x40004000u
-#define UART_DATA (*(volatile uint32_t *)(UART0 + 0x00))
-#define UART_STATE (*(volatile uint32_t *)(UART0 + 0x04))
-#define UART_CTRL (*(volatile uint32_t *)(UART0 + 0x08))
-#define UART_BAUDDIV (*(volatile uint32_t *)(UART0 + 0x10))
+#define UART1 0x40005000u
+#define UART_DATA(u) (*(volatile uint32_t *)((u) + 0x00))
+#define UART_STATE(u) (*(volatile uint32_t *)((u) + 0x04))
+#define UART_CTRL(u) (*(volatile uint32_t *)((u) + 0x08))
+#define UART_BAUDDIV(u) (*(volatile uint32_t *)((u) + 0x10))
 #define UART_TX_FULL 1u
 #define UART_RX_FULL 2u
 #define UART_TX_ENABLE 1u
 #define UART_RX_ENABLE 2u
 
-/* CMSDK APB timer 0: its RELOAD register is the actuator of the board imports (io.c) */
-#define TIMER0_RELOAD (*(volatile uint32_t *)0x40000008u)
-
-void board_pwm_set(uint32_t value) {
-    TIMER0_RELOAD = value;
+static void uart_put(uint32_t uart, uint8_t byte) {
+    while (UART_STATE(uart) & UART_TX_FULL) {
+    }
+    UART_DATA(uart) = byte;
 }
 
-uint32_t board_pwm_get(void) {
-    return TIMER0_RELOAD;
+void board_actuator_write(uint32_t value) {
+    for (int i = 0; i < 4; i++) uart_put(UART1, (uint8_t)(value >> (8 * i)));
 }
 
 /* SysTick, clocked by the 25 MHz system clock (CLKSOURCE = processor clock) */
@@ -42,15 +44,13 @@ const uint32_t board_ns_per_tick = 40;
 #define CFSR (*(volatile uint32_t *)0xE000ED28u)
 
 void board_link_put(uint8_t byte) {
-    while (UART_STATE & UART_TX_FULL) {
-    }
-    UART_DATA = byte;
+    uart_put(UART0, byte);
 }
 
 uint8_t board_link_get(void) {
-    while (!(UART_STATE & UART_RX_FULL)) {
+    while (!(UART_STATE(UART0) & UART_RX_FULL)) {
     }
-    return (uint8_t)UART_DATA;
+    return (uint8_t)UART_DATA(UART0);
 }
 
 void board_putc(char c) {
@@ -117,8 +117,10 @@ __attribute__((noreturn)) void reset(void) {
      * generated code is full of them). */
     CPACR |= 0xFu << 20;
     __asm__ volatile("dsb\n\tisb" ::: "memory");
-    UART_BAUDDIV = 16;
-    UART_CTRL = UART_TX_ENABLE | UART_RX_ENABLE;
+    UART_BAUDDIV(UART0) = 16;
+    UART_CTRL(UART0) = UART_TX_ENABLE | UART_RX_ENABLE;
+    UART_BAUDDIV(UART1) = 16;
+    UART_CTRL(UART1) = UART_TX_ENABLE;
     SYST_RVR = SYST_TOP;
     SYST_CVR = 0;
     SYST_CSR = SYST_ENABLE_TICKINT_CPUCLK;

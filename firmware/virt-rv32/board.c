@@ -1,5 +1,6 @@
 /* RV32IMAFC on QEMU's RISC-V `virt` machine, bare metal in machine mode (-bios none):
- * NS16550A UART (console and serial link), CLINT timer, instruction-fetch fence, exit through the SiFive test device. The only
+ * NS16550A UART (console and serial link), a PCI serial port (the actuator), CLINT
+ * timer, instruction-fetch fence, exit through the SiFive test device. The only
  * board-specific C code of the reference firmware; start.S has reset and the FPU,
  * link.ld the memory map. */
 #include "board.h"
@@ -17,18 +18,49 @@ const char board_target[] = "riscv32";
 /* CLINT mtime: 64 bits at 10 MHz on QEMU's virt */
 #define MTIME_LO (*(volatile uint32_t *)0x0200BFF8u)
 #define MTIME_HI (*(volatile uint32_t *)0x0200BFFCu)
-/* CLINT mtimecmp of hart 0: the actuator register of the board imports (io.c). Timer
- * interrupts stay off (mie.MTIE = 0), so a small value only sets mip.MTIP. */
-#define MTIMECMP_LO (*(volatile uint32_t *)0x02004000u)
-#define MTIMECMP_HI (*(volatile uint32_t *)0x02004004u)
+/* The actuator's UART: QEMU's PCI serial port (-device pci-serial,chardev=...), a 16550
+ * behind the virt machine's PCIe host bridge. No firmware ran before this one (-bios
+ * none), so it finds the device in the ECAM configuration space itself, places its I/O
+ * BAR and enables I/O decoding. */
+#define PCI_ECAM 0x30000000u
+#define PCI_IO 0x03000000u /* the bridge's I/O space window */
+#define PCI_SERIAL_ID 0x00021B36u /* device 0x0002, vendor 0x1b36 (Red Hat): pci-serial */
+#define PCI_SERIAL_BAR 0x1000u /* where in I/O space this firmware puts its 8 registers */
+#define PCI_ID 0x00u
+#define PCI_COMMAND 0x04u
+#define PCI_BAR0 0x10u
+#define PCI_COMMAND_IO 1u
+#define REG_THR 0 /* 16550 register offsets */
+#define REG_LSR 5
 
-void board_pwm_set(uint32_t value) {
-    MTIMECMP_HI = 0;
-    MTIMECMP_LO = value;
+static volatile uint32_t *pci_config(uint32_t slot, uint32_t reg) {
+    return (volatile uint32_t *)(PCI_ECAM + (slot << 15) + reg);
 }
 
-uint32_t board_pwm_get(void) {
-    return MTIMECMP_LO;
+/* The 16550's registers, or 0 when the machine has no PCI serial port (bytes dropped). */
+static volatile uint8_t *actuator_uart(void) {
+    static volatile uint8_t *uart;
+    static int searched;
+    if (!searched) {
+        searched = 1;
+        for (uint32_t slot = 0; slot < 32 && !uart; slot++) {
+            if (*pci_config(slot, PCI_ID) != PCI_SERIAL_ID) continue;
+            *pci_config(slot, PCI_BAR0) = PCI_SERIAL_BAR;
+            *pci_config(slot, PCI_COMMAND) |= PCI_COMMAND_IO;
+            uart = (volatile uint8_t *)(PCI_IO + PCI_SERIAL_BAR);
+        }
+    }
+    return uart;
+}
+
+void board_actuator_write(uint32_t value) {
+    volatile uint8_t *uart = actuator_uart();
+    if (!uart) return;
+    for (int i = 0; i < 4; i++) {
+        while (!(uart[REG_LSR] & UART_LSR_THR_EMPTY)) {
+        }
+        uart[REG_THR] = (uint8_t)(value >> (8 * i));
+    }
 }
 
 const uint32_t board_ticks_per_us = 10;

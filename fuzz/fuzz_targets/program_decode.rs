@@ -1,10 +1,13 @@
 //! Program decoding, validation and installation never panic, and whatever decodes
 //! re-encodes to the same bytes. Half the inputs get a correct checksum, so the fuzzer
-//! reaches every check after it.
+//! reaches every check after it. A relocatable program that installs is also pre-linked
+//! for the same buffers (format version 6): the image round-trips and installs to the
+//! same bytes.
 #![no_main]
 
 use copapy_program::format::{Crc32, CHECKSUM_AT, HEADER_BYTES};
-use copapy_program::{Program, ProgramView};
+use copapy_program::placement::PlacementProblem;
+use copapy_program::{FormatError, Program, ProgramView};
 use libfuzzer_sys::fuzz_target;
 
 #[repr(align(4096))]
@@ -28,13 +31,44 @@ fuzz_target!(|input: &[u8]| {
     };
     let program = Program::decode(&file).expect("a file that parses decodes");
     program.validate().expect("a decoded program validates");
-    assert_eq!(program.encode(), file, "decode then encode changes the file");
+    assert_eq!(
+        program.encode(),
+        file,
+        "decode then encode changes the file"
+    );
     for s in view.symbols() {
         assert_eq!(s.offsets().count(), s.len());
     }
     // Installation (copy + patch, no execution) into buffers of both alignments.
     let mut code = Box::new(Buffers([0; 1 << 16]));
     let mut data = Box::new(Buffers([0; 1 << 16]));
-    let _ = copapy_runner::install(&view, &mut code.0, &mut data.0);
     let _ = copapy_runner::install(&view, &mut code.0[1..], &mut data.0[3..]);
+    if copapy_runner::install(&view, &mut code.0, &mut data.0).is_ok() && view.placement().is_none()
+    {
+        let (code_len, data_len) = (view.code.len(), view.data.len());
+        let want = (code.0[..code_len].to_vec(), data.0[..data_len].to_vec());
+        let at = copapy_program::Placement {
+            code: code.0.as_ptr() as u64,
+            data: data.0.as_ptr() as u64,
+        };
+        // it installed there, so only a 32-bit program above 4 GiB (this process's
+        // buffers) cannot be pre-linked for them
+        let linked = match copapy_runner::prelink::prelink(&program, at) {
+            Ok(linked) => linked,
+            Err(copapy_runner::prelink::PrelinkError::Format(FormatError::BadPlacement {
+                problem: PlacementProblem::OutsideAddressSpace(_),
+            })) => return,
+            Err(e) => panic!("installs but does not pre-link: {e}"),
+        };
+        let image = linked.encode();
+        assert_eq!(Program::decode(&image).expect("an image decodes"), linked);
+        let image_view = ProgramView::parse(&image).expect("an image parses");
+        code.0.fill(0);
+        data.0.fill(0);
+        copapy_runner::install(&image_view, &mut code.0, &mut data.0).expect("at its addresses");
+        assert_eq!(
+            (code.0[..code_len].to_vec(), data.0[..data_len].to_vec()),
+            want
+        );
+    }
 });

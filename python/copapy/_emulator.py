@@ -80,6 +80,15 @@ def _round_up(n: int, to: int = PAGE) -> int:
     return (n + to - 1) // to * to
 
 
+def _pages(addr: int, size: int) -> tuple[int, int]:
+    """The whole pages [start, end) that hold ``size`` bytes at ``addr``."""
+    return addr // PAGE * PAGE, _round_up(addr + size)
+
+
+def _meet(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
 class Emulator:
     """A device (see ``_device.py``) that runs one target's programs in unicorn."""
 
@@ -99,6 +108,7 @@ class Emulator:
         self._data_addr = 0
         self._data_len = 0
         self._code_len = 0
+        self._code_addr = CODE_BASE
         self._imports = imports
         self._resolved: EmulatedImports | None = None
 
@@ -109,31 +119,54 @@ class Emulator:
         m = self._machine
         # every import resolved before anything is placed (a refusal changes nothing)
         resolved = EmulatedImports(_core.program_imports(program), self._imports)
-        # the sizes decide the data address, so place once to learn them
-        code, data, _ = _core.place_program(program, CODE_BASE, CODE_BASE, self.arch)
-        data_addr = CODE_BASE + _round_up(len(code))
-        code, data, entry = _core.place_program(program, CODE_BASE, data_addr, self.arch)
+        placement = _core.program_placement(program)
+        if placement is None:
+            # the sizes decide the data address, so place once to learn them
+            code, data, _ = _core.place_program(program, CODE_BASE, CODE_BASE, self.arch)
+            code_addr, data_addr = CODE_BASE, CODE_BASE + _round_up(len(code))
+        else:
+            # a pre-linked image runs at its own addresses, as on its board
+            code_addr, data_addr = placement
+        code, data, entry = _core.place_program(program, code_addr, data_addr, self.arch)
         mode = 0
         for name in m.uc_mode:
             mode |= getattr(uc_mod, name)
         uc = uc_mod.Uc(getattr(uc_mod, m.uc_arch), mode)
         if m.cpu is not None:
             uc.ctl_set_cpu_model(getattr(_consts(uc_mod, m.uc_arch), m.cpu))
-        region = _round_up(len(code)) + _round_up(max(len(data), 1))
-        uc.mem_map(CODE_BASE, region)
+        code_pages = _pages(code_addr, len(code))
+        data_pages = _pages(data_addr, max(len(data), 1))
+        fixed = [_pages(STOP, PAGE), _pages(STACK_TOP - STACK_SIZE, STACK_SIZE)]
+        if any(_meet(p, f) for p in (code_pages, data_pages) for f in fixed):
+            raise RuntimeError(
+                f"the emulator cannot place this pre-linked {self.arch} program: its code at "
+                f"{code_addr:#x} or data at {data_addr:#x} meets the emulator's stack or stop page "
+                f"({STACK_TOP - STACK_SIZE:#x}..{STACK_TOP:#x}, {STOP:#x}); save it without "
+                "code_base=/data_base= to run it here")
+        if _meet(code_pages, data_pages):
+            # code and data share a page (a microcontroller's RAM): one readable, writable
+            # and executable mapping, as that RAM is
+            start, end = min(code_pages[0], data_pages[0]), max(code_pages[1], data_pages[1])
+            uc.mem_map(start, end - start)
+        else:
+            uc.mem_map(code_pages[0], code_pages[1] - code_pages[0])
+            uc.mem_map(data_pages[0], data_pages[1] - data_pages[0])
         uc.mem_map(STOP, PAGE, uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC)
         uc.mem_map(STACK_TOP - STACK_SIZE, STACK_SIZE)
-        uc.mem_write(CODE_BASE, code)
+        uc.mem_write(code_addr, code)
         uc.mem_write(data_addr, data)
-        # code read+execute, data read+write: never writable and executable at once
-        uc.mem_protect(CODE_BASE, _round_up(len(code)), uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC)
-        uc.mem_protect(data_addr, _round_up(max(len(data), 1)),
-                       uc_mod.UC_PROT_READ | uc_mod.UC_PROT_WRITE)
+        if not _meet(code_pages, data_pages):
+            # code read+execute, data read+write: never writable and executable at once
+            uc.mem_protect(code_pages[0], code_pages[1] - code_pages[0],
+                           uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC)
+            uc.mem_protect(data_pages[0], data_pages[1] - data_pages[0],
+                           uc_mod.UC_PROT_READ | uc_mod.UC_PROT_WRITE)
         resolved.install(uc, uc_mod, _consts(uc_mod, m.uc_arch), m.uc_arch, m.thumb,
                          data_addr, PAGE)
         self._enable_fpu(uc)
         self._uc, self._entry, self._resolved = uc, entry, resolved
         self._data_addr, self._data_len, self._code_len = data_addr, len(data), len(code)
+        self._code_addr = code_addr
 
     def run(self) -> None:
         """Calls the entry once; data memory keeps its state between runs."""
@@ -148,7 +181,7 @@ class Emulator:
             pc = self._pc(uc)
             raise RuntimeError(
                 f"the {self.arch} program faulted at {pc:#x} ({e}); code is at "
-                f"{CODE_BASE:#x}..{CODE_BASE + self._code_len:#x}, data at "
+                f"{self._code_addr:#x}..{self._code_addr + self._code_len:#x}, data at "
                 f"{self._data_addr:#x}..{self._data_addr + self._data_len:#x}\n"
                 + self._disassemble_around(uc, pc)
             ) from None
@@ -236,8 +269,8 @@ class Emulator:
         for name in m.cs_mode:
             mode |= getattr(capstone, name)
         md = capstone.Cs(getattr(capstone, m.cs_arch), mode)
-        start = max(CODE_BASE, (pc & ~1) - 16)
-        end = min(CODE_BASE + self._code_len, (pc & ~1) + 16)
+        start = max(self._code_addr, (pc & ~1) - 16)
+        end = min(self._code_addr + self._code_len, (pc & ~1) + 16)
         if start >= end:
             return f"(pc {pc:#x} is outside the program's code)"
         code = bytes(uc.mem_read(start, end - start))

@@ -10,9 +10,9 @@ container and combine two containers of the same shape elementwise.
 import builtins
 import math
 from collections.abc import Callable
-from typing import Any, TypeAlias, TypeVar, overload
+from typing import Any, Protocol, TypeAlias, TypeVar, overload
 
-from . import _array, _core
+from . import _array, _core, _optable
 from ._core import value
 from ._elements import plain
 
@@ -21,8 +21,10 @@ U = TypeVar("U", int, float)
 _builtin_abs = builtins.abs
 
 
-# math function name -> array operation name where they differ
-_ARRAY_OPS = {"minimum": "min", "maximum": "max"}
+# math function name -> op name where they differ ("minimum" -> "min"): the op table's
+# spellings, the one vocabulary
+_ARRAY_OPS = {spelled[3:]: name for name, spelled in _optable.PYTHON.items()
+              if spelled.startswith("cp.") and spelled[3:] != name}
 
 
 def _is_container(x: Any) -> bool:
@@ -65,114 +67,67 @@ def _binary(
     return plain(a, b)
 
 
-@overload
-def sqrt(x: value[Any]) -> value[float]: ...
-@overload
-def sqrt(x: float) -> float: ...
-@overload
-def sqrt(x: Any) -> Any: ...
-def sqrt(x: Any) -> Any:
-    """Square root (IEEE, correctly rounded in float32 when compiled)."""
-    return _unary(x, _core.sqrt, math.sqrt, sqrt)
+class _FloatFunction(Protocol):
+    """A one-argument float math function: a value gives a traced float value, a number
+    a Python float, a container or cp.array its elementwise result."""
+
+    __name__: str
+
+    @overload
+    def __call__(self, x: value[Any], /) -> value[float]: ...
+    @overload
+    def __call__(self, x: float, /) -> float: ...
+    @overload
+    def __call__(self, x: Any, /) -> Any: ...
 
 
-@overload
-def sin(x: value[Any]) -> value[float]: ...
-@overload
-def sin(x: float) -> float: ...
-@overload
-def sin(x: Any) -> Any: ...
-def sin(x: Any) -> Any:
-    """Sine of x in radians."""
-    return _unary(x, _core.sin, math.sin, sin)
+#: The docstring of each float math function (the op table's own line is terser).
+_DOCS = {
+    "sqrt": "Square root (IEEE, correctly rounded in float32 when compiled).",
+    "sin": "Sine of x in radians.",
+    "cos": "Cosine of x in radians.",
+    "tan": "Tangent of x in radians.",
+    "asin": "Inverse sine; NaN outside [-1, 1] when compiled.",
+    "acos": "Inverse cosine; NaN outside [-1, 1] when compiled.",
+    "atan": "Inverse tangent.",
+    "exp": "e to the power x.",
+    "tanh": "Hyperbolic tangent (our float32 implementation when compiled, see docs/math.md).",
+    "log": "Natural logarithm; -inf at 0 and NaN below when compiled.",
+}
+
+#: The float math functions of the op table (stencils/optable.py): one float operand,
+#: a float result, spelled ``cp.<op name>``; each is made by ``_float_function``.
+FLOAT_FUNCTIONS = tuple(
+    name for name in _optable.UNARY
+    if _optable.SIGNATURES[name] == (("f", "f"),) and _optable.PYTHON[name] == f"cp.{name}")
 
 
-@overload
-def cos(x: value[Any]) -> value[float]: ...
-@overload
-def cos(x: float) -> float: ...
-@overload
-def cos(x: Any) -> Any: ...
-def cos(x: Any) -> Any:
-    """Cosine of x in radians."""
-    return _unary(x, _core.cos, math.cos, cos)
+def _float_function(name: str) -> _FloatFunction:
+    """The math function for op ``name`` of the table: ``_core.math_unary`` on a value, the
+    ``math`` module's on a number (as Copapy), the array stencil on a cp.array."""
+    assert _optable.is_unary(name)
+    op: _optable.UnaryOp = name
+    plain_math = getattr(math, name)
+
+    def function(x: Any) -> Any:
+        return _unary(x, lambda v: _core.math_unary(op, v), lambda v: float(plain_math(v)), function)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = _DOCS.get(name, _optable.DOC[name])
+    function.__module__ = __name__
+    return function
 
 
-@overload
-def tan(x: value[Any]) -> value[float]: ...
-@overload
-def tan(x: float) -> float: ...
-@overload
-def tan(x: Any) -> Any: ...
-def tan(x: Any) -> Any:
-    """Tangent of x in radians."""
-    return _unary(x, _core.tan, math.tan, tan)
-
-
-@overload
-def asin(x: value[Any]) -> value[float]: ...
-@overload
-def asin(x: float) -> float: ...
-@overload
-def asin(x: Any) -> Any: ...
-def asin(x: Any) -> Any:
-    """Inverse sine; NaN outside [-1, 1] when compiled."""
-    return _unary(x, _core.asin, math.asin, asin)
-
-
-@overload
-def acos(x: value[Any]) -> value[float]: ...
-@overload
-def acos(x: float) -> float: ...
-@overload
-def acos(x: Any) -> Any: ...
-def acos(x: Any) -> Any:
-    """Inverse cosine; NaN outside [-1, 1] when compiled."""
-    return _unary(x, _core.acos, math.acos, acos)
-
-
-@overload
-def atan(x: value[Any]) -> value[float]: ...
-@overload
-def atan(x: float) -> float: ...
-@overload
-def atan(x: Any) -> Any: ...
-def atan(x: Any) -> Any:
-    """Inverse tangent."""
-    return _unary(x, _core.atan, math.atan, atan)
-
-
-@overload
-def exp(x: value[Any]) -> value[float]: ...
-@overload
-def exp(x: float) -> float: ...
-@overload
-def exp(x: Any) -> Any: ...
-def exp(x: Any) -> Any:
-    """e to the power x."""
-    return _unary(x, _core.exp, lambda v: float(math.exp(v)), exp)
-
-
-@overload
-def tanh(x: value[Any]) -> value[float]: ...
-@overload
-def tanh(x: float) -> float: ...
-@overload
-def tanh(x: Any) -> Any: ...
-def tanh(x: Any) -> Any:
-    """Hyperbolic tangent (our float32 implementation when compiled, see docs/math.md)."""
-    return _unary(x, _core.tanh, math.tanh, tanh)
-
-
-@overload
-def log(x: value[Any]) -> value[float]: ...
-@overload
-def log(x: float) -> float: ...
-@overload
-def log(x: Any) -> Any: ...
-def log(x: Any) -> Any:
-    """Natural logarithm; -inf at 0 and NaN below when compiled."""
-    return _unary(x, _core.log, lambda v: float(math.log(v)), log)
+sqrt = _float_function("sqrt")
+sin = _float_function("sin")
+cos = _float_function("cos")
+tan = _float_function("tan")
+asin = _float_function("asin")
+acos = _float_function("acos")
+atan = _float_function("atan")
+exp = _float_function("exp")
+tanh = _float_function("tanh")
+log = _float_function("log")
 
 
 @overload

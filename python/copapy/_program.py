@@ -17,7 +17,9 @@ def load(path: str | os.PathLike[str], runner: Any = None,
     (format, checksum, architecture, every patch and variable) before anything runs.
     ``runner`` runs it on a ``copapy-run`` instead, as for ``Target(runner=...)``;
     ``imports`` serves the program's imported functions (``cp.extern``) here, as for
-    ``Target(imports=...)``.
+    ``Target(imports=...)``. A pre-linked image (saved with ``code_base=``/``data_base=``)
+    runs at its own addresses: in the emulator for a foreign target, in this process where
+    the memory there can be mapped (else a RuntimeError says to save without them).
     """
     with open(path, "rb") as f:
         return loads(f.read(), runner, imports)

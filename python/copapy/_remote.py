@@ -36,10 +36,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-LOAD, WRITE, READ, RUN, SET, GET, STREAM, INFO, VARS, STOP, AUTH = range(1, 12)
+LOAD, WRITE, READ, RUN, SET, GET, STREAM, INFO, VARS, STOP, AUTH, PERIODIC = range(1, 13)
 OK, DATA, CHALLENGE, ERR = 0x80, 0x81, 0x82, 0xEE
 CLIENT_LABEL = b"copapy-run auth v1 client"
 SERVER_LABEL = b"copapy-run auth v1 server"
@@ -47,6 +48,20 @@ NONCE_BYTES = 32
 MIN_TOKEN_BYTES = 16
 TOKEN_FILE_ENV = "COPAPY_RUN_TOKEN_FILE"
 _WHITESPACE = b" \t\n\r\x0c"  # what the runner trims (Rust's ASCII whitespace: no vertical tab)
+
+
+@dataclass(frozen=True)
+class PeriodicReport:
+    """What :meth:`RemoteDevice.run_periodic` measured on the runner's clock (a board's timer)."""
+
+    steps: int
+    #: steps that ended after the next deadline (that deadline was then skipped)
+    overruns: int
+    #: deadlines skipped for overruns
+    skipped: int
+    #: largest and mean lateness of a step's start after its deadline, in seconds
+    late_max: float
+    late_mean: float
 
 
 class RunnerError(RuntimeError):
@@ -345,6 +360,18 @@ class RemoteDevice:
                 raise RunnerError(f"copapy-run: {body.decode(errors='replace')}")
             else:
                 raise ConnectionError(f"unexpected reply kind {kind:#04x} from the runner")
+
+    def run_periodic(self, steps: int, period: float) -> PeriodicReport:
+        """Runs ``steps`` steps, one every ``period`` seconds with absolute deadlines (the
+        first one period from now), in the runner: ``copapy-run --period`` for a client,
+        or a board's timer over the serial link; returns the lateness the runner measured.
+        The reply comes after the whole run."""
+        period_us = round(period * 1e6)
+        if not 0 <= steps < 1 << 32 or not 1 <= period_us < 1 << 32:
+            raise ValueError("steps is 0 to 2**32-1 and period at least 1 microsecond")
+        body = self._call(PERIODIC, struct.pack("<II", steps, period_us))
+        done, overruns, skipped, late_max, late_mean = struct.unpack("<5I", body)
+        return PeriodicReport(done, overruns, skipped, late_max * 1e-9, late_mean * 1e-9)
 
     def variables(self) -> list[str]:
         """``name role dtype shape`` of each variable of the loaded program."""

@@ -26,14 +26,11 @@ import re
 import struct
 import time
 import zlib
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import parse_qsl, urlencode
 
-from ._remote import ERR, INFO, OK, RemoteDevice, RunnerError
+from ._remote import ERR, INFO, OK, PeriodicReport, RemoteDevice, RunnerError
 
-#: Runs steps at a fixed period from the board's timer (not served by copapy-run over TCP).
-PERIODIC = 0x0C
 #: The seq of the firmware's reply to a frame that did not arrive intact.
 SEQ_REJECTED = 0
 DEFAULT_BAUDRATE = 115200
@@ -55,20 +52,6 @@ class FirmwareError(RunnerError):
     def __init__(self, message: str, code: int | None = None) -> None:
         super().__init__(message)
         self.code = code
-
-
-@dataclass(frozen=True)
-class PeriodicReport:
-    """What :meth:`SerialDevice.run_periodic` measured on the board's timer."""
-
-    steps: int
-    #: steps that ended after the next deadline (that deadline was then skipped)
-    overruns: int
-    #: deadlines skipped for overruns
-    skipped: int
-    #: largest and mean lateness of a step's start after its deadline, in seconds
-    late_max: float
-    late_mean: float
 
 
 def cobs_encode(data: bytes) -> bytes:
@@ -225,38 +208,62 @@ class SerialDevice(RemoteDevice):
             self._pending_buf += chunk
 
     def _receive(self) -> tuple[int, bytes]:
+        """The reply to the pending request. A rejection (an ERR of seq 0) may be for this
+        request or for noise the board took for a frame before it, and bytes that are no
+        intact frame may be noise on the way back or the reply damaged; either way it sends
+        a probe: the board answers in order, so if the probe's reply comes first, the
+        request (or its reply) was the frame lost."""
+        rejections: list[str] = []
+        damaged = False
+        probe = 0
         while True:
             got = unframe(self._read_frame())
-            if got is None:
-                self._dirty = True
-                raise LinkError(f"{self._where}: a reply arrived corrupted (CRC mismatch or cut short); "
-                                "the request may or may not have been carried out")
+            if got is None or (got[0] == SEQ_REJECTED and got[1] == ERR):
+                if got is None:
+                    damaged = True
+                else:
+                    rejections.append(got[2].decode(errors="replace"))
+                probe = probe or self._send_probe()
+                continue
             seq, kind, payload = got
-            if seq == SEQ_REJECTED and kind == ERR:
-                self._dirty = True
-                if b"larger than" in payload:  # intact perhaps, but no room for it
-                    raise FirmwareError(f"{self._where}: {payload.decode(errors='replace')}; nothing "
-                                        "was carried out")
-                raise LinkError(f"{self._where}: the board rejected a corrupted frame "
-                                f"({payload.decode(errors='replace')}); nothing was carried out")
             if seq == self._pending:
+                # the probe's reply and the rejection of its spoiler are still to come
+                self._dirty = self._dirty or probe != 0
                 return kind, payload
+            if probe and seq == probe:
+                self._lost(rejections, damaged)
             # a late reply to an earlier request: not ours
 
+    def _lost(self, rejections: list[str], damaged: bool) -> NoReturn:
+        """Raises what became of a request whose reply never came intact."""
+        too_large = [r for r in rejections if "larger than" in r]
+        if too_large:  # intact perhaps, but no room for it
+            raise FirmwareError(f"{self._where}: {too_large[0]}; nothing was carried out")
+        if damaged or not rejections:
+            raise LinkError(f"{self._where}: a reply arrived corrupted (CRC mismatch or cut short); "
+                            "the request may or may not have been carried out")
+        raise LinkError(f"{self._where}: the board rejected a corrupted frame ({rejections[0]}); "
+                        "nothing was carried out")
+
+    def _send_probe(self) -> int:
+        """Spoils and ends whatever partial frame the board holds, then sends an INFO; its
+        seq. (A frame whose 0x00 was lost on the line would otherwise be completed, intact,
+        by the next 0x00 and carried out late: the 0x01 0x01 make its CRC check fail.)"""
+        seq = self._next_seq()
+        wire = b"\1\1\0" + frame(seq, INFO, b"")  # one write: one TCP segment
+        self._port.write(wire)
+        self._port.flush()
+        deadline = self._deadline
+        self._start_waiting(len(wire))
+        self._deadline = max(deadline, self._deadline)  # a long run's reply may still be due
+        return seq
+
     def _resync(self) -> None:
-        """Spoils and ends whatever partial frame the board holds, then exchanges INFO until
-        its reply comes back intact, dropping everything before it. (A frame whose 0x00
-        was lost on the line would otherwise be completed, intact, by the next 0x00 and
-        carried out late: the 0x01 0x01 make its CRC check fail.)"""
+        """Exchanges probes until one's reply comes back intact, dropping everything before
+        it."""
         self._dirty = False
-        spoil = b"\1\1\0"
         for _ in range(2):
-            self._pending = self._next_seq()
-            wire = spoil + frame(self._pending, INFO, b"")  # one write: one TCP segment
-            self._port.write(wire)
-            self._port.flush()
-            self._start_waiting(len(wire))
-            spoil = b""
+            self._pending = self._send_probe()
             try:
                 while True:
                     got = unframe(self._read_frame())
@@ -316,16 +323,23 @@ class SerialDevice(RemoteDevice):
         self._check_program()
         super().write(offset, data)
 
+    # -- what the firmware leaves to the Target: names live on the Python side -----------
+
+    def variables(self) -> list[str]:
+        raise NotImplementedError(f"{self._where}: the firmware keeps no variable names (it serves LOAD, "
+                                  "WRITE, READ, RUN, PERIODIC, INFO and STOP); use Target.variables() "
+                                  "on the Target this device runs")
+
+    def stream(self, n: int, names: list[str]) -> list[bytes]:
+        raise NotImplementedError(f"{self._where}: the firmware does not stream variables by name; run "
+                                  "steps with Target.run() or run_periodic() and read with "
+                                  "Target.read_value()")
+
     # -- what only the firmware does ---------------------------------------------------------
 
     def run_periodic(self, steps: int, period: float) -> PeriodicReport:
-        """Runs ``steps`` steps, one every ``period`` seconds on the board's timer (absolute
-        deadlines, the first one period from now), and returns the lateness it measured.
-        Waits for the whole run: give ``?timeout=`` in the URL for runs longer than it."""
-        period_us = round(period * 1e6)
-        if not 0 <= steps < 1 << 32 or not 1 <= period_us < 1 << 32:
-            raise ValueError("steps is 0 to 2**32-1 and period at least 1 microsecond")
+        """Runs ``steps`` steps, one every ``period`` seconds on the board's timer (see
+        :meth:`RemoteDevice.run_periodic`). Waits for the whole run: give ``?timeout=`` in
+        the URL for runs longer than it."""
         self._check_program()
-        body = self._call(PERIODIC, struct.pack("<II", steps, period_us))
-        done, overruns, skipped, late_max, late_mean = struct.unpack("<5I", body)
-        return PeriodicReport(done, overruns, skipped, late_max * 1e-9, late_mean * 1e-9)
+        return super().run_periodic(steps, period)

@@ -1,8 +1,10 @@
 """The targets copapy knows, as the Rust core defines them (``_core.targets()``).
 
 One table in ``crates/copapy-program/src/targets.rs`` names every target, its aliases,
-instruction set, CPU features and the emulators that run it; the compiler, the runners,
-the firmware and this module all read it, so Python keeps no second list.
+instruction set, CPU features, the emulators that run it and its stencil compiler flags;
+the compiler, the runners, the firmware and this module all read it, so Python keeps no
+second list (scripts that run before the extension is built read the same rows from
+``stencils/targets.json``, which a test keeps equal to the table).
 """
 
 from __future__ import annotations
@@ -30,13 +32,17 @@ class TargetInfo:
     qemu_user: tuple[str, str] | None
     #: unicorn's CPU model constant (``"UC_CPU_ARM_1176"``), ``None`` for its default.
     unicorn_cpu: str | None
+    #: The ``zig cc`` flags its stencils are compiled with (``stencils/build.py``).
+    cflags: tuple[str, ...]
 
 
 @cache
 def targets() -> tuple[TargetInfo, ...]:
     """Every target, in the order of the Rust table (most capable first per instruction set)."""
-    return tuple(TargetInfo(name, tuple(aliases), arch, tuple(features), machines, qemu, uc_cpu)
-                 for name, aliases, arch, features, machines, qemu, uc_cpu in _core.targets())
+    return tuple(TargetInfo(name, tuple(aliases), arch, tuple(features), machines, qemu, uc_cpu,
+                            tuple(cflags))
+                 for name, aliases, arch, features, machines, qemu, uc_cpu, cflags
+                 in _core.targets())
 
 
 def names() -> list[str]:

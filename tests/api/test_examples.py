@@ -7,6 +7,8 @@ import math
 import re
 import subprocess
 import sys
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -372,20 +374,46 @@ def test_typed_api_check_and_examples_pass_mypy_strict() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_extern_closed_loop() -> None:
-    """The PI loop with imported sensor and actuator against a float32 controller and the
-    same Python plant (under COPAPY_TEST_TARGET: in the emulator)."""
-    out = run_example("extern_closed_loop.py").splitlines()
+def _closed_loop_reference(steps: int) -> list[tuple[float, Any]]:
+    """extern_closed_loop.py's loop: a float32 controller, the plant in Python floats;
+    (y, duty) after each step."""
     kp, ki, dt = F32(1.5), F32(4.0), F32(0.05)
     y, integral, rows = 0.0, F32(0.0), []
-    for step in range(100):
+    for _ in range(steps):
         error = F32(1.0) - F32(y)
         integral = integral + error * dt
         duty = np.minimum(np.maximum(kp * error + ki * integral, F32(0.0)), F32(5.0))
         y += 0.05 * (float(duty) - y) / 0.5
-        if step % 20 == 19:
-            rows.append((y, duty))
+        rows.append((y, duty))
+    return rows
+
+
+def test_extern_closed_loop() -> None:
+    """The PI loop with imported sensor and actuator against a float32 controller and the
+    same Python plant (under COPAPY_TEST_TARGET: in the emulator)."""
+    out = run_example("extern_closed_loop.py").splitlines()
+    rows = _closed_loop_reference(100)[19::20]
     assert len(out) == 6 and out[-1] == "calls 200"
     for line, (ry, rduty) in zip(out, rows, strict=False):
         got_y, got_duty = (float(v) for v in numbers(line))
         assert got_y == ry and F32(got_duty) == rduty
+
+
+@pytest.mark.skipif(bool(TARGET), reason="copapy-run on this machine: the main pass runs it")
+def test_extern_plugin_example_serves_the_loop_under_copapy_run(tmp_path: Path) -> None:
+    """The plugin example: extern_plugin.c built as a shared library serves the imports of
+    the program extern_closed_loop.py saves, under the copapy-run of this install; every
+    duty equals the reference loop's (the C plant does the Python plant's double
+    arithmetic; no contraction into FMAs)."""
+    lib = tmp_path / "libplant.so"
+    subprocess.run(["gcc", "-O2", "-ffp-contract=off", "-shared", "-fPIC", "-o", str(lib),
+                    str(EXAMPLES / "extern_plugin.c")], check=True)
+    prog = tmp_path / "loop.cpy"
+    subprocess.run([sys.executable, str(EXAMPLES / "extern_closed_loop.py"), "--save", str(prog)],
+                   check=True, capture_output=True)
+    from copapy._remote import own_runner_command
+
+    out = subprocess.run([*own_runner_command(), str(prog), "--plugin", str(lib), "-n", "100",
+                          "--print", "duty"], capture_output=True, text=True, check=True, timeout=120).stdout
+    got = [F32(line.split("duty=")[1]) for line in out.splitlines()]
+    assert [g.tobytes() for g in got] == [d.tobytes() for _, d in _closed_loop_reference(100)]

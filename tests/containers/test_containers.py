@@ -95,6 +95,27 @@ def test_sequence_container_compiles_reads_and_writes() -> None:
     assert tg.read_value(Pair(a, 7.5)).a == 2.0 and tg.read_value(Pair(a, 7.5)).b == 7.5
 
 
+def test_compile_walks_each_argument_once() -> None:
+    # Target.compile collects the values and the symbols' shapes in one walk, so a
+    # container is asked what it holds once per compile (and its symbol still appears)
+    asked: list[int] = []
+
+    class Counted(Pair):
+        def __copapy__(self) -> cp.Container:
+            asked.append(1)
+            return super().__copapy__()
+
+    x, y = f32(1.25), f32(-0.5)
+    a, b = cp.value(x), cp.value(y)
+    tg = cp.Target()
+    tg.compile([Counted(a * b, a + b)])
+    assert len(asked) == 1
+    assert ("out0", "output", "float", (1, 2)) in [
+        (n, r, d, tuple(s)) for n, r, d, s in tg.variables()]
+    tg.run()
+    assert tg.read_value("out0") == [[float(F32(x) * F32(y)), float(F32(x) + F32(y))]]
+
+
 def test_sequence_without_rebuild_reads_as_nested_lists() -> None:
     xs = [f32(v) for v in RNG.uniform(-2, 2, 4)]
     vs = [cp.value(v) for v in xs]

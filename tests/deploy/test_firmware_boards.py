@@ -218,6 +218,7 @@ class Ran:
 
     program: bytes
     variables: dict[str, tuple[str, list[int]]]  # name -> (dtype, element bits)
+    prelinked: bytes = b""  # the same program pre-linked for a board's buffers, if asked
 
 
 def _bits(v: Any, dtype: str) -> int:
@@ -230,23 +231,40 @@ def _flat(v: Any) -> list[Any]:
     return [y for x in v for y in _flat(x)] if isinstance(v, list) else [v]
 
 
-def run_on(arch: str, build: Callable[[], Spec]) -> Ran:
+def run_on(arch: str, build: Callable[[], Spec], buffers: tuple[int, int] | None = None) -> Ran:
     spec = build()
     tg = Target(arch)
     tg.compile(names=spec.names, updates=spec.updates or None)
     program = tg.program_bytes()
+    prelinked = b"" if buffers is None else tg.program_bytes(code_base=buffers[0], data_base=buffers[1])
     for _ in range(spec.steps):
         tg.run()
     variables = {name: (dtype, [_bits(x, dtype) for x in _flat(tg.read_value(name))])
                  for name, _, dtype, _ in tg.variables()}
-    return Ran(program, variables)
+    return Ran(program, variables, prelinked)
+
+
+def buffers_of(board: Board) -> tuple[int, int]:
+    """The addresses of the firmware's code and data buffers (runner_code, runner_data),
+    from its symbol table: what its pre-linked images are saved for."""
+    nm = shutil.which("llvm-nm")
+    assert nm, "llvm-nm not found: scripts/setup.sh installs llvm"
+    out = subprocess.run([nm, str(OUT / board.elf)], capture_output=True, text=True, check=True).stdout
+    found = {name: int(addr, 16) for addr, _, name in (line.split() for line in out.splitlines()
+                                                        if len(line.split()) == 3)}
+    return found["runner_code"], found["runner_data"]
+
+
+PRELINKED_ONLY = 1 << 32  # in a job's features: load it with copapy_load_prelinked (job flag bit 0)
 
 
 def job_list(jobs: list[tuple[bytes, int, int]]) -> bytes:
-    """firmware/common/runner.c's input: (file, steps, cpu features) per job."""
+    """firmware/common/runner.c's input: (file, steps, cpu features | PRELINKED_ONLY) per job."""
     out = struct.pack("<II", JOB_MAGIC, len(jobs))
     for file, steps, features in jobs:
-        out += struct.pack("<IIII", len(file), steps, features, 0) + file + bytes(-len(file) % 4)
+        flags = 1 if features & PRELINKED_ONLY else 0
+        out += struct.pack("<IIII", len(file), steps, features & 0xFFFF_FFFF, flags)
+        out += file + bytes(-len(file) % 4)
     return out
 
 
@@ -299,6 +317,7 @@ class Session:
     features: int
     good: dict[str, tuple[Ran, Ran, JobResult]]  # case -> (board arch in the emulator, host, firmware)
     bad: dict[str, tuple[JobResult, bytes]]
+    prelinked: dict[str, JobResult]  # case -> the firmware's run of its pre-linked image
 
 
 @pytest.fixture(scope="module")
@@ -313,13 +332,24 @@ def firmwares() -> Path:
 def session(request: pytest.FixtureRequest, firmwares: Path,
             tmp_path_factory: pytest.TempPathFactory) -> Session:
     board: Board = request.param
-    ran = {name: (run_on(board.arch, build), run_on("native", build)) for name, build in CASES.items()}
+    buffers = buffers_of(board)
+    ran = {name: (run_on(board.arch, build, buffers), run_on("native", build))
+           for name, build in CASES.items()}
     jobs = [(emu.program, CASES[name]().steps, KEEP_FEATURES) for name, (emu, _) in ran.items()]
+    # every program again as a pre-linked image for this firmware's buffers (no patches),
+    # loaded by the loader that takes nothing else
+    jobs += [(emu.prelinked, CASES[name]().steps, KEEP_FEATURES | PRELINKED_ONLY)
+             for name, (emu, _) in ran.items()]
     good_program = ran["state_loop"][0].program
     corrupted = bytearray(good_program)
     corrupted[len(corrupted) // 2] ^= 0x10
     other = next(b.arch for b in BOARDS if b is not board)
+    elsewhere, loop = Target(board.arch), state_loop()
+    elsewhere.compile(names=loop.names, updates=loop.updates)
     bad = {
+        "pre-linked for other buffers": elsewhere.program_bytes(code_base=buffers[0] + 0x1000,
+                                                                 data_base=buffers[1]),
+        "relocatable, to the pre-linked loader": good_program,
         "another architecture": ran["state_loop"][1].program,  # x86_64
         "the other board's architecture": run_on(other, state_loop).program,
         "no CPU features": good_program,
@@ -327,14 +357,16 @@ def session(request: pytest.FixtureRequest, firmwares: Path,
         "empty": b"",
         "corrupted": bytes(corrupted),
     }
-    jobs += [(file, 1, 0 if name == "no CPU features" else KEEP_FEATURES) for name, file in bad.items()]
+    flags = {"no CPU features": 0, "relocatable, to the pre-linked loader": KEEP_FEATURES | PRELINKED_ONLY}
+    jobs += [(file, 1, flags.get(name, KEEP_FEATURES)) for name, file in bad.items()]
     jobs.append((good_program, 200, KEEP_FEATURES))  # the firmware still works after refusals
     features, results = parse(boot(board, job_list(jobs), tmp_path_factory.mktemp("qemu")))
     assert len(results) == len(jobs)
     good = {name: (*ran[name], results[i]) for i, name in enumerate(ran)}
-    refused = {name: (results[len(ran) + i], file) for i, (name, file) in enumerate(bad.items())}
+    prelinked = {name: results[len(ran) + i] for i, name in enumerate(ran)}
+    refused = {name: (results[2 * len(ran) + i], file) for i, (name, file) in enumerate(bad.items())}
     assert results[-1].load == 0 and results[-1].variables == good["state_loop"][2].variables
-    return Session(board, features, good, refused)
+    return Session(board, features, good, refused, prelinked)
 
 
 def _same(a: tuple[str, list[int]], b: tuple[str, list[int]]) -> bool:
@@ -379,6 +411,8 @@ def test_the_firmware_has_the_cpu_features_of_its_build(session: Session) -> Non
 
 def test_the_firmware_refuses_bad_files_and_runs_nothing_of_them(session: Session) -> None:
     expect = {
+        "pre-linked for other buffers": (-22, "pre-linked program for other buffer addresses"),
+        "relocatable, to the pre-linked loader": (-23, "copapy_load_prelinked takes only pre-linked"),
         "another architecture": (-5, "program is for another architecture"),
         "the other board's architecture": (-5, "program is for another architecture"),
         "no CPU features": (-6, "program needs CPU features this runner lacks"),
@@ -393,3 +427,27 @@ def test_the_firmware_refuses_bad_files_and_runs_nothing_of_them(session: Sessio
     result, file = session.bad["no CPU features"]
     assert result.needs == (struct.unpack_from("<I", file, 8)[0], 0), "names what it needs and has"
     assert result.needs[0] & session.board.features == result.needs[0] != 0
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_prelinked_image_runs_bit_for_bit_as_the_relocatable_program(session: Session, case: str) -> None:
+    """The same program pre-linked for the firmware's buffers: loaded with no patch
+    applied, it computes every variable's bits as the relocatable file does there (and so
+    as the emulator, the host and NumPy, by the test above)."""
+    emu, _, fw = session.good[case]
+    linked = session.prelinked[case]
+    assert linked.load == 0, linked.message
+    assert linked.variables == fw.variables
+    failures = CASES[case]().check({n: _decode(*linked.variables[n]) for n in linked.variables})
+    assert not failures, R.describe_failures(failures)
+
+
+def test_a_prelinked_image_is_code_data_and_a_small_header(session: Session) -> None:
+    """No patches: the file is code + data + header, placement, symbols and bounds."""
+    for case, (emu, _, _) in session.good.items():
+        code_len, data_len, patch_count, _, symbols_len = struct.unpack_from("<IIIII", emu.program, 16)
+        image = emu.prelinked
+        assert (image[4], struct.unpack_from("<I", image, 24)[0]) == (6, 0), case
+        assert struct.unpack_from("<II", image, 16) == (code_len, data_len)
+        assert len(image) == 44 + code_len + data_len + 16 + symbols_len + 20, case
+        assert patch_count > 0 and len(image) < len(emu.program), case

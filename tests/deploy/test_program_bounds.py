@@ -53,7 +53,7 @@ def compiled(dtype: str | None = None) -> tuple[cp.Target, bytes]:
 
 def test_saved_bounds_load_back(tmp_path: Path) -> None:
     tg, file = compiled()
-    assert struct.unpack_from("<H", file, 4)[0] == 5
+    assert struct.unpack_from("<H", file, 4)[0] == 7
     flags, fewest, most = struct.unpack_from("<IQQ", file, len(file) - BOUNDS)
     assert (flags, fewest, most) == (0, tg.min_instructions(), tg.max_instructions())
     path = tmp_path / "p.cpy"

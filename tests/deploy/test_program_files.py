@@ -50,9 +50,9 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     tg.save(path)
     data = path.read_bytes()
     assert data == tg.program_bytes()
-    # version 5: compact patches, and its instruction bounds, the last 20 bytes (flags,
-    # fewest, most)
-    assert data[:4] == b"CPPY" and struct.unpack_from("<H", data, 4)[0] == 5
+    # version 7: compact patches (pairs sharing a target), and its instruction bounds, the
+    # last 20 bytes (flags, fewest, most)
+    assert data[:4] == b"CPPY" and struct.unpack_from("<H", data, 4)[0] == 7
     assert struct.unpack_from("<IQQ", data, len(data) - 20) == (
         0, tg.min_instructions(), tg.max_instructions())
     # the checksum is zlib's CRC-32 over the header without its checksum field, then the rest

@@ -27,7 +27,7 @@ import copapy as cp
 import numpy as np
 import pytest
 from copapy._core import Target
-from copapy._remote import ERR, GET, INFO, LOAD, OK, RUN, RemoteDevice, RunnerError
+from copapy._remote import ERR, GET, INFO, LOAD, OK, PERIODIC, RUN, RemoteDevice, RunnerError
 from helpers import F32, pairwise
 from standalone import standalone_runner
 
@@ -165,6 +165,25 @@ def test_streaming_and_names_on_the_device(runner_port: int) -> None:
         assert "n state int -" in dev.variables()
         with pytest.raises(RunnerError, match='no variable named "zz"'):
             dev.stream(1, ["zz"])
+
+
+def test_periodic_runs_on_a_tcp_runner(runner_port: int) -> None:
+    """PERIODIC, the serial firmware's fixed-period run, is served by copapy-run too: the
+    same frame and report (docs/copapy-run.md)."""
+    n = cp.value(0, name="n")
+    with RemoteDevice.tcp("127.0.0.1", runner_port) as dev:
+        tg = Target(runner=dev)
+        tg.compile(n, updates={n: n + 3})
+        report = dev.run_periodic(20, 0.0005)
+        assert tg.read_value(n) == 60
+        assert report.steps == 20
+        assert 0 <= report.overruns <= report.skipped
+        assert 0 <= report.late_mean <= report.late_max
+        with pytest.raises(ValueError, match="period"):
+            dev.run_periodic(1, 0.0)
+        with pytest.raises(RunnerError, match="period must be at least 1 us"):
+            dev._call(PERIODIC, struct.pack("<II", 1, 0))
+        assert tg.read_value(n) == 60, "the refused run ran nothing"
 
 
 def test_bad_requests_get_error_replies_and_the_runner_survives(runner_port: int) -> None:

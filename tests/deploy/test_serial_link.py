@@ -4,13 +4,16 @@ qemu-system with their UART on a TCP socket, driven from Python with
 port is driven with ``serial:/dev/ttyACM0``.
 
 Programs' results are compared with NumPy float32 / int32 (refsem) and with the same
-program compiled for this machine. A fault-injecting TCP proxy between the client and
-QEMU flips bits, drops bytes and cuts frames in either direction: each fault is a clear
-error, nothing of a damaged frame is carried out (a program received in part never
-runs), and the session goes on.
+program compiled for this machine or run in its emulator. A fault-injecting TCP proxy
+between the client and QEMU flips bits, drops bytes, inserts noise and cuts frames in
+either direction: each fault is a clear error, nothing of a damaged frame is carried out
+(a program received in part never runs), noise between frames is skipped, and the
+session goes on. The firmware's actuator UART goes to a file (examples/serial_board.py's
+QEMU command), so what the board's actuator sent is checked on the wire's far side.
 
 Like test_firmware_boards.py it names its targets itself, so it runs in the main pass
-only (scripts/test.sh repeats the suite under COPAPY_TEST_TARGET).
+only (scripts/test.sh repeats the suite under COPAPY_TEST_TARGET). Each firmware boots
+once for the module (the jit test boots its own: a specialisation opens its own port).
 """
 
 from __future__ import annotations
@@ -21,11 +24,13 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import copapy as cp
@@ -39,8 +44,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_firmware_boards import firmwares  # noqa: F401 - the fixture that builds them
 
-sys.path.insert(0, str(ROOT / "examples"))  # serial_board's plant and loop
-OUT = ROOT / "target" / "firmware-boards"
+sys.path.insert(0, str(ROOT / "examples"))
+import serial_board as example  # noqa: E402 - the plant, the loop and the QEMU command
 
 if TARGET:
     pytest.skip("independent of COPAPY_TEST_TARGET: boots both firmwares in the main pass",
@@ -50,15 +55,9 @@ if TARGET:
 @dataclass(frozen=True)
 class Board:
     arch: str
-    elf: str
-    qemu: list[str]
 
 
-BOARDS = [
-    Board("cortex-m4", "mps2-an386.elf",
-          ["qemu-system-arm", "-M", "mps2-an386", "-semihosting-config", "enable=on,target=native"]),
-    Board("riscv32", "virt-rv32.elf", ["qemu-system-riscv32", "-M", "virt", "-bios", "none"]),
-]
+BOARDS = [Board("cortex-m4"), Board("riscv32")]
 
 
 # ------------------------------------------------------------------ QEMU and the fault proxy
@@ -70,16 +69,16 @@ def _free_port() -> int:
 
 
 class Qemu:
-    """One firmware under qemu-system, its UART on a TCP server socket (one client at a time)."""
+    """One firmware under qemu-system (examples/serial_board.py's command): its link UART on
+    a TCP server socket (one client at a time), its actuator UART into a file."""
 
     def __init__(self, board: Board) -> None:
-        qemu = shutil.which(board.qemu[0])
-        assert qemu, f"{board.qemu[0]} not found: scripts/setup.sh installs QEMU"
         self.port = _free_port()
-        self.proc = subprocess.Popen(
-            [qemu, *board.qemu[1:], "-display", "none", "-monitor", "none", "-kernel", str(OUT / board.elf),
-             "-serial", f"tcp:127.0.0.1:{self.port},server=on,wait=off,nodelay=on"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.actuator = Path(tempfile.mkdtemp()) / "actuator.bin"
+        command = example.qemu_command(board.arch, self.port, self.actuator)
+        assert shutil.which(command[0]), f"{command[0]} not found: scripts/setup.sh installs QEMU"
+        self.proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.PIPE)
         deadline = time.monotonic() + 60
         while True:  # QEMU listens once it has started
             try:
@@ -93,18 +92,25 @@ class Qemu:
     def url(self, port: int | None = None, timeout: float = 10) -> str:
         return f"serial:socket://127.0.0.1:{port or self.port}?timeout={timeout:g}"
 
+    def actuator_values(self) -> list[int]:
+        """Every value the firmware's actuator UART carried so far."""
+        return example.actuator_values(self.actuator)
+
     def close(self) -> None:
         self.proc.kill()
         self.proc.wait()
         assert self.proc.stderr is not None
         self.proc.stderr.close()
+        shutil.rmtree(self.actuator.parent)
 
 
 class FaultyLine:
     """A TCP proxy for one client: bytes pass frame by frame (a frame ends with 0x00), and
     the next frame in a direction ("up": to the board, "down": back) gets the fault queued
-    for it: ("flip", i, bit), ("drop", i) or ("cut", i) (only bytes before i pass, without
-    the delimiter: the line went silent mid-frame). i counts from the frame's first byte;
+    for it: ("flip", i, bit), ("drop", i), ("cut", i) (only bytes before i pass, without
+    the delimiter: the line went silent mid-frame), ("insert", i, noise) (bytes inserted
+    at i) or ("between", noise) (noise and a 0x00 go first: noise between two frames, ended
+    by the next frame's leading 0x00). i counts from the frame's first byte;
     i == len(frame) is its delimiter. Empty frames (a lone 0x00) pass untouched."""
 
     def __init__(self, board_port: int) -> None:
@@ -148,7 +154,11 @@ class FaultyLine:
 
     @staticmethod
     def _damage(wire: bytes, fault: tuple[Any, ...]) -> bytes:
+        if fault[0] == "between":
+            return fault[1] + b"\0" + wire
         kind, at = fault[0], min(fault[1], len(wire) - 1)
+        if kind == "insert":
+            return wire[:at] + fault[2] + wire[at:]
         if kind == "flip":
             return wire[:at] + bytes([wire[at] ^ (1 << fault[2])]) + wire[at + 1:]
         if kind == "drop":
@@ -254,6 +264,66 @@ def test_math_arrays_and_state_over_the_link(qemu: tuple[Board, Qemu]) -> None:
     assert abs(got[0][1] - (math.sin(2.0) + math.cos(3.14159))) < 1e-5
 
 
+def _api_session(tg: cp.Target, load: Any) -> list[Any]:
+    """Every part of the Target API a program on a device uses, in one session: compile
+    with names and updates, run, read and write by value, by name, in containers and
+    arrays, variables(), imports(), the instruction bounds, and the saved file loaded
+    again (``load(bytes)``) and run by name."""
+    a = cp.value(1.5, name="a")
+    k = cp.value(3, name="k")
+    xs = cp.array([1.0, 2.0, 3.0, 4.0])
+    v = cp.vector([cp.value(0.5), cp.value(-1.0), cp.value(2.0)])
+    acc = cp.value(0.0, name="acc")
+    y = xs * a + 1.0
+    m = v.magnitude() * a
+    big = k > 4
+    tg.compile(y, m, big, names={"y": y, "m": m, "big": big}, updates={acc: acc + a, k: k + 1})
+    seen: list[Any] = [tg.variables(), tg.imports(), tg.max_instructions(), tg.program_bytes()]
+    for step in range(3):
+        tg.run()
+        seen.append(tg.read_value({"y": y, "m": m, "big": big, "acc": acc, "k": k}))
+        tg.write_value(a, 0.25 * step - 1.0)
+    tg.write_value("a", 2.0)
+    tg.write_value(xs, np.array([-1.0, 0.5, 8.0, 1e30], dtype=F32))
+    tg.write_value([v], [[3.0, 4.0, 12.0]])
+    tg.run()
+    seen += [tg.read_value([y, m, big, acc, k]), tg.read_value("y"), tg.read_value(("acc", "k")),
+             list(tg.read_value(v)), tg.read_value(xs)]
+    again = load(tg.program_bytes())
+    again.write_value("a", -3.0)
+    again.run()
+    seen += [again.read_value("y"), again.read_value("acc"), again.read_value("k"), again.variables()]
+    return seen
+
+
+def test_the_target_api_over_the_link_matches_the_host(qemu: tuple[Board, Qemu]) -> None:
+    """The same session over the link and in this board's emulator (cp.Target(arch)): the
+    same results, and the same program files; the values checked against NumPy."""
+    board, q = qemu
+    device = SerialDevice.open(q.url()[len("serial:"):])  # QEMU's socket takes one client
+    try:
+        over_link = _api_session(cp.Target(board.arch, runner=device), lambda b: cp.loads(b, runner=device))
+    finally:
+        device.close()
+    emulated = _api_session(cp.Target(board.arch), cp.loads)
+    assert [_bits_tree(x) for x in over_link] == [_bits_tree(x) for x in emulated]
+    y1, m1, big1, acc1, k1 = over_link[4]  # read by name
+    assert y1 == list(np.array([1.0, 2.0, 3.0, 4.0], dtype=F32) * F32(1.5) + F32(1.0))
+    assert m1 == np.sqrt(F32(5.25)) * F32(1.5)
+    assert (big1, acc1, k1) == (False, 1.5, 4)
+    xs = np.array([-1.0, 0.5, 8.0, 1e30], dtype=F32)
+    assert over_link[7] == [list(xs * F32(2.0) + F32(1.0)), F32(13.0) * F32(2.0), True, 1.75, 7]
+    assert over_link[12:15] == [list(xs * F32(-3.0) + F32(1.0)), 1.75 - 3.0, 8]
+
+
+def _bits_tree(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _bits_tree(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_bits_tree(v) for v in x]
+    return _bits(x)
+
+
 def test_jit_over_the_link(qemu: tuple[Board, Qemu]) -> None:
     board, _ = qemu
     own = Qemu(board)  # a jit specialisation opens its own connection: a board of its own
@@ -278,6 +348,8 @@ def test_periodic_run_reports_its_lateness(qemu: tuple[Board, Qemu]) -> None:
         report = device.run_periodic(40, 0.0005)
         assert tg.read_value(acc) == 40 * 3
         assert report.steps == 40
+        device.run_steps(1000)  # RUN N: one request, N steps on the board
+        assert tg.read_value(acc) == 1040 * 3
         assert 0 <= report.overruns <= report.skipped
         assert 0 <= report.late_mean <= report.late_max
         with pytest.raises(ValueError, match="period"):
@@ -365,11 +437,12 @@ def test_any_fault_on_a_write_leaves_the_old_or_the_new_value(
     tg, n = _load_counter(device, board.arch, 1)
 
     @settings(max_examples=12, deadline=None)
-    @given(way=st.sampled_from(["up", "down"]), kind=st.sampled_from(["flip", "drop", "cut"]),
-           at=st.integers(0, 40), bit=st.integers(0, 7), new=st.integers(-1000, 1000))
-    def one_fault(way: str, kind: str, at: int, bit: int, new: int) -> None:
+    @given(way=st.sampled_from(["up", "down"]), kind=st.sampled_from(["flip", "drop", "cut", "insert"]),
+           at=st.integers(0, 40), bit=st.integers(0, 7), noise=st.binary(min_size=1, max_size=8),
+           new=st.integers(-1000, 1000))
+    def one_fault(way: str, kind: str, at: int, bit: int, noise: bytes, new: int) -> None:
         old = tg.read_value(n)
-        proxy.add(way, kind, at, bit)
+        proxy.add(way, kind, at, noise if kind == "insert" else bit)
         try:
             tg.write_value(n, new)
             failed = False
@@ -387,15 +460,61 @@ def test_any_fault_on_a_write_leaves_the_old_or_the_new_value(
     one_fault()
 
 
+def test_noise_between_frames_is_skipped(line: tuple[Board, FaultyLine, SerialDevice]) -> None:
+    """Noise on the line between frames, either way, costs a probe, never a request: the
+    board rejects the noise as a frame of its own, and both ends go on at the next 0x00."""
+    board, proxy, device = line
+    tg, n = _load_counter(device, board.arch, 1)
+
+    @settings(max_examples=16, deadline=None)
+    @given(way=st.sampled_from(["up", "down"]), noise=st.binary(min_size=1, max_size=64),
+           new=st.integers(-1000, 1000))
+    def noisy_write(way: str, noise: bytes, new: int) -> None:
+        proxy.add(way, "between", noise)
+        tg.write_value(n, new)
+        assert not proxy.faults[way], "the noise went out"
+        assert tg.read_value(n) == new
+        tg.run()
+        assert tg.read_value(n) == new + 1
+
+    noisy_write()
+
+
+@pytest.mark.parametrize("qemu", BOARDS[:1], ids=[BOARDS[0].arch], indirect=True)
+def test_an_oversize_program_is_refused_and_the_old_one_goes_on(qemu: tuple[Board, Qemu]) -> None:
+    """A program file larger than the firmware's 64 KiB receive buffer: a clear error, and
+    the program loaded before runs on; so does a program for another architecture. (One
+    board: the receive path is link.c's on both, and the 67 KB take QEMU's UART seconds.)"""
+    board, q = qemu
+    device = SerialDevice.open(q.url(timeout=20)[len("serial:"):])
+    try:
+        tg, n = _load_counter(device, board.arch, 3)
+        tg.run()
+        table = cp.array(np.arange(4200, dtype=F32))  # 16 bytes of file per element
+        here = cp.Target(board.arch)
+        here.compile(table + 1.0)
+        assert 64 * 1024 < len(here.program_bytes()) < 70 * 1024
+        with pytest.raises(FirmwareError, match="larger than the firmware's buffer.*nothing was carried out"):
+            cp.Target(board.arch, runner=device).compile(table + 1.0)
+        with pytest.raises(FirmwareError) as e:
+            device.install(_other_arch_program(board))
+        assert e.value.code == -5
+        tg.run()
+        assert tg.read_value(n) == 6
+    finally:
+        device.close()
+
+
 # ------------------------------------------------------------------ the board's imports
 
 KP, KI, DT = F32(1.5), F32(4.0), F32(0.05)
 
 
-def _pi_reference(steps: int) -> list[tuple[float, float]]:
+def _pi_reference(steps: int) -> tuple[list[tuple[float, float]], list[int]]:
     """The PI loop of examples/serial_board.py in NumPy float32, with the plant of
-    firmware/common/io.c (integer millivolts, C's truncating division)."""
-    register, y_mv, integral, rows = 0, 0, F32(0.0), []
+    firmware/common/io.c (integer millivolts, C's truncating division): (measured, duty)
+    after each step, and the value the actuator sends in each."""
+    register, y_mv, integral, rows, sent = 0, 0, F32(0.0), [], []
     for _ in range(steps):
         y_mv += int((register - y_mv) / 8)
         measured = F32(y_mv) / F32(1000.0)
@@ -405,22 +524,35 @@ def _pi_reference(steps: int) -> list[tuple[float, float]]:
         scaled = duty * F32(1000.0)
         register = 0 if not scaled > 0 else min(int(scaled), 1_000_000)
         rows.append((float(measured), float(duty)))
-    return rows
+        sent.append(register)
+    return rows, sent
 
 
 def test_pi_loop_with_the_boards_sensor_and_actuator_matches_the_host(qemu: tuple[Board, Qemu]) -> None:
-    """Sensor and actuator are the firmware's imports on a timer register; the same loop on
-    this machine with Python imports (examples/serial_board.py's Plant) and NumPy agree."""
+    """The firmware's actuator sends on a UART of its own (QEMU writes its bytes into a
+    file read here); the same loop on this machine with Python imports
+    (examples/serial_board.py's Plant) and NumPy agree with what the board computed and
+    with what its actuator UART carried."""
     board, q = qemu
-    import serial_board as example
-
+    already = len(q.actuator_values())
     on_board = example.closed_loop(cp.Target(board.arch, runner=q.url()))
+    sent = q.actuator_values()[already:]
     plant = example.Plant()
     on_host = example.closed_loop(cp.Target("native", imports={"adc_read": plant.adc_read,
                                                                "pwm_write": plant.pwm_write}))
-    reference = _pi_reference(example.STEPS)
+    reference, reference_sent = _pi_reference(example.STEPS)
     assert on_board == reference == on_host
-    assert on_board[-1][0] != 0.0, "the actuator register drove the plant"
+    assert sent == reference_sent == plant.written
+    assert on_board[-1][0] != 0.0, "the actuator drove the plant"
+    # a periodic run drives the actuator from the board's timer: one value per step
+    device = SerialDevice.open(q.url()[len("serial:"):])
+    try:
+        example.closed_loop(cp.Target(board.arch, runner=device), steps=0)
+        already = len(q.actuator_values())
+        device.run_periodic(example.STEPS, 0.0005)
+        assert q.actuator_values()[already:] == reference_sent
+    finally:
+        device.close()
 
 
 def test_the_board_timer_import_counts_up_and_missing_imports_are_named(qemu: tuple[Board, Qemu]) -> None:
@@ -453,9 +585,10 @@ def test_the_serial_board_example() -> None:
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[-1] == "board and host agree bit for bit"
-    reference = _pi_reference(60)
-    for line, step in zip(lines[:-1], range(9, 60, 10), strict=True):
+    reference, sent = _pi_reference(60)
+    assert lines[-2:] == [f"the actuator UART carried the host's 60 values, last {sent[-1]}",
+                          "board and host agree bit for bit"]
+    for line, step in zip(lines[:-2], range(9, 60, 10), strict=True):
         assert line == f"step {step + 1}: measured {reference[step][0]!r} duty {reference[step][1]!r}"
 
 
@@ -482,7 +615,11 @@ def test_the_firmware_refuses_bad_requests_with_clear_errors(qemu: tuple[Board, 
         with pytest.raises(FirmwareError, match="outside the program's data memory"):
             device.read(0, 1 << 20)
         with pytest.raises(FirmwareError, match="unknown request kind"):
+            device._call(0x09)  # VARS: names live with the Target
+        with pytest.raises(NotImplementedError, match="Target.variables"):
             device.variables()
+        with pytest.raises(NotImplementedError, match="read_value"):
+            device.stream(1, ["a"])
         device.run()
     finally:
         device.close()

@@ -61,6 +61,28 @@ def test_the_stub_types_name_exactly_the_table_ops() -> None:
     assert T.is_binary("shl") and not T.is_binary("neg") and T.is_unary("tobyte")
 
 
+def test_the_float_math_functions_come_from_the_table() -> None:
+    # every float -> float op spelled cp.<op> is made from its table row (_math.py), with
+    # the core's entry point and its stub; the other cp. spellings name existing functions
+    from copapy import _core, _math
+    made = tuple(n for n in T.UNARY if T.SIGNATURES[n] == (("f", "f"),) and T.PYTHON[n] == f"cp.{n}")
+    assert _math.FLOAT_FUNCTIONS == made and len(made) >= 10
+    stub = (ROOT / "python" / "copapy" / "_core.pyi").read_text()
+    for name in made:
+        fn = getattr(cp, name)
+        assert fn.__name__ == name and fn.__doc__ and fn is getattr(_math, name)
+        assert isinstance(_core.math_unary(name, cp.value(0.5)), cp.value)
+    assert "def math_unary(op: UnaryOp, x: value[Any]) -> value[float]" in stub
+    for wrong in ("neg", "itof", "ftoi", "add", "nope"):
+        with pytest.raises(ValueError, match="not a float math function"):
+            _core.math_unary(wrong, cp.value(0.5))  # type: ignore[arg-type]
+    for name, how in T.PYTHON.items():
+        if how.startswith("cp."):
+            assert callable(getattr(cp, how[3:])), name
+    # one vocabulary: a math function spelled differently from its op maps to that op
+    assert _math._ARRAY_OPS["minimum"] == "min" and _math._ARRAY_OPS["maximum"] == "max"
+
+
 def test_generated_files_are_up_to_date() -> None:
     done = subprocess.run([sys.executable, str(ROOT / "stencils" / "gen_optable.py"), "--check"],
                           capture_output=True, text=True)

@@ -10,6 +10,7 @@ answered INFO before it reported features) still maps to a target.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 from typing import Any
@@ -138,5 +139,22 @@ def test_every_place_that_lists_targets_follows_the_table() -> None:
         spec.loader.exec_module(build)
     finally:
         sys.path.remove(str(stencils))
-    assert sorted(build.TARGETS) == sorted(_targets.names())
+    # build.py reads the rows from stencils/targets.json (a cargo test keeps that file
+    # equal to the Rust table): names in order, and each row's compiler flags
+    assert list(build.TARGETS) == _targets.names()
+    assert {name: t.flags for name, t in build.TARGETS.items()} == {
+        t.name: list(t.cflags) for t in _targets.targets()}
     assert {t.arch for t in _targets.targets()} <= set(_emulator._ISAS)
+    # the file's rows are the table's rows as _core exports them
+    rows = json.loads((stencils / "targets.json").read_text(encoding="utf-8"))
+    assert [(r["name"], tuple(r["aliases"]), r["arch"], tuple(r["features"]), r["machines"],
+             None if r["qemu_user"] is None else tuple(r["qemu_user"]), r["unicorn_cpu"],
+             tuple(r["cflags"])) for r in rows] == [
+        (t.name, t.aliases, t.arch, t.features, t.machines, t.qemu_user, t.unicorn_cpu, t.cflags)
+        for t in _targets.targets()]
+    # the test matrix and the benchmarks take their lists from the table, not their own
+    for script in (ROOT / "scripts" / "test.sh", ROOT / "benches" / "target_figures.py"):
+        text = script.read_text(encoding="utf-8")
+        assert "_targets.names()" in text, script
+        assert not any(f'"{t.name}"' in text or f"'{t.name}'" in text
+                       for t in _targets.targets()), script

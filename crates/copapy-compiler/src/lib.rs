@@ -16,6 +16,7 @@
 pub mod array;
 pub mod autodiff;
 pub mod compile;
+pub mod finish;
 pub mod fold;
 pub mod graph;
 pub mod imports;

@@ -1,11 +1,10 @@
 //! The targets copapy compiles for: each row of the shared table
-//! [`copapy_program::targets::TARGETS`] (name, aliases, instruction set, CPU features)
-//! with the stencil object built for it by `stencils/build.py` (whose `TARGETS` table
-//! has the matching compiler flags).
+//! [`copapy_program::targets::TARGETS`] (name, aliases, instruction set, CPU features,
+//! compiler flags) with the stencil object built for it by `stencils/build.py`.
 //!
 //! The instruction set ([`Arch`]) picks the relocation rules in [`crate::isa`]. Adding a
-//! target is a row in the shared table, its stencil object in [`STENCILS`] and its flags
-//! in `stencils/build.py`; a row missing here fails to compile.
+//! target is a row in the shared table (with its compiler flags) and its stencil object,
+//! built by `stencils/build.py`; `build.rs` lists the objects from the table.
 
 use std::ops::Deref;
 use std::sync::OnceLock;
@@ -33,49 +32,8 @@ impl Deref for Target {
     }
 }
 
-macro_rules! stencils {
-    ($($file:literal),* $(,)?) => {
-        [$(($file, include_bytes!(concat!("../../../stencils/", $file, ".o")) as &[u8])),*]
-    };
-}
-
-/// The stencil object of each target, named as the target, in the order of the shared
-/// table (checked when compiling).
-pub static STENCILS: [(&str, &[u8]); INFOS.len()] = stencils!(
-    "x86_64",
-    "aarch64",
-    "armv7",
-    "armv6",
-    "cortex-m4",
-    "riscv64",
-    "riscv32",
-);
-
-const fn same(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
-const _: () = {
-    let mut i = 0;
-    while i < INFOS.len() {
-        assert!(
-            same(STENCILS[i].0, INFOS[i].name),
-            "STENCILS must list the shared targets in order"
-        );
-        i += 1;
-    }
-};
+// STENCILS: `build.rs` lists `stencils/<name>.o` for every row of the shared table
+include!(concat!(env!("OUT_DIR"), "/stencil_objects.rs"));
 
 /// Every target, in the order of the shared table.
 pub static TARGETS: [Target; INFOS.len()] = {

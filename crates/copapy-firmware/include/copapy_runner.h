@@ -83,7 +83,9 @@ enum copapy_error {
     COPAPY_E_OVERLAP = -18,
     COPAPY_E_NOT_LOADED = -19,
     COPAPY_E_IMPORT_MISSING = -20,   /* the program calls an import the table lacks */
-    COPAPY_E_IMPORT_SIGNATURE = -21  /* the table's entry has another signature */
+    COPAPY_E_IMPORT_SIGNATURE = -21, /* the table's entry has another signature */
+    COPAPY_E_WRONG_BASE = -22,       /* a pre-linked image for other buffer addresses */
+    COPAPY_E_NOT_PRELINKED = -23     /* copapy_load_prelinked given a relocatable file */
 };
 
 /* A function the firmware offers to programs (cp.extern in Python), by name.
@@ -133,7 +135,10 @@ uint32_t copapy_set_cpu_features(uint32_t features);
 
 /* Validates `file` and installs it into `code` and `data`. Returns 0 or a negative
  * copapy_error; on error `out` is untouched. NULL pointers (COPAPY_E_BAD_ARGUMENT) and
- * overlapping buffers (COPAPY_E_OVERLAP) are refused. */
+ * overlapping buffers (COPAPY_E_OVERLAP) are refused. A relocatable file is patched for
+ * wherever `code` and `data` are; a pre-linked image (format version 6, saved with
+ * code_base=/data_base=) is only copied, and refused with COPAPY_E_WRONG_BASE, before
+ * anything is written, unless `code` and `data` are exactly at its addresses. */
 int32_t copapy_load(const uint8_t *file, size_t file_len, uint8_t *code, size_t code_cap,
                     uint8_t *data, size_t data_cap, struct copapy_program *out);
 
@@ -151,6 +156,15 @@ int32_t copapy_load_with_imports(const uint8_t *file, size_t file_len, uint8_t *
                                  const struct copapy_import *imports, size_t import_count,
                                  struct copapy_program *out, const char **failed_name,
                                  uint32_t *failed_name_len);
+
+/* copapy_load_with_imports for pre-linked images only (saved with code_base=/data_base=,
+ * format version 6): a relocatable file is refused with COPAPY_E_NOT_PRELINKED. A firmware
+ * that loads programs only through this call links none of the patching code, so its
+ * loader is smaller (README, "runner-size"). */
+int32_t copapy_load_prelinked(const uint8_t *file, size_t file_len, uint8_t *code, size_t code_cap,
+                              uint8_t *data, size_t data_cap, const struct copapy_import *imports,
+                              size_t import_count, struct copapy_program *out,
+                              const char **failed_name, uint32_t *failed_name_len);
 
 /* Runs a loaded program once (one step; state variables update themselves). Returns 0,
  * or, running nothing, COPAPY_E_BAD_ARGUMENT for NULL and COPAPY_E_NOT_LOADED for a

@@ -27,6 +27,8 @@ pub const OVERLAP: i32 = -18;
 pub const NOT_LOADED: i32 = -19;
 pub const IMPORT_MISSING: i32 = -20;
 pub const IMPORT_SIGNATURE: i32 = -21;
+pub const WRONG_BASE: i32 = -22;
+pub const NOT_PRELINKED: i32 = -23;
 
 /// The code of a file the reader refused. Variants added later (the reader grows
 /// checks) fall under "malformed record".
@@ -45,6 +47,8 @@ pub fn format_code(e: &FormatError) -> i32 {
         PatchFieldOutOfRange { .. } | PatchTargetOutOfRange { .. } => PATCH_RANGE,
         SymbolOutOfRange { .. } => SYMBOL_RANGE,
         BadAlignment { .. } | BufferMisaligned { .. } | SymbolMisaligned { .. } => ALIGNMENT,
+        WrongPlacement { .. } => WRONG_BASE,
+        NotPrelinked { .. } => NOT_PRELINKED,
         _ => BAD_RECORD,
     }
 }
@@ -90,6 +94,12 @@ pub fn message(error: i32) -> &'static CStr {
         }
         IMPORT_SIGNATURE => {
             c"an imported function's signature in the table differs from the program's (failed_name names it)"
+        }
+        WRONG_BASE => {
+            c"pre-linked program for other buffer addresses: save it with this firmware's buffer addresses, or without code_base=/data_base="
+        }
+        NOT_PRELINKED => {
+            c"copapy_load_prelinked takes only pre-linked images: save the program with code_base=/data_base= set to this firmware's buffers"
         }
         _ => c"unknown error code",
     }

@@ -228,6 +228,84 @@ pub unsafe extern "C" fn copapy_load_with_imports(
     failed_name: *mut *const c_char,
     failed_name_len: *mut u32,
 ) -> i32 {
+    // SAFETY: the caller's guarantees, passed on.
+    unsafe {
+        load::<true>(
+            file,
+            file_len,
+            code,
+            code_cap,
+            data,
+            data_cap,
+            imports,
+            import_count,
+            out,
+            failed_name,
+            failed_name_len,
+        )
+    }
+}
+
+/// [`copapy_load_with_imports`] for pre-linked images only (format version 6, saved with
+/// `code_base=`/`data_base=`): a relocatable file is refused with
+/// `COPAPY_E_NOT_PRELINKED`. A firmware that calls this instead of `copapy_load` links none
+/// of the patch decoding and field writers: its loader is smaller.
+///
+/// # Safety
+///
+/// As [`copapy_load_with_imports`].
+#[no_mangle]
+pub unsafe extern "C" fn copapy_load_prelinked(
+    file: *const u8,
+    file_len: usize,
+    code: *mut u8,
+    code_cap: usize,
+    data: *mut u8,
+    data_cap: usize,
+    imports: *const CopapyImport,
+    import_count: usize,
+    out: *mut CopapyProgram,
+    failed_name: *mut *const c_char,
+    failed_name_len: *mut u32,
+) -> i32 {
+    // SAFETY: the caller's guarantees, passed on.
+    unsafe {
+        load::<false>(
+            file,
+            file_len,
+            code,
+            code_cap,
+            data,
+            data_cap,
+            imports,
+            import_count,
+            out,
+            failed_name,
+            failed_name_len,
+        )
+    }
+}
+
+/// Both loaders: relocatable files and pre-linked images, or (`RELOCATABLE` false) only
+/// the latter, with the patch code left out by the compiler.
+///
+/// # Safety
+///
+/// As [`copapy_load_with_imports`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn load<const RELOCATABLE: bool>(
+    file: *const u8,
+    file_len: usize,
+    code: *mut u8,
+    code_cap: usize,
+    data: *mut u8,
+    data_cap: usize,
+    imports: *const CopapyImport,
+    import_count: usize,
+    out: *mut CopapyProgram,
+    failed_name: *mut *const c_char,
+    failed_name_len: *mut u32,
+) -> i32 {
     if imports.is_null() && import_count != 0 {
         return code::BAD_ARGUMENT;
     }
@@ -268,7 +346,11 @@ pub unsafe extern "C" fn copapy_load_with_imports(
     };
     // borrowed from the result rather than moved out of it: the move costs a copy of
     // the view (firmware code size)
-    let parsed = ProgramView::parse(file);
+    let parsed = if RELOCATABLE {
+        ProgramView::parse(file)
+    } else {
+        ProgramView::parse_prelinked(file)
+    };
     let view = match &parsed {
         Ok(v) => v,
         Err(e) => return code::format_code(e),
@@ -296,7 +378,12 @@ pub unsafe extern "C" fn copapy_load_with_imports(
             code::IMPORT_MISSING
         };
     }
-    if let Err(e) = copapy_runner::install(view, code_buf, data_buf) {
+    let installed = if RELOCATABLE {
+        copapy_runner::install(view, code_buf, data_buf)
+    } else {
+        copapy_runner::install_prelinked(view, code_buf, data_buf)
+    };
+    if let Err(e) = installed {
         return code::install_code(&e);
     }
     copapy_runner::imports::write_import_table(view.imports(), data_buf, resolve);

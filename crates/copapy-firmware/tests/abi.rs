@@ -287,7 +287,7 @@ fn every_truncation_and_bit_flip_is_refused_without_writing() {
     assert_every_damage_refused(&file);
 }
 
-/// A version 5 file (carrying instruction bounds, patches in the compact section) loads
+/// A version 7 file (carrying instruction bounds, patches in the compact section) loads
 /// and runs like the same program as a version 2 file (without them, 16-byte patch
 /// records), and every truncation and bit flip of it is refused: the bounds and the
 /// compact patches are inside the checksum and the section lengths.
@@ -297,7 +297,7 @@ fn a_file_with_instruction_bounds_loads_and_its_damage_is_refused() {
     with_bounds.instructions =
         Some(copapy_program::InstructionBounds::Known { fewest: 2, most: 2 });
     let file = with_bounds.encode();
-    assert_eq!(file[4], 5);
+    assert_eq!(file[4], 7);
     assert_eq!(program().encode()[4], 2);
     let (region, p) = load(&file);
     // SAFETY: loaded by copapy_load into a sealed (read+execute) code page.

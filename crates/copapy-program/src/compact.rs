@@ -15,7 +15,17 @@
 //! | … | per patch: `uleb((zigzag(offset step / 2^o) << k \| kind) << 1 \| new_addend)` with `k` the bits of `K − 1`, then `uleb(zigzag(target step / 2^c or 2^d))` (the step from the previous target of the same base), then, if `new_addend`, `uleb(zigzag(addend − previous addend of the kind))` |
 //!
 //! (`uleb` is unsigned LEB128 of at most 10 bytes; `zigzag` maps signed to unsigned
-//! numbers, small magnitudes to small numbers; every "previous" starts at 0.) Patches
+//! numbers, small magnitudes to small numbers; every "previous" starts at 0.)
+//!
+//! Version [`IMPLIED_TARGETS_VERSION`] has the same section with one change: half of the
+//! data accesses of Cortex-M4, ARMv7 and RISC-V are the second patch of a pair (`MOVT`
+//! after its `MOVW`, `LO12` after its `AUIPC`) with the target of the previous patch of its
+//! base, which version 5 still spells out as a step of 0. There the first number's low bit
+//! says "implied": the patch has the previous target of its base and the previous addend of
+//! its kind, and nothing follows. Otherwise `uleb(zigzag(target step) << 1 | new_addend)`
+//! follows, then the addend step if `new_addend`. A patch that could be implied must be
+//! (a reader refuses one that spells out a step of 0 with no new addend), so every program
+//! keeps one encoding. Patches
 //! keep their order, so decoding gives back the exact list the compiler wrote. A
 //! reader checks every number as it decodes (no LEB128 longer than 10 bytes, kinds,
 //! offsets, targets and addends in range, the stream used up exactly, as many patches
@@ -26,6 +36,8 @@ use crate::{Base, Encoding, FormatError, Patch};
 
 /// The first format version with compact patches (defined with the other versions).
 pub use crate::format::COMPACT_VERSION;
+/// The version whose compact patches may take their target from the previous one.
+pub use crate::format::IMPLIED_TARGETS_VERSION;
 /// At most one kind per (encoding, base) pair.
 pub const MAX_KINDS: usize = 2 * Encoding::ALL.len();
 
@@ -77,6 +89,8 @@ pub struct CompactPatches<'a> {
     offset_scale: u32,
     target_scales: [u32; 2],
     stream: &'a [u8],
+    /// Version [`IMPLIED_TARGETS_VERSION`]'s stream (see the module documentation).
+    implied_targets: bool,
     remaining: u32,
     index: usize,
     offset: u32,
@@ -86,8 +100,8 @@ pub struct CompactPatches<'a> {
 
 impl<'a> CompactPatches<'a> {
     /// The decoder of `section` (the whole section, length field included) holding
-    /// `count` patches.
-    pub(crate) fn new(section: &'a [u8], count: u32) -> CompactPatches<'a> {
+    /// `count` patches, of format version 5 or (`implied_targets`) 7.
+    pub(crate) fn new(section: &'a [u8], count: u32, implied_targets: bool) -> CompactPatches<'a> {
         let body = sub(section, 4, section.len());
         let kind_count = body.first().copied().unwrap_or(0) as usize;
         let table_end = (1 + kind_count).min(body.len());
@@ -103,6 +117,7 @@ impl<'a> CompactPatches<'a> {
             offset_scale: u32::from(o),
             target_scales: [u32::from(t & 0xf), u32::from(t >> 4)],
             stream: sub(body, scales_end, body.len()),
+            implied_targets,
             remaining: count,
             index: 0,
             offset: 0,
@@ -156,7 +171,9 @@ impl<'a> CompactPatches<'a> {
     fn next_patch(&mut self) -> Result<Patch, FormatError> {
         let bad = self.bad();
         let head = self.uleb()?;
-        let new_addend = head & 1 == 1;
+        // version 5: the low bit says a new addend follows; version 7: that the target
+        // and addend are implied (the target number then carries the new-addend bit)
+        let flag = head & 1 == 1;
         let kind = ((head >> 1) & ((1u64 << self.kind_bits) - 1)) as usize;
         let offset_step = (head >> 1) >> self.kind_bits;
         let tag = self.kinds.get(kind).copied().ok_or(bad)?;
@@ -169,7 +186,19 @@ impl<'a> CompactPatches<'a> {
         let step = scaled_step;
         let offset = step(offset_step, self.offset_scale)
             .and_then(|d| i64::from(self.offset).checked_add(d));
-        let target = step(self.uleb()?, target_scale)
+        let (target_number, new_addend) = match (self.implied_targets, flag) {
+            (false, _) => (self.uleb()?, flag),
+            (true, true) => (0, false),
+            (true, false) => {
+                let n = self.uleb()?;
+                // a step of 0 with the kind's addend is written implied, never spelled out
+                if n == 0 {
+                    return Err(bad);
+                }
+                (n >> 1, n & 1 == 1)
+            }
+        };
+        let target = step(target_number, target_scale)
             .and_then(|d| i64::from(previous_target).checked_add(d));
         let previous_addend = self.addends.get(kind).copied().ok_or(bad)?;
         let addend = if new_addend {
@@ -224,9 +253,10 @@ impl Iterator for CompactPatches<'_> {
     }
 }
 
-/// Encodes `patches` as a compact patch section (length field included).
+/// Encodes `patches` as a compact patch section (length field included), of format
+/// version 5 or (`implied_targets`) 7.
 #[cfg(feature = "alloc")]
-pub(crate) fn encode(patches: &[Patch]) -> alloc::vec::Vec<u8> {
+pub(crate) fn encode(patches: &[Patch], implied_targets: bool) -> alloc::vec::Vec<u8> {
     use alloc::vec::Vec;
 
     fn uleb(out: &mut Vec<u8>, mut v: u64) {
@@ -282,10 +312,18 @@ pub(crate) fn encode(patches: &[Patch]) -> alloc::vec::Vec<u8> {
         let kind = kinds.iter().position(|&x| x == tag(p)).unwrap_or(0);
         let new_addend = i64::from(p.addend) != addends[kind];
         let head = (zigzag((i64::from(p.offset) - offset) >> offset_scale) << k) | kind as u64;
-        uleb(&mut body, head * 2 + u64::from(new_addend));
         let slot = p.base as usize;
         let target_step = (i64::from(p.target) - targets[slot]) >> target_scales[slot];
-        uleb(&mut body, zigzag(target_step));
+        if implied_targets {
+            let implied = target_step == 0 && !new_addend;
+            uleb(&mut body, head * 2 + u64::from(implied));
+            if !implied {
+                uleb(&mut body, zigzag(target_step) * 2 + u64::from(new_addend));
+            }
+        } else {
+            uleb(&mut body, head * 2 + u64::from(new_addend));
+            uleb(&mut body, zigzag(target_step));
+        }
         if new_addend {
             uleb(&mut body, zigzag(i64::from(p.addend) - addends[kind]));
         }
@@ -335,17 +373,23 @@ mod tests {
             ),
             patch(0, Encoding::ThumbMovtAbs, Code, 0, i32::MAX),
         ];
-        let bytes = encode(&patches);
-        let back: Vec<Patch> = CompactPatches::new(&bytes, patches.len() as u32)
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(back, patches);
-        CompactPatches::new(&bytes, patches.len() as u32)
-            .validate(&bytes)
-            .unwrap();
-        assert!(CompactPatches::new(&bytes, 4).validate(&bytes).is_err());
-        assert!(CompactPatches::new(&bytes, 6).validate(&bytes).is_err());
-        assert_eq!(section_len(&bytes).unwrap(), bytes.len() as u64);
+        for implied in [false, true] {
+            let bytes = encode(&patches, implied);
+            let back: Vec<Patch> = CompactPatches::new(&bytes, patches.len() as u32, implied)
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(back, patches);
+            CompactPatches::new(&bytes, patches.len() as u32, implied)
+                .validate(&bytes)
+                .unwrap();
+            assert!(CompactPatches::new(&bytes, 4, implied)
+                .validate(&bytes)
+                .is_err());
+            assert!(CompactPatches::new(&bytes, 6, implied)
+                .validate(&bytes)
+                .is_err());
+            assert_eq!(section_len(&bytes).unwrap(), bytes.len() as u64);
+        }
     }
 
     #[test]
@@ -353,21 +397,55 @@ mod tests {
         let patches: Vec<Patch> = (0..40)
             .map(|i| patch(i * 5, Encoding::Rel32, Data, (i * 37) % 200, -4))
             .collect();
-        let bytes = encode(&patches);
-        for cut in 4..bytes.len() {
-            assert!(
-                CompactPatches::new(&bytes[..cut], 40)
-                    .validate(&bytes[..cut])
-                    .is_err(),
-                "cut at {cut}"
-            );
+        for implied in [false, true] {
+            let bytes = encode(&patches, implied);
+            for cut in 4..bytes.len() {
+                assert!(
+                    CompactPatches::new(&bytes[..cut], 40, implied)
+                        .validate(&bytes[..cut])
+                        .is_err(),
+                    "cut at {cut}"
+                );
+            }
+            for at in 4..bytes.len() {
+                let mut b = bytes.clone();
+                b[at] ^= 0x80;
+                // a flip that still decodes gives patches; the checksum and the layout
+                // check of the file reader catch the rest
+                let _ = CompactPatches::new(&b, 40, implied).validate(&b);
+            }
         }
-        for at in 4..bytes.len() {
-            let mut b = bytes.clone();
-            b[at] ^= 0x80;
-            // a flip that still decodes gives patches; the checksum and the layout check
-            // of the file reader catch the rest
-            let _ = CompactPatches::new(&b, 40).validate(&b);
-        }
+    }
+
+    #[test]
+    fn pairs_with_one_target_cost_one_number_less_and_stay_canonical() {
+        // MOVW/MOVT pairs: the second of each has its first's target and addend
+        let patches: Vec<Patch> = (0..20)
+            .flat_map(|i| {
+                let t = (i * 12) % 64;
+                [
+                    patch(i * 8, Encoding::ThumbMovwAbs, Data, t, 0),
+                    patch(i * 8 + 4, Encoding::ThumbMovtAbs, Data, t, 0),
+                ]
+            })
+            .collect();
+        let (v5, v7) = (encode(&patches, false), encode(&patches, true));
+        // one byte less per pair, and for the first patch, whose target is the start value 0
+        assert_eq!(v5.len() - v7.len(), 21);
+        let back: Vec<Patch> = CompactPatches::new(&v7, 40, true)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(back, patches);
+        // a spelled-out step of 0 with the kind's addend is refused: it must be implied
+        let one = [patch(0, Encoding::Rel32, Data, 0, 0)];
+        let mut spelled = encode(&one, true);
+        let last = spelled.len() - 1;
+        assert_eq!(spelled[last], 1, "implied head");
+        spelled[last] = 0; // explicit...
+        spelled.push(0); // ...step 0, no new addend
+        spelled[0] += 1; // section length
+        assert!(CompactPatches::new(&spelled, 1, true)
+            .validate(&spelled)
+            .is_err());
     }
 }

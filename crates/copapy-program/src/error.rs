@@ -49,6 +49,27 @@ pub enum FormatError {
         /// Which of the three.
         problem: crate::bounds::BoundsProblem,
     },
+    /// The placement section of a pre-linked image (version 6, [`crate::placement`]) is
+    /// malformed.
+    BadPlacement {
+        /// What is wrong.
+        problem: crate::placement::PlacementProblem,
+    },
+    /// A loader for pre-linked images only ([`crate::ProgramView::parse_prelinked`]) was
+    /// given a relocatable file.
+    NotPrelinked {
+        /// Its version.
+        found: u16,
+    },
+    /// A pre-linked image was given buffers at other addresses than it was linked for.
+    WrongPlacement {
+        /// The buffer at the wrong address.
+        section: Section,
+        /// The address the image was linked for.
+        expected: u64,
+        /// The buffer's address.
+        actual: u64,
+    },
     /// A record of the import section (version 5) is malformed.
     BadImport {
         /// Its index.
@@ -143,7 +164,7 @@ pub enum FormatError {
         /// Index of the symbol.
         index: usize,
     },
-    /// The compact patch section (version 5, [`crate::compact`]) is malformed.
+    /// The compact patch section (versions 5 and 7, [`crate::compact`]) is malformed.
     BadPatchStream {
         /// Index of the first patch that does not decode (or the count if bytes are left over).
         index: usize,
@@ -262,6 +283,25 @@ impl fmt::Display for FormatError {
                 "program file's instruction bounds {}: the file is damaged or was not written \
                  by copapy",
                 problem.describe()
+            ),
+            BadPlacement { problem } => write!(
+                f,
+                "pre-linked program file {}: the file is damaged or was not written by copapy",
+                problem.describe()
+            ),
+            NotPrelinked { found } => write!(
+                f,
+                "this loader takes only pre-linked images (format version 6) and the file is \
+                 a relocatable program (version {found}): save it with code_base=/data_base= set \
+                 to this runner's buffer addresses"
+            ),
+            WrongPlacement { section, expected, actual } => write!(
+                f,
+                "pre-linked program needs its {} at {expected:#x}, but this runner's {} buffer is \
+                 at {actual:#x}: save it with the addresses of this runner's buffers, or without \
+                 code_base=/data_base= for a relocatable file any runner places",
+                section.name(),
+                section.name()
             ),
             BadImport { index, problem } => write!(
                 f,

@@ -41,7 +41,7 @@ use crate::{Arch, ElementType, FormatError, Patch};
 /// `b"CPPY"`: the first four bytes of every program file.
 pub const MAGIC: [u8; 4] = *b"CPPY";
 /// The newest format version this crate reads and writes.
-pub const VERSION: u16 = COMPACT_VERSION;
+pub const VERSION: u16 = IMPLIED_TARGETS_VERSION;
 /// The oldest format version this crate reads.
 pub const OLDEST_VERSION: u16 = 2;
 /// The version a program with a byte symbol needs: the first that has byte elements.
@@ -52,17 +52,25 @@ pub const BOUNDS_VERSION: u16 = 4;
 /// The version whose patches are stored compactly ([`crate::compact`]), and which may
 /// end with an import section ([`crate::imports`]).
 pub const COMPACT_VERSION: u16 = 5;
+/// The version of a pre-linked image ([`crate::placement`]): the sections of version 5
+/// with a placement section (the addresses code and data were patched for) where the
+/// patches were. Relocatable files keep versions 2 to 5.
+pub const PRELINKED_VERSION: u16 = 6;
+/// The version of relocatable files written now: version 5 whose compact patches take the
+/// target of a pair's second patch from the first ([`crate::compact`]).
+pub const IMPLIED_TARGETS_VERSION: u16 = 7;
 
 /// The version a file holding symbols of these element types, and instruction bounds
 /// or not, is written in: the oldest that can hold them, so runners that predate byte
 /// symbols or bounds still load every program without them. A version 2 or 3 file
 /// marked with another of the two is refused ([`FormatError::VersionMismatch`]), which
-/// keeps each program's encoding unique. A program with bounds is written as version 5
-/// (compact patches, [`crate::compact`]); version 4 files (16-byte patch records and
-/// bounds) are still read ([`version_accepted`]).
+/// keeps each program's encoding unique. A program with bounds is written as version 7
+/// (compact patches with implied targets, [`crate::compact`]); version 4 files (16-byte
+/// patch records and bounds) and version 5 files (compact patches without implied
+/// targets) are still read ([`version_accepted`]).
 pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: bool) -> u16 {
     if has_bounds {
-        COMPACT_VERSION
+        IMPLIED_TARGETS_VERSION
     } else if types.any(|t| t == ElementType::Byte) {
         BYTES_VERSION
     } else {
@@ -70,9 +78,13 @@ pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: boo
     }
 }
 /// Whether a file of version `found` may hold what calls for version `needed`
-/// ([`version_for`]): the same version, or a version 4 file where 5 is written now.
+/// ([`version_for`]): the same version, or a version 4 file where 5 is written now, or
+/// a pre-linked image (version 6 holds everything the relocatable versions do).
 pub fn version_accepted(found: u16, needed: u16) -> bool {
-    found == needed || (found == BOUNDS_VERSION && needed == COMPACT_VERSION)
+    found == needed
+        || ((found == BOUNDS_VERSION || found == COMPACT_VERSION)
+            && needed == IMPLIED_TARGETS_VERSION)
+        || found == PRELINKED_VERSION
 }
 
 /// Size of the fixed header.
@@ -103,6 +115,8 @@ pub enum Section {
     Symbols,
     /// The instruction bounds (version 4).
     Bounds,
+    /// The load addresses of a pre-linked image (version 6).
+    Placement,
 }
 
 impl Section {
@@ -115,6 +129,7 @@ impl Section {
             Section::Patches => "patch",
             Section::Symbols => "symbol",
             Section::Bounds => "instruction-bounds",
+            Section::Placement => "placement",
         }
     }
 }

@@ -23,6 +23,7 @@ mod error;
 pub mod format;
 pub mod imports;
 pub mod names;
+pub mod placement;
 #[cfg(feature = "alloc")]
 mod program;
 pub mod targets;
@@ -34,6 +35,7 @@ pub use error::FormatError;
 #[cfg(feature = "alloc")]
 pub use imports::Import;
 pub use imports::{ImportTable, ImportView};
+pub use placement::Placement;
 #[cfg(feature = "alloc")]
 pub use program::{Program, Symbol};
 pub use types::*;

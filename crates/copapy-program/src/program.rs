@@ -94,6 +94,9 @@ pub struct Program {
     /// Functions the program calls, resolved by name at load (format version 5; a
     /// program with imports always carries bounds, `Unbounded` if it had none).
     pub imports: Vec<crate::Import>,
+    /// The addresses a pre-linked image's code and data were patched for (format
+    /// version 6, [`crate::placement`]; it has no patches); None for a relocatable program.
+    pub placement: Option<crate::Placement>,
 }
 
 fn len_u32(len: usize, section: Section) -> Result<u32, FormatError> {
@@ -121,6 +124,7 @@ impl Program {
             symbols: Vec::new(),
             instructions: None,
             imports: Vec::new(),
+            placement: None,
         }
     }
 
@@ -136,6 +140,18 @@ impl Program {
         check_align(Section::Data, self.data_align)?;
         if let Some(b) = self.instructions {
             b.check()?;
+        }
+        if let Some(placement) = self.placement {
+            if !self.patches.is_empty() {
+                return Err(FormatError::BadPlacement {
+                    problem: crate::placement::PlacementProblem::HasPatches,
+                });
+            }
+            placement.check(
+                self.arch,
+                (self.code.len(), self.code_align),
+                (self.data.len(), self.data_align),
+            )?;
         }
         for (index, i) in self.imports.iter().enumerate() {
             i.check(index)?;
@@ -199,8 +215,12 @@ impl Program {
     /// The format version [`Program::encode`] writes: the oldest that holds the
     /// program's symbols (see [`crate::format::version_for`]).
     pub fn format_version(&self) -> u16 {
+        if self.placement.is_some() {
+            return crate::placement::PRELINKED_VERSION;
+        }
         if !self.imports.is_empty() {
-            return crate::imports::IMPORTS_VERSION;
+            // imports came with version 5; its compact patches are written as version 7's
+            return crate::compact::IMPLIED_TARGETS_VERSION;
         }
         version_for(
             self.symbols.iter().map(|s| s.ty),
@@ -227,9 +247,12 @@ impl Program {
     pub(crate) fn encode_as(&self, version: u16) -> Vec<u8> {
         const MSG: &str = "program does not fit the file format; see Program::validate";
         let symbols_len = self.symbols_bytes();
-        let compact = version >= crate::compact::COMPACT_VERSION;
-        let patch_bytes = if compact {
-            crate::compact::encode(&self.patches)
+        let implied_targets = version == crate::compact::IMPLIED_TARGETS_VERSION;
+        let compact = version == crate::compact::COMPACT_VERSION || implied_targets;
+        let patch_bytes = if let Some(placement) = self.placement {
+            placement.to_bytes().to_vec()
+        } else if compact {
+            crate::compact::encode(&self.patches, implied_targets)
         } else {
             self.patches.iter().flat_map(patch_record).collect()
         };
@@ -238,9 +261,12 @@ impl Program {
         } else {
             crate::imports::encode_section(&self.imports)
         };
-        // a version 5 file always has its bounds section before the imports
+        // a version 5 file with imports and a version 6 file always have their bounds
+        // section (before the imports)
         let bounds = match self.instructions {
-            None if !imports.is_empty() => Some(InstructionBounds::Unbounded),
+            None if !imports.is_empty() || self.placement.is_some() => {
+                Some(InstructionBounds::Unbounded)
+            }
             b => b,
         };
         let total = HEADER_BYTES
@@ -337,6 +363,7 @@ impl Program {
                     slot: i.slot,
                 })
                 .collect(),
+            placement: view.placement(),
         }
     }
 }
@@ -397,6 +424,7 @@ mod tests {
             ],
             instructions: None,
             imports: Vec::new(),
+            placement: None,
         }
     }
 
@@ -897,13 +925,13 @@ mod tests {
             e.to_string().contains("uses nothing beyond version 2"),
             "{e}"
         );
-        for v in [1u8, 6] {
+        for v in [1u8, 8] {
             let mut b = bytes.clone();
             b[4] = v;
             reseal(&mut b);
             let e = err(&b);
             assert_eq!(e, FormatError::UnsupportedVersion { found: v.into() });
-            assert!(e.to_string().contains("reads versions 2 to 5"), "{e}");
+            assert!(e.to_string().contains("reads versions 2 to 7"), "{e}");
         }
     }
 
@@ -970,7 +998,7 @@ mod tests {
     }
 
     #[test]
-    fn instruction_bounds_make_version_5_and_round_trip() {
+    fn instruction_bounds_make_version_7_and_round_trip() {
         for p in [
             bounded(sample(), 40, 40),
             bounded(with_bytes(), 7, 1 << 40),
@@ -980,14 +1008,18 @@ mod tests {
             },
         ] {
             p.validate().unwrap();
-            assert_eq!(p.format_version(), 5);
+            assert_eq!(p.format_version(), 7);
             let bytes = p.encode();
-            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 5);
-            // the same program in version 4 (16-byte patch records) still reads
+            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 7);
+            // the same program in version 4 (16-byte patch records) and 5 (compact patches
+            // without implied targets) still reads
+            for old in [4, 5] {
+                let file = p.encode_as(old);
+                assert_eq!(u16::from_le_bytes([file[4], file[5]]), old);
+                assert_eq!(Program::decode(&file).unwrap(), p);
+            }
             let v4 = p.encode_as(4);
-            assert_eq!(u16::from_le_bytes([v4[4], v4[5]]), 4);
-            assert_eq!(Program::decode(&v4).unwrap(), p);
-            let compact = crate::compact::encode(&p.patches).len();
+            let compact = crate::compact::encode(&p.patches, true).len();
             assert_eq!(v4.len() - bytes.len(), p.patches.len() * 16 - compact);
             let back = Program::decode(&bytes).unwrap();
             assert_eq!(back, p);
@@ -1082,6 +1114,70 @@ mod tests {
                 problem: BoundsProblem::UnknownFlags
             }
         );
+    }
+
+    fn prelinked() -> Program {
+        Program {
+            patches: Vec::new(),
+            placement: Some(crate::Placement {
+                code: 0x2000_0000,
+                data: 0x2002_0000,
+            }),
+            instructions: Some(InstructionBounds::Known { fewest: 3, most: 9 }),
+            ..with_bytes()
+        }
+    }
+
+    #[test]
+    fn prelinked_images_are_version_6_round_trip_and_carry_no_patches() {
+        let p = prelinked();
+        p.validate().unwrap();
+        assert_eq!(p.format_version(), 6);
+        let bytes = p.encode();
+        // header, code, data, placement, symbols, bounds: nothing else
+        let symbols = p.symbols_bytes();
+        assert_eq!(
+            bytes.len(),
+            HEADER_BYTES + p.code.len() + p.data.len() + 16 + symbols + BOUNDS_BYTES
+        );
+        let back = Program::decode(&bytes).unwrap();
+        assert_eq!(back, p);
+        assert_eq!(back.encode(), bytes);
+        let view = ProgramView::parse(&bytes).unwrap();
+        assert_eq!(view.placement(), p.placement);
+        assert_eq!(view.patches().count(), 0);
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x02;
+            assert!(
+                Program::decode(&b).is_err(),
+                "flipping byte {i} went unnoticed"
+            );
+        }
+        // patches in a pre-linked image, a misaligned or overlapping placement
+        let with_patches = Program {
+            patches: sample().patches,
+            ..prelinked()
+        };
+        let has = FormatError::BadPlacement {
+            problem: crate::placement::PlacementProblem::HasPatches,
+        };
+        assert_eq!(with_patches.validate(), Err(has));
+        let mut b = bytes.clone();
+        b[24] = 1; // patch count
+        reseal(&mut b);
+        assert_eq!(err(&b), has);
+        let at = HEADER_BYTES + p.code.len() + p.data.len();
+        let mut b = bytes.clone();
+        b[at] = 1; // code base 0x20000001: not 16-aligned
+        reseal(&mut b);
+        assert!(matches!(err(&b), FormatError::BadPlacement { .. }));
+        assert!(err(&b).to_string().contains("not aligned"), "{}", err(&b));
+        // a relocatable runner's reader (version 5 at most) names the version
+        let mut b = bytes.clone();
+        b[4] = 5;
+        reseal(&mut b);
+        assert!(Program::decode(&b).is_err());
     }
 
     #[test]

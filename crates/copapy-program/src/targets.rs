@@ -6,8 +6,10 @@
 //! and Python (`copapy._core.targets()`) all derive from; it is `no_std` so a firmware
 //! runner can use it. Rows of one instruction set are ordered most capable first, so the
 //! first row a CPU can run is the best target for it ([`TargetInfo::for_cpu`]). Adding a
-//! target is one row here, its stencil object in `copapy-compiler`'s `targets.rs` and its
-//! compiler flags in `stencils/build.py`.
+//! target is one row here (with the flags its stencils are compiled with) and, for a new
+//! instruction set, its module (README "Layout": the steps). The stencil build and the
+//! scripts read the rows from `stencils/targets.json`, which a test keeps equal to this
+//! table (`COPAPY_BLESS=1 cargo test -p copapy-compiler --test target_table` rewrites it).
 
 use crate::{Arch, Features};
 
@@ -39,6 +41,10 @@ pub struct TargetInfo {
     /// unicorn's CPU model (the `UC_CPU_*` constant) for the in-process emulator;
     /// `None` means unicorn's default CPU for the instruction set.
     pub unicorn_cpu: Option<&'static str>,
+    /// The `zig cc` flags that pick the target's code (`-target`, `-mcpu`, and any
+    /// switch only it needs): `stencils/build.py` compiles its stencil object with them
+    /// (reading them from `stencils/targets.json`, this table written out).
+    pub cflags: &'static [&'static str],
 }
 
 /// The three RISC-V extensions copapy's RISC-V code uses.
@@ -57,6 +63,7 @@ pub static TARGETS: [TargetInfo; 7] = [
             cpu: "qemu64",
         }),
         unicorn_cpu: None,
+        cflags: &["-target", "x86_64-freestanding", "-mcpu=x86_64"],
     },
     TargetInfo {
         name: "aarch64",
@@ -69,6 +76,7 @@ pub static TARGETS: [TargetInfo; 7] = [
             cpu: "cortex-a53",
         }),
         unicorn_cpu: None,
+        cflags: &["-target", "aarch64-freestanding", "-mcpu=generic"],
     },
     TargetInfo {
         name: "armv7",
@@ -81,6 +89,15 @@ pub static TARGETS: [TargetInfo; 7] = [
             cpu: "cortex-a9",
         }),
         unicorn_cpu: Some("UC_CPU_ARM_CORTEX_A9"),
+        cflags: &[
+            "-target",
+            "arm-freestanding-eabihf",
+            "-mcpu=cortex_a9",
+            // NEON flushes subnormals, so float code stays on VFP: the loop vectoriser
+            // is switched off per float loop (CPM_FLOAT_LOOP), the SLP vectoriser (no
+            // per-loop switch) for the whole object; integer loops still use NEON
+            "-fno-slp-vectorize",
+        ],
     },
     TargetInfo {
         name: "armv6",
@@ -93,6 +110,7 @@ pub static TARGETS: [TargetInfo; 7] = [
             cpu: "arm1176",
         }),
         unicorn_cpu: Some("UC_CPU_ARM_1176"),
+        cflags: &["-target", "arm-freestanding-eabihf", "-mcpu=arm1176jzf_s"],
     },
     TargetInfo {
         name: "cortex-m4",
@@ -102,6 +120,11 @@ pub static TARGETS: [TargetInfo; 7] = [
         machines: "STM32F4-class MCUs, Thumb-2, FPv4-SP",
         qemu_user: None,
         unicorn_cpu: Some("UC_CPU_ARM_CORTEX_M4"),
+        cflags: &[
+            "-target",
+            "thumb-freestanding-eabihf",
+            "-mcpu=cortex_m4+vfp4d16sp",
+        ],
     },
     TargetInfo {
         name: "riscv64",
@@ -114,6 +137,13 @@ pub static TARGETS: [TargetInfo; 7] = [
             cpu: "rv64",
         }),
         unicorn_cpu: None,
+        cflags: &[
+            "-target",
+            "riscv64-freestanding",
+            "-mcpu=baseline_rv64",
+            "-mno-relax",
+            "-mcmodel=medany",
+        ],
     },
     TargetInfo {
         name: "riscv32",
@@ -123,6 +153,13 @@ pub static TARGETS: [TargetInfo; 7] = [
         machines: "rv32imafc MCUs with a single-precision FPU",
         qemu_user: None,
         unicorn_cpu: None,
+        cflags: &[
+            "-target",
+            "riscv32-freestanding",
+            "-mcpu=generic_rv32+m+a+f+c",
+            "-mno-relax",
+            "-mcmodel=medany",
+        ],
     },
 ];
 

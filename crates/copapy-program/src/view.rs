@@ -1,7 +1,7 @@
 //! Zero-copy, allocation-free reading of program files (what a `no_std` runner uses).
 
 use crate::bounds::BOUNDS_BYTES;
-use crate::compact::{self, CompactPatches, COMPACT_VERSION};
+use crate::compact::{self, CompactPatches, COMPACT_VERSION, IMPLIED_TARGETS_VERSION};
 use crate::format::version_accepted;
 use crate::format::{
     check_align, check_layout, sub, u16_at, u32_at, version_for, Crc32, Section, SymbolSlots,
@@ -9,6 +9,7 @@ use crate::format::{
     SYMBOL_RECORD_BYTES, VERSION,
 };
 use crate::names::{check_name, NameExcerpt, NameProblem};
+use crate::placement::{PlacementProblem, PLACEMENT_BYTES, PRELINKED_VERSION};
 use crate::{Arch, Base, ElementType, Encoding, FormatError, InstructionBounds, Patch, Role};
 
 /// A validated program file, borrowing its sections from the file bytes.
@@ -42,16 +43,30 @@ pub struct ProgramView<'a> {
     pub data: &'a [u8],
     /// Entry offset into code.
     pub entry: u32,
+    /// The file's format version.
+    pub version: u16,
+    /// The patch section, or (pre-linked, version 6) the placement section.
     patches: &'a [u8],
-    /// The number of patches, and whether they are compact (version 5).
+    /// The number of patches, and how `patches` is laid out.
     patch_count: u32,
-    compact: bool,
+    layout: PatchLayout,
     symbols: &'a [u8],
     symbol_count: u32,
     /// The instruction-bounds section: empty before version 4.
     bounds: &'a [u8],
     /// The imported functions (version 5; empty before).
     imports: crate::ImportTable<'a>,
+}
+
+/// What the section after the data holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PatchLayout {
+    /// 16-byte patch records (versions 2 to 4).
+    Records,
+    /// The compact patch section (versions 5 and 7).
+    Compact,
+    /// A pre-linked image's placement (version 6): no patches.
+    Placed,
 }
 
 fn decode_patch(index: usize, r: &[u8; PATCH_RECORD_BYTES]) -> Result<Patch, FormatError> {
@@ -183,6 +198,19 @@ impl<'a> ProgramView<'a> {
     /// [`FormatError`]). It does not check that the architecture and CPU features are
     /// the runner's: use [`ProgramView::check_arch`] and [`ProgramView::check_features`].
     pub fn parse(bytes: &'a [u8]) -> Result<ProgramView<'a>, FormatError> {
+        Self::parse_as::<true>(bytes)
+    }
+
+    /// [`ProgramView::parse`] for pre-linked images (format version 6) only: any other
+    /// version is refused ([`FormatError::NotPrelinked`]). A firmware that loads only
+    /// such images links none of the patch decoding (its code is smaller).
+    pub fn parse_prelinked(bytes: &'a [u8]) -> Result<ProgramView<'a>, FormatError> {
+        Self::parse_as::<false>(bytes)
+    }
+
+    /// `parse`, with or without the relocatable versions (a constant, so the compiler
+    /// drops the patch decoding from a build that never takes them).
+    fn parse_as<const RELOCATABLE: bool>(bytes: &'a [u8]) -> Result<ProgramView<'a>, FormatError> {
         if let Some(magic) = bytes.first_chunk::<4>() {
             if *magic != MAGIC {
                 return Err(FormatError::BadMagic(*magic));
@@ -192,6 +220,9 @@ impl<'a> ProgramView<'a> {
             let version = u16_at(bytes, 4);
             if !(OLDEST_VERSION..=VERSION).contains(&version) {
                 return Err(FormatError::UnsupportedVersion { found: version });
+            }
+            if !RELOCATABLE && version != PRELINKED_VERSION {
+                return Err(FormatError::NotPrelinked { found: version });
             }
         }
         let Some(header) = bytes.first_chunk::<HEADER_BYTES>() else {
@@ -221,7 +252,14 @@ impl<'a> ProgramView<'a> {
         let entry = u32_at(bytes, 36);
         let stored = u32_at(bytes, CHECKSUM_AT);
         let version = u16_at(bytes, 4);
-        let compact = version >= COMPACT_VERSION;
+        let prelinked = !RELOCATABLE || version == PRELINKED_VERSION;
+        let compact =
+            RELOCATABLE && (version == COMPACT_VERSION || version == IMPLIED_TARGETS_VERSION);
+        if prelinked && patch_count != 0 {
+            return Err(FormatError::BadPlacement {
+                problem: PlacementProblem::HasPatches,
+            });
+        }
         let bounds_len = if version >= BOUNDS_VERSION {
             BOUNDS_BYTES as u64
         } else {
@@ -235,7 +273,11 @@ impl<'a> ProgramView<'a> {
         let sizes = [
             (Section::Code, code_len),
             (Section::Data, data_len),
-            (Section::Patches, patch_count * PATCH_RECORD_BYTES as u64),
+            if prelinked {
+                (Section::Placement, PLACEMENT_BYTES as u64)
+            } else {
+                (Section::Patches, patch_count * PATCH_RECORD_BYTES as u64)
+            },
             (Section::Symbols, symbols_len),
             (Section::Bounds, bounds_len),
         ];
@@ -283,9 +325,16 @@ impl<'a> ProgramView<'a> {
             code: sub(bytes, bounds[0].0, bounds[0].1),
             data: sub(bytes, bounds[1].0, bounds[1].1),
             entry,
+            version,
             patches: sub(bytes, bounds[2].0, bounds[2].1),
             patch_count: patch_count as u32,
-            compact,
+            layout: if prelinked {
+                PatchLayout::Placed
+            } else if compact {
+                PatchLayout::Compact
+            } else {
+                PatchLayout::Records
+            },
             symbols: sub(bytes, bounds[3].0, bounds[3].1),
             symbol_count,
             bounds: sub(bytes, bounds[4].0, bounds[4].1),
@@ -302,9 +351,21 @@ impl<'a> ProgramView<'a> {
         };
 
         // Record contents.
-        if compact {
-            CompactPatches::new(view.patches, view.patch_count).validate(view.patches)?;
-        } else {
+        if prelinked {
+            // Checked where a program can be moved or written (the `alloc` readers). A
+            // firmware loader needs no such check: it runs an image only where its own
+            // buffers are (`Placement::check_buffers`), and those are aligned, inside its
+            // address space and disjoint; the check would only add code.
+            #[cfg(feature = "alloc")]
+            crate::Placement::from_bytes(view.patches).check(
+                arch,
+                (view.code.len(), code_align),
+                (view.data.len(), data_align),
+            )?;
+        } else if compact {
+            CompactPatches::new(view.patches, view.patch_count, view.implied_targets())
+                .validate(view.patches)?;
+        } else if RELOCATABLE {
             for (index, r) in view
                 .patches
                 .as_chunks::<PATCH_RECORD_BYTES>()
@@ -342,18 +403,18 @@ impl<'a> ProgramView<'a> {
             return Err(FormatError::VersionMismatch { found, needed });
         }
 
-        check_layout(
-            view.code.len(),
-            view.data.len(),
-            entry,
-            view.patches(),
-            view.raw_symbols().map(|s| SymbolSlots {
-                size: s.ty.size(),
-                offsets: OffsetIter {
-                    rest: s.offsets.as_chunks::<4>().0.iter(),
-                },
-            }),
-        )?;
+        let symbols = view.raw_symbols().map(|s| SymbolSlots {
+            size: s.ty.size(),
+            offsets: OffsetIter {
+                rest: s.offsets.as_chunks::<4>().0.iter(),
+            },
+        });
+        let (code_len, data_len) = (view.code.len(), view.data.len());
+        if RELOCATABLE {
+            check_layout(code_len, data_len, entry, view.patches(), symbols)?;
+        } else {
+            check_layout(code_len, data_len, entry, core::iter::empty(), symbols)?;
+        }
         Ok(view)
     }
 
@@ -414,10 +475,27 @@ impl<'a> ProgramView<'a> {
         self.patch_count as usize
     }
 
-    /// The patches, in file order.
+    /// Whether the compact patches take a pair's second target from the first (version 7).
+    fn implied_targets(&self) -> bool {
+        self.version == IMPLIED_TARGETS_VERSION
+    }
+
+    /// Where a pre-linked image (version 6) must be loaded; None for a relocatable file.
+    pub fn placement(&self) -> Option<crate::Placement> {
+        (self.layout == PatchLayout::Placed).then(|| crate::Placement::from_bytes(self.patches))
+    }
+
+    /// The patches, in file order (none in a pre-linked image).
     pub fn patches(&self) -> PatchIter<'a> {
-        if self.compact {
-            return PatchIter::Compact(CompactPatches::new(self.patches, self.patch_count));
+        if self.layout == PatchLayout::Placed {
+            return PatchIter::Records([].iter());
+        }
+        if self.layout == PatchLayout::Compact {
+            return PatchIter::Compact(CompactPatches::new(
+                self.patches,
+                self.patch_count,
+                self.implied_targets(),
+            ));
         }
         PatchIter::Records(self.patches.as_chunks::<PATCH_RECORD_BYTES>().0.iter())
     }
@@ -486,7 +564,7 @@ impl<'a> SymbolTable<'a> {
 }
 
 /// Iterator over the patches of a [`ProgramView`]: 16-byte records (up to version 4)
-/// or the compact stream (version 5).
+/// or the compact stream (versions 5 and 7).
 #[derive(Clone, Debug)]
 // the compact decoder keeps one addend per kind (a few hundred bytes, on the stack while
 // a program is placed); without an allocator there is nothing to box it in

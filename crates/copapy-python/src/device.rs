@@ -188,6 +188,11 @@ pub fn place_program<'py>(
     let view = copapy_program::ProgramView::parse(program).map_err(invalid)?;
     view.check_arch(spec.arch).map_err(refused)?;
     view.check_features(spec.features.0).map_err(refused)?;
+    if let Some(placement) = view.placement() {
+        placement
+            .check_buffers(code_addr, data_addr)
+            .map_err(refused)?;
+    }
     copapy_runner::check_aligned(Section::Code, view.code_align, code_addr as usize)
         .map_err(refused)?;
     copapy_runner::check_aligned(Section::Data, view.data_align, data_addr as usize)

@@ -902,7 +902,7 @@ fn compile_placed(
         } => {
             let runner = runner.as_ref().map(|r| PyString::new(py, r).into_any());
             let (spec, connected) = resolve_placement(py, arch, runner.as_ref())?;
-            let compiled = compile_for(spec, outputs, &[], &[])?;
+            let compiled = compile_for(spec, outputs)?;
             let device = make_device(
                 py,
                 spec,

@@ -19,12 +19,14 @@ mod autograd;
 mod container;
 mod convert;
 mod device;
+mod flatten;
 mod imports;
 mod jit;
 mod loops;
 mod names;
 #[allow(unsafe_code)]
 mod numpy_buffer;
+mod prelinked;
 mod runner_cli;
 mod snapshot;
 mod spec_cache;
@@ -37,30 +39,23 @@ mod walk;
 
 use value::PyValue;
 
-macro_rules! unary_functions {
-    ($($name:ident => $op:expr, $doc:literal;)*) => {
-        $(
-            #[doc = $doc]
-            #[pyfunction]
-            #[pyo3(signature = (x))]
-            fn $name(py: Python<'_>, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
-                value::math_unary(py, x, $op)
-            }
-        )*
-    };
+/// `op(x)` for a value, where `op` is a float math function of the op table (one float
+/// operand, float result: `sqrt`, `sin`, ... `tanh`): the entry point of every
+/// `cp.<name>` that `python/copapy/_math.py` makes from the table.
+#[pyfunction]
+#[pyo3(signature = (op, x))]
+fn math_unary(py: Python<'_>, op: &str, x: &Bound<'_, PyValue>) -> PyResult<Py<PyAny>> {
+    match Op::from_name(op) {
+        Some(o) if is_float_function(o) => value::math_unary(py, x, o),
+        _ => Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{op:?} is not a float math function of the op table (stencils/optable.py)"
+        ))),
+    }
 }
 
-unary_functions! {
-    sqrt => Op::Sqrt, "`sqrt(x)` for a value (IEEE square root, exact).";
-    sin => Op::Sin, "`sin(x)` for a value (copapy's own float32 sine, see docs/math.md).";
-    cos => Op::Cos, "`cos(x)` for a value (copapy's own float32 cosine).";
-    tan => Op::Tan, "`tan(x)` for a value.";
-    asin => Op::Asin, "`asin(x)` for a value.";
-    acos => Op::Acos, "`acos(x)` for a value.";
-    atan => Op::Atan, "`atan(x)` for a value.";
-    exp => Op::Exp, "`exp(x)` for a value.";
-    log => Op::Log, "`log(x)` (natural logarithm) for a value.";
-    tanh => Op::Tanh, "`tanh(x)` for a value (copapy's own float32 hyperbolic tangent).";
+/// A unary op on floats only that gradients flow through: the table's math functions.
+fn is_float_function(op: Op) -> bool {
+    Op::UNARY.contains(&op) && op.takes_float() && !op.takes_int() && op.is_differentiable()
 }
 
 macro_rules! binary_functions {
@@ -167,16 +162,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(targets, m)?)?;
     m.add_class::<target::Target>()?;
     m.add_class::<jit::JitFunction>()?;
-    m.add_function(wrap_pyfunction!(sqrt, m)?)?;
-    m.add_function(wrap_pyfunction!(sin, m)?)?;
-    m.add_function(wrap_pyfunction!(cos, m)?)?;
-    m.add_function(wrap_pyfunction!(tan, m)?)?;
-    m.add_function(wrap_pyfunction!(asin, m)?)?;
-    m.add_function(wrap_pyfunction!(acos, m)?)?;
-    m.add_function(wrap_pyfunction!(atan, m)?)?;
-    m.add_function(wrap_pyfunction!(exp, m)?)?;
-    m.add_function(wrap_pyfunction!(log, m)?)?;
-    m.add_function(wrap_pyfunction!(tanh, m)?)?;
+    m.add_function(wrap_pyfunction!(math_unary, m)?)?;
     m.add_function(wrap_pyfunction!(atan2, m)?)?;
     m.add_function(wrap_pyfunction!(minimum, m)?)?;
     m.add_function(wrap_pyfunction!(maximum, m)?)?;
@@ -185,6 +171,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sign, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::grad, m)?)?;
     m.add_function(wrap_pyfunction!(device::place_program, m)?)?;
+    m.add_function(wrap_pyfunction!(prelinked::program_placement, m)?)?;
     m.add_function(wrap_pyfunction!(imports::extern_call, m)?)?;
     m.add_function(wrap_pyfunction!(imports::program_imports, m)?)?;
     m.add_function(wrap_pyfunction!(runner_cli::run_cli, m)?)?;
@@ -193,7 +180,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// One row of the shared target table, as `copapy._targets` reads it: name, aliases,
-/// instruction set, feature names, machines, qemu-user binary and CPU, unicorn CPU.
+/// instruction set, feature names, machines, qemu-user binary and CPU, unicorn CPU,
+/// stencil compiler flags.
 type TargetRow = (
     &'static str,
     Vec<&'static str>,
@@ -202,6 +190,7 @@ type TargetRow = (
     &'static str,
     Option<(&'static str, &'static str)>,
     Option<&'static str>,
+    Vec<&'static str>,
 );
 
 /// Every target copapy knows (`copapy_program::targets::TARGETS`): Python reads names,
@@ -224,6 +213,7 @@ fn targets() -> Vec<TargetRow> {
                 t.machines,
                 t.qemu_user.map(|q| (q.binary, q.cpu)),
                 t.unicorn_cpu,
+                t.cflags.to_vec(),
             )
         })
         .collect()

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use rustc_hash::FxHashMap;
 
-use copapy_compiler::compile::{compile_with_run_outputs, CompileError};
+use copapy_compiler::finish;
 use copapy_compiler::targets::{Backend, Target as TargetSpec};
 use copapy_compiler::{array, ScalarType, Value};
 use copapy_program::{Arch, InstructionBounds, Program, Symbol};
@@ -20,9 +20,11 @@ use crate::array_ops::PyArrayNode;
 use crate::container::{self, Contents, PyContainer};
 use crate::convert::{bits_for, number_bits, to_python, type_name};
 use crate::device::{DataWrite, Device};
+use crate::flatten;
 use crate::snapshot;
 use crate::structural::StructuralIndex;
 use crate::symbols;
+use crate::trail::Trail;
 use crate::value::PyValue;
 use crate::walk;
 
@@ -46,26 +48,27 @@ fn host_target() -> PyResult<&'static TargetSpec> {
         })
 }
 
-/// Compiles `outputs`, with `updates` stored at the end of every run.
+/// Compiles `outputs` into a finished program (no symbols: `@cp.jit` keeps its own
+/// map of where each argument and result lives).
 pub(crate) fn compile_for(
     target: &'static TargetSpec,
     outputs: &[Value],
-    updates: &[(Value, Value)],
-    run_outputs: &[usize],
 ) -> PyResult<copapy_compiler::Compiled> {
-    let be = backend(target)?;
-    let compiled = compile_with_run_outputs(&be.db, &be.table, outputs, updates, run_outputs);
-    let mut compiled = compiled.map_err(|e| match e {
-        CompileError::Missing(_) | CompileError::Link(_) => PyRuntimeError::new_err(e.to_string()),
-        e => PyValueError::new_err(e.to_string()),
-    })?;
-    compiled.program.features = target.features.0;
-    Ok(compiled)
+    finish::finish(
+        target,
+        finish::Request {
+            outputs: outputs.to_vec(),
+            variables: Vec::new(),
+            updates: Vec::new(),
+            name_of: &|_| None,
+        },
+    )
+    .map_err(symbols::finish_error)
 }
 
 /// Compiles `outputs` with the native stencils and loads the program.
 pub fn compile_values(outputs: &[Value]) -> PyResult<(copapy_compiler::Compiled, LoadedProgram)> {
-    let compiled = compile_for(host_target()?, outputs, &[], &[])?;
+    let compiled = compile_for(host_target()?, outputs)?;
     let program = LoadedProgram::load(&compiled.program).map_err(crate::device::load_error)?;
     Ok((compiled, program))
 }
@@ -219,69 +222,6 @@ fn no_program() -> PyErr {
     PyRuntimeError::new_err("nothing compiled yet: call Target.compile(values) before run()")
 }
 
-/// Collects the values to compile from arguments: values, numbers (ignored), and
-/// (nested) lists, tuples or other iterables of them.
-fn collect(obj: &Bound<'_, PyAny>, out: &mut Vec<Value>) -> PyResult<()> {
-    if let Ok(v) = obj.cast::<PyValue>() {
-        out.push(v.get().value().clone());
-        return Ok(());
-    }
-    if let Ok(a) = obj.cast::<PyArrayNode>() {
-        out.push(a.get().value().clone());
-        return Ok(());
-    }
-    if let Some(c) = container::describe(obj)? {
-        return collect_container(obj, c.get(), out);
-    }
-    if obj.is_instance_of::<PyString>()
-        || obj.is_instance_of::<PyBytes>()
-        || obj.is_instance_of::<pyo3::types::PyDict>()
-    {
-        return Err(PyTypeError::new_err(format!(
-            "cannot compile a {}: pass copapy values or lists of them",
-            type_name(obj)
-        )));
-    }
-    if number_bits(obj)?.is_some() {
-        return Ok(()); // constants need no code, as in Copapy
-    }
-    let _level = walk::enter(obj, "Target.compile")?;
-    let iter = walk::iterate(obj, || {
-        PyTypeError::new_err(format!(
-            "cannot compile a {}: pass copapy values or lists of them",
-            type_name(obj)
-        ))
-    })?;
-    for item in iter {
-        collect(&item?, out)?;
-    }
-    Ok(())
-}
-
-/// Collects what container `obj` (described by `c`) holds: its array node, or the values
-/// among its leaves.
-fn collect_container(
-    obj: &Bound<'_, PyAny>,
-    c: &PyContainer,
-    out: &mut Vec<Value>,
-) -> PyResult<()> {
-    let py = obj.py();
-    match c.contents() {
-        Contents::Array { node, .. } => out.push(node.get().value().clone()),
-        Contents::Element(leaf) => {
-            let _level = walk::enter(obj, "Target.compile")?;
-            collect(leaf.bind(py), out)?;
-        }
-        Contents::Sequence(leaves) => {
-            let _level = walk::enter(obj, "Target.compile")?;
-            for leaf in leaves.bind(py) {
-                collect(&leaf, out)?;
-            }
-        }
-    }
-    Ok(())
-}
-
 impl Target {
     /// (fewest, most) instructions of one run: from `copapy._bounds` for a program
     /// compiled here, from the file for one read from a program file.
@@ -346,12 +286,9 @@ impl Target {
             let (fewest, most) = found.extract()?;
             Some(InstructionBounds::Known { fewest, most })
         };
-        let mut program = loaded.program.clone();
-        program.instructions = bounds;
-        program
-            .validate()
-            .map_err(|e| PyRuntimeError::new_err(format!("compiled program is invalid: {e}")))?;
-        Ok(Cow::Owned(program))
+        finish::with_bounds(&loaded.program, bounds)
+            .map(Cow::Owned)
+            .map_err(symbols::finish_error)
     }
 
     fn loaded(&self) -> PyResult<&Loaded> {
@@ -856,10 +793,6 @@ impl Target {
                 imports,
             )
         };
-        let mut outputs = Vec::new();
-        for v in values.iter() {
-            collect(&v, &mut outputs)?;
-        }
         let symbols::Updates {
             pairs: update_pairs,
             state_objects,
@@ -867,24 +800,30 @@ impl Target {
             Some(u) => symbols::collect_updates(u)?,
             None => symbols::Updates::default(),
         };
-        let mut plan = symbols::plan(values, &outputs, names, &update_pairs, &state_objects)?;
-        let mut compiled = compile_for(spec, &plan.all, &update_pairs, &plan.run_outputs)?;
+        // one walk over the arguments: the values to compile and their symbols' shapes
+        let mut trail = Trail::marking(&state_objects);
+        let mut outputs = Vec::new();
+        let arguments = values
+            .iter()
+            .map(|v| flatten::walk_argument(&v, &mut outputs, &mut trail))
+            .collect::<PyResult<Vec<_>>>()?;
+        let plan = symbols::plan(arguments, &outputs, names, &update_pairs, trail)?;
+        let run_types: Vec<ScalarType> = plan
+            .run_objects
+            .iter()
+            .map(|(_, position)| plan.finish.values()[*position].ty())
+            .collect();
+        let compiled = plan.finish.finish(spec).map_err(symbols::finish_error)?;
         let mut run_values = FxHashMap::default();
-        for (obj, position) in std::mem::take(&mut plan.run_objects) {
-            let v = &plan.all[position];
+        for ((obj, position), ty) in plan.run_objects.into_iter().zip(run_types) {
             let var = Var {
                 offset: compiled.outputs[position],
-                ty: v.ty(),
+                ty,
                 input: false,
                 len: 0,
             };
             run_values.insert(obj.as_ptr() as usize, (obj, var));
         }
-        compiled.program.symbols = plan.finish(&compiled, &update_pairs)?;
-        compiled
-            .program
-            .validate()
-            .map_err(|e| PyRuntimeError::new_err(format!("compiled program is invalid: {e}")))?;
         let device = make_device(
             py,
             spec,
@@ -892,6 +831,7 @@ impl Target {
             runner,
             imports.as_ref().map(|d| d.bind(py)),
         )?;
+        let stencils = finish::step_names(spec, &compiled);
         let mut vars = FxHashMap::default();
         let mut keep = Vec::with_capacity(outputs.len() + compiled.inputs.len());
         for (v, &offset) in outputs.iter().zip(&compiled.outputs) {
@@ -940,10 +880,6 @@ impl Target {
             });
             keep.push(v);
         }
-        let db = &backend(spec)?.db;
-        let stencils = with_loop_marks(&compiled.stencils, &compiled.loops, |id| {
-            db.stencil(id).name.as_str()
-        });
         let mut this = borrow_mut(slf)?;
         this.loaded = Some(Loaded {
             stencils: Some(stencils),
@@ -1119,17 +1055,37 @@ impl Target {
     /// The program as a program file (what any device or runner loads; see
     /// docs/program-format.md), carrying the current values of its inputs and state
     /// (what `write_value` set and runs advanced, read back from the device); with
-    /// `initial=True`, the values it was compiled with.
-    #[pyo3(signature = (*, initial = false))]
-    fn program_bytes<'py>(&self, py: Python<'py>, initial: bool) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(py, &self.file_bytes(py, initial)?))
+    /// `initial=True`, the values it was compiled with. With `code_base=` and `data_base=`
+    /// it is a pre-linked image: code and data patched for a firmware whose buffers are at
+    /// those addresses, with no patches left (docs/program-format.md, "Pre-linked images").
+    #[pyo3(signature = (*, initial = false, code_base = None, data_base = None))]
+    fn program_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        initial: bool,
+        code_base: Option<u64>,
+        data_base: Option<u64>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let placement = crate::prelinked::requested(code_base, data_base)?;
+        let bytes = crate::prelinked::link(self.file_bytes(py, initial)?, placement)?;
+        Ok(PyBytes::new(py, &bytes))
     }
 
     /// Writes the program to `path` as a program file, for `cp.load` or `copapy-run`: with
-    /// the current values of its inputs and state, or (`initial=True`) the compiled ones.
-    #[pyo3(signature = (path, *, initial = false))]
-    fn save(&self, py: Python<'_>, path: std::path::PathBuf, initial: bool) -> PyResult<()> {
-        let bytes = self.file_bytes(py, initial)?;
+    /// the current values of its inputs and state, or (`initial=True`) the compiled ones;
+    /// pre-linked for fixed buffer addresses with `code_base=` and `data_base=` (see
+    /// `program_bytes`).
+    #[pyo3(signature = (path, *, initial = false, code_base = None, data_base = None))]
+    fn save(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        initial: bool,
+        code_base: Option<u64>,
+        data_base: Option<u64>,
+    ) -> PyResult<()> {
+        let placement = crate::prelinked::requested(code_base, data_base)?;
+        let bytes = crate::prelinked::link(self.file_bytes(py, initial)?, placement)?;
         std::fs::write(&path, bytes).map_err(|e| {
             pyo3::exceptions::PyOSError::new_err(format!("cannot write {}: {e}", path.display()))
         })
@@ -1226,27 +1182,4 @@ impl Target {
             pending: None,
         })
     }
-}
-
-/// The program's steps as `copapy._bounds` reads them: (stencil name, element count),
-/// each loop's body between `("@loop", trips)` and `("@end", trips)`.
-fn with_loop_marks(
-    stencils: &[(copapy_compiler::stencil_db::StencilId, u32)],
-    loops: &[copapy_compiler::loops::LoopSpan],
-    name: impl Fn(copapy_compiler::stencil_db::StencilId) -> &'static str,
-) -> Vec<(&'static str, u32)> {
-    let mut out = Vec::with_capacity(stencils.len() + 2 * loops.len());
-    for (i, &(id, n)) in stencils.iter().enumerate() {
-        let mut opening: Vec<_> = loops.iter().filter(|l| l.head == i).collect();
-        opening.sort_by_key(|l| std::cmp::Reverse(l.back)); // outer loops open first
-        out.extend(opening.iter().map(|l| ("@loop", l.trips)));
-        out.push((name(id), n));
-        out.extend(
-            loops
-                .iter()
-                .filter(|l| l.back == i)
-                .map(|l| ("@end", l.trips)),
-        );
-    }
-    out
 }

@@ -1,4 +1,4 @@
-//! Which Python objects a flattening walked through (`symbols::flatten_tracked`): a
+//! Which Python objects a flattening walked through (`flatten.rs`): a
 //! state variable given in `updates=` is told apart from another object traced to the
 //! same graph node by object identity.
 

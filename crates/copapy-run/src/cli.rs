@@ -361,11 +361,17 @@ pub fn run(o: Options) -> Result<(), String> {
             }
         }
         let print = &o.print;
-        let report = run_periodic(&mut session, period, end, |s, k| {
-            if !print.is_empty() {
-                let _ = writeln!(out, "step={k} {}", row(s, print));
-            }
-        });
+        let report = run_periodic(
+            &mut session,
+            period,
+            end,
+            |s, k| {
+                if !print.is_empty() {
+                    let _ = writeln!(out, "step={k} {}", row(s, print));
+                }
+            },
+            || true,
+        );
         if o.print.is_empty() {
             print_final(&session, &mut out)?;
         }

@@ -31,14 +31,19 @@ pub struct PeriodicReport {
     pub skipped: u64,
 }
 
-/// Runs one step every `period_ns`, the first one period from now, until `end`.
-/// `after` runs after each step (e.g. streaming outputs) and counts towards the step
-/// time.
+/// Longest single sleep: a longer wait asks `keep_going` between slices of this.
+pub const SLICE_NS: u64 = 10_000_000;
+
+/// Runs one step every `period_ns`, the first one period from now, until `end`, or
+/// until `keep_going` (asked before each step's wait and every [`SLICE_NS`] of it, e.g.
+/// whether a client is still connected) says no. `after` runs after each step (e.g.
+/// streaming outputs) and counts towards the step time.
 pub fn run_periodic(
     session: &mut Session,
     period_ns: u64,
     end: End,
     mut after: impl FnMut(&Session, u64),
+    mut keep_going: impl FnMut() -> bool,
 ) -> PeriodicReport {
     // allocated here, so the loop itself never allocates
     let (mut step_ns, mut late_ns) = (Histogram::new(), Histogram::new());
@@ -54,7 +59,9 @@ pub fn run_periodic(
         if !more {
             break;
         }
-        sleep_until(deadline);
+        if !wait_until(deadline, &mut keep_going) {
+            break;
+        }
         let woke = now_ns();
         session.step();
         after(session, k);
@@ -76,5 +83,21 @@ pub fn run_periodic(
         lateness: late_ns.summary(),
         overruns,
         skipped,
+    }
+}
+
+/// Sleeps until `deadline` (ns), in slices of at most [`SLICE_NS`]; false, at once, when
+/// `keep_going` says no before a slice.
+fn wait_until(deadline: u64, keep_going: &mut impl FnMut() -> bool) -> bool {
+    loop {
+        if !keep_going() {
+            return false;
+        }
+        let now = now_ns();
+        if deadline <= now.saturating_add(SLICE_NS) {
+            sleep_until(deadline);
+            return true;
+        }
+        sleep_until(now + SLICE_NS);
     }
 }

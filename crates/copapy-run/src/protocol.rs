@@ -45,6 +45,10 @@ pub mod kind {
     pub const STOP: u8 = 0x0A;
     /// Answer the runner's CHALLENGE: `client_nonce: [u8; 32], mac: [u8; 32]`.
     pub const AUTH: u8 = 0x0B;
+    /// Run `steps: u32` steps, one every `period_us: u32` microseconds (absolute
+    /// deadlines); the reply holds five `u32`: steps run, overruns, deadlines skipped,
+    /// largest and mean lateness in ns. The firmware serves it too.
+    pub const PERIODIC: u8 = 0x0C;
     /// Reply: success, optional payload.
     pub const OK: u8 = 0x80;
     /// Reply: one step's streamed values.
@@ -99,6 +103,13 @@ pub enum Request<'a> {
     Vars,
     /// See [`kind::STOP`].
     Stop,
+    /// See [`kind::PERIODIC`].
+    Periodic {
+        /// Steps to run.
+        steps: u32,
+        /// Period in microseconds.
+        period_us: u32,
+    },
     /// See [`kind::AUTH`].
     Auth {
         /// The client's nonce.
@@ -229,6 +240,10 @@ pub fn parse(body: &[u8]) -> Result<Request<'_>, ProtoError> {
         kind::INFO => Request::Info,
         kind::VARS => Request::Vars,
         kind::STOP => Request::Stop,
+        kind::PERIODIC => Request::Periodic {
+            steps: c.u32("missing step count")?,
+            period_us: c.u32("missing period")?,
+        },
         kind::AUTH => Request::Auth {
             client_nonce: c.take(32, "missing client nonce (32 bytes)")?,
             mac: c.take(32, "missing MAC (32 bytes)")?,
@@ -304,6 +319,13 @@ mod tests {
         assert_eq!(parse(&[kind::INFO]), Ok(Request::Info));
         assert_eq!(parse(&[kind::VARS]), Ok(Request::Vars));
         assert_eq!(parse(&[kind::STOP]), Ok(Request::Stop));
+        assert_eq!(
+            parse(&[kind::PERIODIC, 5, 0, 0, 0, 0xE8, 3, 0, 0]),
+            Ok(Request::Periodic {
+                steps: 5,
+                period_us: 1000
+            })
+        );
         let mut b = vec![kind::AUTH];
         b.extend([1u8; 32]);
         b.extend([2u8; 32]);

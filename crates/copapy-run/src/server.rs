@@ -289,6 +289,13 @@ pub fn handle(
                 .join("\n")
                 .into_bytes()
         }),
+        Request::Periodic { steps, period_us } => {
+            match periodic(session, steps, period_us, || !peer.gone()) {
+                Ok(Some(report)) => Ok(report),
+                Ok(None) => return Ok(true), // nobody left to reply to
+                Err(e) => Err(e),
+            }
+        }
         Request::Stop => {
             ok(out, &[])?;
             return Ok(true);
@@ -300,4 +307,49 @@ pub fn handle(
         Err(msg) => out.write_all(&protocol::reply(kind::ERR, msg.as_bytes()))?,
     }
     Ok(false)
+}
+
+/// PERIODIC: `steps` steps one every `period_us` (as `--period`), checking after each
+/// that the client is still there; the reply's five `u32` (saturated), or `None` when
+/// the client left.
+fn periodic(
+    session: &mut crate::session::Session,
+    steps: u32,
+    period_us: u32,
+    mut present: impl FnMut() -> bool,
+) -> Result<Option<Vec<u8>>, String> {
+    if period_us == 0 {
+        return Err("period must be at least 1 us".to_string());
+    }
+    if !session.is_loaded() {
+        return Err("no program loaded: send LOAD first".to_string());
+    }
+    let mut left = false;
+    let report = crate::periodic::run_periodic(
+        session,
+        u64::from(period_us) * 1000,
+        crate::periodic::End::Steps(steps.into()),
+        |_, _| {},
+        || {
+            left = !present();
+            !left
+        },
+    );
+    if left {
+        return Ok(None);
+    }
+    let late = report.lateness.map_or((0, 0), |l| (l.max, l.mean));
+    let fields = [
+        report.steps,
+        report.overruns,
+        report.skipped,
+        late.0,
+        late.1,
+    ];
+    Ok(Some(
+        fields
+            .iter()
+            .flat_map(|&v| u32::try_from(v).unwrap_or(u32::MAX).to_le_bytes())
+            .collect(),
+    ))
 }

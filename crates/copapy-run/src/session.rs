@@ -48,6 +48,7 @@ pub fn program_info(bytes: &[u8]) -> Result<String, FormatError> {
         program.patches.len(),
         program.entry
     );
+    out.push_str(&placement_line(program.placement));
     out.push_str(&instructions_line(program.instructions));
     out.push_str(&format!("variables {}", program.symbols.len()));
     for s in &program.symbols {
@@ -55,6 +56,18 @@ pub fn program_info(bytes: &[u8]) -> Result<String, FormatError> {
         out.push_str(&describe(s));
     }
     Ok(out)
+}
+
+/// The `--info` line on where the program may be loaded.
+fn placement_line(placement: Option<copapy_program::Placement>) -> String {
+    match placement {
+        None => "placement relocatable: patched for wherever a runner loads it\n".into(),
+        Some(p) => format!(
+            "placement pre-linked: code at {:#x}, data at {:#x} (format version 6, no \
+             patches); a runner loads it only at these addresses\n",
+            p.code, p.data
+        ),
+    }
 }
 
 /// The `--info` line on how many instructions one run executes, as the file records it.

@@ -33,6 +33,8 @@ pub struct Summary {
     pub p999: u64,
     /// Largest (exact).
     pub max: u64,
+    /// Mean (exact unless the sum saturated).
+    pub mean: u64,
 }
 
 /// Streaming nanosecond histogram: `record` never allocates.
@@ -42,6 +44,7 @@ pub struct Histogram {
     count: u64,
     min: u64,
     max: u64,
+    sum: u64, // saturating: the mean of a run is what a PERIODIC reply reports
 }
 
 impl Default for Histogram {
@@ -76,6 +79,7 @@ impl Histogram {
             count: 0,
             min: u64::MAX,
             max: 0,
+            sum: 0,
         }
     }
 
@@ -85,6 +89,7 @@ impl Histogram {
         self.count += 1;
         self.min = self.min.min(ns);
         self.max = self.max.max(ns);
+        self.sum = self.sum.saturating_add(ns);
     }
 
     /// Nearest-rank percentile `p` (0 < p ≤ 1), to the resolution above.
@@ -112,6 +117,7 @@ impl Histogram {
             p99: self.percentile(0.99)?,
             p999: self.percentile(0.999)?,
             max: self.max,
+            mean: self.sum / self.count,
         })
     }
 }

@@ -45,6 +45,26 @@ fn first_var() -> String {
     vars.split_whitespace().next().unwrap().to_string()
 }
 
+fn periodic(steps: u32, period_us: u32) -> Vec<u8> {
+    let payload = [steps.to_le_bytes(), period_us.to_le_bytes()].concat();
+    request(kind::PERIODIC, &payload)
+}
+
+#[test]
+fn periodic_runs_report_their_steps_and_lateness_and_refuse_a_zero_period() {
+    let r = conversation(OPEN, &[periodic(3, 200), periodic(1, 0), periodic(0, 5)]);
+    let kinds: Vec<u8> = r.iter().map(|f| f.0).collect();
+    assert_eq!(kinds, [kind::CHALLENGE, kind::OK, kind::ERR, kind::OK]);
+    let field = |f: &[u8], i: usize| u32::from_le_bytes(f[4 * i..4 * i + 4].try_into().unwrap());
+    let report = &r[1].1;
+    assert_eq!(report.len(), 20);
+    assert_eq!(field(report, 0), 3, "steps run");
+    assert!(field(report, 1) <= field(report, 2), "overruns <= skipped");
+    assert!(field(report, 4) <= field(report, 3), "mean <= max lateness");
+    assert!(String::from_utf8_lossy(&r[2].1).contains("period"));
+    assert_eq!(&r[3].1, &[0; 20], "no steps, nothing late");
+}
+
 #[test]
 fn authenticated_sessions_are_served_and_prove_the_runner_holds_the_token() {
     let var = first_var();
@@ -140,7 +160,7 @@ impl Rng {
 fn random_request(rng: &mut Rng, var: &str) -> Vec<u8> {
     let n = (rng.below(3) * rng.below(100_000)) as u32;
     let (short, words) = (rng.below(40) as usize, 4 * rng.below(3) as usize);
-    let body = match rng.below(14) {
+    let body = match rng.below(15) {
         0 => vec![kind::LOAD],
         1 => [vec![kind::WRITE], rng.bytes(4 + short / 2)].concat(),
         2 => [
@@ -164,6 +184,12 @@ fn random_request(rng: &mut Rng, var: &str) -> Vec<u8> {
         9 => vec![kind::STOP],
         10 => [vec![kind::AUTH], rng.bytes(64)].concat(),
         11 => rng.bytes(short),
+        13 => [
+            vec![kind::PERIODIC],
+            (rng.below(4) as u32).to_le_bytes().to_vec(),
+            (rng.below(300) as u32).to_le_bytes().to_vec(),
+        ]
+        .concat(),
         12 => return rng.bytes(short / 3), // no framing at all
         _ => return ((1 + rng.below(1 << 27)) as u32).to_le_bytes().to_vec(), // a huge prefix
     };

@@ -18,6 +18,15 @@ pub enum LoadError {
     Patch(PatchError),
     /// This machine is not one copapy generates code for.
     UnsupportedHost(&'static str),
+    /// A pre-linked image's addresses cannot be given to it here: its data does not
+    /// follow its code at the next page (the one layout this loader maps), or the
+    /// memory there is taken or refused.
+    Placement {
+        /// Where the image must run.
+        placement: copapy_program::Placement,
+        /// Why it cannot.
+        reason: &'static str,
+    },
     /// The operating system refused memory or a protection change.
     Os {
         /// The call that failed (`mmap`, `mprotect`).
@@ -36,6 +45,13 @@ impl fmt::Display for LoadError {
                 write!(f, "copapy cannot run programs on this machine ({arch})")
             }
             LoadError::Os { call, error } => write!(f, "{call} failed: {error}"),
+            LoadError::Placement { placement, reason } => write!(
+                f,
+                "pre-linked program needs its code at {:#x} and its data at {:#x}, and {reason}: \
+                 save it without code_base=/data_base= for a relocatable file this runner places \
+                 anywhere",
+                placement.code, placement.data
+            ),
         }
     }
 }
@@ -46,7 +62,7 @@ impl std::error::Error for LoadError {
             LoadError::Format(e) => Some(e),
             LoadError::Patch(e) => Some(e),
             LoadError::Os { error, .. } => Some(error),
-            LoadError::UnsupportedHost(_) => None,
+            LoadError::UnsupportedHost(_) | LoadError::Placement { .. } => None,
         }
     }
 }
@@ -121,6 +137,44 @@ fn os_error(call: &'static str) -> LoadError {
     }
 }
 
+/// The address a pre-linked image's region must be mapped at: its code base, with its
+/// data at the next page after the code (`data_offset`), the only layout `load` maps.
+fn fixed_address(
+    at: copapy_program::Placement,
+    data_offset: usize,
+) -> Result<*mut libc::c_void, LoadError> {
+    let page = page_size() as u64;
+    let refuse = |reason| {
+        Err(LoadError::Placement {
+            placement: at,
+            reason,
+        })
+    };
+    if !at.code.is_multiple_of(page) {
+        return refuse("its code address is not at the start of a page of this machine");
+    }
+    if at.code.checked_add(data_offset as u64) != Some(at.data) {
+        return refuse(
+            "this runner maps data only at the page after the code (data_base = code_base + \
+             the code rounded up to whole pages)",
+        );
+    }
+    Ok(at.code as usize as *mut libc::c_void)
+}
+
+/// `MAP_FIXED_NOREPLACE` where the OS has it (Linux 4.17+); elsewhere a plain hint whose
+/// result `load` checks.
+const fn fixed_noreplace() -> libc::c_int {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        libc::MAP_FIXED_NOREPLACE
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        0
+    }
+}
+
 impl LoadedProgram {
     /// Validates `program`, maps memory, copies code and data, applies the patches and
     /// makes the code executable.
@@ -138,6 +192,7 @@ impl LoadedProgram {
             &program.code,
             &program.data,
             program.entry,
+            program.placement,
             program.patches.iter().copied(),
         )
     }
@@ -151,6 +206,7 @@ impl LoadedProgram {
             view.code,
             view.data,
             view.entry,
+            view.placement(),
             view.patches(),
         )
     }
@@ -166,6 +222,7 @@ impl LoadedProgram {
         code: &[u8],
         data: &[u8],
         entry: u32,
+        placement: Option<copapy_program::Placement>,
         patches: impl IntoIterator<Item = Patch>,
     ) -> Result<LoadedProgram, LoadError> {
         let host = Arch::host().ok_or(LoadError::UnsupportedHost(std::env::consts::ARCH))?;
@@ -191,20 +248,40 @@ impl LoadedProgram {
         let region_len = round_up(data.len(), page)
             .and_then(|d| d.checked_add(data_offset))
             .ok_or_else(too_big)?;
-        // SAFETY: anonymous private mapping at an address of the kernel's choosing;
+        let (hint, fixed) = match placement {
+            None => (core::ptr::null_mut(), 0),
+            Some(at) => (fixed_address(at, data_offset)?, fixed_noreplace()),
+        };
+        // SAFETY: anonymous private mapping at an address of the kernel's choosing, or
+        // (pre-linked) at `hint` only if nothing is mapped there (MAP_FIXED_NOREPLACE):
         // no existing memory is affected.
         let ptr = unsafe {
             libc::mmap(
-                core::ptr::null_mut(),
+                hint,
                 region_len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | fixed,
                 -1,
                 0,
             )
         };
         if ptr == libc::MAP_FAILED {
-            return Err(os_error("mmap"));
+            return Err(match placement {
+                Some(placement) => LoadError::Placement {
+                    placement,
+                    reason: "this machine has memory mapped there or refuses to map it",
+                },
+                None => os_error("mmap"),
+            });
+        }
+        if !hint.is_null() && ptr != hint {
+            // a kernel before 4.17 takes the flag for a hint and maps elsewhere
+            // SAFETY: the mapping just made, used by nothing.
+            unsafe { libc::munmap(ptr, region_len) };
+            return Err(LoadError::Placement {
+                placement: placement.unwrap_or(copapy_program::Placement { code: 0, data: 0 }),
+                reason: "this machine's kernel mapped the memory elsewhere",
+            });
         }
         let region = NonNull::new(ptr.cast::<u8>()).ok_or_else(|| os_error("mmap"))?;
         // From here on, Drop unmaps the region on every error path.
@@ -441,11 +518,46 @@ mod tests {
             symbols: vec![],
             instructions: None,
             imports: Vec::new(),
+            placement: None,
         }
     }
 
     fn f32_at(d: &[u8], o: usize) -> f32 {
         f32::from_le_bytes(d[o..o + 4].try_into().unwrap())
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    #[test]
+    fn runs_a_prelinked_image_at_its_address_and_refuses_other_layouts() {
+        use copapy_program::Placement;
+        let page = page_size() as u64;
+        // a free address far from the heap and the libraries (x86_64 Linux user space)
+        let code = 0x5a5a_0000_0000u64;
+        let at = Placement {
+            code,
+            data: code + page,
+        };
+        let linked = crate::prelink::prelink(&double_program(), at).unwrap();
+        let file = linked.encode();
+        let mut p = LoadedProgram::load_file(&file).unwrap();
+        assert_eq!(p.code_addr() as u64, at.code);
+        assert_eq!(p.data_addr() as u64, at.data);
+        p.run();
+        assert_eq!(f32_at(p.data(), 4), 2.5);
+        // while it is mapped there, a second copy cannot be
+        let e = LoadedProgram::load_file(&file).unwrap_err().to_string();
+        assert!(e.contains("memory mapped there"), "{e}");
+        assert!(e.contains("save it without code_base="), "{e}");
+        drop(p);
+        // data not at the page after the code: refused, nothing mapped
+        let apart = Placement {
+            code,
+            data: code + 2 * page,
+        };
+        let e = LoadedProgram::load(&crate::prelink::prelink(&double_program(), apart).unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("data only at the page after the code"), "{e}");
     }
 
     #[test]
@@ -492,6 +604,7 @@ mod tests {
             symbols: vec![],
             instructions: None,
             imports: Vec::new(),
+            placement: None,
         };
         let mut p = LoadedProgram::load(&program).unwrap();
         p.run();
@@ -576,6 +689,7 @@ mod tests {
             symbols: vec![],
             instructions: None,
             imports: Vec::new(),
+            placement: None,
         };
         let mut p = LoadedProgram::load(&program).unwrap();
         p.run();

@@ -69,6 +69,39 @@ pub fn install(
     code: &mut [u8],
     data: &mut [u8],
 ) -> Result<(), InstallError> {
+    let (code, data) = copy_in(view, code, data)?;
+    let (code_addr, data_addr) = (code.as_ptr() as u64, data.as_ptr() as u64);
+    apply_patch_iter(code, code_addr, data_addr, data.len(), view.patches())?;
+    Ok(())
+}
+
+/// [`install`] for pre-linked images only (format version 6, from
+/// [`ProgramView::parse_prelinked`]): checks the buffers are at the image's addresses and
+/// copies; a relocatable program is refused ([`FormatError::NotPrelinked`]). A firmware
+/// that loads only such images links no patch code through it.
+pub fn install_prelinked(
+    view: &ProgramView<'_>,
+    code: &mut [u8],
+    data: &mut [u8],
+) -> Result<(), InstallError> {
+    if view.placement().is_none() {
+        return Err(FormatError::NotPrelinked {
+            found: view.version,
+        }
+        .into());
+    }
+    copy_in(view, code, data).map(drop)
+}
+
+/// The checks before anything is written (sizes, a pre-linked image's addresses,
+/// alignment), then the copy of code and data; the parts of the buffers in use. Inlined:
+/// a firmware has one of its two callers, and a call costs code.
+#[inline(always)]
+fn copy_in<'b>(
+    view: &ProgramView<'_>,
+    code: &'b mut [u8],
+    data: &'b mut [u8],
+) -> Result<(&'b mut [u8], &'b mut [u8]), InstallError> {
     if code.len() < view.code.len() {
         return Err(PatchError::BufferTooSmall {
             base: Base::Code,
@@ -85,6 +118,10 @@ pub fn install(
         }
         .into());
     }
+    // a pre-linked image runs only where it was linked for (and has no patches)
+    if let Some(placement) = view.placement() {
+        placement.check_buffers(code.as_ptr() as u64, data.as_ptr() as u64)?;
+    }
     check_aligned(Section::Code, view.code_align, code.as_ptr() as usize)?;
     check_aligned(Section::Data, view.data_align, data.as_ptr() as usize)?;
     // zip instead of slicing and copy_from_slice: the same copy without a panic path
@@ -100,9 +137,7 @@ pub fn install(
     for (d, s) in data.iter_mut().zip(view.data) {
         *d = *s;
     }
-    let (code_addr, data_addr) = (code.as_ptr() as u64, data.as_ptr() as u64);
-    apply_patch_iter(code, code_addr, data_addr, data.len(), view.patches())?;
-    Ok(())
+    Ok((code, data))
 }
 
 /// The signature of every copapy entry point: the stencil ABI's four register

@@ -19,13 +19,15 @@ pub mod fields;
 pub mod imports;
 mod install;
 mod patch;
-pub use install::{call_entry, check_aligned, install, EntryFn, InstallError};
+pub use install::{call_entry, check_aligned, install, install_prelinked, EntryFn, InstallError};
 pub use patch::{apply_patch_iter, apply_patches, PatchError};
 
 #[cfg(feature = "std")]
 pub mod cpu;
 #[cfg(all(feature = "std", unix))]
 mod host;
+#[cfg(feature = "std")]
+pub mod prelink;
 #[cfg(all(feature = "std", unix))]
 pub use host::{LoadError, LoadedProgram};
 

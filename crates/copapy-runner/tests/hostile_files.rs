@@ -61,16 +61,8 @@ fn valid_files() -> [Vec<u8>; 2] {
     files
 }
 
-/// Deterministic xorshift so a failure reproduces.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
+mod common;
+use common::Rng;
 
 fn reseal(file: &mut [u8]) {
     let mut crc = Crc32::new();
