@@ -631,11 +631,12 @@ pub fn is_data(v: &Value) -> bool {
     matches!(v.kind(), NodeKind::Array(a) if matches!(a.op, ArrayOp::Data(_)))
 }
 
-/// Every array stencil name the compiler may ask for (the table of
-/// `stencils/gen_arrays.py`).
-/// sin to `cp_a0` and cos to `cp_a2` of one float array `cp_a1` (fused, [`crate::sincos`]).
+/// sin to `cp_a0` and cos to `cp_a2` of one float array `cp_a1` (the scheduler fuses
+/// `sin(a)` and `cos(a)` of one array into it).
 pub const SINCOS_STENCIL: &str = "st_arr_sincos_f_a";
 
+/// Every array stencil name the compiler may ask for (the table of
+/// `stencils/gen_arrays.py`).
 pub fn stencil_names() -> Vec<String> {
     let mut names = Vec::new();
     let element_wise = |op: &&Op| op.has_array_stencils();
