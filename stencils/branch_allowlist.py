@@ -28,22 +28,12 @@ import fnmatch
 
 SKIP_LIMIT = 3
 
-_MATH_REASON = (
-    "five paths (|x| < 2^-12, |x| <= pi/4, Cody-Waite below 512, Payne-Hanek above, "
-    "NaN/inf), kept by the 1.5x rule: the branch-free forms measured on x86_64 cost "
-    "283 instructions (every step by masks, Payne-Hanek on every call) and 254 (masks "
-    "with one branch to Payne-Hanek) against at most 161 here, and 3.1x / 1.85x the time "
-    "on random x in [-4, 4] (both kernels and the Dekker square of cos then run on every "
-    "call); fewest and most instructions per target above")
-
 ALLOWED = [
     ("cpm_arr_*", "*", "loop",
      "array loop kernel: the trip counts come from cp_n and the kernel's int parameter "
      "array (fixed at compile time); element values only feed masks"),
     ("cpm_div_s32", ("armv7", "armv6"), "loop",
      "32 fixed steps of restoring division (the loop's back-edge)"),
-] + [
-    (name, "*", "math", _MATH_REASON) for name in ("cpm_sinf", "cpm_cosf", "cpm_tanf")
 ]
 
 # Loops whose every iteration count is fixed in the source, the body's count of runs

@@ -95,16 +95,25 @@ def _kernel(name, rty, params, setup, body):
 # x86_64 and AArch64 (CPM_VEC_MATH) the elements in groups of 4 run it without the mask
 # barrier, which the vectoriser needs (SSE2 / NEON, the same operations so the same
 # bits); the last n % 4, and every element elsewhere, run the scalar helper's code.
-VECTOR_MATH = {("exp", "f"): "cpm_expf_body", ("tanh", "f"): "cpm_tanhf_body"}
+VECTOR_MATH = {(op, "f"): f"cpm_{op}f_body"
+               for op in "exp tanh sin cos tan log asin acos atan atan2 pow".split()}
 
 
-def _vector_math_kernel(name, body):
-    return (f"CPM_NOINLINE void {name}(f32 *restrict d, const f32 *restrict x, i32 n) {{\n"
+def _vector_math_kernel(name, body, form=None):
+    """The kernel of a unary (form None) or binary (form aa) math operation."""
+    if form is None:
+        params, setup, args = "const f32 *restrict x", "", "x[k]"
+    else:
+        params = "const f32 *restrict x, const f32 *restrict y"
+        setup = "".join(f"    const f32 {v}0 = *{v};\n"
+                        for f, v in zip(form, "xy", strict=True) if f == "s")
+        args = f"{_operand(form[0], 'x', 0)}, {_operand(form[1], 'y', 1)}"
+    return (f"CPM_NOINLINE void {name}(f32 *restrict d, {params}, i32 n) {{\n{setup}"
             "    i32 n4 = CPM_VEC_MATH ? (i32)((u32)n & ~3u) : 0;\n"
             "    CPM_VECTOR_LOOP\n"
-            f"    for (i32 k = 0; k < n4; k++)\n        d[k] = {body}(x[k], 1);\n"
+            f"    for (i32 k = 0; k < n4; k++)\n        d[k] = {body}({args}, 1);\n"
             "    CPM_SCALAR_LOOP\n"
-            f"    for (i32 k = n4; k < n; k++)\n        d[k] = {body}(x[k], 0);\n}}\n")
+            f"    for (i32 k = n4; k < n; k++)\n        d[k] = {body}({args}, 0);\n}}\n")
 
 
 def _select_with_scalar(suffix, setup, operands, portable):
@@ -164,7 +173,12 @@ def generate():
                     body = body.replace(f"op_{op}_i(", f"op_{op}_arr_i(")
                 if (op, ty, form) in SHIFTS_BY_SCALAR:
                     setup, body = SHIFTS_BY_SCALAR[op, ty, form]
-                src = _kernel(f"cpm_arr_{suffix}", rty, [(t, "x"), (t, "y")], setup, body)
+                # only both-array forms: with a hoisted scalar operand clang turns the
+                # masks that depend on it alone into branches (loop-invariant, but on data)
+                if (op, ty) in VECTOR_MATH and form == "aa":
+                    src = _vector_math_kernel(f"cpm_arr_{suffix}", VECTOR_MATH[op, ty], form)
+                else:
+                    src = _kernel(f"cpm_arr_{suffix}", rty, [(t, "x"), (t, "y")], setup, body)
                 yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 2)
     for (ty, rty), ops in UNARY.items():
         for op in ops.split():
@@ -174,6 +188,17 @@ def generate():
             else:
                 src = _kernel(f"cpm_arr_{suffix}", rty, [(C_TYPE[ty], "x")], "", f"op_{op}_{ty}(x[k])")
             yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 1)
+    # sin and cos of one float array from one range reduction (the scheduler's fusion,
+    # crates/copapy-compiler/src/sincos.rs): sin to cp_a0, cos to cp_a2
+    yield "st_arr_sincos_f_a", (
+        "CPM_NOINLINE void cpm_arr_sincos_f_a(f32 *restrict d, const f32 *restrict x, "
+        "f32 *restrict c, i32 n) {\n"
+        "    i32 n4 = CPM_VEC_MATH ? (i32)((u32)n & ~3u) : 0;\n"
+        "    CPM_VECTOR_LOOP\n"
+        "    for (i32 k = 0; k < n4; k++)\n        cpm_sincos_body(x[k], &d[k], &c[k], 1);\n"
+        "    CPM_SCALAR_LOOP\n"
+        "    for (i32 k = n4; k < n; k++)\n        cpm_sincos_body(x[k], &d[k], &c[k], 0);\n}\n"
+        + _stencil("st_arr_sincos_f_a", "cpm_arr_sincos_f_a", 2))
     for form in SELECT_FORMS:
         suffix = f"select_f_a{form}"
         setup = "".join(f"    const f32 {v}0 = *{v};\n"

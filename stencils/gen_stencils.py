@@ -12,6 +12,8 @@ ops.h as op_<op>_<type>(); this script only enumerates the combinations:
     select:  st_select_f_<c><x><y>_<dst> c in {r0, r1} (int register), x, y float places
                                          as for binary; dst in {r0, r1}
     store:   st_store_<ty>_<x>           x in {r0, r1}
+    sincos:  st_sincos_f_<x>_<dst>       sin(x) to register dst, cos(x) to cp_mf2;
+             st_cossin_f_<x>_<dst>       cos(x) to dst, sin(x) to cp_mf2 (one reduction)
     loop:    st_loop_i_mm                 back-edge: cp_mi += 1, jump to cp_head unless == cp_mi2
     return:  st_return
     arrays:  st_arr_... (gen_arrays.py: one stencil per array operation and its loop kernel)
@@ -91,6 +93,10 @@ def generate():
         for x in DSTS:
             name = f"st_store_{ty}_{x}"
             yield name, stencil(name, f"    {PLACE[ty]['m']} = {PLACE[ty][x]};\n")
+    # sin and cos of one value from one range reduction (cpm_sincosf): `sincos` leaves sin
+    # in register dst and writes cos to the second data slot, `cossin` the other way
+    # round (the scheduler fuses cp.sin(x) and cp.cos(x) into one of them)
+    yield from sincos_stencils()
     # array operations: one stencil per operation calling its loop kernel
     yield from gen_arrays.generate()
     # convolution and pooling: sliding-window loop kernels
@@ -113,6 +119,16 @@ def generate():
     yield from gen_calls.generate()
     # the end of every chain: a plain return to the caller
     yield "st_return", f"void st_return{SIG} {{\n}}\n"
+
+
+def sincos_stencils():
+    for first, (reg, mem) in (("sincos", ("s", "c")), ("cossin", ("c", "s"))):
+        for x in LOCS:
+            for dst in DSTS:
+                name = f"st_{first}_f_{x}_{dst}"
+                body = (f"    f32 c, s = cpm_sincosf({PLACE['f'][x]}, &c);\n"
+                        f"    cp_mf2 = {mem};\n    {PLACE['f'][dst]} = {reg};\n")
+                yield name, stencil(name, body)
 
 
 HEADER = """\

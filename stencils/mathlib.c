@@ -10,6 +10,7 @@
 
 #define CPM_INLINE static inline __attribute__((always_inline))
 #define CPM_NAN_BITS 0x7fc00000u
+#define CPM_INF_BITS 0x7f800000u
 
 typedef union {
     float f;
@@ -54,10 +55,12 @@ CPM_INLINE float cpm_self(uint32_t m, float a, float b) {
 }
 
 /* v clamped into [lo, hi] by masks (a ternary becomes a branch on RISC-V) */
-CPM_INLINE uint32_t cpm_clamp_i(int32_t v, int32_t lo, int32_t hi) {
-    uint32_t r = cpm_selu(cpm_mask(v < lo), (uint32_t)lo, (uint32_t)v);
-    return cpm_selu(cpm_mask(v > hi), (uint32_t)hi, r);
+CPM_INLINE uint32_t cpm_clamp_iv(int32_t v, int32_t lo, int32_t hi, int vec) {
+    uint32_t r = cpm_selu(cpm_mask_v(v < lo, vec), (uint32_t)lo, (uint32_t)v);
+    return cpm_selu(cpm_mask_v(v > hi, vec), (uint32_t)hi, r);
 }
+
+CPM_INLINE uint32_t cpm_clamp_i(int32_t v, int32_t lo, int32_t hi) { return cpm_clamp_iv(v, lo, hi, 0); }
 
 /* floor(log2(v)) for 0 < v < 2^24: the int->float conversion is exact, so its
  * exponent field is the position of the leading bit (no clz, which some targets
@@ -225,13 +228,6 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
     *p = x;
 }
 
-/* 2/pi: 32 zero bits (so windows may start before the binary point), then
- * 224 bits of the fraction (checked against an exact computation by ulp_error.py). */
-static const uint32_t cpm_two_over_pi_bits[8] = {
-    0x00000000u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u,
-    0xf534ddc0u, 0xdb629599u, 0x3c439041u, 0xfe5163abu,
-};
-
 /* pi/2 = C1 + C2 + C3 + C4 (+ 1e-23): C1..C3 have at most 15 significant bits, so
  * k * Ci is exact for k < 2^9. */
 #define CPM_PIO2_C1 0x1.922p+0f
@@ -243,75 +239,43 @@ static const uint32_t cpm_two_over_pi_bits[8] = {
 #define CPM_PIO2_LO (-0x1.777a5cp-25f)
 #define CPM_TWO_OVER_PI 0x1.45f306p-1f
 
-/* Reduce |x| (ax = its bits, pi/4 < |x| < inf) to |x| = q pi/2 + (rh + rl),
- * |rh + rl| <= pi/4 (+ a hair), rh + rl accurate to ~2^-60 absolute. */
-CPM_INLINE uint32_t cpm_rem_pio2(uint32_t ax, float *rh, float *rl) {
-    float y = cpm_from_bits(ax);
-    if (ax < 0x44000000u) {
-        /* |x| < 512: Cody-Waite, k < 2^9 */
-        int32_t ki = (int32_t)(y * CPM_TWO_OVER_PI + 0.5f);
-        float k = (float)ki;
-        float t1 = y - k * CPM_PIO2_C1; /* exact (Sterbenz-like: same grid, smaller) */
-        float h, l, s, e;
-        cpm_two_sum(t1, -(k * CPM_PIO2_C2), &h, &l);
-        cpm_two_sum(h, -(k * CPM_PIO2_C3), &s, &e);
-        l = (l + e) - k * CPM_PIO2_C4;
-        cpm_fast_two_sum(s, l, rh, rl);
-        return (uint32_t)ki;
-    }
-    /* Payne-Hanek: |x| = m 2^E, m < 2^24 integer. Bits of 2/pi with weight >= 4 in
-     * m 2^E 2/pi contribute multiples of 4 and are skipped: take a 96-bit window W
-     * starting at the bit of weight 2^1, then (m W mod 2^96) 2^-94 = |x| 2/pi mod 4
-     * with an error < 2^-70. */
-    uint32_t m = (ax & 0x007fffffu) | 0x00800000u;
-    int E = (int)(ax >> 23) - 150;      /* -14 ... 104 */
-    uint32_t pos = (uint32_t)(E + 30);   /* bit index of b_(E-1) in the table */
-    uint32_t w = pos >> 5, sh = pos & 31u;
-    /* x86_64 non-PIC code would index the table with an absolute 32-bit address
-     * (R_X86_64_32S / R_X86_64_32), which cannot reach code placed above 2 GiB and
-     * which the copapy linker rejects: take its address with a RIP-relative lea. */
-    const uint32_t *T;
-#if defined(__x86_64__)
-    __asm__("leaq %1, %0" : "=r"(T) : "m"(cpm_two_over_pi_bits[0]));
-#else
-    T = cpm_two_over_pi_bits;
-#endif
-    T += w;
-    uint32_t W2 = (uint32_t)(((((uint64_t)T[0] << 32) | T[1]) << sh) >> 32);
-    uint32_t W1 = (uint32_t)(((((uint64_t)T[1] << 32) | T[2]) << sh) >> 32);
-    uint32_t W0 = (uint32_t)(((((uint64_t)T[2] << 32) | T[3]) << sh) >> 32);
-    uint64_t p0 = (uint64_t)m * W0, p1 = (uint64_t)m * W1, p2 = (uint64_t)m * W2;
-    uint64_t t = (p0 >> 32) + (uint32_t)p1;
-    uint32_t R0 = (uint32_t)p0, R1 = (uint32_t)t;
-    uint32_t R2 = (uint32_t)((t >> 32) + (p1 >> 32) + (uint32_t)p2);
-    /* quadrant = the 2 integer bits, rounded by the first fraction bit */
-    uint32_t q = (R2 >> 30) + ((R2 >> 29) & 1u);
-    /* f in [-1/2, 1/2) as a signed 64-bit fixed-point number (2^-64 units) */
-    uint64_t F = ((uint64_t)R2 << 34) | ((uint64_t)R1 << 2) | (R0 >> 30);
-    int32_t c2 = (int32_t)((int64_t)F >> 43);         /* signed 21 bits */
-    int32_t c1 = (int32_t)((F >> 22) & 0x1fffffu);    /* 21 bits */
-    int32_t c0 = (int32_t)(F & 0x3fffffu);            /* 22 bits */
-    float h, l, fh, fl;
-    cpm_fast_two_sum((float)c2 * 0x1p-21f, (float)c1 * 0x1p-42f, &h, &l);
-    l = l + (float)c0 * 0x1p-64f;
-    cpm_fast_two_sum(h, l, &fh, &fl);
-    /* r = f pi/2 in double-float */
-    float ph, pl;
-    cpm_two_prod(fh, CPM_PIO2_HI, &ph, &pl);
-    pl = pl + (fh * CPM_PIO2_LO + fl * CPM_PIO2_HI);
-    cpm_fast_two_sum(ph, pl, rh, rl);
-    return q;
+/* Cody-Waite: y = k pi/2 + (rh + rl) with k = 512 kh + kl, kl < 512. For y < 2^18
+ * (k < 2^18, so kh < 2^9) every product of kh (a multiple of 512) or kl with C1, C2, C3
+ * is exact, and y - 512 kh C1 and the next subtraction of kl C1 are exact (both
+ * multiples of 2^-14 below 2^10): |rh + rl| <= pi/4 (+ a hair), accurate to ~2^-55
+ * absolute; for y < 512 (kh = 0) the steps are those of plain Cody-Waite with k. Larger
+ * y (< 2^30, so k fits an int32) run the same steps with rounded products: rh + rl is
+ * then off by about y 2^-24 (docs/math.md, "Large arguments"). */
+CPM_INLINE uint32_t cpm_rem_pio2_cw(float y, float *rh, float *rl) {
+    int32_t ki = (int32_t)(y * CPM_TWO_OVER_PI + 0.5f);
+    float kh = (float)(ki >> 9) * 512.0f, kl = (float)(ki & 511);
+    float t1 = (y - kh * CPM_PIO2_C1) - kl * CPM_PIO2_C1; /* both exact */
+    /* k C2 and k C3 as exact sums p + pe, formed beside t1 (a shorter dependency chain) */
+    float p2, p2e, p3, p3e, h2, l2, h3, l3;
+    cpm_two_sum(kh * CPM_PIO2_C2, kl * CPM_PIO2_C2, &p2, &p2e);
+    cpm_two_sum(kh * CPM_PIO2_C3, kl * CPM_PIO2_C3, &p3, &p3e);
+    cpm_two_sum(t1, -p2, &h2, &l2);
+    cpm_two_sum(h2, -p3, &h3, &l3);
+    float l = (l2 + l3) - ((p2e + p3e) + (kh * CPM_PIO2_C4 + kl * CPM_PIO2_C4));
+    cpm_fast_two_sum(h3, l, rh, rl);
+    return (uint32_t)ki;
 }
 
-/* |x| (bits ax, finite) as rh + rl in [-pi/4, pi/4] and its quadrant; arguments already
- * that small pass through unreduced. Shared by sin/cos and tan. */
-CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl) {
-    if (ax <= 0x3f490fdbu) { /* |x| <= pi/4 */
-        *rh = cpm_from_bits(ax);
-        *rl = 0.0f;
-        return 0;
-    }
-    return cpm_rem_pio2(ax, rh, rl);
+/* |x| (bits ax, finite) as rh + rl in [-pi/4, pi/4] and its quadrant, without a branch:
+ * Cody-Waite on every input (|x| clamped below 2^30), arguments up to pi/4 pass through
+ * unreduced (picked by masks). Shared by sin/cos and tan. */
+CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl, int vec) {
+    uint32_t small = cpm_mask_v(ax <= 0x3f490fdbu, vec);
+    float ch, cl;
+    uint32_t qc = cpm_rem_pio2_cw(cpm_from_bits(cpm_selu(cpm_mask_v(ax >= 0x4e800000u, vec),
+                                                         0x4e800000u, ax)), &ch, &cl);
+    /* |x| >= 2^20: the rounded reduction may leave [-pi/4, pi/4] (by up to |x| 2^-23);
+     * clamp, so the kernels stay bounded (no overflow, no NaN) */
+    uint32_t over = cpm_mask_v((ax >= 0x49800000u) & ((cpm_bits(ch) & 0x7fffffffu) > 0x3f490fdbu), vec);
+    ch = cpm_from_bits(cpm_selu(over, (cpm_bits(ch) & 0x80000000u) | 0x3f490fdbu, cpm_bits(ch)));
+    *rh = cpm_self(small, cpm_from_bits(ax), ch);
+    *rl = cpm_self(small | over, 0.0f, cl);
+    return qc & ~small;
 }
 
 /* sin(rh + rl) for |rh| <= pi/4, |rl| <= ulp(rh). Minimax coefficients for sin(x)/x
@@ -341,24 +305,60 @@ CPM_INLINE float cpm_cos_kernel(float rh, float rl) {
     return w + (werr + (tail - (0.5f * ez + rh * rl)));
 }
 
-CPM_INLINE float cpm_sincos(float x, uint32_t cosine) {
+/* sin x and cos x from one reduction, without a branch: both kernels run, the quadrant
+ * picks by masks. sin, cos and the fused sincos (cp.sin and cp.cos of one value) are this
+ * one body, so the fused pair gives the bits of the separate calls. */
+CPM_INLINE void cpm_sincos_body(float x, float *sp, float *cp, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    if (ax >= 0x7f800000u)
-        return cpm_from_bits(CPM_NAN_BITS);
-    if (ax < 0x39800000u) /* |x| < 2^-12: x (sin) and 1 (cos) are correctly rounded */
-        return cosine ? 1.0f : x;
+    uint32_t nan = cpm_mask_v(ax >= CPM_INF_BITS, vec);
+    uint32_t tiny = cpm_mask_v(ax < 0x39800000u, vec); /* |x| < 2^-12: x and 1 are correctly rounded */
     float rh, rl;
-    uint32_t q = cpm_reduce(ax, &rh, &rl);
-    q += cosine;
-    float v = (q & 1u) ? cpm_cos_kernel(rh, rl) : cpm_sin_kernel(rh, rl);
-    /* sign: quadrants 2 and 3 negate; sin is odd, cos even */
-    uint32_t neg = ((q >> 1) ^ (cosine ? 0u : (ux >> 31))) & 1u;
-    return cpm_from_bits(cpm_bits(v) ^ (neg << 31));
+    uint32_t q = cpm_reduce(ax & ~nan, &rh, &rl, vec);
+    uint32_t ks = cpm_bits(cpm_sin_kernel(rh, rl)), kc = cpm_bits(cpm_cos_kernel(rh, rl));
+    uint32_t odd = cpm_mask_v(q & 1u, vec);
+    /* sin: quadrants 2 and 3 negate, sin is odd; cos: quadrants 1 and 2 negate */
+    uint32_t s = cpm_selu(odd, kc, ks) ^ ((((q >> 1) ^ (ux >> 31)) & 1u) << 31);
+    uint32_t c = cpm_selu(odd, ks, kc) ^ ((((q + 1u) >> 1) & 1u) << 31);
+    /* |x| >= 2^20: the reduction is approximate; the results stay in [-1, 1] */
+    s = cpm_selu(cpm_mask_v((s & 0x7fffffffu) > 0x3f800000u, vec), (s & 0x80000000u) | 0x3f800000u, s);
+    c = cpm_selu(cpm_mask_v((c & 0x7fffffffu) > 0x3f800000u, vec), (c & 0x80000000u) | 0x3f800000u, c);
+    s = cpm_selu(tiny, ux, s);
+    c = cpm_selu(tiny, 0x3f800000u, c);
+    *sp = cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, s));
+    *cp = cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, c));
 }
 
-CPM_NOINLINE float cpm_sinf(float x) { return cpm_sincos(x, 0); }
+/* one result of the pair, for the array kernels' vector loops (gen_arrays.py) */
+CPM_INLINE float cpm_sinf_body(float x, int vec) {
+    float s, c;
+    cpm_sincos_body(x, &s, &c, vec);
+    return s;
+}
 
-CPM_NOINLINE float cpm_cosf(float x) { return cpm_sincos(x, 1); }
+CPM_INLINE float cpm_cosf_body(float x, int vec) {
+    float s, c;
+    cpm_sincos_body(x, &s, &c, vec);
+    return c;
+}
+
+CPM_NOINLINE float cpm_sinf(float x) {
+    float s, c;
+    cpm_sincos_body(x, &s, &c, 0);
+    return s;
+}
+
+CPM_NOINLINE float cpm_cosf(float x) {
+    float s, c;
+    cpm_sincos_body(x, &s, &c, 0);
+    return c;
+}
+
+/* sin x, with cos x stored to *cp: the fused pair (one reduction for both) */
+CPM_NOINLINE float cpm_sincosf(float x, float *cp) {
+    float s;
+    cpm_sincos_body(x, &s, cp, 0);
+    return s;
+}
 
 /* ------------------------------------------------------------------ double-float helpers */
 
@@ -401,8 +401,8 @@ CPM_INLINE cpm_df cpm_df_div(cpm_df a, cpm_df b) {
 /* v * 2^n for n in [-151, 128] with a single rounding (two steps when the result is
  * subnormal or 2^n is not a normal float): v 2^e1 2^e2, the exponents picked by masks
  * (e2 = 0 multiplies by 1, exactly). */
-CPM_INLINE float cpm_scale2(float v, int32_t n) {
-    uint32_t hi = cpm_mask(n > 127), lo = cpm_mask(n < -126);
+CPM_INLINE float cpm_scale2(float v, int32_t n, int vec) {
+    uint32_t hi = cpm_mask_v(n > 127, vec), lo = cpm_mask_v(n < -126, vec);
     uint32_t e1 = cpm_selu(hi, 127u, cpm_selu(lo, (uint32_t)(n + 64), (uint32_t)n));
     uint32_t e2 = cpm_selu(hi, (uint32_t)(n - 127), cpm_selu(lo, (uint32_t)-64, 0u));
     return (v * cpm_from_bits((e1 + 127u) << 23)) * cpm_from_bits((e2 + 127u) << 23);
@@ -416,7 +416,6 @@ CPM_INLINE float cpm_scale2(float v, int32_t n) {
 #define CPM_LN2_C2 0x1.7f7ep-20f
 #define CPM_LN2_C3 (-0x1.c610cap-37f)
 #define CPM_LOG2E 0x1.715476p+0f
-#define CPM_INF_BITS 0x7f800000u
 
 /* exp(rh + rl) for |rh| <= 0.36, |rl| <= 2^-20, as an unrounded sum hi + lo in
  * [0.7, 1.42]: 1 + rh + rh^2/2 are summed exactly (Dekker square, Fast2Sum, TwoSum)
@@ -453,11 +452,11 @@ CPM_INLINE cpm_df cpm_exp_split(float wh, float wl, int32_t *np) {
     return cpm_exp_kernel(rr.h, rr.l);
 }
 
-CPM_INLINE float cpm_exp_df(float wh, float wl) {
+CPM_INLINE float cpm_exp_df(float wh, float wl, int vec) {
     int32_t n;
     cpm_df k = cpm_exp_split(wh, wl, &n);
     /* normal result: scaling is exact */
-    float normal = cpm_scale2(k.h + k.l, n);
+    float normal = cpm_scale2(k.h + k.l, n, vec);
     /* subnormal result: scaled by 2^64 (exactly) it lies below B = 2^-62, whose binade
      * has the spacing 2^-85 of the subnormal grid times 2^64; adding B makes the one
      * rounding happen on that grid, subtracting B and scaling back are exact. Both run;
@@ -467,7 +466,7 @@ CPM_INLINE float cpm_exp_df(float wh, float wl) {
     cpm_two_sum(0x1p-62f, k.h * sc, &hs, &es);
     float v = hs + (es + k.l * sc);
     float sub = (v - 0x1p-62f) * 0x1p-64f;
-    return cpm_self(cpm_mask((n > -126) | ((n == -126) & (k.h >= 1.0f))), normal, sub);
+    return cpm_self(cpm_mask_v((n > -126) | ((n == -126) & (k.h >= 1.0f)), vec), normal, sub);
 }
 
 /* exp(x) without a branch: x clamped into [-104, 89], n = round(x / ln 2) by the
@@ -523,13 +522,13 @@ CPM_NOINLINE float cpm_expf(float x) { return cpm_expf_body(x, 0); }
  * (|s| <= 0.1716), log m = 2 atanh(s) = 2s + s^3 (2/3 + s^2 T(s^2)) with the first two
  * terms in double-float; T is a minimax fit, |s^5 T - (2 atanh s - 2s - 2s^3/3)| < 2^-42.
  * e ln 2 = e C1 + e C2 (both exact) + e C3. */
-CPM_INLINE cpm_df cpm_log_df(float x) {
+CPM_INLINE cpm_df cpm_log_df(float x, int vec) {
     const float T0 = 0x1.999998p-2f, T1 = 0x1.2493bap-2f, T2 = 0x1.c63eaap-3f,
                 T3 = 0x1.905558p-3f;
     const float C23H = 0x1.555556p-1f, C23L = -0x1.555556p-26f; /* 2/3 */
     uint32_t u = cpm_bits(x);
     /* subnormal: scaled up exactly (picked by a mask) */
-    uint32_t sub = cpm_mask(u < 0x00800000u);
+    uint32_t sub = cpm_mask_v(u < 0x00800000u, vec);
     u = cpm_selu(sub, cpm_bits(x * 0x1p25f), u);
     int32_t k = (int32_t)(sub & (uint32_t)-25);
     uint32_t v = u - 0x3f3504f3u; /* bits of sqrt(1/2): exponent split there */
@@ -551,58 +550,62 @@ CPM_INLINE cpm_df cpm_log_df(float x) {
 
 /* Without a branch: the special inputs run the kernel on 1.0, and masks pick their
  * results: -inf for +-0, NaN for negatives (-inf included) and NaN, +inf for +inf. */
-CPM_NOINLINE float cpm_logf(float x) {
+CPM_INLINE float cpm_logf_body(float x, int vec) {
     uint32_t u = cpm_bits(x);
-    uint32_t zero = cpm_mask((u << 1) == 0), nan = cpm_mask(u > CPM_INF_BITS),
-             inf = cpm_mask(u == CPM_INF_BITS);
-    cpm_df r = cpm_log_df(cpm_from_bits(cpm_selu(zero | nan | inf, 0x3f800000u, u)));
+    uint32_t zero = cpm_mask_v((u << 1) == 0, vec), nan = cpm_mask_v(u > CPM_INF_BITS, vec),
+             inf = cpm_mask_v(u == CPM_INF_BITS, vec);
+    cpm_df r = cpm_log_df(cpm_from_bits(cpm_selu(zero | nan | inf, 0x3f800000u, u)), vec);
     uint32_t v = cpm_selu(inf, CPM_INF_BITS, cpm_bits(r.h + r.l));
     v = cpm_selu(nan, CPM_NAN_BITS, v);
     return cpm_from_bits(cpm_selu(zero, 0xff800000u, v)); /* -0 too: the last pick wins */
 }
 
+CPM_NOINLINE float cpm_logf(float x) { return cpm_logf_body(x, 0); }
+
 /* C99 / IEEE powf. |x|^y = exp(y log|x|): log in double-float (above), the product
  * y log|x| with Dekker's exact product, exp of the double-float result. */
-CPM_NOINLINE float cpm_powf(float x, float y) {
+CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     uint32_t ux = cpm_bits(x), uy = cpm_bits(y);
     uint32_t ax = ux & 0x7fffffffu, ay = uy & 0x7fffffffu;
     /* y: 0 = not an integer, 1 = odd integer, 2 = even integer (shift counts clamped
      * into 0..23; the masks discard what a clamped shift gives) */
     int32_t ey = (int32_t)(ay >> 23) - 127;
-    uint32_t sh = cpm_clamp_i(ey, 0, 23);
-    uint32_t frac = cpm_mask((ay & (0x007fffffu >> sh)) != 0);
+    uint32_t sh = cpm_clamp_iv(ey, 0, 23, vec);
+    uint32_t frac = cpm_mask_v((ay & (0x007fffffu >> sh)) != 0, vec);
     uint32_t odd = (ay >> (23u - sh)) & 1u;
-    uint32_t yint = cpm_selu(cpm_mask(ey >= 24), 2u,
-                             cpm_selu(cpm_mask(ey < 0) | frac, 0u, 2u - odd));
-    uint32_t sign = cpm_mask((ux >> 31) & (yint == 1)) & 0x80000000u;
+    uint32_t yint = cpm_selu(cpm_mask_v(ey >= 24, vec), 2u,
+                             cpm_selu(cpm_mask_v(ey < 0, vec) | frac, 0u, 2u - odd));
+    uint32_t sign = cpm_mask_v((ux >> 31) & (yint == 1), vec) & 0x80000000u;
     uint32_t ypos = !(uy >> 31);
     uint32_t big = ax > 0x3f800000u; /* |x| > 1 */
-    uint32_t grows = cpm_mask(big == ypos); /* |x|^y -> inf (else 0) for huge |y| */
+    uint32_t grows = cpm_mask_v(big == ypos, vec); /* |x|^y -> inf (else 0) for huge |y| */
     /* the general case runs on every input (on 2^1 where a special case decides), and
      * masks pick the special results, the first rule of C99 last (it wins) */
-    uint32_t special = cpm_mask((ay == 0) | (ax == 0) | (ax >= CPM_INF_BITS) | (ay >= CPM_INF_BITS));
+    uint32_t special = cpm_mask_v((ay == 0) | (ax == 0) | (ax >= CPM_INF_BITS) | (ay >= CPM_INF_BITS), vec);
     float xs = cpm_self(special, 2.0f, cpm_from_bits(ax)), ys = cpm_self(special, 1.0f, y);
-    cpm_df l = cpm_log_df(xs);
+    cpm_df l = cpm_log_df(xs, vec);
     float wh, wl;
     cpm_two_prod(l.h, ys, &wh, &wl);
     cpm_df w = cpm_df_norm(wh, wl + l.l * ys);
-    uint32_t wover = cpm_mask(w.h > 89.0f), wunder = cpm_mask(w.h < -104.0f);
-    float e = cpm_exp_df(cpm_self(wover | wunder, 0.0f, w.h), cpm_self(wover | wunder, 0.0f, w.l));
+    uint32_t wover = cpm_mask_v(w.h > 89.0f, vec), wunder = cpm_mask_v(w.h < -104.0f, vec);
+    float e = cpm_exp_df(cpm_self(wover | wunder, 0.0f, w.h), cpm_self(wover | wunder, 0.0f, w.l), vec);
     uint32_t r = cpm_selu(wover, CPM_INF_BITS, cpm_selu(wunder, 0u, cpm_bits(e))) | sign;
     /* |y| >= 2^32 > 150 / min|log|x||: over/underflow */
-    r = cpm_selu(cpm_mask(ay >= 0x4f800000u), sign | (grows & CPM_INF_BITS), r);
-    r = cpm_selu(cpm_mask(ax == 0x3f800000u), sign | 0x3f800000u, r); /* x = -1, y integer */
-    r = cpm_selu(cpm_mask((ux >> 31) & (yint == 0)), CPM_NAN_BITS, r); /* x < 0, y not integer */
-    r = cpm_selu(cpm_mask(ax == CPM_INF_BITS), sign | (cpm_mask(ypos) & CPM_INF_BITS), r);
-    r = cpm_selu(cpm_mask(ax == 0), sign | (cpm_mask(!ypos) & CPM_INF_BITS), r);
+    r = cpm_selu(cpm_mask_v(ay >= 0x4f800000u, vec), sign | (grows & CPM_INF_BITS), r);
+    r = cpm_selu(cpm_mask_v(ax == 0x3f800000u, vec), sign | 0x3f800000u, r); /* x = -1, y integer */
+    r = cpm_selu(cpm_mask_v((ux >> 31) & (yint == 0), vec), CPM_NAN_BITS, r); /* x < 0, y not integer */
+    r = cpm_selu(cpm_mask_v(ax == CPM_INF_BITS, vec), sign | (cpm_mask_v(ypos, vec) & CPM_INF_BITS), r);
+    r = cpm_selu(cpm_mask_v(ax == 0, vec), sign | (cpm_mask_v(!ypos, vec) & CPM_INF_BITS), r);
     /* y = +-inf: 1 for x = -1, else inf or 0 */
-    r = cpm_selu(cpm_mask(ay == CPM_INF_BITS),
-                 cpm_selu(cpm_mask(ax == 0x3f800000u), 0x3f800000u, grows & CPM_INF_BITS), r);
-    r = cpm_selu(cpm_mask((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS)), CPM_NAN_BITS, r);
+    r = cpm_selu(cpm_mask_v(ay == CPM_INF_BITS, vec),
+                 cpm_selu(cpm_mask_v(ax == 0x3f800000u, vec), 0x3f800000u, grows & CPM_INF_BITS), r);
+    r = cpm_selu(cpm_mask_v((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS), vec), CPM_NAN_BITS, r);
     /* pow(x, +-0) = pow(1, y) = 1, even for NaN */
-    r = cpm_selu(cpm_mask((ay == 0) | (ux == 0x3f800000u)), 0x3f800000u, r);
+    r = cpm_selu(cpm_mask_v((ay == 0) | (ux == 0x3f800000u), vec), 0x3f800000u, r);
     return cpm_from_bits(r);
 }
+
+CPM_NOINLINE float cpm_powf(float x, float y) { return cpm_powf_body(x, y, 0); }
 
 /* ------------------------------------------------------------------ tan */
 
@@ -610,34 +613,37 @@ CPM_NOINLINE float cpm_powf(float x, float y) {
  * r = rh + rl from the sin/cos reduction: tan(r) = th + tl in double-float (the rl
  * term is rl (1 + tan^2 rh)); odd quadrants give -1/tan(r), one Newton step on the
  * double-float. */
-CPM_NOINLINE float cpm_tanf(float x) {
+CPM_INLINE float cpm_tanf_body(float x, int vec) {
     const float T0 = 0x1.555556p-2f, T1 = 0x1.111106p-3f, T2 = 0x1.ba1fbcp-5f,
                 T3 = 0x1.65f7aap-6f, T4 = 0x1.268764p-7f, T5 = 0x1.9c5a50p-9f,
                 T6 = 0x1.3c61e4p-9f, T7 = -0x1.37bbccp-11f, T8 = 0x1.f705c0p-11f;
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    if (ax >= CPM_INF_BITS)
-        return cpm_from_bits(CPM_NAN_BITS);
-    if (ax < 0x39800000u) /* |x| < 2^-12: x is correctly rounded */
-        return x;
+    uint32_t nan = cpm_mask_v(ax >= CPM_INF_BITS, vec);
+    uint32_t tiny = cpm_mask_v(ax < 0x39800000u, vec); /* |x| < 2^-12: x is correctly rounded */
     float rh, rl;
-    uint32_t q = cpm_reduce(ax, &rh, &rl);
+    uint32_t q = cpm_reduce(ax & ~nan, &rh, &rl, vec);
     float z = rh * rh;
     float p = (rh * z) *
               (T0 + z * (T1 + z * (T2 + z * (T3 + z * (T4 + z * (T5 + z * (T6 + z * (T7 + z * T8))))))));
     float t0 = rh + p;
     cpm_df t = cpm_df_norm(rh, p);
     t = cpm_df_norm(t.h, t.l + (rl + rl * (t0 * t0)));
-    float v;
-    if (q & 1u) { /* -1/t: q0 = -1/th, d = 1 + q0 t, result q0 (1 + d) */
-        float q0 = -1.0f / t.h, pp, pe;
-        cpm_two_prod(q0, t.h, &pp, &pe);
-        float d = ((1.0f + pp) + pe) + q0 * t.l;
-        v = q0 + q0 * d;
-    } else {
-        v = t.h + t.l;
-    }
-    return cpm_from_bits(cpm_bits(v) ^ (ux & 0x80000000u)); /* tan is odd */
+    /* odd quadrants: -1/t: q0 = -1/th, d = 1 + q0 t, result q0 (1 + d); both run (on
+     * th = 1 where tiny inputs make it zero), a mask picks */
+    float th = cpm_self(tiny | nan, 1.0f, t.h);
+    /* |x| >= 2^20 (approximate reduction) may give th = 0 or nearly: keep -1/th finite
+     * there, so nothing becomes NaN (no change below 2^20, where |th| > 2^-30) */
+    uint32_t near0 = cpm_mask_v((ax >= 0x49800000u) & ((cpm_bits(th) & 0x7fffffffu) < 0x35800000u), vec);
+    th = cpm_from_bits(cpm_selu(near0, 0x35800000u | (cpm_bits(th) & 0x80000000u), cpm_bits(th)));
+    float q0 = -1.0f / th, pp, pe;
+    cpm_two_prod(q0, th, &pp, &pe);
+    float d = ((1.0f + pp) + pe) + q0 * t.l;
+    uint32_t v = cpm_selu(cpm_mask_v(q & 1u, vec), cpm_bits(q0 + q0 * d), cpm_bits(t.h + t.l));
+    v = cpm_selu(tiny, ax, v) ^ (ux & 0x80000000u); /* tan is odd */
+    return cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, v));
 }
+
+CPM_NOINLINE float cpm_tanf(float x) { return cpm_tanf_body(x, 0); }
 
 /* ------------------------------------------------------------------ tanh */
 
@@ -684,42 +690,46 @@ CPM_INLINE float cpm_asin_tail(float x, float z) {
 
 /* For 1/2 < a <= 1: asin(s + sl) - s as a float where s + sl = sqrt((1 - a)/2) (sl the
  * exact-product correction of the rounded square root); returns s in *sp. */
-CPM_INLINE float cpm_asin_half(float a, float *sp) {
+CPM_INLINE float cpm_asin_half(float a, float *sp, int vec) {
     float z = (1.0f - a) * 0.5f; /* exact */
     float s = __builtin_sqrtf(z), p, pe;
     cpm_two_prod(s, s, &p, &pe);
-    float sl = cpm_self(cpm_mask(s > 0.0f), ((z - p) - pe) / (s + s), 0.0f);
+    float sl = cpm_self(cpm_mask_v(s > 0.0f, vec), ((z - p) - pe) / (s + s), 0.0f);
     *sp = s;
     /* asin'(s) = 1/sqrt(1 - z) ~ 1 + z/2 on the tiny sl */
     return (sl + sl * (0.5f * z)) + cpm_asin_tail(s, z);
 }
 
 /* Both ranges run on every input; masks pick (and the special results). */
-CPM_NOINLINE float cpm_asinf(float x) {
+CPM_INLINE float cpm_asinf_body(float x, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
     float a = cpm_from_bits(ax);
     float r1 = a + cpm_asin_tail(a, a * a);
     /* 1/2 < a: pi/2 - 2 asin(sqrt((1 - a)/2)) */
-    float s, lo = cpm_asin_half(a, &s), h, e;
+    float s, lo = cpm_asin_half(a, &s, vec), h, e;
     cpm_two_sum(CPM_PIO2_HI, -2.0f * s, &h, &e);
     float r2 = h + (e + (CPM_PIO2_LOF - 2.0f * lo));
-    uint32_t r = cpm_bits(cpm_self(cpm_mask(a <= 0.5f), r1, r2)) | (ux & 0x80000000u);
-    r = cpm_selu(cpm_mask(ax < 0x39800000u), ux, r); /* |x| < 2^-12: x is correctly rounded */
-    return cpm_from_bits(cpm_selu(cpm_mask(ax > 0x3f800000u), CPM_NAN_BITS, r)); /* |x| > 1, NaN */
+    uint32_t r = cpm_bits(cpm_self(cpm_mask_v(a <= 0.5f, vec), r1, r2)) | (ux & 0x80000000u);
+    r = cpm_selu(cpm_mask_v(ax < 0x39800000u, vec), ux, r); /* |x| < 2^-12: x is correctly rounded */
+    return cpm_from_bits(cpm_selu(cpm_mask_v(ax > 0x3f800000u, vec), CPM_NAN_BITS, r)); /* |x| > 1, NaN */
 }
 
-CPM_NOINLINE float cpm_acosf(float x) {
+CPM_NOINLINE float cpm_asinf(float x) { return cpm_asinf_body(x, 0); }
+
+CPM_INLINE float cpm_acosf_body(float x, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
     float a = cpm_from_bits(ax), h, e;
     cpm_two_sum(CPM_PIO2_HI, -x, &h, &e); /* a <= 1/2: pi/2 - asin x */
     float r1 = h + (e + (CPM_PIO2_LOF - cpm_asin_tail(x, x * x)));
-    float s, lo = cpm_asin_half(a, &s);
+    float s, lo = cpm_asin_half(a, &s, vec);
     float r2 = 2.0f * (s + lo); /* x > 1/2: 2 asin(sqrt((1 - x)/2)) */
     cpm_two_sum(CPM_PI_HI, -2.0f * s, &h, &e); /* x < -1/2: pi - 2 asin(sqrt((1 + x)/2)) */
     float r3 = h + (e + (CPM_PI_LO - 2.0f * lo));
-    float r = cpm_self(cpm_mask(a <= 0.5f), r1, cpm_self(cpm_mask(ux >> 31), r3, r2));
-    return cpm_from_bits(cpm_selu(cpm_mask(ax > 0x3f800000u), CPM_NAN_BITS, cpm_bits(r)));
+    float r = cpm_self(cpm_mask_v(a <= 0.5f, vec), r1, cpm_self(cpm_mask_v(ux >> 31, vec), r3, r2));
+    return cpm_from_bits(cpm_selu(cpm_mask_v(ax > 0x3f800000u, vec), CPM_NAN_BITS, cpm_bits(r)));
 }
+
+CPM_NOINLINE float cpm_acosf(float x) { return cpm_acosf_body(x, 0); }
 
 /* ------------------------------------------------------------------ atan / atan2 */
 
@@ -727,13 +737,13 @@ CPM_NOINLINE float cpm_acosf(float x) {
  * [7/16, 11/16): atan(1/2) + atan((t - 1/2)/(1 + t/2)); [11/16, 1]: pi/4 +
  * atan((t - 1)/(t + 1)); the reduced argument is a double-float quotient.
  * atan u - u = u^3 A(u^2) on |u| <= 7/16, minimax, relative error < 2^-28.9. */
-CPM_INLINE cpm_df cpm_atan01(float th, float tl) {
+CPM_INLINE cpm_df cpm_atan01(float th, float tl, int vec) {
     const float A0 = -0x1.555556p-2f, A1 = 0x1.99998cp-3f, A2 = -0x1.248fc4p-3f,
                 A3 = 0x1.c6ae26p-4f, A4 = -0x1.6f4006p-4f, A5 = 0x1.18ccf6p-4f,
                 A6 = -0x1.239866p-5f;
     /* both reductions are one formula, (t - c)/(1 + c t) with c = 1/2 or 1 (c t exact);
      * it runs on every input, and masks pick it or t itself */
-    uint32_t reduce = cpm_mask(th >= 0.4375f), half = cpm_mask(th < 0.6875f);
+    uint32_t reduce = cpm_mask_v(th >= 0.4375f, vec), half = cpm_mask_v(th < 0.6875f, vec);
     float c = cpm_self(half, 0.5f, 1.0f);
     cpm_df n = cpm_df_sum(th - c, tl); /* th - c is exact */
     cpm_df d = cpm_df_sum(1.0f, c * th);
@@ -750,29 +760,31 @@ CPM_INLINE cpm_df cpm_atan01(float th, float tl) {
 }
 
 /* (kh + kl) + sgn * r, rounded once */
-CPM_INLINE float cpm_atan_finish(float kh, float kl, cpm_df r, uint32_t neg) {
-    uint32_t flip = cpm_mask(neg) & 0x80000000u;
+CPM_INLINE float cpm_atan_finish(float kh, float kl, cpm_df r, uint32_t neg, int vec) {
+    uint32_t flip = cpm_mask_v(neg, vec) & 0x80000000u;
     float rh = cpm_from_bits(cpm_bits(r.h) ^ flip), rl = cpm_from_bits(cpm_bits(r.l) ^ flip);
     cpm_df s = cpm_df_sum(kh, rh);
     return s.h + (s.l + (kl + rl));
 }
 
-CPM_NOINLINE float cpm_atanf(float x) {
+CPM_INLINE float cpm_atanf_body(float x, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
     float a = cpm_from_bits(ax);
     /* a <= 1: atan a; a > 1: pi/2 - atan(1/a), 1/a as a double-float. One atan01 call
      * on the argument picked by masks; both finishes run. */
-    uint32_t inv = cpm_mask(a > 1.0f);
+    uint32_t inv = cpm_mask_v(a > 1.0f, vec);
     float th = 1.0f / a, p, pe;
     cpm_two_prod(th, a, &p, &pe);
     float tl = ((1.0f - p) - pe) / a;
-    cpm_df t = cpm_atan01(cpm_self(inv, th, a), cpm_self(inv, tl, 0.0f));
-    float r = cpm_self(inv, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, t, 1), t.h + t.l);
-    r = cpm_self(cpm_mask(ax >= 0x4c800000u), CPM_PIO2_HI, r); /* |x| >= 2^26: pi/2 - 1/x rounds to pi/2 */
+    cpm_df t = cpm_atan01(cpm_self(inv, th, a), cpm_self(inv, tl, 0.0f), vec);
+    float r = cpm_self(inv, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, t, 1, vec), t.h + t.l);
+    r = cpm_self(cpm_mask_v(ax >= 0x4c800000u, vec), CPM_PIO2_HI, r); /* |x| >= 2^26: pi/2 - 1/x rounds to pi/2 */
     uint32_t v = cpm_bits(r) | (ux & 0x80000000u);
-    v = cpm_selu(cpm_mask(ax < 0x39800000u), ux, v); /* |x| < 2^-12: x is correctly rounded */
-    return cpm_from_bits(cpm_selu(cpm_mask(ax > CPM_INF_BITS), CPM_NAN_BITS, v));
+    v = cpm_selu(cpm_mask_v(ax < 0x39800000u, vec), ux, v); /* |x| < 2^-12: x is correctly rounded */
+    return cpm_from_bits(cpm_selu(cpm_mask_v(ax > CPM_INF_BITS, vec), CPM_NAN_BITS, v));
 }
+
+CPM_NOINLINE float cpm_atanf(float x) { return cpm_atanf_body(x, 0); }
 
 /* v * 2^k for k in [-254, 254], exact unless the result is subnormal */
 CPM_INLINE float cpm_ldexp2(float v, int32_t k) {
@@ -782,7 +794,7 @@ CPM_INLINE float cpm_ldexp2(float v, int32_t k) {
 }
 
 /* C atan2f(y, x) with all C99 special cases (signed zeros, infinities). */
-CPM_NOINLINE float cpm_atan2f(float y, float x) {
+CPM_INLINE float cpm_atan2f_body(float y, float x, int vec) {
     uint32_t uy = cpm_bits(y), ux = cpm_bits(x);
     uint32_t ay = uy & 0x7fffffffu, ax = ux & 0x7fffffffu;
     uint32_t sy = uy & 0x80000000u, xneg = ux >> 31;
@@ -791,13 +803,13 @@ CPM_NOINLINE float cpm_atan2f(float y, float x) {
      * a special rule decides; masks pick the special results (float constants by bits:
      * a ternary on float constants becomes a table indexed with an absolute address on
      * x86_64) */
-    uint32_t special = cpm_mask((ay == 0) | (ax == 0) | (ax >= CPM_INF_BITS) | (ay >= CPM_INF_BITS));
+    uint32_t special = cpm_mask_v((ay == 0) | (ax == 0) | (ax >= CPM_INF_BITS) | (ay >= CPM_INF_BITS), vec);
     uint32_t gx = cpm_selu(special, 0x3f800000u, ax), gy = cpm_selu(special, 0x3f800000u, ay);
     /* t = min/max of the magnitudes, scaled exactly so that the larger is in [2^32, 2^33)
      * (the smaller stays normal unless t < 2^-158, where the result underflows anyway) */
-    uint32_t swap = cpm_mask(gy > gx);
+    uint32_t swap = cpm_mask_v(gy > gx, vec);
     uint32_t big = cpm_selu(swap, gy, gx), small = cpm_selu(swap, gx, gy);
-    float sc = cpm_self(cpm_mask(big < 0x00800000u), 0x1p64f, 1.0f); /* both subnormal */
+    float sc = cpm_self(cpm_mask_v(big < 0x00800000u, vec), 0x1p64f, 1.0f); /* both subnormal */
     float fb = cpm_from_bits(big) * sc, fs = cpm_from_bits(small) * sc;
     int32_t k = 159 - (int32_t)(cpm_bits(fb) >> 23);
     fb = cpm_ldexp2(fb, k);
@@ -806,23 +818,25 @@ CPM_NOINLINE float cpm_atan2f(float y, float x) {
     cpm_two_prod(th, fb, &p, &pe);
     /* below 2^-100 the residual underflows; atan t = t there and t = fs/fb is
      * correctly rounded on its own */
-    float tl = cpm_self(cpm_mask(th >= 0x1p-100f), ((fs - p) - pe) / fb, 0.0f);
-    cpm_df a = cpm_atan01(th, tl);
+    float tl = cpm_self(cpm_mask_v(th >= 0x1p-100f, vec), ((fs - p) - pe) / fb, 0.0f);
+    cpm_df a = cpm_atan01(th, tl, vec);
     /* x > 0: a or pi/2 - a; x < 0: pi - a or pi/2 + a */
-    float r = cpm_self(swap, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, a, !xneg),
-                       cpm_self(cpm_mask(xneg), cpm_atan_finish(CPM_PI_HI, CPM_PI_LO, a, 1),
+    float r = cpm_self(swap, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, a, !xneg, vec),
+                       cpm_self(cpm_mask_v(xneg, vec), cpm_atan_finish(CPM_PI_HI, CPM_PI_LO, a, 1, vec),
                                 a.h + a.l));
     uint32_t v = cpm_bits(r);
-    v = cpm_selu(cpm_mask(ax == CPM_INF_BITS), 0x40490fdbu & xm, v); /* pi or +0 */
-    v = cpm_selu(cpm_mask((ax == CPM_INF_BITS) & (ay == CPM_INF_BITS)), /* 3 pi/4 or pi/4 */
+    v = cpm_selu(cpm_mask_v(ax == CPM_INF_BITS, vec), 0x40490fdbu & xm, v); /* pi or +0 */
+    v = cpm_selu(cpm_mask_v((ax == CPM_INF_BITS) & (ay == CPM_INF_BITS), vec), /* 3 pi/4 or pi/4 */
                  (0x4016cbe4u & xm) | (0x3f490fdbu & ~xm), v);
-    v = cpm_selu(cpm_mask((ax == 0) | ((ay == CPM_INF_BITS) & (ax != CPM_INF_BITS))),
+    v = cpm_selu(cpm_mask_v((ax == 0) | ((ay == CPM_INF_BITS) & (ax != CPM_INF_BITS)), vec),
                  cpm_bits(CPM_PIO2_HI), v);
     /* atan2(+-0, x) = +-0 for x >= +0, +-pi for x <= -0 */
-    v = cpm_selu(cpm_mask(ay == 0), 0x40490fdbu & xm, v);
+    v = cpm_selu(cpm_mask_v(ay == 0, vec), 0x40490fdbu & xm, v);
     v |= sy;
-    return cpm_from_bits(cpm_selu(cpm_mask((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS)), CPM_NAN_BITS, v));
+    return cpm_from_bits(cpm_selu(cpm_mask_v((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS), vec), CPM_NAN_BITS, v));
 }
+
+CPM_NOINLINE float cpm_atan2f(float y, float x) { return cpm_atan2f_body(y, x, 0); }
 
 /* ---------------------------------------------------------------- integer division */
 

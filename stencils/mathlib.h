@@ -18,6 +18,7 @@ CPM_NOINLINE float cpm_floorf(float x);
 CPM_NOINLINE float cpm_fmodf(float x, float y);      /* exact, C fmodf semantics */
 CPM_NOINLINE float cpm_sinf(float x);                /* <= 1 ulp, all finite inputs */
 CPM_NOINLINE float cpm_cosf(float x);                /* <= 1 ulp, all finite inputs */
+CPM_NOINLINE float cpm_sincosf(float x, float *c);   /* sin x; cos x to *c: the same bits */
 CPM_NOINLINE float cpm_floordivf(float a, float b);  /* NumPy float32 floor_divide */
 CPM_NOINLINE float cpm_remainderf(float a, float b); /* NumPy float32 remainder (%) */
 CPM_NOINLINE float cpm_tanf(float x);

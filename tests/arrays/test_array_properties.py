@@ -258,6 +258,11 @@ MATH: dict[str, tuple[Callable[[Any], Any], Callable[[float], float], int]] = {
 }
 
 
+# sin, cos and tan keep their ulp bars for |x| < 2^20 (docs/math.md, "Large arguments")
+TRIG = {"sin", "cos", "tan"}
+TRIG_ACCURATE = 2.0**20
+
+
 def _math_ref(fn: Callable[[float], float], x: float) -> float:
     """``fn`` in float64 rounded once to float32; NaN outside the domain, C99's limits."""
     try:
@@ -281,6 +286,10 @@ def test_math_functions_within_their_ulp_bars(name: str, shape: tuple[int, ...],
     for x, g in zip(flat, got, strict=True):
         w = _math_ref(ref, float(R.f32(x)))
         assert type(g) is float
+        if name in TRIG and abs(float(R.f32(x))) >= TRIG_ACCURATE and not math.isinf(x):
+            # beyond the documented range: deterministic, bounded, no ulp promise
+            assert name == "tan" or -1.0 <= g <= 1.0, (name, x, g)
+            continue
         if math.isnan(w):
             assert math.isnan(g), (name, x, g)
         else:

@@ -65,14 +65,15 @@ FLOAT_UN: dict[str, Callable[[Any], Any]] = {
     "tan": cp.tan, "asin": cp.asin, "acos": cp.acos, "atan": cp.atan, "exp": cp.exp,
     "log": cp.log, "tanh": cp.tanh, "relu": cp.relu, "clamp": lambda a: cp.clamp(a, -1.0, 2.0),
     "to_int": cp.to_int, "select": lambda a: cp.iif(a > 0.0, a, -a),
+    "sincos": lambda a: [cp.sin(a), cp.cos(a)],  # one fused step
 }
 INT_UN: dict[str, Callable[[Any], Any]] = {
     "neg": lambda a: -a, "abs": cp.abs, "to_float": cp.to_float,
     "clamp": lambda a: cp.clamp(a, -5, 300), "relu": cp.relu,
 }
-# the math functions that still branch (stencils/branch_allowlist.py); exp, log and tanh
-# are branch-free, so their counts must be constant like every other operation's
-MATH = {"floordiv", "mod", "pow", "atan2", "sin", "cos", "tan", "asin", "acos", "atan"}
+# the math functions that still branch (stencils/branch_allowlist.py lists none now: sin,
+# cos and tan went branch-free last), so every count must be constant
+MATH: set[str] = set()
 
 
 def measure(arch: str, build: Callable[[], Any]) -> tuple[int, int, int]:
@@ -137,9 +138,11 @@ ARRAY_OPS: dict[str, Callable[[Any, Any], Any]] = {
     "select": lambda a, b: cp.iif(a < b, a, b), "sin": lambda a, b: cp.sin(a),
     "floordiv": lambda a, b: a // b, "scalar": lambda a, b: a * 3.0 - b,
     "exp": lambda a, b: cp.exp(a), "log": lambda a, b: cp.log(a), "tanh": lambda a, b: cp.tanh(a),
+    "cos": lambda a, b: cp.cos(a), "tan": lambda a, b: cp.tan(a),
+    "sincos": lambda a, b: [cp.sin(a), cp.cos(a)],  # one fused array step
 }
-# sin's helper has data-dependent paths; every other array step has one count per shape
-ARRAY_MATH = {"sin"}
+# every array step has one count per shape (sin, cos, tan are branch-free too)
+ARRAY_MATH: set[str] = set()
 
 
 @pytest.mark.parametrize("arch", TARGETS)

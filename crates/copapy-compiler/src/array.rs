@@ -631,6 +631,10 @@ pub fn is_data(v: &Value) -> bool {
     matches!(v.kind(), NodeKind::Array(a) if matches!(a.op, ArrayOp::Data(_)))
 }
 
+/// sin to `cp_a0` and cos to `cp_a2` of one float array `cp_a1` (the scheduler fuses
+/// `sin(a)` and `cos(a)` of one array into it).
+pub const SINCOS_STENCIL: &str = "st_arr_sincos_f_a";
+
 /// Every array stencil name the compiler may ask for (the table of
 /// `stencils/gen_arrays.py`).
 pub fn stencil_names() -> Vec<String> {
@@ -656,6 +660,7 @@ pub fn stencil_names() -> Vec<String> {
             }
         }
     }
+    names.push(SINCOS_STENCIL.to_string());
     names.push("st_arr_widen_b".to_string());
     names.push("st_arr_narrow_f".to_string());
     names.push("st_arr_narrow_i".to_string());

@@ -31,6 +31,7 @@ mod ops_generated;
 pub mod schedule;
 mod schedule_calls;
 pub mod select;
+mod sincos;
 pub mod stencil_db;
 pub mod targets;
 pub mod trace;

@@ -25,7 +25,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::array::ArrayOp;
-use crate::graph::NodeKind;
+use crate::graph::{NodeKind, Op};
 use crate::link::Step;
 use crate::optimise::{Arena, Kind, NodeId};
 use crate::select::{Class, MissingStencil, Place, StencilTable};
@@ -94,6 +94,11 @@ pub(crate) struct Scheduler<'a> {
     /// The buffers of each call with array arguments, by argument (`NO_SLOT` for a
     /// scalar argument): where `ArrayOp::Filled` finds the call's results.
     pub(crate) call_buffers: FxHashMap<NodeId, Vec<u32>>,
+    /// sin/cos nodes with a partner of the same operand not scheduled yet
+    /// ([`crate::sincos`]); a partner computed early is in `early`.
+    pub(crate) sincos: FxHashMap<NodeId, NodeId>,
+    /// Nodes already computed into their slot by an earlier fused step.
+    pub(crate) early: Vec<bool>,
 }
 
 impl Scheduler<'_> {
@@ -205,6 +210,30 @@ impl Scheduler<'_> {
                 // live in memory from the start
                 self.slot_of(n);
                 return Ok(());
+            }
+            Kind::Unary(_, _) if self.early[n as usize] => return Ok(()),
+            Kind::Unary(op, x)
+                if self.sincos.contains_key(&n)
+                    && self.table.sincos(op == Op::Cos, Place::R0, 0).is_some() =>
+            {
+                let px = self.place(Class::Float, x);
+                let partner = self.sincos[&n];
+                // the partner's use of x is spent now: it is never scheduled again
+                self.uses[x as usize] -= 2;
+                self.sincos.remove(&partner);
+                self.early[partner as usize] = true;
+                let slot = self.mem_slot(&[(px, x)]);
+                let dst = self.claim(Class::Float)?;
+                let slot2 = self.slot_of(partner);
+                let stencil = self
+                    .table
+                    .sincos(op == Op::Cos, px, dst)
+                    .ok_or_else(|| MissingStencil(format!("st_sincos_f for {px:?}")))?;
+                self.steps.push(Step {
+                    slot2: Some(slot2),
+                    ..Step::new(stencil, slot)
+                });
+                self.set_reg(Class::Float, dst, n);
             }
             Kind::Unary(op, x) => {
                 let class = Class::of(self.arena.nodes[x as usize].ty);
@@ -399,6 +428,9 @@ impl Scheduler<'_> {
         if self.fused[n as usize] {
             return Ok(()); // computed by the dot product that reads it
         }
+        if self.early[n as usize] {
+            return Ok(()); // computed with its sin/cos partner (crate::sincos)
+        }
         if let ArrayOp::Call { name, signature } = &node.op {
             return self.schedule_call(n, &entry.args, name, signature);
         }
@@ -416,6 +448,12 @@ impl Scheduler<'_> {
         if let (ArrayOp::Dot, Some(&x)) = (&node.op, entry.args.first()) {
             if self.fused[x as usize] {
                 return self.fused_dot(n, x, entry.args[1]);
+            }
+        }
+        if let (ArrayOp::Unary(op), Some(&partner)) = (&node.op, self.sincos.get(&n)) {
+            if let Ok(stencil) = self.table.array(crate::array::SINCOS_STENCIL) {
+                let x = entry.args[0];
+                return self.fused_sincos_array(n, partner, *op == Op::Cos, x, stencil);
             }
         }
         match &node.op {
@@ -541,6 +579,41 @@ impl Scheduler<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// sin and cos of float array `x` in one step: `n` and its partner get result ranges.
+    fn fused_sincos_array(
+        &mut self,
+        n: NodeId,
+        partner: NodeId,
+        cos_first: bool,
+        x: NodeId,
+        stencil: crate::stencil_db::StencilId,
+    ) -> Result<(), MissingStencil> {
+        // the partner's read of x is spent here too: it is never scheduled again
+        self.uses[x as usize] -= 1;
+        self.sincos.remove(&partner);
+        self.early[partner as usize] = true;
+        let len = self.array_len(x).expect("an array operand");
+        let (first, second) = (self.result_range(len), self.result_range(len));
+        self.slot[n as usize] = first;
+        self.slot[partner as usize] = second;
+        let (sin_at, cos_at) = if cos_first {
+            (second, first)
+        } else {
+            (first, second)
+        };
+        let mut args = [0u32; crate::stencil_db::ARG_HOLES];
+        args[0] = sin_at;
+        args[1] = self.slot[x as usize];
+        args[2] = cos_at;
+        args[crate::stencil_db::ARG_COUNT as usize] = self.count_slot(len);
+        self.steps.push(Step {
+            args,
+            ..Step::new(stencil, None)
+        });
+        self.release(x);
         Ok(())
     }
 
@@ -749,6 +822,8 @@ pub(crate) fn schedule_onto(
         freed: vec![false; count],
         imports: Vec::new(),
         call_buffers: FxHashMap::default(),
+        sincos: crate::sincos::partners(arena),
+        early: vec![false; count],
     };
     s.place_packed_inputs();
     for n in 0..count as NodeId {

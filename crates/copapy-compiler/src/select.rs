@@ -102,6 +102,13 @@ pub struct StencilTable {
     arrays: FxHashMap<String, StencilId>,
     /// The loop back-edge `st_loop_i_mm` (see [`crate::loops`]).
     loop_back: Option<StencilId>,
+    /// [cos first][x][dst] for `st_sincos_f_<x>_<dst>` / `st_cossin_f_<x>_<dst>`.
+    sincos: [[[Option<StencilId>; 2]; 3]; 2],
+}
+
+fn sincos_name(cos_first: bool, x: Place, dst: usize) -> String {
+    let first = if cos_first { "cossin" } else { "sincos" };
+    format!("st_{first}_f_{}_r{dst}", x.code())
 }
 
 fn select_index(c: usize, x: Place, y: Place, dst: usize) -> usize {
@@ -196,7 +203,16 @@ impl StencilTable {
             .filter_map(|name| db.id(&name).map(|id| (name, id)))
             .collect();
         let loop_back = db.id(LOOP_BACKEDGE);
+        let mut sincos = [[[None; 2]; 3]; 2];
+        for (first, places) in sincos.iter_mut().enumerate() {
+            for x in Place::ALL {
+                for (dst, id) in places[x as usize].iter_mut().enumerate() {
+                    *id = db.id(&sincos_name(first == 1, x, dst));
+                }
+            }
+        }
         StencilTable {
+            sincos,
             loop_back,
             binary,
             unary,
@@ -271,6 +287,13 @@ impl StencilTable {
     pub fn loop_back(&self) -> Result<StencilId, MissingStencil> {
         self.loop_back
             .ok_or_else(|| MissingStencil(LOOP_BACKEDGE.to_string()))
+    }
+
+    /// sin(x) (or cos(x) when `cos_first`) into float register `dst` and the other one
+    /// into the second data slot, from one range reduction; `None` when the object has
+    /// no fused stencils (then sin and cos are computed separately).
+    pub fn sincos(&self, cos_first: bool, x: Place, dst: usize) -> Option<StencilId> {
+        self.sincos[cos_first as usize][x as usize][dst]
     }
 
     /// Write register `r` of `class` to a data slot.
