@@ -199,15 +199,28 @@ def _array_kernels(tab, targets, varying):
     out = ["\n## Array operations\n\n",
            "One count per compiled program (the shape decides it, the elements do not) on "
            "every target, counted by running the step alone: "
-           + ", ".join(f"`{f}`" for f in constant) + ".\n\n",
-           "Bounded on the targets marked (a helper with data-dependent paths: a + b·n "
-           "from the table below), one count per shape elsewhere:\n\n",
-           "| | " + " | ".join(targets) + " |\n| --- |" + " --- |" * len(targets) + "\n"]
+           + ", ".join(f"`{f}`" for f in constant) + ".\n\n"]
+    if not bounded:
+        return out
+    out += ["Bounded on the targets marked (a helper with data-dependent paths: a + b·n "
+            "from the table below), one count per shape elsewhere:\n\n",
+            "| | " + " | ".join(targets) + " |\n| --- |" + " --- |" * len(targets) + "\n"]
     for f in sorted(bounded):
         cells = ["bounded" if any(n in varying.get(t, ()) for n in fams[f]) else "per shape"
                  for t in targets]
         out.append(f"| `{f}` | " + " | ".join(cells) + " |\n")
     return out
+
+
+def _array_exceptions(array_varying):
+    """The sentence naming the array steps whose helper has data-dependent paths."""
+    names = sorted({_array_family(n) for listed in (array_varying or {}).values() for n in listed})
+    if not names:
+        return ("No array step calls a helper with data-dependent paths, so every array "
+                "step's count is exact. ")
+    return ("The exceptions are the array steps that call a helper with data-dependent "
+            "paths (" + ", ".join(f"`{n}`" for n in names) + "), bounded by the static "
+            "a + b·n of the last table. ")
 
 
 def doc(tab, cyc=None, array_varying=None):
@@ -245,10 +258,9 @@ def doc(tab, cyc=None, array_varying=None):
         "must lie within the static a + b·n of its control-flow graph (last table), or "
         "`max_instructions()` refuses it. Array steps therefore add exact counts, loops over a "
         "shape included (sorting networks, matmul, solve/det/inv, convolution, pooling, "
-        "axis reductions, strided copies and gathers). The exceptions are the array steps "
-        "that call a helper with data-dependent paths (listed below: `sin`, `cos`, `tan`), "
-        "bounded by the static a + b·n of the last table; without the emulator installed, "
-        "element-wise steps fall back to that static bound too. "
+        "axis reductions, strided copies and gathers). " + _array_exceptions(array_varying)
+        + "Without the emulator installed, element-wise steps fall back to the static "
+        "a + b·n bound. "
         "`tests/targets/test_array_bounds.py` runs every array kernel on every target over "
         "adversarial elements (NaN, infinities, signed zeros, subnormals, huge values, "
         "INT_MIN, -1, 0; sorted, reverse-sorted and equal inputs) and finds that count each "
