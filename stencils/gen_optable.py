@@ -28,6 +28,32 @@ PY_OUT = os.path.join(ROOT, "python", "copapy", "_optable.py")
 # ops with a Rust variant, in table order
 RUST_OPS = [op for op in optable.OPS if op.rust]
 
+# Python's name for each operator symbol (its dunder without underscores, and the
+# `operator` module's function): the language's fact, keyed by (symbol, arity)
+_DUNDER = {
+    ("+", 2): "add", ("-", 2): "sub", ("*", 2): "mul", ("/", 2): "truediv",
+    ("//", 2): "floordiv", ("%", 2): "mod", ("&", 2): "and", ("|", 2): "or", ("^", 2): "xor",
+    ("<<", 2): "lshift", (">>", 2): "rshift", ("<", 2): "lt", ("<=", 2): "le", (">", 2): "gt",
+    (">=", 2): "ge", ("==", 2): "eq", ("!=", 2): "ne", ("-", 1): "neg", ("abs", 1): "abs",
+}
+
+
+def operators(arity):
+    """{Python operator name ('truediv'): op name ('div')} of the ops with `arity`
+    operands spelled by operators."""
+    return {_DUNDER[(op.python, op.arity)]: op.name for op in RUST_OPS
+            if op.arity == arity and (op.python, op.arity) in _DUNDER}
+
+
+def functions():
+    """{cp function name ('minimum'): op name ('min')} of the ops spelled cp.<function>."""
+    return {op.python[3:]: op.name for op in RUST_OPS if op.python.startswith("cp.")}
+
+
+def math_binary():
+    """The binary ops spelled as cp functions (atan2, pow, minimum, maximum)."""
+    return [op for op in RUST_OPS if op.arity == 2 and op.python.startswith("cp.")]
+
 
 def _flag_fn(doc, name, pred):
     arms = "".join(f"            Op::{op.rust} => {'true' if pred(op) else 'false'},\n"
@@ -47,6 +73,9 @@ def rust():
     variants = "".join(f"    /// {op.doc}\n    {op.rust},\n" for op in RUST_OPS)
     names = "".join(f"            Op::{op.rust} => \"{op.name}\",\n" for op in RUST_OPS)
     from_names = "".join(f"            \"{op.name}\" => Some(Op::{op.rust}),\n" for op in RUST_OPS)
+    function_names = "".join(
+        f"            Op::{op.rust} => Some(\"{op.python[3:]}\"),\n"
+        for op in RUST_OPS if op.python.startswith("cp."))
 
     def types(op, t):
         return any(a == t for a, _ in optable.signatures(op))
@@ -71,6 +100,11 @@ def rust():
         "    pub fn from_name(name: &str) -> Option<Op> {\n"
         f"        match name {{\n{from_names}            _ => None,\n        }}\n    }}\n"
         "\n"
+        "    /// The `cp.<function>` name Python code calls the operation by (`\"minimum\"` for\n"
+        "    /// [`Op::Min`]), `None` for an operator.\n"
+        "    pub const fn function_name(self) -> Option<&'static str> {\n"
+        f"        match self {{\n{function_names}            _ => None,\n        }}\n    }}\n"
+        "\n"
         + _flag_fn("`a op b == b op a` for every input, so operands may be swapped freely.",
                    "is_commutative", lambda op: optable.has(op, "commutative"))
         + "\n"
@@ -88,6 +122,13 @@ def rust():
         + "\n"
         + _flag_fn("There are stencils for int/bool operands (`st_<name>_i_...`).",
                    "takes_int", lambda op: types(op, "i"))
+        + "\n"
+        + _flag_fn("An integer constant right operand becomes multiplications (an int left "
+                   "operand gives an int).", "has_int_power",
+                   lambda op: optable.has(op, "intpower"))
+        + "\n"
+        + _op_list("The binary operations Python calls as `cp.<function>` (`_core.math_binary`).",
+                   "MATH_BINARY", math_binary())
         + "\n"
         + _op_list("Every binary operation, in the table's order (used to build stencil tables).",
                    "BINARY", [op for op in RUST_OPS if op.arity == 2])
@@ -123,6 +164,9 @@ def python():
     docs = "".join(f"    {op.name!r}: {op.doc!r},\n" for op in ops)
     binary = [op.name for op in ops if op.arity == 2]
     unary = [op.name for op in ops if op.arity == 1]
+
+    def dict_lines(d):
+        return "".join(f'    "{k}": "{v}",\n' for k, v in d.items())
     return (
         '"""The scalar operations of copapy: generated from stencils/optable.py by\n'
         "stencils/gen_optable.py, do not edit. Names are the stencil names ('add', 'lt',\n"
@@ -134,6 +178,8 @@ def python():
         "# the op names the Rust core's array_binary / array_unary take (_core.pyi)\n"
         f"BinaryOp = {_py_literal(binary)}\n"
         f"UnaryOp = {_py_literal(unary)}\n"
+        "# the binary ops Python calls as cp.<function>, which _core.math_binary takes\n"
+        f"MathBinaryOp = {_py_literal([op.name for op in math_binary()])}\n"
         "\n"
         f"BINARY: tuple[BinaryOp, ...] = {_py_tuple(binary)}\n"
         f"UNARY: tuple[UnaryOp, ...] = {_py_tuple(unary)}\n"
@@ -141,6 +187,9 @@ def python():
         f"COMPARISON: tuple[str, ...] = {names(lambda op: optable.has(op, 'comparison'))}\n"
         f"DIFFERENTIABLE: tuple[str, ...] = {names(lambda op: optable.has(op, 'differentiable'))}\n"
         f"ARRAY: tuple[str, ...] = {names(lambda op: optable.has(op, 'array'))}\n"
+        f"MATH_BINARY: tuple[MathBinaryOp, ...] = {_py_tuple([op.name for op in math_binary()])}\n"
+        "# an integer constant right operand becomes multiplications (int stays int)\n"
+        f"INT_POWER: tuple[str, ...] = {names(lambda op: optable.has(op, 'intpower'))}\n"
         "# our own float32 math: within a few ulp of NumPy, not bit-identical to it\n"
         f"APPROXIMATE: tuple[str, ...] = {names(lambda op: optable.has(op, 'approx'))}\n"
         "\n"
@@ -153,6 +202,18 @@ def python():
         "def is_unary(name: str) -> TypeGuard[UnaryOp]:\n"
         '    """Whether ``name`` is a unary op of the table."""\n'
         "    return name in UNARY\n"
+        "\n"
+        "\n"
+        "def is_math_binary(name: str) -> TypeGuard[MathBinaryOp]:\n"
+        '    """Whether ``name`` is a binary op Python calls as a cp function."""\n'
+        "    return name in MATH_BINARY\n"
+        "\n"
+        "\n"
+        "# the one op vocabulary: Python's operator names ('truediv', the dunder without\n"
+        "# underscores) and cp function names ('minimum') -> op names ('div', 'min')\n"
+        f"BINARY_OPERATORS: dict[str, BinaryOp] = {{\n{dict_lines(operators(2))}}}\n"
+        f"UNARY_OPERATORS: dict[str, UnaryOp] = {{\n{dict_lines(operators(1))}}}\n"
+        f"FUNCTIONS: dict[str, str] = {{\n{dict_lines(functions())}}}\n"
         "\n"
         "# (operand type, result type) of each op's stencils: 'f' float32, 'i' int32/bool\n"
         f"SIGNATURES: dict[str, tuple[tuple[str, str], ...]] = {{\n{sigs}}}\n"

@@ -7,7 +7,10 @@ operation is one line here plus its semantics in each language: `op_<name>_<ty>`
 ops.h, folding in fold.rs (or an explicit "not folded" arm), and the reference in
 tests/refsem.py; tests/targets/test_optable.py names any op that misses one of them. A
 float math function (unary, "f>f", python "cp.<name>") then exists as cp.<name> with no
-more code: python/copapy/_math.py makes it from its row and _core.math_unary takes it.
+more code: python/copapy/_math.py makes it from its row and _core.math_unary takes it;
+a binary one (python "cp.<name>") likewise through _core.math_binary. Op names are the
+one vocabulary: the generated BINARY_OPERATORS, UNARY_OPERATORS and FUNCTIONS
+(_optable.py) map Python's spellings to them.
 
 Fields of a line:
     name     stencil name (`st_<name>_<ty>_...`, `op_<name>_<ty>` in ops.h)
@@ -21,7 +24,13 @@ Fields of a line:
              approx: our own float32 math, within a few ulp of the float64 reference
                      (docs/math.md) but not bit-identical to NumPy; the tests that
                      compare bit-exactly with NumPy leave these out
-    python   how Python code spells it (operator, or cp.<function>)
+             intpower: an integer constant right operand becomes multiplications, so
+                     an int left operand gives an int (`cp.pow(i, 2)`)
+    python   how Python code spells it: an operator (its dunder and the `operator`
+             module name follow, e.g. "//" is `__floordiv__`), or cp.<function>; a
+             binary cp.<function> is made by python/copapy/_math.py from its row and
+             reaches the core through _core.math_binary, typed by its types (f>f:
+             float result; f>f i>i: the operands' type)
     doc      one line for the Rust doc comment
 
 The order is the order of the stencils in generated/stencils.c: changing it changes
@@ -60,7 +69,7 @@ OPS = [
        "Arithmetic shift right; counts outside 0..31 give 0 or -1 by sign."),
     Op("atan2", "Atan2", 2, "f>f", "differentiable array approx", "cp.atan2",
        "`atan2(left, right)`, C argument order."),
-    Op("pow", "Pow", 2, "f>f", "differentiable array approx", "cp.pow", "C99 `powf`."),
+    Op("pow", "Pow", 2, "f>f", "differentiable array approx intpower", "cp.pow", "C99 `powf`."),
     # comparisons: 0 or 1, NaN compares false except in ne
     Op("lt", "Lt", 2, "f>i i>i", "comparison array", "<", "`a < b`."),
     Op("le", "Le", 2, "f>i i>i", "comparison array", "<=", "`a <= b`."),

@@ -16,7 +16,6 @@ disassembles the code around a fault for the error message.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,28 +51,17 @@ class _Machine:
     thumb: bool = False
 
 
-#: How unicorn and capstone see each instruction set; the CPU model of each target comes
-#: from the shared target table (``_targets``).
-_ISAS = {
-    "x86_64": _Machine("UC_ARCH_X86", ("UC_MODE_64",), None, "CS_ARCH_X86", ("CS_MODE_64",)),
-    "aarch64": _Machine("UC_ARCH_ARM64", ("UC_MODE_ARM",), None, "CS_ARCH_ARM64", ("CS_MODE_ARM",)),
-    "arm": _Machine("UC_ARCH_ARM", ("UC_MODE_ARM",), None, "CS_ARCH_ARM", ("CS_MODE_ARM",)),
-    "thumb": _Machine("UC_ARCH_ARM", ("UC_MODE_THUMB", "UC_MODE_MCLASS"), None, "CS_ARCH_ARM",
-                      ("CS_MODE_THUMB", "CS_MODE_MCLASS"), thumb=True),
-    "riscv64": _Machine("UC_ARCH_RISCV", ("UC_MODE_RISCV64",), None, "CS_ARCH_RISCV",
-                        ("CS_MODE_RISCV64", "CS_MODE_RISCVC")),
-    "riscv32": _Machine("UC_ARCH_RISCV", ("UC_MODE_RISCV32",), None, "CS_ARCH_RISCV",
-                        ("CS_MODE_RISCV32", "CS_MODE_RISCVC")),
-}
-
-
 def _machine(target: str) -> _Machine:
-    """The emulated machine for a target name (or alias)."""
+    """The emulated machine for a target name (or alias): unicorn's and capstone's names
+    for its instruction set and its CPU model, all from the shared tables
+    (``_targets``; ``crates/copapy-program/src/isas.rs`` and ``targets.rs``)."""
     try:
         info = _targets.find(target)
     except ValueError:
         raise ValueError(f"the emulator has no machine for target {target!r}") from None
-    return dataclasses.replace(_ISAS[info.arch], cpu=info.unicorn_cpu)
+    isa = _targets.isa(info.arch)
+    return _Machine(isa.unicorn.arch, isa.unicorn.modes, info.unicorn_cpu, isa.capstone.arch,
+                    isa.capstone.modes, thumb=info.arch == "thumb")
 
 
 def _round_up(n: int, to: int = PAGE) -> int:

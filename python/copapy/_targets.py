@@ -1,4 +1,5 @@
-"""The targets copapy knows, as the Rust core defines them (``_core.targets()``).
+"""The targets and instruction sets copapy knows, as the Rust core defines them
+(``_core.targets()``, ``_core.isas()``).
 
 One table in ``crates/copapy-program/src/targets.rs`` names every target, its aliases,
 instruction set, CPU features, the emulators that run it and its stencil compiler flags;
@@ -56,3 +57,51 @@ def find(name: str) -> TargetInfo:
         if name == t.name or name in t.aliases:
             return t
     raise ValueError(f"unknown target {name!r}: copapy compiles for {', '.join(names())}")
+
+
+@dataclass(frozen=True)
+class LibMode:
+    """How unicorn or capstone names an instruction set: its architecture constant and
+    the mode constants or-ed together."""
+
+    arch: str
+    modes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class IsaInfo:
+    """One instruction set (``crates/copapy-program/src/isas.rs``)."""
+
+    #: Its name, as ``TargetInfo.arch``.
+    arch: str
+    #: The ELF relocations a stencil object may contain (``llvm-objdump``'s names).
+    relocs: tuple[str, ...]
+    #: ELF relocation of the tail jump that ends every stencil.
+    tail_reloc: str
+    #: ELF relocations of calls.
+    call_relocs: tuple[str, ...]
+    #: The hardware square root instruction.
+    sqrt_insn: str
+    #: The disassembler that reads its objects.
+    objdump: str
+    #: How unicorn runs it.
+    unicorn: LibMode
+    #: How capstone disassembles it.
+    capstone: LibMode
+
+
+@cache
+def isas() -> tuple[IsaInfo, ...]:
+    """Every instruction set, in the order of the Rust table."""
+    return tuple(IsaInfo(arch, tuple(relocs), tail, tuple(calls), sqrt, objdump,
+                         LibMode(uc[0], tuple(uc[1])), LibMode(cs[0], tuple(cs[1])))
+                 for arch, relocs, tail, calls, sqrt, objdump, uc, cs in _core.isas())
+
+
+def isa(arch: str) -> IsaInfo:
+    """The instruction set called ``arch`` (a ``TargetInfo.arch``)."""
+    for i in isas():
+        if i.arch == arch:
+            return i
+    raise ValueError(f"unknown instruction set {arch!r}: copapy knows "
+                     f"{', '.join(i.arch for i in isas())}")

@@ -167,6 +167,31 @@ impl Op {
         }
     }
 
+    /// The `cp.<function>` name Python code calls the operation by (`"minimum"` for
+    /// [`Op::Min`]), `None` for an operator.
+    pub const fn function_name(self) -> Option<&'static str> {
+        match self {
+            Op::Atan2 => Some("atan2"),
+            Op::Pow => Some("pow"),
+            Op::Min => Some("minimum"),
+            Op::Max => Some("maximum"),
+            Op::Sqrt => Some("sqrt"),
+            Op::Sin => Some("sin"),
+            Op::Cos => Some("cos"),
+            Op::Tan => Some("tan"),
+            Op::Asin => Some("asin"),
+            Op::Acos => Some("acos"),
+            Op::Atan => Some("atan"),
+            Op::Exp => Some("exp"),
+            Op::Log => Some("log"),
+            Op::Tanh => Some("tanh"),
+            Op::IntToFloat => Some("to_float"),
+            Op::FloatToInt => Some("to_int"),
+            Op::ToByte => Some("to_bytes"),
+            _ => None,
+        }
+    }
+
     /// `a op b == b op a` for every input, so operands may be swapped freely.
     pub const fn is_commutative(self) -> bool {
         match self {
@@ -418,6 +443,56 @@ impl Op {
             Op::ToByte => true,
         }
     }
+
+    /// An integer constant right operand becomes multiplications (an int left operand gives an int).
+    pub const fn has_int_power(self) -> bool {
+        match self {
+            Op::Add => false,
+            Op::Sub => false,
+            Op::Mul => false,
+            Op::Div => false,
+            Op::FloorDiv => false,
+            Op::Mod => false,
+            Op::And => false,
+            Op::Or => false,
+            Op::Xor => false,
+            Op::Shl => false,
+            Op::Shr => false,
+            Op::Atan2 => false,
+            Op::Pow => true,
+            Op::Lt => false,
+            Op::Le => false,
+            Op::Gt => false,
+            Op::Ge => false,
+            Op::Eq => false,
+            Op::Ne => false,
+            Op::Min => false,
+            Op::Max => false,
+            Op::Neg => false,
+            Op::Abs => false,
+            Op::Sqrt => false,
+            Op::Sin => false,
+            Op::Cos => false,
+            Op::Tan => false,
+            Op::Asin => false,
+            Op::Acos => false,
+            Op::Atan => false,
+            Op::Exp => false,
+            Op::Log => false,
+            Op::Tanh => false,
+            Op::IntToFloat => false,
+            Op::FloatToInt => false,
+            Op::ToByte => false,
+        }
+    }
+
+    /// The binary operations Python calls as `cp.<function>` (`_core.math_binary`).
+    pub const MATH_BINARY: [Op; 4] = [
+        Op::Atan2,
+        Op::Pow,
+        Op::Min,
+        Op::Max,
+    ];
 
     /// Every binary operation, in the table's order (used to build stencil tables).
     pub const BINARY: [Op; 21] = [

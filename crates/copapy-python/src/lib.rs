@@ -60,33 +60,30 @@ fn is_float_function(op: Op) -> bool {
     Op::UNARY.contains(&op) && op.takes_float() && !op.takes_int() && op.is_differentiable()
 }
 
-macro_rules! binary_functions {
-    ($($name:ident => $op:expr, $doc:literal;)*) => {
-        $(
-            #[doc = $doc]
-            #[pyfunction]
-            #[pyo3(signature = (x, y))]
-            fn $name(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                value::math_binary(py, x, y, $op, stringify!($name))
-            }
-        )*
-    };
-}
-
-binary_functions! {
-    atan2 => Op::Atan2, "`atan2(x, y)`: C's `atan2f(x, y)`, the angle of the point (y, x) (Copapy's names).";
-    minimum => Op::Min, "Smaller of two values (NumPy `minimum`: NaN propagates).";
-    maximum => Op::Max, "Larger of two values (NumPy `maximum`: NaN propagates).";
-}
-
-/// `pow(x, y)`: integer constant exponents become multiplications, others `powf`.
+/// `op(x, y)` where `op` is a binary op of the table that Python calls as a function
+/// (`Op::MATH_BINARY`: `atan2`, `pow`, `min`, `max`): the entry point of every binary
+/// `cp.<name>` that `python/copapy/_math.py` makes from the table. An op with an integer
+/// power rule (`pow`) turns an integer constant exponent into multiplications.
 #[pyfunction]
-#[pyo3(signature = (x, y))]
-fn pow(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-    if let Ok(v) = x.cast::<PyValue>() {
-        return value::power(py, v.get().value(), y);
+#[pyo3(signature = (op, x, y))]
+fn math_binary(
+    py: Python<'_>,
+    op: &str,
+    x: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let Some(o) = Op::from_name(op).filter(|o| Op::MATH_BINARY.contains(o)) else {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{op:?} is not a binary math function of the op table (stencils/optable.py)"
+        )));
+    };
+    if o.has_int_power() {
+        if let Ok(v) = x.cast::<PyValue>() {
+            return value::power(py, v.get().value(), y);
+        }
     }
-    value::math_binary(py, x, y, Op::Pow, "pow")
+    let what = o.function_name().unwrap_or(op);
+    value::math_binary(py, x, y, o, what)
 }
 
 /// `x` converted to `dtype` ('float', 'int', 'bool'), as `cp.cast`: float to int
@@ -162,13 +159,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<container::PyContainer>()?;
     m.add_function(wrap_pyfunction!(container::register_containers, m)?)?;
     m.add_function(wrap_pyfunction!(targets, m)?)?;
+    m.add_function(wrap_pyfunction!(isas, m)?)?;
     m.add_class::<target::Target>()?;
     m.add_class::<jit::JitFunction>()?;
     m.add_function(wrap_pyfunction!(math_unary, m)?)?;
-    m.add_function(wrap_pyfunction!(atan2, m)?)?;
-    m.add_function(wrap_pyfunction!(minimum, m)?)?;
-    m.add_function(wrap_pyfunction!(maximum, m)?)?;
-    m.add_function(wrap_pyfunction!(pow, m)?)?;
+    m.add_function(wrap_pyfunction!(math_binary, m)?)?;
     m.add_function(wrap_pyfunction!(iif, m)?)?;
     m.add_function(wrap_pyfunction!(sign, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::grad, m)?)?;
@@ -217,6 +212,45 @@ fn targets() -> Vec<TargetRow> {
                 t.qemu_user.map(|q| (q.binary, q.cpu)),
                 t.unicorn_cpu,
                 t.cflags.to_vec(),
+            )
+        })
+        .collect()
+}
+
+/// How a library names an instruction set: architecture constant, mode constants.
+type LibModeRow = (&'static str, Vec<&'static str>);
+
+/// One row of the instruction set table (`copapy_program::isas::ISAS`): name, the
+/// relocations stencils may contain, tail-jump relocation, call relocations, square root
+/// instruction, disassembler, unicorn's and capstone's names for it.
+type IsaRow = (
+    &'static str,
+    Vec<&'static str>,
+    &'static str,
+    Vec<&'static str>,
+    &'static str,
+    &'static str,
+    LibModeRow,
+    LibModeRow,
+);
+
+/// Every instruction set copapy knows: the emulator reads unicorn's and capstone's names
+/// for each from here instead of keeping its own list.
+#[pyfunction]
+fn isas() -> Vec<IsaRow> {
+    let mode = |m: &copapy_program::isas::LibMode| (m.arch, m.modes.to_vec());
+    copapy_program::isas::ISAS
+        .iter()
+        .map(|i| {
+            (
+                i.arch.name(),
+                i.relocs.to_vec(),
+                i.tail_reloc,
+                i.call_relocs.to_vec(),
+                i.sqrt_insn,
+                i.objdump,
+                mode(&i.unicorn),
+                mode(&i.capstone),
             )
         })
         .collect()

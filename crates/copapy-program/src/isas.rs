@@ -1,0 +1,196 @@
+//! What the tools around the compiler know of each instruction set, in one table
+//! ([`ISAS`]): the relocations a stencil may contain, those of its tail jump and calls,
+//! and the square root instruction (checked by `stencils/build.py`), its disassembler,
+//! and how unicorn and capstone name it (the in-process emulator,
+//! `python/copapy/_emulator.py`).
+//!
+//! The compiler's own rules for an instruction set (how each relocation is patched) are
+//! its module in `copapy-compiler/src/isa/`; a test there checks that it patches every
+//! relocation a row lists, with the tail jump's encoding. The stencil build reads the
+//! rows from `stencils/isas.json`, which the same test writes
+//! (`COPAPY_BLESS=1 cargo test -p copapy-compiler --test target_table`), and Python
+//! through `copapy._core.isas()`. A new instruction set is its `isa/` module and one
+//! row here.
+
+use crate::Arch;
+
+/// How an emulator or disassembler library names an instruction set: its architecture
+/// constant and the mode constants or-ed together (`UC_ARCH_ARM`, `UC_MODE_THUMB`...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LibMode {
+    /// The architecture constant, e.g. `"UC_ARCH_ARM"` or `"CS_ARCH_ARM"`.
+    pub arch: &'static str,
+    /// The mode constants, e.g. `["UC_MODE_THUMB", "UC_MODE_MCLASS"]`.
+    pub modes: &'static [&'static str],
+}
+
+/// One instruction set as the tools outside the compiler see it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct IsaInfo {
+    /// The instruction set.
+    pub arch: Arch,
+    /// Every ELF relocation type a stencil object may contain, as `llvm-objdump` names
+    /// them (a test checks that the compiler's `isa/` module patches each).
+    pub relocs: &'static [&'static str],
+    /// ELF relocation of the tail jump to `cp_next` that ends every stencil.
+    pub tail_reloc: &'static str,
+    /// ELF relocations of calls (a stencil may call only `cpm_*` helpers).
+    pub call_relocs: &'static [&'static str],
+    /// The instruction `__builtin_sqrtf` must compile to (the hardware square root).
+    pub sqrt_insn: &'static str,
+    /// The disassembler that reads its objects (`objdump` or `llvm-objdump`).
+    pub objdump: &'static str,
+    /// How unicorn runs it.
+    pub unicorn: LibMode,
+    /// How capstone disassembles it.
+    pub capstone: LibMode,
+}
+
+const LLVM: &str = "llvm-objdump";
+
+/// The RISC-V rows differ only in their emulator modes.
+const fn riscv(arch: Arch, uc: &'static [&'static str], cs: &'static [&'static str]) -> IsaInfo {
+    IsaInfo {
+        arch,
+        relocs: &[
+            "R_RISCV_CALL_PLT",
+            "R_RISCV_PCREL_HI20",
+            "R_RISCV_PCREL_LO12_I",
+            "R_RISCV_PCREL_LO12_S",
+        ],
+        tail_reloc: "R_RISCV_CALL_PLT",
+        call_relocs: &["R_RISCV_CALL_PLT"],
+        sqrt_insn: "fsqrt.s",
+        objdump: LLVM,
+        unicorn: LibMode {
+            arch: "UC_ARCH_RISCV",
+            modes: uc,
+        },
+        capstone: LibMode {
+            arch: "CS_ARCH_RISCV",
+            modes: cs,
+        },
+    }
+}
+
+impl IsaInfo {
+    /// The row of instruction set `arch` (every [`Arch`] has one).
+    pub fn of(arch: Arch) -> &'static IsaInfo {
+        ISAS.iter()
+            .find(|i| i.arch == arch)
+            .expect("ISAS has a row for every Arch (tested)")
+    }
+}
+
+/// Every instruction set, in the order of [`Arch::ALL`].
+pub static ISAS: [IsaInfo; 6] = [
+    IsaInfo {
+        arch: Arch::X86_64,
+        relocs: &["R_X86_64_PLT32", "R_X86_64_PC32"],
+        tail_reloc: "R_X86_64_PLT32",
+        call_relocs: &["R_X86_64_PLT32"],
+        sqrt_insn: "sqrtss",
+        objdump: "objdump",
+        unicorn: LibMode {
+            arch: "UC_ARCH_X86",
+            modes: &["UC_MODE_64"],
+        },
+        capstone: LibMode {
+            arch: "CS_ARCH_X86",
+            modes: &["CS_MODE_64"],
+        },
+    },
+    IsaInfo {
+        arch: Arch::AArch64,
+        relocs: &[
+            "R_AARCH64_JUMP26",
+            "R_AARCH64_CALL26",
+            "R_AARCH64_ADR_PREL_PG_HI21",
+            "R_AARCH64_ADD_ABS_LO12_NC",
+            "R_AARCH64_LDST8_ABS_LO12_NC",
+            "R_AARCH64_LDST16_ABS_LO12_NC",
+            "R_AARCH64_LDST32_ABS_LO12_NC",
+            "R_AARCH64_LDST64_ABS_LO12_NC",
+            "R_AARCH64_LDST128_ABS_LO12_NC",
+        ],
+        tail_reloc: "R_AARCH64_JUMP26",
+        call_relocs: &["R_AARCH64_CALL26"],
+        sqrt_insn: "fsqrt",
+        objdump: LLVM,
+        unicorn: LibMode {
+            arch: "UC_ARCH_ARM64",
+            modes: &["UC_MODE_ARM"],
+        },
+        capstone: LibMode {
+            arch: "CS_ARCH_ARM64",
+            modes: &["CS_MODE_ARM"],
+        },
+    },
+    IsaInfo {
+        arch: Arch::Arm,
+        relocs: &[
+            "R_ARM_JUMP24",
+            "R_ARM_CALL",
+            "R_ARM_MOVW_ABS_NC",
+            "R_ARM_MOVT_ABS",
+            "R_ARM_ABS32",
+        ],
+        tail_reloc: "R_ARM_JUMP24",
+        call_relocs: &["R_ARM_CALL"],
+        sqrt_insn: "vsqrt.f32",
+        objdump: LLVM,
+        unicorn: LibMode {
+            arch: "UC_ARCH_ARM",
+            modes: &["UC_MODE_ARM"],
+        },
+        capstone: LibMode {
+            arch: "CS_ARCH_ARM",
+            modes: &["CS_MODE_ARM"],
+        },
+    },
+    IsaInfo {
+        arch: Arch::Thumb,
+        relocs: &[
+            "R_ARM_THM_JUMP24",
+            "R_ARM_THM_CALL",
+            "R_ARM_THM_MOVW_ABS_NC",
+            "R_ARM_THM_MOVT_ABS",
+            "R_ARM_ABS32",
+        ],
+        tail_reloc: "R_ARM_THM_JUMP24",
+        call_relocs: &["R_ARM_THM_CALL"],
+        sqrt_insn: "vsqrt.f32",
+        objdump: LLVM,
+        unicorn: LibMode {
+            arch: "UC_ARCH_ARM",
+            modes: &["UC_MODE_THUMB", "UC_MODE_MCLASS"],
+        },
+        capstone: LibMode {
+            arch: "CS_ARCH_ARM",
+            modes: &["CS_MODE_THUMB", "CS_MODE_MCLASS"],
+        },
+    },
+    riscv(
+        Arch::RiscV64,
+        &["UC_MODE_RISCV64"],
+        &["CS_MODE_RISCV64", "CS_MODE_RISCVC"],
+    ),
+    riscv(
+        Arch::RiscV32,
+        &["UC_MODE_RISCV32"],
+        &["CS_MODE_RISCV32", "CS_MODE_RISCVC"],
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_row_per_arch_in_order() {
+        for (row, arch) in ISAS.iter().zip(Arch::ALL) {
+            assert_eq!(row.arch, arch);
+            assert_eq!(IsaInfo::of(arch).arch, arch);
+        }
+    }
+}
