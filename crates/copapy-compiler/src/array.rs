@@ -661,35 +661,14 @@ pub fn stencil_names() -> Vec<String> {
         }
     }
     names.push(SINCOS_STENCIL.to_string());
-    names.push("st_arr_widen_b".to_string());
-    names.push("st_arr_narrow_f".to_string());
-    names.push("st_arr_narrow_i".to_string());
     for form in [Form::AA, Form::AS, Form::SA, Form::SS] {
         names.push(format!("st_arr_select_f_a{}", form.code()));
     }
-    for class in ["f", "i"] {
-        names.push(format!("st_arr_sum_{class}"));
-        names.push(format!("st_arr_dot_{class}"));
-        names.push(format!("st_arr_index_{class}"));
-        if class == "f" {
-            names.push("st_arr_strided".to_string());
+    for k in &crate::array_kernels::KERNELS {
+        for suffix in k.classes.suffixes() {
+            names.push(format!("st_arr_{}{suffix}", k.name));
         }
-        names.push(format!("st_arr_matmul_{class}"));
-        names.push(format!("st_arr_min_{class}"));
-        names.push(format!("st_arr_max_{class}"));
-        names.push(format!("st_arr_sort_{class}"));
-        names.push(format!("st_arr_argsort_{class}"));
-        names.push(format!("st_arr_rows_min_{class}"));
-        names.push(format!("st_arr_rows_max_{class}"));
     }
-    names.push("st_arr_gather".to_string());
-    names.push("st_arr_scatter_add".to_string());
-    names.push("st_arr_take".to_string());
-    names.push("st_arr_solve_f".to_string());
-    names.push("st_arr_det_f".to_string());
-    names.push("st_arr_conv2d_f".to_string());
-    names.push("st_arr_maxpool2d_f".to_string());
-    names.push("st_arr_avgpool2d_f".to_string());
     // calls of imported functions, by result code (`crate::imports`)
     names.extend(["f", "i", "b", "v"].map(|r| format!("st_call_{r}")));
     names.extend(["f", "i", "b", "v"].map(|r| format!("st_call_{r}_p")));
@@ -702,7 +681,9 @@ pub fn stencil_names() -> Vec<String> {
     names
 }
 
-/// The stencil of an array node of element or result type `ty`, by name.
+/// The stencil of an array node of element or result type `ty`, by name: element-wise
+/// ones from the op table, structural ones from their row of
+/// [`crate::array_kernels::KERNELS`].
 pub fn stencil_name(n: &ArrayNode, args: &[ScalarType]) -> Option<String> {
     let class = |t: ScalarType| if t == ScalarType::Float { "f" } else { "i" };
     Some(match &n.op {
@@ -716,31 +697,17 @@ pub fn stencil_name(n: &ArrayNode, args: &[ScalarType]) -> Option<String> {
         }
         ArrayOp::Unary(op) => format!("st_arr_{}_{}_a", op.stencil_name(), class(args[0])),
         ArrayOp::Select(form) => format!("st_arr_select_f_a{}", form.code()),
-        ArrayOp::Sum => format!("st_arr_sum_{}", class(args[0])),
-        ArrayOp::Dot => format!("st_arr_dot_{}", class(args[0])),
-        ArrayOp::Index => format!("st_arr_index_{}", class(args[0])),
-        ArrayOp::Strided(_) => "st_arr_strided".to_string(),
-        ArrayOp::MatMul { .. } => format!("st_arr_matmul_{}", class(args[0])),
-        ArrayOp::Reduce(op) => format!("st_arr_{}_{}", op.stencil_name(), class(args[0])),
-        ArrayOp::Sort { argsort } => format!(
-            "st_arr_{}_{}",
-            if *argsort { "argsort" } else { "sort" },
-            class(args[0])
-        ),
-        ArrayOp::Rows { op, .. } => format!("st_arr_rows_{}_{}", op.stencil_name(), class(args[0])),
-        ArrayOp::Gather(_) => "st_arr_gather".to_string(),
-        ArrayOp::ScatterAdd(_) => "st_arr_scatter_add".to_string(),
-        ArrayOp::Take => "st_arr_take".to_string(),
-        ArrayOp::Solve { .. } => "st_arr_solve_f".to_string(),
-        ArrayOp::Det { .. } => "st_arr_det_f".to_string(),
-        ArrayOp::Conv2d(_) => "st_arr_conv2d_f".to_string(),
         ArrayOp::Call { signature, .. } => crate::graph::call_stencil_name(signature),
-        ArrayOp::Pool2d { avg, .. } => {
-            format!("st_arr_{}pool2d_f", if *avg { "avg" } else { "max" })
+        op => {
+            let k = op.kernel()?;
+            let suffix = match k.classes {
+                crate::array_kernels::Classes::FloatAndInt => class(args[0]),
+                crate::array_kernels::Classes::Float => "f",
+                crate::array_kernels::Classes::Any => "",
+            };
+            let sep = if suffix.is_empty() { "" } else { "_" };
+            format!("st_arr_{}{sep}{suffix}", k.name)
         }
-        ArrayOp::Widen => "st_arr_widen_b".to_string(),
-        ArrayOp::Narrow => format!("st_arr_narrow_{}", class(args[0])),
-        ArrayOp::Data(_) | ArrayOp::Pack | ArrayOp::Element(_) | ArrayOp::Filled(_) => return None,
     })
 }
 

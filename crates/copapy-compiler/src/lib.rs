@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod array;
+pub mod array_kernels;
 pub mod autodiff;
 pub mod compile;
 pub mod finish;
