@@ -73,6 +73,7 @@ def rust():
     variants = "".join(f"    /// {op.doc}\n    {op.rust},\n" for op in RUST_OPS)
     names = "".join(f"            Op::{op.rust} => \"{op.name}\",\n" for op in RUST_OPS)
     from_names = "".join(f"            \"{op.name}\" => Some(Op::{op.rust}),\n" for op in RUST_OPS)
+    spellings = "".join(f"            Op::{op.rust} => \"{op.python}\",\n" for op in RUST_OPS)
     function_names = "".join(
         f"            Op::{op.rust} => Some(\"{op.python[3:]}\"),\n"
         for op in RUST_OPS if op.python.startswith("cp."))
@@ -100,6 +101,10 @@ def rust():
         "    pub fn from_name(name: &str) -> Option<Op> {\n"
         f"        match name {{\n{from_names}            _ => None,\n        }}\n    }}\n"
         "\n"
+        "    /// How Python code spells the operation: an operator (`\"<<\"`) or `cp.<function>`.\n"
+        "    pub const fn python(self) -> &'static str {\n"
+        f"        match self {{\n{spellings}        }}\n    }}\n"
+        "\n"
         "    /// The `cp.<function>` name Python code calls the operation by (`\"minimum\"` for\n"
         "    /// [`Op::Min`]), `None` for an operator.\n"
         "    pub const fn function_name(self) -> Option<&'static str> {\n"
@@ -122,6 +127,9 @@ def rust():
         + "\n"
         + _flag_fn("There are stencils for int/bool operands (`st_<name>_i_...`).",
                    "takes_int", lambda op: types(op, "i"))
+        + "\n"
+        + _flag_fn("Two bool operands give a bool (other int and bool operands an int).",
+                   "keeps_bool", lambda op: optable.has(op, "keepsbool"))
         + "\n"
         + _flag_fn("An integer constant right operand becomes multiplications (an int left "
                    "operand gives an int).", "has_int_power",

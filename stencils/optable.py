@@ -16,7 +16,10 @@ Fields of a line:
     name     stencil name (`st_<name>_<ty>_...`, `op_<name>_<ty>` in ops.h)
     rust     variant of the Rust `Op` enum ("" for stencil-only operations such as copy)
     arity    1 or 2
-    types    operand type > result type for each stencil type: f float32, i int32/bool
+    types    operand type > result type for each stencil type: f float32, i int32/bool.
+             They are the type promotion too (crate::trace::promote): a float operand
+             makes both float if the op has an f signature (an error otherwise); ints
+             and bools stay ints with an i signature and become floats without one
     flags    commutative: a op b == b op a for every input
              comparison: result 0/1 (a bool)
              differentiable: a gradient flows into its float operands
@@ -24,6 +27,8 @@ Fields of a line:
              approx: our own float32 math, within a few ulp of the float64 reference
                      (docs/math.md) but not bit-identical to NumPy; the tests that
                      compare bit-exactly with NumPy leave these out
+             keepsbool: two bool operands give a bool (otherwise ints and bools give
+                     an int)
              intpower: an integer constant right operand becomes multiplications, so
                      an int left operand gives an int (`cp.pow(i, 2)`)
     python   how Python code spells it: an operator (its dunder and the `operator`
@@ -61,9 +66,9 @@ OPS = [
        "NumPy `floor_divide`; int `x // 0 == 0`."),
     Op("mod", "Mod", 2, "f>f i>i", "differentiable array", "%",
        "NumPy `remainder` (sign of the divisor); int `x % 0 == 0`."),
-    Op("and", "And", 2, "i>i", "commutative array", "&", "Bitwise and."),
-    Op("or", "Or", 2, "i>i", "commutative array", "|", "Bitwise or."),
-    Op("xor", "Xor", 2, "i>i", "commutative array", "^", "Bitwise xor."),
+    Op("and", "And", 2, "i>i", "commutative array keepsbool", "&", "Bitwise and."),
+    Op("or", "Or", 2, "i>i", "commutative array keepsbool", "|", "Bitwise or."),
+    Op("xor", "Xor", 2, "i>i", "commutative array keepsbool", "^", "Bitwise xor."),
     Op("shl", "Shl", 2, "i>i", "array", "<<", "Shift left; counts outside 0..31 give 0."),
     Op("shr", "Shr", 2, "i>i", "array", ">>",
        "Arithmetic shift right; counts outside 0..31 give 0 or -1 by sign."),
@@ -77,9 +82,9 @@ OPS = [
     Op("ge", "Ge", 2, "f>i i>i", "comparison array", ">=", "`a >= b`."),
     Op("eq", "Eq", 2, "f>i i>i", "commutative comparison array", "==", "`a == b`."),
     Op("ne", "Ne", 2, "f>i i>i", "commutative comparison array", "!=", "`a != b`."),
-    Op("min", "Min", 2, "f>f i>i", "differentiable array", "cp.minimum",
+    Op("min", "Min", 2, "f>f i>i", "differentiable array keepsbool", "cp.minimum",
        "NumPy `minimum`: NaN in either operand propagates."),
-    Op("max", "Max", 2, "f>f i>i", "differentiable array", "cp.maximum",
+    Op("max", "Max", 2, "f>f i>i", "differentiable array keepsbool", "cp.maximum",
        "NumPy `maximum`: NaN in either operand propagates."),
     # unary
     Op("neg", "Neg", 1, "f>f i>i", "differentiable array", "-", "`-a` (sign flip; int wraps)."),

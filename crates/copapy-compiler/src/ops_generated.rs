@@ -167,6 +167,48 @@ impl Op {
         }
     }
 
+    /// How Python code spells the operation: an operator (`"<<"`) or `cp.<function>`.
+    pub const fn python(self) -> &'static str {
+        match self {
+            Op::Add => "+",
+            Op::Sub => "-",
+            Op::Mul => "*",
+            Op::Div => "/",
+            Op::FloorDiv => "//",
+            Op::Mod => "%",
+            Op::And => "&",
+            Op::Or => "|",
+            Op::Xor => "^",
+            Op::Shl => "<<",
+            Op::Shr => ">>",
+            Op::Atan2 => "cp.atan2",
+            Op::Pow => "cp.pow",
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::Eq => "==",
+            Op::Ne => "!=",
+            Op::Min => "cp.minimum",
+            Op::Max => "cp.maximum",
+            Op::Neg => "-",
+            Op::Abs => "abs",
+            Op::Sqrt => "cp.sqrt",
+            Op::Sin => "cp.sin",
+            Op::Cos => "cp.cos",
+            Op::Tan => "cp.tan",
+            Op::Asin => "cp.asin",
+            Op::Acos => "cp.acos",
+            Op::Atan => "cp.atan",
+            Op::Exp => "cp.exp",
+            Op::Log => "cp.log",
+            Op::Tanh => "cp.tanh",
+            Op::IntToFloat => "cp.to_float",
+            Op::FloatToInt => "cp.to_int",
+            Op::ToByte => "cp.to_bytes",
+        }
+    }
+
     /// The `cp.<function>` name Python code calls the operation by (`"minimum"` for
     /// [`Op::Min`]), `None` for an operator.
     pub const fn function_name(self) -> Option<&'static str> {
@@ -441,6 +483,48 @@ impl Op {
             Op::IntToFloat => true,
             Op::FloatToInt => false,
             Op::ToByte => true,
+        }
+    }
+
+    /// Two bool operands give a bool (other int and bool operands an int).
+    pub const fn keeps_bool(self) -> bool {
+        match self {
+            Op::Add => false,
+            Op::Sub => false,
+            Op::Mul => false,
+            Op::Div => false,
+            Op::FloorDiv => false,
+            Op::Mod => false,
+            Op::And => true,
+            Op::Or => true,
+            Op::Xor => true,
+            Op::Shl => false,
+            Op::Shr => false,
+            Op::Atan2 => false,
+            Op::Pow => false,
+            Op::Lt => false,
+            Op::Le => false,
+            Op::Gt => false,
+            Op::Ge => false,
+            Op::Eq => false,
+            Op::Ne => false,
+            Op::Min => true,
+            Op::Max => true,
+            Op::Neg => false,
+            Op::Abs => false,
+            Op::Sqrt => false,
+            Op::Sin => false,
+            Op::Cos => false,
+            Op::Tan => false,
+            Op::Asin => false,
+            Op::Acos => false,
+            Op::Atan => false,
+            Op::Exp => false,
+            Op::Log => false,
+            Op::Tanh => false,
+            Op::IntToFloat => false,
+            Op::FloatToInt => false,
+            Op::ToByte => false,
         }
     }
 
