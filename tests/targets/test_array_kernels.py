@@ -76,3 +76,40 @@ def test_rows_are_well_formed() -> None:
         assert r["classes"] in ("fi", "f", ""), r
         assert r["params"] is None or r["params"] in (r["holes"], 4), r
         assert r["shape"] and r["grad"], r
+
+
+def test_python_builds_every_row_with_a_constructor_by_name() -> None:
+    # the names the stub's Literal types allow are exactly the rows with a constructor,
+    # split by the row's result (a value or an array)
+    import typing
+
+    import copapy as cp
+    from copapy import _array_kernels, _core
+    rows = {r["name"]: r for r in _rows()}
+    scalar = set(typing.get_args(_array_kernels.ScalarKernel))
+    arrays = set(typing.get_args(_array_kernels.ArrayKernel))
+    assert scalar <= set(rows) and arrays <= set(rows) and not scalar & arrays
+    assert all(rows[n]["scalar"] for n in scalar) and not any(rows[n]["scalar"] for n in arrays)
+    assert {"solve", "det", "conv2d", "matmul", "sort"} <= scalar | arrays
+    m = cp.array([[2.0, 1.0], [1.0, 3.0]])
+    b = cp.array([1.0, 2.0])
+    assert isinstance(_core.array_kernel("det", [m._cp_node], [2]), cp.value)
+    assert isinstance(_core.array_kernel("solve", [m._cp_node, b._cp_node], [2, 1]), _core.ArrayNode)
+
+
+@pytest.mark.parametrize(("name", "operands", "params", "message"), [
+    ("nope", 1, [], "unknown array operation"),
+    ("take", 2, [], "made by the compiler only"),
+    ("det", 2, [2], "det takes 1 operands"),
+    ("det", 1, [], "det takes 1 parameters, got 0"),
+    ("det", 1, [-2], "not a size"),
+    ("strided", 1, [0, 2], r"\(size, stride\) pairs"),
+    ("det", 1, [3], "."),  # 4 elements are no 3 x 3 matrix: the constructor's shape rule
+])
+def test_bad_requests_are_clear_errors(name: str, operands: int, params: list[int],
+                                       message: str) -> None:
+    import copapy as cp
+    from copapy import _core
+    m = cp.array([[2.0, 1.0], [1.0, 3.0]])._cp_node
+    with pytest.raises(TypeError, match=message):
+        _core.array_kernel(name, [m] * operands, params)  # type: ignore[call-overload]

@@ -15,6 +15,7 @@
 
 pub mod array;
 pub mod array_kernels;
+pub mod array_stencils;
 pub mod autodiff;
 pub mod compile;
 pub mod finish;

@@ -451,7 +451,7 @@ impl Scheduler<'_> {
             }
         }
         if let (ArrayOp::Unary(op), Some(&partner)) = (&node.op, self.sincos.get(&n)) {
-            if let Ok(stencil) = self.table.array(crate::array::SINCOS_STENCIL) {
+            if let Ok(stencil) = self.table.array(crate::array_stencils::SINCOS_STENCIL) {
                 let x = entry.args[0];
                 return self.fused_sincos_array(n, partner, *op == Op::Cos, x, stencil);
             }
@@ -498,7 +498,8 @@ impl Scheduler<'_> {
                     .iter()
                     .map(|&a| arena.nodes[a as usize].ty)
                     .collect();
-                let name = crate::array::stencil_name(node, &types).expect("an array operation");
+                let name =
+                    crate::array_stencils::stencil_name(node, &types).expect("an array operation");
                 let stencil = self.table.array(&name)?;
                 let mut args = [0u32; crate::stencil_db::ARG_HOLES];
                 for (k, &a) in entry.args.iter().enumerate() {
@@ -596,7 +597,9 @@ impl Scheduler<'_> {
         let ArrayOp::Binary(op, form) = node.op else {
             unreachable!("only element-wise binary nodes are fused")
         };
-        let stencil = self.table.array(&crate::array::fused_dot_name(op, form))?;
+        let stencil = self
+            .table
+            .array(&crate::array_stencils::fused_dot_name(op, form))?;
         let mut args = [0u32; crate::stencil_db::ARG_HOLES];
         for (k, &a) in producer.args.iter().enumerate() {
             self.uses[a as usize] -= 1;
@@ -700,11 +703,13 @@ fn fusable(arena: &Arena, uses: &[u32], keep: &[bool], table: &StencilTable) -> 
             continue;
         };
         if let ArrayOp::Binary(op, form) = producer.op {
-            let fits = crate::array::FUSED_DOT_OPS.contains(&op)
+            let fits = crate::array_stencils::FUSED_DOT_OPS.contains(&op)
                 && producer.len > 0
                 && uses[x as usize] == 1
                 && !keep[x as usize]
-                && table.array(&crate::array::fused_dot_name(op, form)).is_ok();
+                && table
+                    .array(&crate::array_stencils::fused_dot_name(op, form))
+                    .is_ok();
             fused[x as usize] |= fits;
         }
     }

@@ -1,8 +1,10 @@
 //! `stencils/array_kernels.json` is the table of structural array operations
 //! (`copapy_compiler::array_kernels::KERNELS`) written out for the stencil generators,
 //! which run before the compiler is built: `stencils/gen_arrays.py` and `gen_windows.py`
-//! take each stencil's holes from it. This test keeps the file equal to the table;
-//! `COPAPY_BLESS=1 cargo test -p copapy-compiler --test array_kernels` rewrites it.
+//! take each stencil's holes from it. The names Python may build (`_core.array_kernel`)
+//! are written as Literal types to `python/copapy/_array_kernels.py` for the stubs. This
+//! test keeps both files equal to the table; `COPAPY_BLESS=1 cargo test -p
+//! copapy-compiler --test array_kernels` rewrites them.
 
 use copapy_compiler::array_kernels::{Kernel, KERNELS};
 
@@ -28,21 +30,48 @@ fn row(k: &Kernel) -> String {
     )
 }
 
+/// `<file>` (from the repository root) must read `want`; `COPAPY_BLESS=1` writes it first.
+fn check_written(file: &str, want: &str) {
+    let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("COPAPY_BLESS").is_some() {
+        std::fs::write(&path, want).expect("the checkout is writable");
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == want,
+        "{file} differs from copapy_compiler::array_kernels::KERNELS: rewrite it with \
+         COPAPY_BLESS=1 cargo test -p copapy-compiler --test array_kernels"
+    );
+}
+
 #[test]
 fn array_kernels_json_is_the_table() {
     let rows: Vec<String> = KERNELS.iter().map(row).collect();
-    let want = format!("[\n{}\n]\n", rows.join(",\n"));
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../stencils/array_kernels.json"
+    check_written(
+        "stencils/array_kernels.json",
+        &format!("[\n{}\n]\n", rows.join(",\n")),
     );
-    if std::env::var_os("COPAPY_BLESS").is_some() {
-        std::fs::write(path, &want).expect("stencils/ is writable");
-    }
-    let have = std::fs::read_to_string(path).unwrap_or_default();
-    assert!(
-        have == want,
-        "stencils/array_kernels.json differs from copapy_compiler::array_kernels::KERNELS: \
-         rewrite it with COPAPY_BLESS=1 cargo test -p copapy-compiler --test array_kernels"
+}
+
+fn literal(scalar: bool) -> String {
+    let names: Vec<String> = KERNELS
+        .iter()
+        .filter(|k| k.build.is_some() && k.scalar == scalar)
+        .map(|k| format!("    \"{}\",\n", k.name))
+        .collect();
+    format!("Literal[\n{}]", names.concat())
+}
+
+#[test]
+fn python_literals_are_the_table() {
+    let text = format!(
+        "\"\"\"The structural array operations Python builds with `_core.array_kernel`: \
+         written from\ncrates/copapy-compiler/src/array_kernels.rs by its cargo test \
+         (tests/array_kernels.rs), do not edit.\n\"\"\"\n\nfrom typing import Literal\n\n\
+         # the operations whose result is a scalar value\nScalarKernel = {}\n\
+         # the operations whose result is an array\nArrayKernel = {}\n",
+        literal(true),
+        literal(false)
     );
+    check_written("python/copapy/_array_kernels.py", &text);
 }

@@ -148,12 +148,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(array_ops::array_strided, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_of_elements, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_sort, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_solve, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_det, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_rows_extreme, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_conv2d, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_gather, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(convert::check_dtype, m)?)?;
     m.add("ARRAY_MAX_LEN", copapy_compiler::array::MAX_LEN)?;
     m.add_class::<container::PyContainer>()?;
