@@ -25,7 +25,6 @@ from typing import Any, TypeVar
 
 from . import _core, _packing
 from ._array import array
-from ._array_kernels import ArrayKernel
 from ._shapes import plain_int
 from ._tensors import _packed_ten, tensor
 from ._vectors import vector
@@ -140,10 +139,6 @@ def conv1d(x: T, weight: Any, bias: Any = None, stride: int = 1, padding: int = 
     return result
 
 
-#: The structural array operation of each kind of pooling (crates/copapy-compiler/src/array_kernels.rs).
-_POOLS: dict[str, ArrayKernel] = {"max": "maxpool2d", "avg": "avgpool2d"}
-
-
 def _pool(x: Any, which: str, kernel: tuple[int, int], step: tuple[int, int],
           pad: tuple[int, int], dims: int) -> Any:
     """Pooling over the last ``dims`` (1 or 2) axes of a ``dims + 1`` or ``dims + 2``-D input."""
@@ -164,7 +159,7 @@ def _pool(x: Any, which: str, kernel: tuple[int, int], step: tuple[int, int],
     for d in lead:
         nc *= d
     prm = [nc, h, wd, *kernel, oh, ow, *step, *pad]
-    node = _core.array_kernel(_POOLS[which], [xa._cp_node], prm)
+    node = _core.array_kernel("maxpool2d" if which == "max" else "avgpool2d", [xa._cp_node], prm)
     return _like(x, array._of(node, (*lead, *((oh, ow)[2 - dims:])), "float"))
 
 
