@@ -30,17 +30,15 @@ fn row(k: &Kernel) -> String {
     )
 }
 
-/// `<file>` (from the repository root) must read `want`; `COPAPY_BLESS=1` writes it first.
+mod common;
+
+/// `file` must be the table written out.
 fn check_written(file: &str, want: &str) {
-    let path = format!("{}/../../{file}", env!("CARGO_MANIFEST_DIR"));
-    if std::env::var_os("COPAPY_BLESS").is_some() {
-        std::fs::write(&path, want).expect("the checkout is writable");
-    }
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        have == want,
-        "{file} differs from copapy_compiler::array_kernels::KERNELS: rewrite it with \
-         COPAPY_BLESS=1 cargo test -p copapy-compiler --test array_kernels"
+    common::check_written(
+        file,
+        want,
+        "copapy_compiler::array_kernels::KERNELS",
+        "array_kernels",
     );
 }
 

@@ -87,18 +87,11 @@ fn render_isas() -> String {
     format!("[\n{}\n]\n", rows.join(",\n"))
 }
 
-/// `stencils/<file>` must read `want`; `COPAPY_BLESS=1` writes it first.
+mod common;
+
+/// `stencils/<file>` must be `table` written out.
 fn check_written(file: &str, want: &str, table: &str) {
-    let path = format!("{}/../../stencils/{file}", env!("CARGO_MANIFEST_DIR"));
-    if std::env::var_os("COPAPY_BLESS").is_some() {
-        std::fs::write(&path, want).expect("stencils/ is writable");
-    }
-    let have = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        have == want,
-        "stencils/{file} differs from {table}: rewrite it with \
-         COPAPY_BLESS=1 cargo test -p copapy-compiler --test target_table"
-    );
+    common::check_written(&format!("stencils/{file}"), want, table, "target_table");
 }
 
 #[test]
