@@ -69,6 +69,22 @@ class LibMode:
 
 
 @dataclass(frozen=True)
+class Unicorn:
+    """How unicorn runs an instruction set."""
+
+    mode: LibMode
+    #: The module of its register constants (``"arm_const"``).
+    consts: str
+    #: Program counter, stack pointer, and the register that takes a call's return
+    #: address (``None``: the call pushes it, 8 bytes).
+    pc: str
+    sp: str
+    return_address: str | None
+    #: ``(register, bits, keep)`` writes that switch the FPU on: ``keep`` ors the bits in.
+    fpu: tuple[tuple[str, int, bool], ...]
+
+
+@dataclass(frozen=True)
 class IsaInfo:
     """One instruction set (``crates/copapy-program/src/isas.rs``)."""
 
@@ -85,7 +101,7 @@ class IsaInfo:
     #: The disassembler that reads its objects.
     objdump: str
     #: How unicorn runs it.
-    unicorn: LibMode
+    unicorn: Unicorn
     #: How capstone disassembles it.
     capstone: LibMode
 
@@ -94,7 +110,9 @@ class IsaInfo:
 def isas() -> tuple[IsaInfo, ...]:
     """Every instruction set, in the order of the Rust table."""
     return tuple(IsaInfo(arch, tuple(relocs), tail, tuple(calls), sqrt, objdump,
-                         LibMode(uc[0], tuple(uc[1])), LibMode(cs[0], tuple(cs[1])))
+                         Unicorn(LibMode(uc[0][0], tuple(uc[0][1])), uc[1], uc[2], uc[3], uc[4],
+                                 tuple(uc[5])),
+                         LibMode(cs[0], tuple(cs[1])))
                  for arch, relocs, tail, calls, sqrt, objdump, uc, cs in _core.isas())
 
 

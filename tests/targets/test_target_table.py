@@ -152,7 +152,7 @@ def test_every_place_that_lists_targets_follows_the_table() -> None:
         machine = _emulator._machine(t.name)
         isa = isas[t.arch]
         assert (machine.uc_arch, machine.uc_mode, machine.cpu) == (
-            isa.unicorn.arch, isa.unicorn.modes, t.unicorn_cpu)
+            isa.unicorn.mode.arch, isa.unicorn.mode.modes, t.unicorn_cpu)
         assert (machine.cs_arch, machine.cs_mode) == (isa.capstone.arch, isa.capstone.modes)
         checks = build.TARGETS[t.name]
         assert (checks.objdump, checks.relocs, checks.tail_reloc, checks.call_relocs,
@@ -164,7 +164,7 @@ def test_every_place_that_lists_targets_follows_the_table() -> None:
              (r["unicorn"]["arch"], tuple(r["unicorn"]["modes"])),
              (r["capstone"]["arch"], tuple(r["capstone"]["modes"]))) for r in isa_rows] == [
         (i.arch, i.relocs, i.tail_reloc, i.call_relocs, i.sqrt_insn, i.objdump,
-         (i.unicorn.arch, i.unicorn.modes), (i.capstone.arch, i.capstone.modes))
+         (i.unicorn.mode.arch, i.unicorn.mode.modes), (i.capstone.arch, i.capstone.modes))
         for i in _targets.isas()]
     # the file's rows are the table's rows as _core exports them
     rows = json.loads((stencils / "targets.json").read_text(encoding="utf-8"))

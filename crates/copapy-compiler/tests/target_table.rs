@@ -76,7 +76,7 @@ fn isa_row(info: &IsaInfo) -> String {
         list(info.call_relocs.iter().copied()),
         string(info.sqrt_insn),
         string(info.objdump),
-        lib_mode(&info.unicorn),
+        lib_mode(&info.unicorn.mode),
         lib_mode(&info.capstone),
     )
 }

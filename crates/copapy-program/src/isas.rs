@@ -1,8 +1,8 @@
 //! What the tools around the compiler know of each instruction set, in one table
 //! ([`ISAS`]): the relocations a stencil may contain, those of its tail jump and calls,
 //! and the square root instruction (checked by `stencils/build.py`), its disassembler,
-//! and how unicorn and capstone name it (the in-process emulator,
-//! `python/copapy/_emulator.py`).
+//! how unicorn and capstone name it, and the registers the in-process emulator
+//! (`python/copapy/_emulator.py`) calls a program with and switches the FPU on by.
 //!
 //! The compiler's own rules for an instruction set (how each relocation is patched) are
 //! its module in `copapy-compiler/src/isa/`; a test there checks that it patches every
@@ -24,6 +24,36 @@ pub struct LibMode {
     pub modes: &'static [&'static str],
 }
 
+/// A register write that prepares an emulated CPU (switching its FPU on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegisterWrite {
+    /// unicorn's register constant, e.g. `"UC_ARM_REG_FPEXC"`.
+    pub register: &'static str,
+    /// The bits to write.
+    pub bits: u64,
+    /// Or them into the register's value (true) instead of replacing it.
+    pub keep: bool,
+}
+
+/// How unicorn runs an instruction set: its names, the registers a call of the entry
+/// uses, and what switches the FPU on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unicorn {
+    /// Architecture and mode constants.
+    pub mode: LibMode,
+    /// The module of its register constants, e.g. `"arm_const"`.
+    pub consts: &'static str,
+    /// The program counter register.
+    pub pc: &'static str,
+    /// The stack pointer register.
+    pub sp: &'static str,
+    /// The register that takes the return address of a call; `None` where the call
+    /// pushes it on the stack (8 bytes, x86_64).
+    pub return_address: Option<&'static str>,
+    /// The writes that switch the FPU on, in order.
+    pub fpu: &'static [RegisterWrite],
+}
+
 /// One instruction set as the tools outside the compiler see it.
 #[derive(Debug, PartialEq, Eq)]
 pub struct IsaInfo {
@@ -41,12 +71,19 @@ pub struct IsaInfo {
     /// The disassembler that reads its objects (`objdump` or `llvm-objdump`).
     pub objdump: &'static str,
     /// How unicorn runs it.
-    pub unicorn: LibMode,
+    pub unicorn: Unicorn,
     /// How capstone disassembles it.
     pub capstone: LibMode,
 }
 
 const LLVM: &str = "llvm-objdump";
+
+/// ARM's coprocessor access register: full access to CP10 and CP11 (the FPU).
+const CPACR_CP10_CP11: RegisterWrite = RegisterWrite {
+    register: "UC_ARM_REG_C1_C0_2",
+    bits: 0xF << 20,
+    keep: true,
+};
 
 /// The RISC-V rows differ only in their emulator modes.
 const fn riscv(arch: Arch, uc: &'static [&'static str], cs: &'static [&'static str]) -> IsaInfo {
@@ -62,9 +99,21 @@ const fn riscv(arch: Arch, uc: &'static [&'static str], cs: &'static [&'static s
         call_relocs: &["R_RISCV_CALL_PLT"],
         sqrt_insn: "fsqrt.s",
         objdump: LLVM,
-        unicorn: LibMode {
-            arch: "UC_ARCH_RISCV",
-            modes: uc,
+        unicorn: Unicorn {
+            mode: LibMode {
+                arch: "UC_ARCH_RISCV",
+                modes: uc,
+            },
+            consts: "riscv_const",
+            pc: "UC_RISCV_REG_PC",
+            sp: "UC_RISCV_REG_SP",
+            return_address: Some("UC_RISCV_REG_RA"),
+            // mstatus.FS = initial: the F extension on
+            fpu: &[RegisterWrite {
+                register: "UC_RISCV_REG_MSTATUS",
+                bits: 1 << 13,
+                keep: true,
+            }],
         },
         capstone: LibMode {
             arch: "CS_ARCH_RISCV",
@@ -91,9 +140,16 @@ pub static ISAS: [IsaInfo; 6] = [
         call_relocs: &["R_X86_64_PLT32"],
         sqrt_insn: "sqrtss",
         objdump: "objdump",
-        unicorn: LibMode {
-            arch: "UC_ARCH_X86",
-            modes: &["UC_MODE_64"],
+        unicorn: Unicorn {
+            mode: LibMode {
+                arch: "UC_ARCH_X86",
+                modes: &["UC_MODE_64"],
+            },
+            consts: "x86_const",
+            pc: "UC_X86_REG_RIP",
+            sp: "UC_X86_REG_RSP",
+            return_address: None,
+            fpu: &[],
         },
         capstone: LibMode {
             arch: "CS_ARCH_X86",
@@ -117,9 +173,21 @@ pub static ISAS: [IsaInfo; 6] = [
         call_relocs: &["R_AARCH64_CALL26"],
         sqrt_insn: "fsqrt",
         objdump: LLVM,
-        unicorn: LibMode {
-            arch: "UC_ARCH_ARM64",
-            modes: &["UC_MODE_ARM"],
+        unicorn: Unicorn {
+            mode: LibMode {
+                arch: "UC_ARCH_ARM64",
+                modes: &["UC_MODE_ARM"],
+            },
+            consts: "arm64_const",
+            pc: "UC_ARM64_REG_PC",
+            sp: "UC_ARM64_REG_SP",
+            return_address: Some("UC_ARM64_REG_X30"),
+            // CPACR_EL1.FPEN: no trap on FP/SIMD instructions
+            fpu: &[RegisterWrite {
+                register: "UC_ARM64_REG_CPACR_EL1",
+                bits: 3 << 20,
+                keep: false,
+            }],
         },
         capstone: LibMode {
             arch: "CS_ARCH_ARM64",
@@ -139,9 +207,24 @@ pub static ISAS: [IsaInfo; 6] = [
         call_relocs: &["R_ARM_CALL"],
         sqrt_insn: "vsqrt.f32",
         objdump: LLVM,
-        unicorn: LibMode {
-            arch: "UC_ARCH_ARM",
-            modes: &["UC_MODE_ARM"],
+        unicorn: Unicorn {
+            mode: LibMode {
+                arch: "UC_ARCH_ARM",
+                modes: &["UC_MODE_ARM"],
+            },
+            consts: "arm_const",
+            pc: "UC_ARM_REG_PC",
+            sp: "UC_ARM_REG_SP",
+            return_address: Some("UC_ARM_REG_LR"),
+            // CPACR: full access to CP10/11; FPEXC.EN
+            fpu: &[
+                CPACR_CP10_CP11,
+                RegisterWrite {
+                    register: "UC_ARM_REG_FPEXC",
+                    bits: 0x4000_0000,
+                    keep: false,
+                },
+            ],
         },
         capstone: LibMode {
             arch: "CS_ARCH_ARM",
@@ -161,9 +244,18 @@ pub static ISAS: [IsaInfo; 6] = [
         call_relocs: &["R_ARM_THM_CALL"],
         sqrt_insn: "vsqrt.f32",
         objdump: LLVM,
-        unicorn: LibMode {
-            arch: "UC_ARCH_ARM",
-            modes: &["UC_MODE_THUMB", "UC_MODE_MCLASS"],
+        unicorn: Unicorn {
+            mode: LibMode {
+                arch: "UC_ARCH_ARM",
+                modes: &["UC_MODE_THUMB", "UC_MODE_MCLASS"],
+            },
+            consts: "arm_const",
+            pc: "UC_ARM_REG_PC",
+            sp: "UC_ARM_REG_SP",
+            // bit 0 of the return address is set (Thumb state)
+            return_address: Some("UC_ARM_REG_LR"),
+            // Cortex-M: CPACR (memory mapped in the SCB), full access to CP10/11
+            fpu: &[CPACR_CP10_CP11],
         },
         capstone: LibMode {
             arch: "CS_ARCH_ARM",

@@ -217,9 +217,21 @@ fn targets() -> Vec<TargetRow> {
 /// How a library names an instruction set: architecture constant, mode constants.
 type LibModeRow = (&'static str, Vec<&'static str>);
 
+/// How unicorn runs an instruction set: its names, the register constants' module, the
+/// program counter, stack pointer and return address registers, the FPU writes
+/// (register, bits, or them in).
+type UnicornRow = (
+    LibModeRow,
+    &'static str,
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    Vec<(&'static str, u64, bool)>,
+);
+
 /// One row of the instruction set table (`copapy_program::isas::ISAS`): name, the
 /// relocations stencils may contain, tail-jump relocation, call relocations, square root
-/// instruction, disassembler, unicorn's and capstone's names for it.
+/// instruction, disassembler, how unicorn runs it and capstone's names for it.
 type IsaRow = (
     &'static str,
     Vec<&'static str>,
@@ -227,12 +239,12 @@ type IsaRow = (
     Vec<&'static str>,
     &'static str,
     &'static str,
-    LibModeRow,
+    UnicornRow,
     LibModeRow,
 );
 
-/// Every instruction set copapy knows: the emulator reads unicorn's and capstone's names
-/// for each from here instead of keeping its own list.
+/// Every instruction set copapy knows: the emulator reads how unicorn runs each and
+/// capstone's names for it from here instead of keeping its own list.
 #[pyfunction]
 fn isas() -> Vec<IsaRow> {
     let mode = |m: &copapy_program::isas::LibMode| (m.arch, m.modes.to_vec());
@@ -246,7 +258,18 @@ fn isas() -> Vec<IsaRow> {
                 i.call_relocs.to_vec(),
                 i.sqrt_insn,
                 i.objdump,
-                mode(&i.unicorn),
+                (
+                    mode(&i.unicorn.mode),
+                    i.unicorn.consts,
+                    i.unicorn.pc,
+                    i.unicorn.sp,
+                    i.unicorn.return_address,
+                    i.unicorn
+                        .fpu
+                        .iter()
+                        .map(|w| (w.register, w.bits, w.keep))
+                        .collect(),
+                ),
                 mode(&i.capstone),
             )
         })
