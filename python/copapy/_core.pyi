@@ -279,7 +279,10 @@ def targets() -> list[
 def isas() -> list[
     tuple[
         str, list[str], str, list[str], str, str,
-        tuple[tuple[str, list[str]], str, str, str, str | None, list[tuple[str, int, bool]]],
+        tuple[
+            tuple[str, list[str]], str, str, str, str | None, list[tuple[str, int, bool]],
+            tuple[list[str], list[str], str, str, list[int], bool],
+        ],
         tuple[str, list[str]],
     ]
 ]: ...

@@ -56,6 +56,8 @@ class _Machine:
     return_address: str | None
     #: (register, bits, keep) writes that switch the FPU on
     fpu: tuple[tuple[str, int, bool], ...]
+    #: how the program calls an imported function
+    call: _targets.CallAbi
 
 
 def _machine(target: str) -> _Machine:
@@ -69,7 +71,8 @@ def _machine(target: str) -> _Machine:
     uc = _targets.isa(info.arch).unicorn
     cs = _targets.isa(info.arch).capstone
     return _Machine(uc.mode.arch, uc.mode.modes, info.unicorn_cpu, cs.arch, cs.modes,
-                    info.arch == "thumb", uc.consts, uc.pc, uc.sp, uc.return_address, uc.fpu)
+                    info.arch == "thumb", uc.consts, uc.pc, uc.sp, uc.return_address, uc.fpu,
+                    uc.call)
 
 
 def _round_up(n: int, to: int = PAGE) -> int:
@@ -157,7 +160,7 @@ class Emulator:
                            uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC)
             uc.mem_protect(data_pages[0], data_pages[1] - data_pages[0],
                            uc_mod.UC_PROT_READ | uc_mod.UC_PROT_WRITE)
-        resolved.install(uc, uc_mod, getattr(uc_mod, m.consts), m.uc_arch, m.thumb,
+        resolved.install(uc, uc_mod, getattr(uc_mod, m.consts), m.call, m.thumb,
                          data_addr, PAGE)
         self._enable_fpu(uc)
         self._uc, self._entry, self._resolved = uc, entry, resolved

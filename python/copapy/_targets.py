@@ -69,6 +69,20 @@ class LibMode:
 
 
 @dataclass(frozen=True)
+class CallAbi:
+    """How a program calls an imported function (unicorn's register constants)."""
+
+    float_args: tuple[str, ...]
+    int_args: tuple[str, ...]
+    float_result: str
+    int_result: str
+    #: The bytes of a return instruction.
+    return_insn: bytes
+    #: Singles live NaN-boxed in 64-bit float registers (RISC-V).
+    nan_boxed: bool
+
+
+@dataclass(frozen=True)
 class Unicorn:
     """How unicorn runs an instruction set."""
 
@@ -82,6 +96,8 @@ class Unicorn:
     return_address: str | None
     #: ``(register, bits, keep)`` writes that switch the FPU on: ``keep`` ors the bits in.
     fpu: tuple[tuple[str, int, bool], ...]
+    #: How a program calls an imported function.
+    call: CallAbi
 
 
 @dataclass(frozen=True)
@@ -111,9 +127,14 @@ def isas() -> tuple[IsaInfo, ...]:
     """Every instruction set, in the order of the Rust table."""
     return tuple(IsaInfo(arch, tuple(relocs), tail, tuple(calls), sqrt, objdump,
                          Unicorn(LibMode(uc[0][0], tuple(uc[0][1])), uc[1], uc[2], uc[3], uc[4],
-                                 tuple(uc[5])),
+                                 tuple(uc[5]), _call_abi(uc[6])),
                          LibMode(cs[0], tuple(cs[1])))
                  for arch, relocs, tail, calls, sqrt, objdump, uc, cs in _core.isas())
+
+
+def _call_abi(row: tuple[list[str], list[str], str, str, list[int], bool]) -> CallAbi:
+    fargs, iargs, fres, ires, ret, boxed = row
+    return CallAbi(tuple(fargs), tuple(iargs), fres, ires, bytes(ret), boxed)
 
 
 def isa(arch: str) -> IsaInfo:

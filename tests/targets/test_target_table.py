@@ -154,6 +154,8 @@ def test_every_place_that_lists_targets_follows_the_table() -> None:
         assert (machine.uc_arch, machine.uc_mode, machine.cpu) == (
             isa.unicorn.mode.arch, isa.unicorn.mode.modes, t.unicorn_cpu)
         assert (machine.cs_arch, machine.cs_mode) == (isa.capstone.arch, isa.capstone.modes)
+        assert (machine.pc, machine.sp, machine.fpu, machine.call) == (
+            isa.unicorn.pc, isa.unicorn.sp, isa.unicorn.fpu, isa.unicorn.call)
         checks = build.TARGETS[t.name]
         assert (checks.objdump, checks.relocs, checks.tail_reloc, checks.call_relocs,
                 checks.sqrt_insn) == ([isa.objdump], set(isa.relocs), isa.tail_reloc,

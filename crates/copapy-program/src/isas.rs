@@ -2,7 +2,8 @@
 //! ([`ISAS`]): the relocations a stencil may contain, those of its tail jump and calls,
 //! and the square root instruction (checked by `stencils/build.py`), its disassembler,
 //! how unicorn and capstone name it, and the registers the in-process emulator
-//! (`python/copapy/_emulator.py`) calls a program with and switches the FPU on by.
+//! (`python/copapy/_emulator.py`) calls a program with, switches the FPU on by and
+//! reads the calls of imported functions from.
 //!
 //! The compiler's own rules for an instruction set (how each relocation is patched) are
 //! its module in `copapy-compiler/src/isa/`; a test there checks that it patches every
@@ -35,8 +36,25 @@ pub struct RegisterWrite {
     pub keep: bool,
 }
 
+/// The C calling convention as the emulator's stubs for imported functions see it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallAbi {
+    /// Float argument registers, in order (unicorn's constants).
+    pub float_args: &'static [&'static str],
+    /// Integer and pointer argument registers, in order.
+    pub int_args: &'static [&'static str],
+    /// The float result register.
+    pub float_result: &'static str,
+    /// The integer result register.
+    pub int_result: &'static str,
+    /// The bytes of a return instruction (little-endian).
+    pub return_insn: &'static [u8],
+    /// Singles live NaN-boxed in 64-bit float registers (RISC-V D).
+    pub nan_boxed: bool,
+}
+
 /// How unicorn runs an instruction set: its names, the registers a call of the entry
-/// uses, and what switches the FPU on.
+/// uses, what switches the FPU on, and how an imported function is called.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Unicorn {
     /// Architecture and mode constants.
@@ -52,6 +70,8 @@ pub struct Unicorn {
     pub return_address: Option<&'static str>,
     /// The writes that switch the FPU on, in order.
     pub fpu: &'static [RegisterWrite],
+    /// How a program calls an imported function.
+    pub call: CallAbi,
 }
 
 /// One instruction set as the tools outside the compiler see it.
@@ -85,6 +105,26 @@ const CPACR_CP10_CP11: RegisterWrite = RegisterWrite {
     keep: true,
 };
 
+/// The AAPCS hard-float convention of ARM and Thumb code (Thumb returns otherwise).
+const ARM_CALL: CallAbi = CallAbi {
+    float_args: &[
+        "UC_ARM_REG_S0",
+        "UC_ARM_REG_S1",
+        "UC_ARM_REG_S2",
+        "UC_ARM_REG_S3",
+    ],
+    int_args: &[
+        "UC_ARM_REG_R0",
+        "UC_ARM_REG_R1",
+        "UC_ARM_REG_R2",
+        "UC_ARM_REG_R3",
+    ],
+    float_result: "UC_ARM_REG_S0",
+    int_result: "UC_ARM_REG_R0",
+    return_insn: &[0x1E, 0xFF, 0x2F, 0xE1], // bx lr
+    nan_boxed: false,
+};
+
 /// The RISC-V rows differ only in their emulator modes.
 const fn riscv(arch: Arch, uc: &'static [&'static str], cs: &'static [&'static str]) -> IsaInfo {
     IsaInfo {
@@ -114,6 +154,24 @@ const fn riscv(arch: Arch, uc: &'static [&'static str], cs: &'static [&'static s
                 bits: 1 << 13,
                 keep: true,
             }],
+            call: CallAbi {
+                float_args: &[
+                    "UC_RISCV_REG_F10",
+                    "UC_RISCV_REG_F11",
+                    "UC_RISCV_REG_F12",
+                    "UC_RISCV_REG_F13",
+                ],
+                int_args: &[
+                    "UC_RISCV_REG_X10",
+                    "UC_RISCV_REG_X11",
+                    "UC_RISCV_REG_X12",
+                    "UC_RISCV_REG_X13",
+                ],
+                float_result: "UC_RISCV_REG_F10",
+                int_result: "UC_RISCV_REG_X10",
+                return_insn: &[0x67, 0x80, 0x00, 0x00], // jalr x0, 0(ra)
+                nan_boxed: true,
+            },
         },
         capstone: LibMode {
             arch: "CS_ARCH_RISCV",
@@ -150,6 +208,24 @@ pub static ISAS: [IsaInfo; 6] = [
             sp: "UC_X86_REG_RSP",
             return_address: None,
             fpu: &[],
+            call: CallAbi {
+                float_args: &[
+                    "UC_X86_REG_XMM0",
+                    "UC_X86_REG_XMM1",
+                    "UC_X86_REG_XMM2",
+                    "UC_X86_REG_XMM3",
+                ],
+                int_args: &[
+                    "UC_X86_REG_RDI",
+                    "UC_X86_REG_RSI",
+                    "UC_X86_REG_RDX",
+                    "UC_X86_REG_RCX",
+                ],
+                float_result: "UC_X86_REG_XMM0",
+                int_result: "UC_X86_REG_RAX",
+                return_insn: &[0xC3], // ret
+                nan_boxed: false,
+            },
         },
         capstone: LibMode {
             arch: "CS_ARCH_X86",
@@ -188,6 +264,24 @@ pub static ISAS: [IsaInfo; 6] = [
                 bits: 3 << 20,
                 keep: false,
             }],
+            call: CallAbi {
+                float_args: &[
+                    "UC_ARM64_REG_S0",
+                    "UC_ARM64_REG_S1",
+                    "UC_ARM64_REG_S2",
+                    "UC_ARM64_REG_S3",
+                ],
+                int_args: &[
+                    "UC_ARM64_REG_X0",
+                    "UC_ARM64_REG_X1",
+                    "UC_ARM64_REG_X2",
+                    "UC_ARM64_REG_X3",
+                ],
+                float_result: "UC_ARM64_REG_S0",
+                int_result: "UC_ARM64_REG_X0",
+                return_insn: &[0xC0, 0x03, 0x5F, 0xD6], // ret
+                nan_boxed: false,
+            },
         },
         capstone: LibMode {
             arch: "CS_ARCH_ARM64",
@@ -225,6 +319,7 @@ pub static ISAS: [IsaInfo; 6] = [
                     keep: false,
                 },
             ],
+            call: ARM_CALL,
         },
         capstone: LibMode {
             arch: "CS_ARCH_ARM",
@@ -256,6 +351,10 @@ pub static ISAS: [IsaInfo; 6] = [
             return_address: Some("UC_ARM_REG_LR"),
             // Cortex-M: CPACR (memory mapped in the SCB), full access to CP10/11
             fpu: &[CPACR_CP10_CP11],
+            call: CallAbi {
+                return_insn: &[0x70, 0x47], // bx lr (Thumb)
+                ..ARM_CALL
+            },
         },
         capstone: LibMode {
             arch: "CS_ARCH_ARM",

@@ -217,9 +217,20 @@ fn targets() -> Vec<TargetRow> {
 /// How a library names an instruction set: architecture constant, mode constants.
 type LibModeRow = (&'static str, Vec<&'static str>);
 
+/// How a program calls an imported function: float and int argument registers, float and
+/// int result registers, the return instruction's bytes, NaN-boxed singles.
+type CallRow = (
+    Vec<&'static str>,
+    Vec<&'static str>,
+    &'static str,
+    &'static str,
+    Vec<u8>,
+    bool,
+);
+
 /// How unicorn runs an instruction set: its names, the register constants' module, the
 /// program counter, stack pointer and return address registers, the FPU writes
-/// (register, bits, or them in).
+/// (register, bits, or them in), the calls of imported functions.
 type UnicornRow = (
     LibModeRow,
     &'static str,
@@ -227,6 +238,7 @@ type UnicornRow = (
     &'static str,
     Option<&'static str>,
     Vec<(&'static str, u64, bool)>,
+    CallRow,
 );
 
 /// One row of the instruction set table (`copapy_program::isas::ISAS`): name, the
@@ -269,9 +281,21 @@ fn isas() -> Vec<IsaRow> {
                         .iter()
                         .map(|w| (w.register, w.bits, w.keep))
                         .collect(),
+                    call_row(&i.unicorn.call),
                 ),
                 mode(&i.capstone),
             )
         })
         .collect()
+}
+
+fn call_row(c: &copapy_program::isas::CallAbi) -> CallRow {
+    (
+        c.float_args.to_vec(),
+        c.int_args.to_vec(),
+        c.float_result,
+        c.int_result,
+        c.return_insn.to_vec(),
+        c.nan_boxed,
+    )
 }
