@@ -70,35 +70,26 @@ class Target(Isa):
     forbidden: str | None = None
 
 
-# One row per instruction set; the targets (names, instruction sets and zig flags) come
-# from the shared table in crates/copapy-program/src/targets.rs, written out as
-# targets.json (a cargo test keeps it equal). Cores are chosen as the least capable of
-# their family, so a program runs on every board of the row: armv7 is a Cortex-A9 (no
-# integer divide in ARM mode: our helper cpm_div_s32 divides), armv6 the ARM1176JZF-S of
-# the Raspberry Pi 1/Zero (VFPv2, no MOVW/MOVT, so addresses come from literal pools).
-_LLVM = ["llvm-objdump"]
-_ARM_RELOCS = {"R_ARM_JUMP24", "R_ARM_CALL", "R_ARM_MOVW_ABS_NC", "R_ARM_MOVT_ABS",
-               "R_ARM_ABS32"}
-_RISCV = Isa(_LLVM, "R_RISCV_CALL_PLT", {"R_RISCV_CALL_PLT"}, "fsqrt.s",
-             {"R_RISCV_CALL_PLT", "R_RISCV_PCREL_HI20", "R_RISCV_PCREL_LO12_I",
-              "R_RISCV_PCREL_LO12_S"})
-ISAS = {
-    "x86_64": Isa(["objdump"], "R_X86_64_PLT32", {"R_X86_64_PLT32"}, "sqrtss",
-                  {"R_X86_64_PLT32", "R_X86_64_PC32"}),
-    "aarch64": Isa(
-        _LLVM, "R_AARCH64_JUMP26", {"R_AARCH64_CALL26"}, "fsqrt",
-        {"R_AARCH64_JUMP26", "R_AARCH64_CALL26", "R_AARCH64_ADR_PREL_PG_HI21",
-         "R_AARCH64_ADD_ABS_LO12_NC", "R_AARCH64_LDST8_ABS_LO12_NC",
-         "R_AARCH64_LDST16_ABS_LO12_NC", "R_AARCH64_LDST32_ABS_LO12_NC",
-         "R_AARCH64_LDST64_ABS_LO12_NC", "R_AARCH64_LDST128_ABS_LO12_NC"}),
-    "arm": Isa(_LLVM, "R_ARM_JUMP24", {"R_ARM_CALL"}, "vsqrt.f32", _ARM_RELOCS),
-    "thumb": Isa(
-        _LLVM, "R_ARM_THM_JUMP24", {"R_ARM_THM_CALL"}, "vsqrt.f32",
-        {"R_ARM_THM_JUMP24", "R_ARM_THM_CALL", "R_ARM_THM_MOVW_ABS_NC", "R_ARM_THM_MOVT_ABS",
-         "R_ARM_ABS32"}),
-    "riscv64": _RISCV,
-    "riscv32": _RISCV,
-}
+# The targets (names, instruction sets and zig flags) and what the checks here know of
+# each instruction set come from the shared tables in crates/copapy-program/src/
+# (targets.rs, isas.rs), written out as targets.json and isas.json (a cargo test keeps
+# them equal; isas.json adds the relocations the compiler's isa/ module accepts). Cores
+# are chosen as the least capable of their family, so a program runs on every board of
+# the row: armv7 is a Cortex-A9 (no integer divide in ARM mode: our helper cpm_div_s32
+# divides), armv6 the ARM1176JZF-S of the Raspberry Pi 1/Zero (VFPv2, no MOVW/MOVT, so
+# addresses come from literal pools).
+ISA_TABLE = os.path.join(HERE, "isas.json")
+
+
+def load_isas():
+    """{instruction set: Isa} for every row of the shared instruction set table."""
+    with open(ISA_TABLE, encoding="utf-8") as f:
+        rows = json.load(f)
+    return {row["arch"]: Isa([row["objdump"]], row["tail_reloc"], set(row["call_relocs"]),
+                             row["sqrt_insn"], set(row["relocs"])) for row in rows}
+
+
+ISAS = load_isas()
 # armv7: NEON flushes subnormals, so float code must stay on VFP (its zig flags switch
 # the SLP vectoriser off; CPM_FLOAT_LOOP the loop vectoriser per float loop)
 FORBIDDEN = {"armv7": r"v(?!mov|ld|st)\w*\.f32\s+[qd]\d+"}
@@ -116,7 +107,8 @@ def load_targets():
         isa = ISAS.get(row["arch"])
         if isa is None:
             sys.exit(f"build.py: target {row['name']} has instruction set {row['arch']}, "
-                     f"which ISAS here does not describe (add its row)")
+                     f"which stencils/isas.json does not describe (add its row to "
+                     f"crates/copapy-program/src/isas.rs)")
         out[row["name"]] = Target(**vars(isa), flags=row["cflags"],
                                   forbidden=FORBIDDEN.get(row["name"]))
     return out

@@ -62,6 +62,9 @@ Linear algebra (generate_linalg below):
                                  elimination (order at _DET); a singular matrix gives +-0
 """
 
+import json
+import os
+
 import optable
 
 # (operand type, result type): operations with array stencils (the "array" flag of
@@ -159,6 +162,21 @@ def _stencil(name, kernel, nargs):
             f"    NEXT(a, b, i, j);\n}}\n")
 
 
+# The structural array operations (matmul, sort, gather, solve, ...): one row each in the
+# compiler's table (crates/copapy-compiler/src/array_kernels.rs), written out here by a
+# cargo test; a stencil's holes come from its row, so C and Rust cannot disagree.
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "array_kernels.json"),
+          encoding="utf-8") as _f:
+    KERNELS = json.load(_f)
+KERNEL_HOLES = {name: k["holes"] for k in KERNELS for name in k["stencils"]}
+
+
+def _kernel_stencil(name):
+    """The stencil of structural kernel ``name`` (``st_arr_...``), calling its loop
+    kernel ``cpm_arr_...`` with the holes its row of the table names."""
+    return _stencil(name, "cpm_" + name[3:], KERNEL_HOLES[name])
+
+
 def generate():
     """Yield (stencil name, C source of its kernel and stencil), in a fixed order."""
     for (ty, rty), ops in BINARY.items():
@@ -230,7 +248,7 @@ def generate():
                 f"        for (int l = 0; l < 8; l++) acc[l] += {term};\n"
                 f"    for (int l = 0; k + l < n; l++) acc[l] += {term};\n"
                 f"    *d = cp_combine8_{ty}(acc);\n}}\n")
-            yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", nargs)
+            yield f"st_arr_{suffix}", src + _kernel_stencil(f"st_arr_{suffix}")
     for ty in REDUCE_TYPES.split():
         for name in ("min", "max"):
             if ty == "f":
@@ -254,7 +272,7 @@ def generate():
                 f"        {loop}for (int l = 0; l < h; l++) "
                 f"acc[l] = op_{name}_lane_{ty}(acc[l], acc[l + h]);\n"
                 "    *d = acc[0];\n}\n")
-            yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 1)
+            yield f"st_arr_{suffix}", src + _kernel_stencil(f"st_arr_{suffix}")
     for ty in REDUCE_TYPES.split():
         t, acc_t = C_TYPE[ty], ("f32" if ty == "f" else "u32")
         init = ", ".join(["-0.0f" if ty == "f" else "0"] * 8)
@@ -276,7 +294,7 @@ def generate():
             f"            for (int l = 0; s + l < kk; l++) acc[l] += {term};\n"
             f"            d[i * p + j] = cp_combine8_{ty}(acc);\n"
             "        }\n    }\n}\n")
-        yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 3)
+        yield f"st_arr_{suffix}", src + _kernel_stencil(f"st_arr_{suffix}")
     src = (
         "CPM_NOINLINE void cpm_arr_strided(u32 *restrict d, const u32 *restrict x, "
         "const i32 *restrict prm, i32 n) {\n"
@@ -290,18 +308,18 @@ def generate():
         "                const i32 n3 = prm[4], s3 = prm[8];\n"
         "                for (i32 i3 = 0; i3 < n3; i3++) *d++ = p2[i3 * s3];\n"
         "            }\n        }\n    }\n}\n")
-    yield "st_arr_strided", src + _stencil("st_arr_strided", "cpm_arr_strided", 2)
+    yield "st_arr_strided", src + _kernel_stencil("st_arr_strided")
     # byte arrays: storage only, widened to int32 for every operation that reads them and
     # narrowed (saturating, the tobyte rule) when an array is stored as bytes
     src = ("CPM_NOINLINE void cpm_arr_widen_b(i32 *restrict d, const u8 *restrict x, i32 n) {\n"
            "    for (i32 k = 0; k < n; k++)\n        d[k] = (i32)x[k];\n}\n")
-    yield "st_arr_widen_b", src + _stencil("st_arr_widen_b", "cpm_arr_widen_b", 1)
+    yield "st_arr_widen_b", src + _kernel_stencil("st_arr_widen_b")
     for ty in REDUCE_TYPES.split():
         src = (f"CPM_NOINLINE void cpm_arr_narrow_{ty}(u8 *restrict d, const {C_TYPE[ty]} *restrict x, "
                "i32 n) {\n"
                + ("    CPM_FLOAT_LOOP\n" if ty == "f" else "")
                + f"    for (i32 k = 0; k < n; k++)\n        d[k] = (u8)op_tobyte_{ty}(x[k]);\n}}\n")
-        yield f"st_arr_narrow_{ty}", src + _stencil(f"st_arr_narrow_{ty}", f"cpm_arr_narrow_{ty}", 1)
+        yield f"st_arr_narrow_{ty}", src + _kernel_stencil(f"st_arr_narrow_{ty}")
     for ty in REDUCE_TYPES.split():
         # masks, not branches: the time does not depend on the index
         suffix = f"index_{ty}"
@@ -317,7 +335,7 @@ def generate():
             "    __asm__(\"\" : \"+r\"(over));\n"
             "    k = (k & ~over) | ((n - 1) & over);\n"
             "    *d = x[k];\n}\n")
-        yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 2)
+        yield f"st_arr_{suffix}", src + _kernel_stencil(f"st_arr_{suffix}")
     for op in FUSED_DOT_OPS.split():
         for form in FORMS:
             suffix = f"dot_{op}_f_{form}"
@@ -398,7 +416,7 @@ def _sort_kernels():
                 f"    for (i32 k = 0; k < n; k++) {{ key[k] = {key}; idx[k] = k; }}\n"
                 + _NETWORK +
                 f"    for (i32 k = 0; k < n; k++) d[k] = {out};\n}}\n")
-            yield f"st_arr_{suffix}", shared + src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 2)
+            yield f"st_arr_{suffix}", shared + src + _kernel_stencil(f"st_arr_{suffix}")
             shared = ""
 
 
@@ -430,7 +448,7 @@ def _rows_kernels():
                 f"            {loop}for (int l = 0; l < h; l++)\n"
                 f"                acc[l] = op_{name}_lane_{ty}(acc[l], acc[l + h]);\n"
                 "        d[r] = acc[0];\n    }\n}\n")
-            yield f"st_arr_{suffix}", src + _stencil(f"st_arr_{suffix}", f"cpm_arr_{suffix}", 2)
+            yield f"st_arr_{suffix}", src + _kernel_stencil(f"st_arr_{suffix}")
 
 
 _CLAMPED_OFFSET = (
@@ -462,7 +480,7 @@ def _gather_kernels():
         "const i32 *restrict offp, const i32 *restrict prm, i32 n) {\n"
         "    (void)n;\n"
         + _CLAMPED_OFFSET + _walk("*d++ = p2[i3 * s3]") + "}\n")
-    yield "st_arr_gather", src + _stencil("st_arr_gather", "cpm_arr_gather", 3)
+    yield "st_arr_gather", src + _kernel_stencil("st_arr_gather")
     # the same walk over the adjoint's positions: x is the destination here
     src = (
         "CPM_NOINLINE void cpm_arr_scatter_add(f32 *restrict d, const f32 *restrict g, "
@@ -479,7 +497,7 @@ def _gather_kernels():
         "                const i32 n3 = prm[5], s3 = prm[9];\n"
         "                for (i32 i3 = 0; i3 < n3; i3++) p2[i3 * s3] += *g++;\n"
         "            }\n        }\n    }\n}\n")
-    yield "st_arr_scatter_add", src + _stencil("st_arr_scatter_add", "cpm_arr_scatter_add", 3)
+    yield "st_arr_scatter_add", src + _kernel_stencil("st_arr_scatter_add")
     # x at an int array of indices, each clamped to x by masks (the adjoint of a sort)
     src = (
         "CPM_NOINLINE void cpm_arr_take(u32 *restrict d, const u32 *restrict x, "
@@ -494,7 +512,7 @@ def _gather_kernels():
         "        j &= ~under;\n"
         "        j = (j & ~over) | ((nx - 1) & over);\n"
         "        d[k] = x[j];\n    }\n}\n")
-    yield "st_arr_take", src + _stencil("st_arr_take", "cpm_arr_take", 3)
+    yield "st_arr_take", src + _kernel_stencil("st_arr_take")
 
 
 def generate_ops():
@@ -607,5 +625,5 @@ _DET = (
 
 def generate_linalg():
     """Yield (stencil name, C source) of the linear-algebra block."""
-    yield "st_arr_solve_f", _SOLVE + _stencil("st_arr_solve_f", "cpm_arr_solve_f", 3)
-    yield "st_arr_det_f", _DET + _stencil("st_arr_det_f", "cpm_arr_det_f", 2)
+    yield "st_arr_solve_f", _SOLVE + _kernel_stencil("st_arr_solve_f")
+    yield "st_arr_det_f", _DET + _kernel_stencil("st_arr_det_f")

@@ -21,7 +21,7 @@ the rounded sum divided by kh * kw (padding counts, as Copapy's and PyTorch's
 default). Loop bounds depend on the shape parameters only, never on data.
 """
 
-from gen_arrays import HOLES
+from gen_arrays import HOLES, KERNEL_HOLES
 
 # clang must not vectorise these loops on ARMv7 (NEON is not IEEE, see arrays.h); the
 # window order is serial anyway, so nothing is lost elsewhere
@@ -65,7 +65,8 @@ def _conv2d():
         "#define CP_N_PARAMS ((const i32 *)&cp_n)\n"
         "#endif\n"
         "void st_arr_conv2d_f(f32 a, f32 b, i32 i, i32 j) {\n"
-        f"    cpm_arr_conv2d_f({', '.join(HOLES)}, CP_N_PARAMS);\n"
+        f"    cpm_arr_conv2d_f({', '.join(HOLES[:1 + KERNEL_HOLES['st_arr_conv2d_f']])}, "
+        "CP_N_PARAMS);\n"
         "    NEXT(a, b, i, j);\n}\n")
     yield "st_arr_conv2d_f", src + stencil
 
@@ -101,7 +102,7 @@ def _pools():
             "    }\n}\n")
         stencil = (
             f"void st_arr_{suffix}(f32 a, f32 b, i32 i, i32 j) {{\n"
-            f"    cpm_arr_{suffix}({', '.join(HOLES[:3])}, cp_n);\n"
+            f"    cpm_arr_{suffix}({', '.join(HOLES[:1 + KERNEL_HOLES[f'st_arr_{suffix}']])}, cp_n);\n"
             "    NEXT(a, b, i, j);\n}\n")
         yield f"st_arr_{suffix}", src + stencil
 

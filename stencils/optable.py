@@ -7,13 +7,19 @@ operation is one line here plus its semantics in each language: `op_<name>_<ty>`
 ops.h, folding in fold.rs (or an explicit "not folded" arm), and the reference in
 tests/refsem.py; tests/targets/test_optable.py names any op that misses one of them. A
 float math function (unary, "f>f", python "cp.<name>") then exists as cp.<name> with no
-more code: python/copapy/_math.py makes it from its row and _core.math_unary takes it.
+more code: python/copapy/_math.py makes it from its row and _core.math_unary takes it;
+a binary one (python "cp.<name>") likewise through _core.math_binary. Op names are the
+one vocabulary: the generated BINARY_OPERATORS, UNARY_OPERATORS and FUNCTIONS
+(_optable.py) map Python's spellings to them.
 
 Fields of a line:
     name     stencil name (`st_<name>_<ty>_...`, `op_<name>_<ty>` in ops.h)
     rust     variant of the Rust `Op` enum ("" for stencil-only operations such as copy)
     arity    1 or 2
-    types    operand type > result type for each stencil type: f float32, i int32/bool
+    types    operand type > result type for each stencil type: f float32, i int32/bool.
+             They are the type promotion too (crate::trace::promote): a float operand
+             makes both float if the op has an f signature (an error otherwise); ints
+             and bools stay ints with an i signature and become floats without one
     flags    commutative: a op b == b op a for every input
              comparison: result 0/1 (a bool)
              differentiable: a gradient flows into its float operands
@@ -21,7 +27,15 @@ Fields of a line:
              approx: our own float32 math, within a few ulp of the float64 reference
                      (docs/math.md) but not bit-identical to NumPy; the tests that
                      compare bit-exactly with NumPy leave these out
-    python   how Python code spells it (operator, or cp.<function>)
+             keepsbool: two bool operands give a bool (otherwise ints and bools give
+                     an int)
+             intpower: an integer constant right operand becomes multiplications, so
+                     an int left operand gives an int (`cp.pow(i, 2)`)
+    python   how Python code spells it: an operator (its dunder and the `operator`
+             module name follow, e.g. "//" is `__floordiv__`), or cp.<function>; a
+             binary cp.<function> is made by python/copapy/_math.py from its row and
+             reaches the core through _core.math_binary, typed by its types (f>f:
+             float result; f>f i>i: the operands' type)
     doc      one line for the Rust doc comment
 
 The order is the order of the stencils in generated/stencils.c: changing it changes
@@ -52,15 +66,15 @@ OPS = [
        "NumPy `floor_divide`; int `x // 0 == 0`."),
     Op("mod", "Mod", 2, "f>f i>i", "differentiable array", "%",
        "NumPy `remainder` (sign of the divisor); int `x % 0 == 0`."),
-    Op("and", "And", 2, "i>i", "commutative array", "&", "Bitwise and."),
-    Op("or", "Or", 2, "i>i", "commutative array", "|", "Bitwise or."),
-    Op("xor", "Xor", 2, "i>i", "commutative array", "^", "Bitwise xor."),
+    Op("and", "And", 2, "i>i", "commutative array keepsbool", "&", "Bitwise and."),
+    Op("or", "Or", 2, "i>i", "commutative array keepsbool", "|", "Bitwise or."),
+    Op("xor", "Xor", 2, "i>i", "commutative array keepsbool", "^", "Bitwise xor."),
     Op("shl", "Shl", 2, "i>i", "array", "<<", "Shift left; counts outside 0..31 give 0."),
     Op("shr", "Shr", 2, "i>i", "array", ">>",
        "Arithmetic shift right; counts outside 0..31 give 0 or -1 by sign."),
     Op("atan2", "Atan2", 2, "f>f", "differentiable array approx", "cp.atan2",
        "`atan2(left, right)`, C argument order."),
-    Op("pow", "Pow", 2, "f>f", "differentiable array approx", "cp.pow", "C99 `powf`."),
+    Op("pow", "Pow", 2, "f>f", "differentiable array approx intpower", "cp.pow", "C99 `powf`."),
     # comparisons: 0 or 1, NaN compares false except in ne
     Op("lt", "Lt", 2, "f>i i>i", "comparison array", "<", "`a < b`."),
     Op("le", "Le", 2, "f>i i>i", "comparison array", "<=", "`a <= b`."),
@@ -68,9 +82,9 @@ OPS = [
     Op("ge", "Ge", 2, "f>i i>i", "comparison array", ">=", "`a >= b`."),
     Op("eq", "Eq", 2, "f>i i>i", "commutative comparison array", "==", "`a == b`."),
     Op("ne", "Ne", 2, "f>i i>i", "commutative comparison array", "!=", "`a != b`."),
-    Op("min", "Min", 2, "f>f i>i", "differentiable array", "cp.minimum",
+    Op("min", "Min", 2, "f>f i>i", "differentiable array keepsbool", "cp.minimum",
        "NumPy `minimum`: NaN in either operand propagates."),
-    Op("max", "Max", 2, "f>f i>i", "differentiable array", "cp.maximum",
+    Op("max", "Max", 2, "f>f i>i", "differentiable array keepsbool", "cp.maximum",
        "NumPy `maximum`: NaN in either operand propagates."),
     # unary
     Op("neg", "Neg", 1, "f>f i>i", "differentiable array", "-", "`-a` (sign flip; int wraps)."),

@@ -158,7 +158,7 @@ def _merged(shape: Sequence[int], strides: Sequence[int]) -> list[tuple[int, int
 
 def _clamp(i: value[Any], dim: int) -> Any:
     """A runtime index wrapped once if negative, then clamped to ``0 .. dim - 1``."""
-    return _core.minimum(_core.maximum(i + (i < 0) * dim, 0), dim - 1)
+    return _core.math_binary("min", _core.math_binary("max", i + (i < 0) * dim, 0), dim - 1)
 
 
 def _operator(op: BinaryOp, reflected: bool = False) -> Callable[[array[Any], Any], Any]:

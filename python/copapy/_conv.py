@@ -93,7 +93,7 @@ def _conv(x: array[Any], w: array[Any], bias: Any, stride: tuple[int, int],
     if b.shape != (co,):
         raise ValueError(f"a bias of shape {b.shape} does not fit {co} output channels")
     prm = [n, ci, h, wd, co, kh, kw, oh, ow, *stride, *padding, *dilation]
-    node = _core.array_conv2d(x._cp_node, w._cp_node, b._cp_node, prm)
+    node = _core.array_kernel("conv2d", [x._cp_node, w._cp_node, b._cp_node], prm)
     return array._of(node, (n, co, oh, ow), "float")
 
 
@@ -159,7 +159,7 @@ def _pool(x: Any, which: str, kernel: tuple[int, int], step: tuple[int, int],
     for d in lead:
         nc *= d
     prm = [nc, h, wd, *kernel, oh, ow, *step, *pad]
-    node = _core.array_pool2d(which, xa._cp_node, prm)
+    node = _core.array_kernel("maxpool2d" if which == "max" else "avgpool2d", [xa._cp_node], prm)
     return _like(x, array._of(node, (*lead, *((oh, ow)[2 - dims:])), "float"))
 
 

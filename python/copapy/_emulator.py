@@ -16,7 +16,6 @@ disassembles the code around a fault for the error message.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,31 +48,31 @@ class _Machine:
     cpu: str | None
     cs_arch: str
     cs_mode: tuple[str, ...]
-    thumb: bool = False
-
-
-#: How unicorn and capstone see each instruction set; the CPU model of each target comes
-#: from the shared target table (``_targets``).
-_ISAS = {
-    "x86_64": _Machine("UC_ARCH_X86", ("UC_MODE_64",), None, "CS_ARCH_X86", ("CS_MODE_64",)),
-    "aarch64": _Machine("UC_ARCH_ARM64", ("UC_MODE_ARM",), None, "CS_ARCH_ARM64", ("CS_MODE_ARM",)),
-    "arm": _Machine("UC_ARCH_ARM", ("UC_MODE_ARM",), None, "CS_ARCH_ARM", ("CS_MODE_ARM",)),
-    "thumb": _Machine("UC_ARCH_ARM", ("UC_MODE_THUMB", "UC_MODE_MCLASS"), None, "CS_ARCH_ARM",
-                      ("CS_MODE_THUMB", "CS_MODE_MCLASS"), thumb=True),
-    "riscv64": _Machine("UC_ARCH_RISCV", ("UC_MODE_RISCV64",), None, "CS_ARCH_RISCV",
-                        ("CS_MODE_RISCV64", "CS_MODE_RISCVC")),
-    "riscv32": _Machine("UC_ARCH_RISCV", ("UC_MODE_RISCV32",), None, "CS_ARCH_RISCV",
-                        ("CS_MODE_RISCV32", "CS_MODE_RISCVC")),
-}
+    thumb: bool
+    #: unicorn's register constants module, and the registers a call uses
+    consts: str
+    pc: str
+    sp: str
+    return_address: str | None
+    #: (register, bits, keep) writes that switch the FPU on
+    fpu: tuple[tuple[str, int, bool], ...]
+    #: how the program calls an imported function
+    call: _targets.CallAbi
 
 
 def _machine(target: str) -> _Machine:
-    """The emulated machine for a target name (or alias)."""
+    """The emulated machine for a target name (or alias): unicorn's and capstone's names
+    for its instruction set, its registers and its CPU model, all from the shared tables
+    (``_targets``; ``crates/copapy-program/src/isas.rs`` and ``targets.rs``)."""
     try:
         info = _targets.find(target)
     except ValueError:
         raise ValueError(f"the emulator has no machine for target {target!r}") from None
-    return dataclasses.replace(_ISAS[info.arch], cpu=info.unicorn_cpu)
+    uc = _targets.isa(info.arch).unicorn
+    cs = _targets.isa(info.arch).capstone
+    return _Machine(uc.mode.arch, uc.mode.modes, info.unicorn_cpu, cs.arch, cs.modes,
+                    info.arch == "thumb", uc.consts, uc.pc, uc.sp, uc.return_address, uc.fpu,
+                    uc.call)
 
 
 def _round_up(n: int, to: int = PAGE) -> int:
@@ -133,7 +132,7 @@ class Emulator:
             mode |= getattr(uc_mod, name)
         uc = uc_mod.Uc(getattr(uc_mod, m.uc_arch), mode)
         if m.cpu is not None:
-            uc.ctl_set_cpu_model(getattr(_consts(uc_mod, m.uc_arch), m.cpu))
+            uc.ctl_set_cpu_model(getattr(getattr(uc_mod, m.consts), m.cpu))
         code_pages = _pages(code_addr, len(code))
         data_pages = _pages(data_addr, max(len(data), 1))
         fixed = [_pages(STOP, PAGE), _pages(STACK_TOP - STACK_SIZE, STACK_SIZE)]
@@ -161,7 +160,7 @@ class Emulator:
                            uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC)
             uc.mem_protect(data_pages[0], data_pages[1] - data_pages[0],
                            uc_mod.UC_PROT_READ | uc_mod.UC_PROT_WRITE)
-        resolved.install(uc, uc_mod, _consts(uc_mod, m.uc_arch), m.uc_arch, m.thumb,
+        resolved.install(uc, uc_mod, getattr(uc_mod, m.consts), m.call, m.thumb,
                          data_addr, PAGE)
         self._enable_fpu(uc)
         self._uc, self._entry, self._resolved = uc, entry, resolved
@@ -220,44 +219,26 @@ class Emulator:
                 f"data access {offset}..{offset + size} outside the {self._data_len}-byte data memory"
             )
 
+    def _register(self, name: str) -> Any:
+        return getattr(getattr(self._uc_mod, self._machine.consts), name)
+
     def _enable_fpu(self, uc: Any) -> None:
-        arch = self._machine.uc_arch
-        c = _consts(self._uc_mod, arch)
-        if arch == "UC_ARCH_ARM" and not self._machine.thumb:
-            uc.reg_write(c.UC_ARM_REG_C1_C0_2, uc.reg_read(c.UC_ARM_REG_C1_C0_2) | (0xF << 20))
-            uc.reg_write(c.UC_ARM_REG_FPEXC, 0x4000_0000)
-        elif arch == "UC_ARCH_ARM":
-            # Cortex-M: CPACR is memory mapped (SCB, 0xE000ED88); full access to CP10/11
-            uc.reg_write(c.UC_ARM_REG_C1_C0_2, uc.reg_read(c.UC_ARM_REG_C1_C0_2) | (0xF << 20))
-        elif arch == "UC_ARCH_ARM64":
-            uc.reg_write(c.UC_ARM64_REG_CPACR_EL1, 3 << 20)
-        elif arch == "UC_ARCH_RISCV":
-            uc.reg_write(c.UC_RISCV_REG_MSTATUS, uc.reg_read(c.UC_RISCV_REG_MSTATUS) | (1 << 13))
+        for name, bits, keep in self._machine.fpu:
+            reg = self._register(name)
+            uc.reg_write(reg, (uc.reg_read(reg) | bits) if keep else bits)
 
     def _prepare_call(self, uc: Any) -> None:
-        arch = self._machine.uc_arch
-        c = _consts(self._uc_mod, arch)
+        m = self._machine
         sp = STACK_TOP - 64
-        if arch == "UC_ARCH_X86":
+        if m.return_address is None:  # the call pushes the return address (x86_64)
             sp -= 8
             uc.mem_write(sp, STOP.to_bytes(8, "little"))
-            uc.reg_write(c.UC_X86_REG_RSP, sp)
-        elif arch == "UC_ARCH_ARM64":
-            uc.reg_write(c.UC_ARM64_REG_SP, sp)
-            uc.reg_write(c.UC_ARM64_REG_X30, STOP)
-        elif arch == "UC_ARCH_ARM":
-            uc.reg_write(c.UC_ARM_REG_SP, sp)
-            uc.reg_write(c.UC_ARM_REG_LR, STOP | int(self._machine.thumb))
-        else:
-            uc.reg_write(c.UC_RISCV_REG_SP, sp)
-            uc.reg_write(c.UC_RISCV_REG_RA, STOP)
+        else:  # Thumb code returns to an address with bit 0 set
+            uc.reg_write(self._register(m.return_address), STOP | int(m.thumb))
+        uc.reg_write(self._register(m.sp), sp)
 
     def _pc(self, uc: Any) -> int:
-        arch = self._machine.uc_arch
-        c = _consts(self._uc_mod, arch)
-        reg = {"UC_ARCH_X86": "UC_X86_REG_RIP", "UC_ARCH_ARM64": "UC_ARM64_REG_PC",
-               "UC_ARCH_ARM": "UC_ARM_REG_PC", "UC_ARCH_RISCV": "UC_RISCV_REG_PC"}[arch]
-        return int(uc.reg_read(getattr(c, reg)))
+        return int(uc.reg_read(self._register(self._machine.pc)))
 
     def _disassemble_around(self, uc: Any, pc: int) -> str:
         try:
@@ -279,10 +260,3 @@ class Emulator:
             mark = "=>" if insn.address == pc & ~1 else "  "
             lines.append(f"{mark} {insn.address:#010x}: {insn.mnemonic} {insn.op_str}")
         return "\n".join(lines)
-
-
-def _consts(uc_mod: Any, arch: str) -> Any:
-    """unicorn's register constants module for an architecture."""
-    module = {"UC_ARCH_X86": "x86_const", "UC_ARCH_ARM64": "arm64_const",
-              "UC_ARCH_ARM": "arm_const", "UC_ARCH_RISCV": "riscv_const"}[arch]
-    return getattr(uc_mod, module)

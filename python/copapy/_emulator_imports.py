@@ -20,35 +20,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import _import_check as check
+from ._targets import CallAbi
 
 #: The page holding the import stubs (below the stop page, outside code and data).
 IMPORT_BASE = 0x0000_E000
 STUB_BYTES = 16
-
-#: One return instruction per instruction set (little-endian).
-_RETURN = {
-    "UC_ARCH_X86": bytes([0xC3]),  # ret
-    "UC_ARCH_ARM64": (0xD65F03C0).to_bytes(4, "little"),  # ret
-    "arm": (0xE12FFF1E).to_bytes(4, "little"),  # bx lr
-    "thumb": (0x4770).to_bytes(2, "little"),  # bx lr
-    "UC_ARCH_RISCV": (0x00008067).to_bytes(4, "little"),  # jalr x0, 0(ra)
-}
-
-# unicorn register names: (float argument registers, int argument registers,
-# float result, int result)
-_REGS = {
-    "UC_ARCH_X86": ([f"UC_X86_REG_XMM{k}" for k in range(4)],
-                    ["UC_X86_REG_RDI", "UC_X86_REG_RSI", "UC_X86_REG_RDX", "UC_X86_REG_RCX"],
-                    "UC_X86_REG_XMM0", "UC_X86_REG_RAX"),
-    "UC_ARCH_ARM64": ([f"UC_ARM64_REG_S{k}" for k in range(4)],
-                      [f"UC_ARM64_REG_X{k}" for k in range(4)], "UC_ARM64_REG_S0", "UC_ARM64_REG_X0"),
-    "UC_ARCH_ARM": ([f"UC_ARM_REG_S{k}" for k in range(4)],
-                    [f"UC_ARM_REG_R{k}" for k in range(4)], "UC_ARM_REG_S0", "UC_ARM_REG_R0"),
-    "UC_ARCH_RISCV": ([f"UC_RISCV_REG_F{10 + k}" for k in range(4)],
-                      [f"UC_RISCV_REG_X{10 + k}" for k in range(4)], "UC_RISCV_REG_F10",
-                      "UC_RISCV_REG_X10"),
-}
-
 
 def missing_import(name: str, signature: str) -> RuntimeError:
     return RuntimeError(
@@ -88,22 +64,22 @@ class EmulatedImports:
         self.slots = [slot for _, _, slot in declared]
         self.error: BaseException | None = None
 
-    def install(self, uc: Any, uc_mod: Any, consts: Any, uc_arch: str, thumb: bool,
+    def install(self, uc: Any, uc_mod: Any, consts: Any, abi: CallAbi, thumb: bool,
                 data_addr: int, page: int) -> None:
-        """Maps the stub page, points the import table at it, hooks it."""
+        """Maps the stub page, points the import table at it, hooks it; ``abi`` is the
+        instruction set's calling convention (the ISA table, ``_targets``)."""
         if not self.calls:
             return
-        ret = _RETURN["thumb" if thumb else "arm"] if uc_arch == "UC_ARCH_ARM" else _RETURN[uc_arch]
+        ret = abi.return_insn
         uc.mem_map(IMPORT_BASE, page, uc_mod.UC_PROT_READ | uc_mod.UC_PROT_EXEC)
         for k, slot in enumerate(self.slots):
             stub = IMPORT_BASE + STUB_BYTES * k
             uc.mem_write(stub, ret)
             uc.mem_write(data_addr + slot, (stub | int(thumb)).to_bytes(8, "little"))
-        fregs, iregs, fres, ires = _REGS[uc_arch]
-        self._fregs = [getattr(consts, r) for r in fregs]
-        self._iregs = [getattr(consts, r) for r in iregs]
-        self._fres, self._ires = getattr(consts, fres), getattr(consts, ires)
-        self._boxed = uc_arch == "UC_ARCH_RISCV"  # NaN-boxed singles in 64-bit f registers
+        self._fregs = [getattr(consts, r) for r in abi.float_args]
+        self._iregs = [getattr(consts, r) for r in abi.int_args]
+        self._fres, self._ires = getattr(consts, abi.float_result), getattr(consts, abi.int_result)
+        self._boxed = abi.nan_boxed  # singles NaN-boxed in 64-bit f registers
         uc.hook_add(uc_mod.UC_HOOK_CODE, self._hook, begin=IMPORT_BASE,
                     end=IMPORT_BASE + STUB_BYTES * len(self.calls) - 1)
 

@@ -94,7 +94,7 @@ def _solve_numbers(a: tuple[Any, ...], b: tuple[Any, ...], n: int, r: int) -> li
 def _solve_arrays(a: array[Any], b: array[Any]) -> array[float]:
     n = a.shape[0]
     r = b.size // n
-    node = _core.array_solve(a.astype("float")._cp_node, b.astype("float")._cp_node, n, r)
+    node = _core.array_kernel("solve", [a.astype("float")._cp_node, b.astype("float")._cp_node], [n, r])
     return array._of(node, b.shape, "float")
 
 
@@ -225,9 +225,9 @@ def det(a: Any) -> Any:
     m = _square(a)
     n: int = m.shape[0]
     if isinstance(m, array):
-        return _core.array_det(m.astype("float")._cp_node, n)
+        return _core.array_kernel("det", [m.astype("float")._cp_node], [n])
     if _constant(m):
         return _det_numbers(m.values, n)
     if n > _COFACTOR_MAX or m._packed:
-        return _core.array_det(_as_array(m).astype("float")._cp_node, n)
+        return _core.array_kernel("det", [_as_array(m).astype("float")._cp_node], [n])
     return _cofactors(m.values, n)

@@ -21,12 +21,6 @@ U = TypeVar("U", int, float)
 _builtin_abs = builtins.abs
 
 
-# math function name -> op name where they differ ("minimum" -> "min"): the op table's
-# spellings, the one vocabulary
-_ARRAY_OPS = {spelled[3:]: name for name, spelled in _optable.PYTHON.items()
-              if spelled.startswith("cp.") and spelled[3:] != name}
-
-
 def _is_container(x: Any) -> bool:
     return not isinstance(x, value) and hasattr(x, "map")
 
@@ -58,7 +52,7 @@ def _binary(
     a: Any, b: Any, traced: Callable[[Any, Any], Any], plain: Callable[[Any, Any], Any], func: Any
 ) -> Any:
     if isinstance(a, _array.array) or isinstance(b, _array.array):
-        return _array.binary(_ARRAY_OPS.get(func.__name__, func.__name__), a, b)
+        return _array.binary(_optable.FUNCTIONS[func.__name__], a, b)
     if _is_container(a) or _is_container(b):
         return _elementwise(func, a, b)
     _check_numbers(func, a, b)
@@ -130,22 +124,63 @@ tanh = _float_function("tanh")
 log = _float_function("log")
 
 
-@overload
-def atan2(x: value[Any], y: value[Any] | float) -> value[float]: ...
-@overload
-def atan2(x: float, y: value[Any]) -> value[float]: ...
-@overload
-def atan2(x: float, y: float) -> float: ...
-@overload
-def atan2(x: Any, y: Any) -> Any: ...
-def atan2(x: Any, y: Any) -> Any:
-    """``math.atan2(x, y)``: the angle in radians, in [-pi, pi], of the point whose
-    ordinate is the first argument and abscissa the second.
+class _FloatBinary(Protocol):
+    """A two-argument float math function (op types ``f>f``): a float result, traced when
+    either argument is a value, a Python float for two numbers, elementwise on containers."""
 
-    The parameters carry Copapy's names, so ``atan2(x=a, y=b)`` means what it means in
-    Copapy: ``math.atan2(a, b)`` (the first argument is the C library's ``y``).
-    """
-    return _binary(x, y, _core.atan2, math.atan2, atan2)
+    __name__: str
+
+    @overload
+    def __call__(self, x: value[Any], y: value[Any] | float) -> value[float]: ...
+    @overload
+    def __call__(self, x: float, y: value[Any]) -> value[float]: ...
+    @overload
+    def __call__(self, x: float, y: float) -> float: ...
+    @overload
+    def __call__(self, x: Any, y: Any) -> Any: ...
+
+
+class _PowerBinary(Protocol):
+    """A float math function with the integer power rule (flag ``intpower``): an int
+    value to an int constant stays an int value."""
+
+    __name__: str
+
+    @overload
+    def __call__(self, x: value[int], y: int) -> value[int]: ...
+    @overload
+    def __call__(self, x: value[Any], y: value[Any] | float) -> value[float]: ...
+    @overload
+    def __call__(self, x: float, y: value[Any]) -> value[float]: ...
+    @overload
+    def __call__(self, x: float, y: float) -> float: ...
+    @overload
+    def __call__(self, x: Any, y: Any) -> Any: ...
+
+
+class _SameTypeBinary(Protocol):
+    """A two-argument function on floats and ints (op types ``f>f i>i``): the result has
+    the operands' type."""
+
+    __name__: str
+
+    @overload
+    def __call__(self, x: value[U], y: value[U] | U) -> value[U]: ...
+    @overload
+    def __call__(self, x: U, y: value[U]) -> value[U]: ...
+    @overload
+    def __call__(self, x: U, y: U) -> U: ...
+    @overload
+    def __call__(self, x: Any, y: Any) -> Any: ...
+
+
+def _typing_of(op: str) -> type:
+    """The protocol that types the cp function of binary op ``op``: its result-type rule
+    read from the op table's signatures and flags."""
+    if op in _optable.INT_POWER:
+        return _PowerBinary
+    return {(("f", "f"),): _FloatBinary,
+            (("f", "f"), ("i", "i")): _SameTypeBinary}[_optable.SIGNATURES[op]]
 
 
 def _plain_pow(x: Any, y: Any) -> float:
@@ -164,34 +199,6 @@ def _plain_pow(x: Any, y: Any) -> float:
         return math.nan
 
 
-@overload
-def pow(x: value[int], y: int) -> value[int]: ...
-@overload
-def pow(x: value[Any], y: value[Any] | float) -> value[float]: ...
-@overload
-def pow(x: float, y: value[Any]) -> value[float]: ...
-@overload
-def pow(x: float, y: float) -> float: ...
-@overload
-def pow(x: Any, y: Any) -> Any: ...
-def pow(x: Any, y: Any) -> Any:
-    """x to the power y: integer constant exponents as multiplications, others powf."""
-    return _binary(x, y, _core.pow, _plain_pow, pow)
-
-
-@overload
-def minimum(x: value[U], y: value[U] | U) -> value[U]: ...
-@overload
-def minimum(x: U, y: value[U]) -> value[U]: ...
-@overload
-def minimum(x: U, y: U) -> U: ...
-@overload
-def minimum(x: Any, y: Any) -> Any: ...
-def minimum(x: Any, y: Any) -> Any:
-    """Smaller of x and y; a NaN in either propagates (as numpy.minimum)."""
-    return _binary(x, y, _core.minimum, _plain_minimum, minimum)
-
-
 def _is_nan(a: Any) -> bool:
     return bool(a != a)
 
@@ -202,23 +209,52 @@ def _plain_minimum(a: Any, b: Any) -> Any:
     return a if a < b else b
 
 
-@overload
-def maximum(x: value[U], y: value[U] | U) -> value[U]: ...
-@overload
-def maximum(x: U, y: value[U]) -> value[U]: ...
-@overload
-def maximum(x: U, y: U) -> U: ...
-@overload
-def maximum(x: Any, y: Any) -> Any: ...
-def maximum(x: Any, y: Any) -> Any:
-    """Larger of x and y; a NaN in either propagates (as numpy.maximum)."""
-    return _binary(x, y, _core.maximum, _plain_maximum, maximum)
-
-
 def _plain_maximum(a: Any, b: Any) -> Any:
     if _is_nan(a):
         return a
     return a if a > b else b
+
+
+#: What each binary math function computes on two plain numbers (as Copapy: Python's
+#: ``math``; NumPy's NaN and pole rules where Python would raise).
+_PLAIN: dict[str, Callable[[Any, Any], Any]] = {
+    "atan2": math.atan2, "pow": _plain_pow, "min": _plain_minimum, "max": _plain_maximum}
+
+#: The docstring of each binary math function, by op name.
+_BINARY_DOCS = {
+    "atan2": """``math.atan2(x, y)``: the angle in radians, in [-pi, pi], of the point whose
+    ordinate is the first argument and abscissa the second.
+
+    The parameters carry Copapy's names, so ``atan2(x=a, y=b)`` means what it means in
+    Copapy: ``math.atan2(a, b)`` (the first argument is the C library's ``y``).
+    """,
+    "pow": "x to the power y: integer constant exponents as multiplications, others powf.",
+    "min": "Smaller of x and y; a NaN in either propagates (as numpy.minimum).",
+    "max": "Larger of x and y; a NaN in either propagates (as numpy.maximum).",
+}
+
+def _binary_function(op: str) -> Any:
+    """The cp function of binary op ``op`` of the table (``atan2``, ``pow``, ``min`` as
+    ``minimum``...): ``_core.math_binary`` when a value is involved, ``_PLAIN`` on numbers,
+    the array stencil on a cp.array, elementwise on containers. Its annotation below must
+    be the protocol the table gives it (``_typing_of``; tests/targets/test_optable.py)."""
+    assert _optable.is_math_binary(op), op
+    core_op: _optable.MathBinaryOp = op
+    plain_math = _PLAIN[op]
+
+    def function(x: Any, y: Any) -> Any:
+        return _binary(x, y, lambda a, b: _core.math_binary(core_op, a, b), plain_math, function)
+
+    function.__name__ = function.__qualname__ = _optable.PYTHON[op][3:]
+    function.__doc__ = _BINARY_DOCS.get(op, _optable.DOC[op])
+    function.__module__ = __name__
+    return function
+
+
+atan2: _FloatBinary = _binary_function("atan2")
+pow: _PowerBinary = _binary_function("pow")
+minimum: _SameTypeBinary = _binary_function("min")
+maximum: _SameTypeBinary = _binary_function("max")
 
 
 def _reduce(x: Any, pick: Callable[[Any, Any], Any], name: str) -> Any:

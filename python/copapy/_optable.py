@@ -46,6 +46,13 @@ UnaryOp = Literal[
     "ftoi",
     "tobyte",
 ]
+# the binary ops Python calls as cp.<function>, which _core.math_binary takes
+MathBinaryOp = Literal[
+    "atan2",
+    "pow",
+    "min",
+    "max",
+]
 
 BINARY: tuple[BinaryOp, ...] = (
     "add",
@@ -165,6 +172,16 @@ ARRAY: tuple[str, ...] = (
     "ftoi",
     "tobyte",
 )
+MATH_BINARY: tuple[MathBinaryOp, ...] = (
+    "atan2",
+    "pow",
+    "min",
+    "max",
+)
+# an integer constant right operand becomes multiplications (int stays int)
+INT_POWER: tuple[str, ...] = (
+    "pow",
+)
 # our own float32 math: within a few ulp of NumPy, not bit-identical to it
 APPROXIMATE: tuple[str, ...] = (
     "atan2",
@@ -189,6 +206,57 @@ def is_binary(name: str) -> TypeGuard[BinaryOp]:
 def is_unary(name: str) -> TypeGuard[UnaryOp]:
     """Whether ``name`` is a unary op of the table."""
     return name in UNARY
+
+
+def is_math_binary(name: str) -> TypeGuard[MathBinaryOp]:
+    """Whether ``name`` is a binary op Python calls as a cp function."""
+    return name in MATH_BINARY
+
+
+# the one op vocabulary: Python's operator names ('truediv', the dunder without
+# underscores) and cp function names ('minimum') -> op names ('div', 'min')
+BINARY_OPERATORS: dict[str, BinaryOp] = {
+    "add": "add",
+    "sub": "sub",
+    "mul": "mul",
+    "truediv": "div",
+    "floordiv": "floordiv",
+    "mod": "mod",
+    "and": "and",
+    "or": "or",
+    "xor": "xor",
+    "lshift": "shl",
+    "rshift": "shr",
+    "lt": "lt",
+    "le": "le",
+    "gt": "gt",
+    "ge": "ge",
+    "eq": "eq",
+    "ne": "ne",
+}
+UNARY_OPERATORS: dict[str, UnaryOp] = {
+    "neg": "neg",
+    "abs": "abs",
+}
+FUNCTIONS: dict[str, str] = {
+    "atan2": "atan2",
+    "pow": "pow",
+    "minimum": "min",
+    "maximum": "max",
+    "sqrt": "sqrt",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "asin": "asin",
+    "acos": "acos",
+    "atan": "atan",
+    "exp": "exp",
+    "log": "log",
+    "tanh": "tanh",
+    "to_float": "itof",
+    "to_int": "ftoi",
+    "to_bytes": "tobyte",
+}
 
 # (operand type, result type) of each op's stencils: 'f' float32, 'i' int32/bool
 SIGNATURES: dict[str, tuple[tuple[str, str], ...]] = {

@@ -25,15 +25,12 @@ from . import _core
 from ._array import array
 from ._core import ArrayNode, value
 from ._elements import element_dtype
-from ._optable import BinaryOp
+from ._optable import BINARY_OPERATORS
 
 PACK_THRESHOLD = 64
 """The default ``pack_threshold``: vectors and tensors with more traced elements than this
 compute through array stencils."""
 
-_ARRAY_OPS: dict[str, BinaryOp] = {
-    "add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floordiv",
-    "mod": "mod", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne"}
 
 def threshold(con: Any) -> int | None:
     """How many traced elements ``con`` may have before it packs: its class's
@@ -130,7 +127,7 @@ def runtime_subscript(ten: Any, keys: tuple[Any, ...]) -> tuple[ArrayNode, tuple
 def binop(vec: Any, other: Any, name: str, rev: bool) -> ArrayNode | None:
     """Element-wise ``vec op other`` (a scalar or another vector) as one array stencil, or
     None when it does not pack."""
-    op = _ARRAY_OPS.get(name)
+    op = BINARY_OPERATORS.get(name)
     if op is None:
         return None
     a = array_of(vec)

@@ -1,4 +1,5 @@
-"""The targets copapy knows, as the Rust core defines them (``_core.targets()``).
+"""The targets and instruction sets copapy knows, as the Rust core defines them
+(``_core.targets()``, ``_core.isas()``).
 
 One table in ``crates/copapy-program/src/targets.rs`` names every target, its aliases,
 instruction set, CPU features, the emulators that run it and its stencil compiler flags;
@@ -56,3 +57,90 @@ def find(name: str) -> TargetInfo:
         if name == t.name or name in t.aliases:
             return t
     raise ValueError(f"unknown target {name!r}: copapy compiles for {', '.join(names())}")
+
+
+@dataclass(frozen=True)
+class LibMode:
+    """How unicorn or capstone names an instruction set: its architecture constant and
+    the mode constants or-ed together."""
+
+    arch: str
+    modes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CallAbi:
+    """How a program calls an imported function (unicorn's register constants)."""
+
+    float_args: tuple[str, ...]
+    int_args: tuple[str, ...]
+    float_result: str
+    int_result: str
+    #: The bytes of a return instruction.
+    return_insn: bytes
+    #: Singles live NaN-boxed in 64-bit float registers (RISC-V).
+    nan_boxed: bool
+
+
+@dataclass(frozen=True)
+class Unicorn:
+    """How unicorn runs an instruction set."""
+
+    mode: LibMode
+    #: The module of its register constants (``"arm_const"``).
+    consts: str
+    #: Program counter, stack pointer, and the register that takes a call's return
+    #: address (``None``: the call pushes it, 8 bytes).
+    pc: str
+    sp: str
+    return_address: str | None
+    #: ``(register, bits, keep)`` writes that switch the FPU on: ``keep`` ors the bits in.
+    fpu: tuple[tuple[str, int, bool], ...]
+    #: How a program calls an imported function.
+    call: CallAbi
+
+
+@dataclass(frozen=True)
+class IsaInfo:
+    """One instruction set (``crates/copapy-program/src/isas.rs``)."""
+
+    #: Its name, as ``TargetInfo.arch``.
+    arch: str
+    #: The ELF relocations a stencil object may contain (``llvm-objdump``'s names).
+    relocs: tuple[str, ...]
+    #: ELF relocation of the tail jump that ends every stencil.
+    tail_reloc: str
+    #: ELF relocations of calls.
+    call_relocs: tuple[str, ...]
+    #: The hardware square root instruction.
+    sqrt_insn: str
+    #: The disassembler that reads its objects.
+    objdump: str
+    #: How unicorn runs it.
+    unicorn: Unicorn
+    #: How capstone disassembles it.
+    capstone: LibMode
+
+
+@cache
+def isas() -> tuple[IsaInfo, ...]:
+    """Every instruction set, in the order of the Rust table."""
+    return tuple(IsaInfo(arch, tuple(relocs), tail, tuple(calls), sqrt, objdump,
+                         Unicorn(LibMode(uc[0][0], tuple(uc[0][1])), uc[1], uc[2], uc[3], uc[4],
+                                 tuple(uc[5]), _call_abi(uc[6])),
+                         LibMode(cs[0], tuple(cs[1])))
+                 for arch, relocs, tail, calls, sqrt, objdump, uc, cs in _core.isas())
+
+
+def _call_abi(row: tuple[list[str], list[str], str, str, list[int], bool]) -> CallAbi:
+    fargs, iargs, fres, ires, ret, boxed = row
+    return CallAbi(tuple(fargs), tuple(iargs), fres, ires, bytes(ret), boxed)
+
+
+def isa(arch: str) -> IsaInfo:
+    """The instruction set called ``arch`` (a ``TargetInfo.arch``)."""
+    for i in isas():
+        if i.arch == arch:
+            return i
+    raise ValueError(f"unknown instruction set {arch!r}: copapy knows "
+                     f"{', '.join(i.arch for i in isas())}")

@@ -68,7 +68,7 @@ def _nan_fold(a: Any, b: Any, which: str) -> Any:
     """NumPy's ``minimum``/``maximum`` of two elements: traced ones by one stencil, numbers
     in Python (a NaN wins, as in NumPy)."""
     if type(a) is _V or type(b) is _V:
-        return _core.minimum(a, b) if which == "min" else _core.maximum(a, b)
+        return _core.math_binary("min" if which == "min" else "max", a, b)
     if a != a or b != b:
         return a if a != a else b
     return min(a, b) if which == "min" else max(a, b)

@@ -305,11 +305,11 @@ def test_every_table_name_is_a_public_name() -> None:
 
 
 CORE = {
-    "atan2": ["x", "y"], "pow": ["x", "y"], "minimum": ["x", "y"], "maximum": ["x", "y"],
     "iif": ["expression", "true_result", "false_result"], "grad": ["x", "y"], "sign": ["x"],
-    # the float math functions (cp.sqrt ... cp.tanh, made from the op table in _math.py)
-    # share one entry point, the op's table name first
-    "math_unary": ["op", "x"],
+    # the math functions made from the op table in _math.py share one entry point per
+    # arity, the op's table name first: cp.sqrt ... cp.tanh, and cp.atan2, cp.pow,
+    # cp.minimum, cp.maximum (whose own parameters are Copapy's x, y)
+    "math_unary": ["op", "x"], "math_binary": ["op", "x", "y"],
 }
 
 
@@ -343,7 +343,8 @@ def stub_signatures() -> dict[str, list[str]]:
 
 def test_type_stubs_use_the_extensions_parameter_names() -> None:
     stubs = stub_signatures()
-    assert {"atan2", "iif", "grad", "math_unary", "Target.read_value", "Target.write_value"} <= set(stubs)
+    assert {"math_binary", "iif", "grad", "math_unary", "Target.read_value",
+            "Target.write_value"} <= set(stubs)
     for name, ps in stubs.items():
         obj = getattr(cp._core.Target, name.split(".")[1]) if "." in name else getattr(cp._core, name)
         if not callable(obj) or isinstance(obj, type):

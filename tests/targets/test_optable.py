@@ -33,13 +33,6 @@ APPROXIMATE = set(T.APPROXIMATE)
 TRIG = {"sin", "cos", "tan"}
 TRIG_ACCURATE = 2.0**20
 
-BINARY_OPERATORS: dict[str, Callable[[Any, Any], Any]] = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-    "//": operator.floordiv, "%": operator.mod, "&": operator.and_, "|": operator.or_,
-    "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift, "<": operator.lt,
-    "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne,
-}
-UNARY_OPERATORS: dict[str, Callable[[Any], Any]] = {"-": operator.neg, "abs": abs}
 
 FLOATS = [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 255.5, -0.5, 1e-45, 3.4e38, -3.4e38,
           2.0**31, -(2.0**31), math.inf, -math.inf, math.nan, 0.1]
@@ -52,8 +45,10 @@ def spelled(name: str) -> Callable[..., Any]:
     if how.startswith("cp."):
         fn: Callable[..., Any] = getattr(cp, how[3:])
         return fn
-    table: dict[str, Any] = BINARY_OPERATORS if name in T.BINARY else UNARY_OPERATORS
-    return table[how]  # type: ignore[no-any-return]
+    # an operator: Python's name for it (the generated vocabulary) is its dunder
+    table: dict[str, str] = dict(T.BINARY_OPERATORS if name in T.BINARY else T.UNARY_OPERATORS)
+    dunder = next(d for d, op in table.items() if op == name)
+    return getattr(operator, f"__{dunder}__")  # type: ignore[no-any-return]
 
 
 def test_the_stub_types_name_exactly_the_table_ops() -> None:
@@ -83,7 +78,40 @@ def test_the_float_math_functions_come_from_the_table() -> None:
         if how.startswith("cp."):
             assert callable(getattr(cp, how[3:])), name
     # one vocabulary: a math function spelled differently from its op maps to that op
-    assert _math._ARRAY_OPS["minimum"] == "min" and _math._ARRAY_OPS["maximum"] == "max"
+    assert T.FUNCTIONS["minimum"] == "min" and T.FUNCTIONS["maximum"] == "max"
+    assert T.BINARY_OPERATORS["truediv"] == "div" and T.UNARY_OPERATORS["neg"] == "neg"
+    # every op an operator spells has exactly one Python name, and every op one spelling
+    spellings = [*T.BINARY_OPERATORS.values(), *T.UNARY_OPERATORS.values(), *T.FUNCTIONS.values()]
+    assert sorted(spellings) == sorted(n for n in T.PYTHON if T.PYTHON[n])
+
+
+def test_the_binary_math_functions_come_from_the_table() -> None:
+    # every binary op spelled cp.<function> is made from its row: one core entry point
+    # (math_binary), typed by the protocol its signatures give (float result for f>f, the
+    # operands' type for f>f i>i, the int power rule for intpower)
+    from copapy import _core, _math
+    made = tuple(n for n in T.BINARY if T.PYTHON[n].startswith("cp."))
+    assert T.MATH_BINARY == made and {"atan2", "pow", "min", "max"} <= set(made)
+    annotations = _math.__annotations__
+    for op in made:
+        name = T.PYTHON[op][3:]
+        fn = getattr(cp, name)
+        assert fn is getattr(_math, name) and fn.__name__ == name and fn.__doc__
+        assert annotations[name] is _math._typing_of(op), name
+        r = _core.math_binary(op, cp.value(0.5), 2.0)
+        assert isinstance(r, cp.value) and r.dtype == "float"
+    assert _math._typing_of("pow") is _math._PowerBinary
+    assert _math._typing_of("atan2") is _math._FloatBinary
+    assert _math._typing_of("min") is _math._SameTypeBinary
+    # the int power rule: an int value to an int constant stays int; min keeps int
+    assert _core.math_binary("pow", cp.value(3), 2).dtype == "int"
+    assert _core.math_binary("min", cp.value(3), 2).dtype == "int"
+    assert _core.math_binary("atan2", cp.value(3), 2).dtype == "float"
+    stub = (ROOT / "python" / "copapy" / "_core.pyi").read_text()
+    assert "def math_binary(op: MathBinaryOp," in stub
+    for wrong in ("add", "neg", "sin", "minimum", "nope"):
+        with pytest.raises(ValueError, match="not a binary math function"):
+            _core.math_binary(wrong, cp.value(0.5), 1.0)  # type: ignore[arg-type]
 
 
 def test_generated_files_are_up_to_date() -> None:

@@ -144,7 +144,30 @@ def test_every_place_that_lists_targets_follows_the_table() -> None:
     assert list(build.TARGETS) == _targets.names()
     assert {name: t.flags for name, t in build.TARGETS.items()} == {
         t.name: list(t.cflags) for t in _targets.targets()}
-    assert {t.arch for t in _targets.targets()} <= set(_emulator._ISAS)
+    # the emulator and the stencil build describe each instruction set from the one ISA
+    # table (isas.rs; isas.json for build.py, _core.isas() for Python)
+    isas = {i.arch: i for i in _targets.isas()}
+    assert {t.arch for t in _targets.targets()} <= set(isas)
+    for t in _targets.targets():
+        machine = _emulator._machine(t.name)
+        isa = isas[t.arch]
+        assert (machine.uc_arch, machine.uc_mode, machine.cpu) == (
+            isa.unicorn.mode.arch, isa.unicorn.mode.modes, t.unicorn_cpu)
+        assert (machine.cs_arch, machine.cs_mode) == (isa.capstone.arch, isa.capstone.modes)
+        assert (machine.pc, machine.sp, machine.fpu, machine.call) == (
+            isa.unicorn.pc, isa.unicorn.sp, isa.unicorn.fpu, isa.unicorn.call)
+        checks = build.TARGETS[t.name]
+        assert (checks.objdump, checks.relocs, checks.tail_reloc, checks.call_relocs,
+                checks.sqrt_insn) == ([isa.objdump], set(isa.relocs), isa.tail_reloc,
+                                      set(isa.call_relocs), isa.sqrt_insn)
+    isa_rows = json.loads((stencils / "isas.json").read_text(encoding="utf-8"))
+    assert [(r["arch"], tuple(r["relocs"]), r["tail_reloc"], tuple(r["call_relocs"]),
+             r["sqrt_insn"], r["objdump"],
+             (r["unicorn"]["arch"], tuple(r["unicorn"]["modes"])),
+             (r["capstone"]["arch"], tuple(r["capstone"]["modes"]))) for r in isa_rows] == [
+        (i.arch, i.relocs, i.tail_reloc, i.call_relocs, i.sqrt_insn, i.objdump,
+         (i.unicorn.mode.arch, i.unicorn.mode.modes), (i.capstone.arch, i.capstone.modes))
+        for i in _targets.isas()]
     # the file's rows are the table's rows as _core exports them
     rows = json.loads((stencils / "targets.json").read_text(encoding="utf-8"))
     assert [(r["name"], tuple(r["aliases"]), r["arch"], tuple(r["features"]), r["machines"],

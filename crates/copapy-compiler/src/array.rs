@@ -616,132 +616,9 @@ pub fn dot(a: &Value, b: &Value) -> Result<Value, TraceError> {
     Ok(node(ty, ArrayOp::Dot, vec![a, b], 0))
 }
 
-/// Float element-wise operations that fuse into a dot product reading them
-/// (`st_arr_dot_<op>_f_<form>`: the sum of `(x op z) * y`, the same roundings in one
-/// pass instead of a temporary array).
-pub const FUSED_DOT_OPS: [Op; 3] = [Op::Add, Op::Sub, Op::Mul];
-
-/// The stencil of a dot product whose left operand is `x op z` in `form`.
-pub fn fused_dot_name(op: Op, form: Form) -> String {
-    format!("st_arr_dot_{}_f_{}", op.stencil_name(), form.code())
-}
-
 /// Whether `v` is an array stored as data (an input the user can write).
 pub fn is_data(v: &Value) -> bool {
     matches!(v.kind(), NodeKind::Array(a) if matches!(a.op, ArrayOp::Data(_)))
-}
-
-/// sin to `cp_a0` and cos to `cp_a2` of one float array `cp_a1` (the scheduler fuses
-/// `sin(a)` and `cos(a)` of one array into it).
-pub const SINCOS_STENCIL: &str = "st_arr_sincos_f_a";
-
-/// Every array stencil name the compiler may ask for (the table of
-/// `stencils/gen_arrays.py`).
-pub fn stencil_names() -> Vec<String> {
-    let mut names = Vec::new();
-    let element_wise = |op: &&Op| op.has_array_stencils();
-    for op in Op::BINARY.iter().filter(element_wise) {
-        for (class, exists) in [("f", op.takes_float()), ("i", op.takes_int())] {
-            for form in [Form::AA, Form::AS, Form::SA] {
-                if exists {
-                    names.push(format!(
-                        "st_arr_{}_{class}_{}",
-                        op.stencil_name(),
-                        form.code()
-                    ));
-                }
-            }
-        }
-    }
-    for op in Op::UNARY.iter().filter(element_wise) {
-        for (class, exists) in [("f", op.takes_float()), ("i", op.takes_int())] {
-            if exists {
-                names.push(format!("st_arr_{}_{class}_a", op.stencil_name()));
-            }
-        }
-    }
-    names.push(SINCOS_STENCIL.to_string());
-    names.push("st_arr_widen_b".to_string());
-    names.push("st_arr_narrow_f".to_string());
-    names.push("st_arr_narrow_i".to_string());
-    for form in [Form::AA, Form::AS, Form::SA, Form::SS] {
-        names.push(format!("st_arr_select_f_a{}", form.code()));
-    }
-    for class in ["f", "i"] {
-        names.push(format!("st_arr_sum_{class}"));
-        names.push(format!("st_arr_dot_{class}"));
-        names.push(format!("st_arr_index_{class}"));
-        if class == "f" {
-            names.push("st_arr_strided".to_string());
-        }
-        names.push(format!("st_arr_matmul_{class}"));
-        names.push(format!("st_arr_min_{class}"));
-        names.push(format!("st_arr_max_{class}"));
-        names.push(format!("st_arr_sort_{class}"));
-        names.push(format!("st_arr_argsort_{class}"));
-        names.push(format!("st_arr_rows_min_{class}"));
-        names.push(format!("st_arr_rows_max_{class}"));
-    }
-    names.push("st_arr_gather".to_string());
-    names.push("st_arr_scatter_add".to_string());
-    names.push("st_arr_take".to_string());
-    names.push("st_arr_solve_f".to_string());
-    names.push("st_arr_det_f".to_string());
-    names.push("st_arr_conv2d_f".to_string());
-    names.push("st_arr_maxpool2d_f".to_string());
-    names.push("st_arr_avgpool2d_f".to_string());
-    // calls of imported functions, by result code (`crate::imports`)
-    names.extend(["f", "i", "b", "v"].map(|r| format!("st_call_{r}")));
-    names.extend(["f", "i", "b", "v"].map(|r| format!("st_call_{r}_p")));
-    names.push("st_arr_call_buffer".to_string());
-    for op in FUSED_DOT_OPS {
-        for form in [Form::AA, Form::AS, Form::SA] {
-            names.push(fused_dot_name(op, form));
-        }
-    }
-    names
-}
-
-/// The stencil of an array node of element or result type `ty`, by name.
-pub fn stencil_name(n: &ArrayNode, args: &[ScalarType]) -> Option<String> {
-    let class = |t: ScalarType| if t == ScalarType::Float { "f" } else { "i" };
-    Some(match &n.op {
-        ArrayOp::Binary(op, form) => {
-            format!(
-                "st_arr_{}_{}_{}",
-                op.stencil_name(),
-                class(args[0]),
-                form.code()
-            )
-        }
-        ArrayOp::Unary(op) => format!("st_arr_{}_{}_a", op.stencil_name(), class(args[0])),
-        ArrayOp::Select(form) => format!("st_arr_select_f_a{}", form.code()),
-        ArrayOp::Sum => format!("st_arr_sum_{}", class(args[0])),
-        ArrayOp::Dot => format!("st_arr_dot_{}", class(args[0])),
-        ArrayOp::Index => format!("st_arr_index_{}", class(args[0])),
-        ArrayOp::Strided(_) => "st_arr_strided".to_string(),
-        ArrayOp::MatMul { .. } => format!("st_arr_matmul_{}", class(args[0])),
-        ArrayOp::Reduce(op) => format!("st_arr_{}_{}", op.stencil_name(), class(args[0])),
-        ArrayOp::Sort { argsort } => format!(
-            "st_arr_{}_{}",
-            if *argsort { "argsort" } else { "sort" },
-            class(args[0])
-        ),
-        ArrayOp::Rows { op, .. } => format!("st_arr_rows_{}_{}", op.stencil_name(), class(args[0])),
-        ArrayOp::Gather(_) => "st_arr_gather".to_string(),
-        ArrayOp::ScatterAdd(_) => "st_arr_scatter_add".to_string(),
-        ArrayOp::Take => "st_arr_take".to_string(),
-        ArrayOp::Solve { .. } => "st_arr_solve_f".to_string(),
-        ArrayOp::Det { .. } => "st_arr_det_f".to_string(),
-        ArrayOp::Conv2d(_) => "st_arr_conv2d_f".to_string(),
-        ArrayOp::Call { signature, .. } => crate::graph::call_stencil_name(signature),
-        ArrayOp::Pool2d { avg, .. } => {
-            format!("st_arr_{}pool2d_f", if *avg { "avg" } else { "max" })
-        }
-        ArrayOp::Widen => "st_arr_widen_b".to_string(),
-        ArrayOp::Narrow => format!("st_arr_narrow_{}", class(args[0])),
-        ArrayOp::Data(_) | ArrayOp::Pack | ArrayOp::Element(_) | ArrayOp::Filled(_) => return None,
-    })
 }
 
 #[cfg(test)]
@@ -773,19 +650,6 @@ mod tests {
         assert!(dot(&farr(2), &farr(2)).is_ok());
         assert!(element(&farr(2), 2).is_err());
         assert!(data(ScalarType::Float, vec![]).is_err());
-    }
-
-    #[test]
-    fn every_array_stencil_is_in_the_x86_64_object() {
-        let elf = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../stencils/x86_64.o"
-        ))
-        .unwrap();
-        let db = crate::stencil_db::StencilDb::parse(&elf).unwrap();
-        for name in stencil_names() {
-            assert!(db.id(&name).is_some(), "{name} missing");
-        }
     }
 
     #[test]

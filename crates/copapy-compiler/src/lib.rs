@@ -14,6 +14,8 @@
 #![forbid(unsafe_code)]
 
 pub mod array;
+pub mod array_kernels;
+pub mod array_stencils;
 pub mod autodiff;
 pub mod compile;
 pub mod finish;

@@ -167,257 +167,162 @@ impl Op {
         }
     }
 
+    /// How Python code spells the operation: an operator (`"<<"`) or `cp.<function>`.
+    pub const fn python(self) -> &'static str {
+        match self {
+            Op::Add => "+",
+            Op::Sub => "-",
+            Op::Mul => "*",
+            Op::Div => "/",
+            Op::FloorDiv => "//",
+            Op::Mod => "%",
+            Op::And => "&",
+            Op::Or => "|",
+            Op::Xor => "^",
+            Op::Shl => "<<",
+            Op::Shr => ">>",
+            Op::Atan2 => "cp.atan2",
+            Op::Pow => "cp.pow",
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+            Op::Eq => "==",
+            Op::Ne => "!=",
+            Op::Min => "cp.minimum",
+            Op::Max => "cp.maximum",
+            Op::Neg => "-",
+            Op::Abs => "abs",
+            Op::Sqrt => "cp.sqrt",
+            Op::Sin => "cp.sin",
+            Op::Cos => "cp.cos",
+            Op::Tan => "cp.tan",
+            Op::Asin => "cp.asin",
+            Op::Acos => "cp.acos",
+            Op::Atan => "cp.atan",
+            Op::Exp => "cp.exp",
+            Op::Log => "cp.log",
+            Op::Tanh => "cp.tanh",
+            Op::IntToFloat => "cp.to_float",
+            Op::FloatToInt => "cp.to_int",
+            Op::ToByte => "cp.to_bytes",
+        }
+    }
+
+    /// The `cp.<function>` name Python code calls the operation by (`"minimum"` for
+    /// [`Op::Min`]), `None` for an operator.
+    pub const fn function_name(self) -> Option<&'static str> {
+        match self {
+            Op::Atan2 => Some("atan2"),
+            Op::Pow => Some("pow"),
+            Op::Min => Some("minimum"),
+            Op::Max => Some("maximum"),
+            Op::Sqrt => Some("sqrt"),
+            Op::Sin => Some("sin"),
+            Op::Cos => Some("cos"),
+            Op::Tan => Some("tan"),
+            Op::Asin => Some("asin"),
+            Op::Acos => Some("acos"),
+            Op::Atan => Some("atan"),
+            Op::Exp => Some("exp"),
+            Op::Log => Some("log"),
+            Op::Tanh => Some("tanh"),
+            Op::IntToFloat => Some("to_float"),
+            Op::FloatToInt => Some("to_int"),
+            Op::ToByte => Some("to_bytes"),
+            _ => None,
+        }
+    }
+
+    /// The op's flags, bit k for the k-th of: is_commutative, is_comparison, is_differentiable, has_array_stencils, takes_float, takes_int, keeps_bool, has_int_power.
+    const fn flags(self) -> u8 {
+        match self {
+            Op::Add => 0b00111101,
+            Op::Sub => 0b00111100,
+            Op::Mul => 0b00111101,
+            Op::Div => 0b00011100,
+            Op::FloorDiv => 0b00111000,
+            Op::Mod => 0b00111100,
+            Op::And => 0b01101001,
+            Op::Or => 0b01101001,
+            Op::Xor => 0b01101001,
+            Op::Shl => 0b00101000,
+            Op::Shr => 0b00101000,
+            Op::Atan2 => 0b00011100,
+            Op::Pow => 0b10011100,
+            Op::Lt => 0b00111010,
+            Op::Le => 0b00111010,
+            Op::Gt => 0b00111010,
+            Op::Ge => 0b00111010,
+            Op::Eq => 0b00111011,
+            Op::Ne => 0b00111011,
+            Op::Min => 0b01111100,
+            Op::Max => 0b01111100,
+            Op::Neg => 0b00111100,
+            Op::Abs => 0b00111100,
+            Op::Sqrt => 0b00011100,
+            Op::Sin => 0b00011100,
+            Op::Cos => 0b00011100,
+            Op::Tan => 0b00011100,
+            Op::Asin => 0b00011100,
+            Op::Acos => 0b00011100,
+            Op::Atan => 0b00011100,
+            Op::Exp => 0b00011100,
+            Op::Log => 0b00011100,
+            Op::Tanh => 0b00011100,
+            Op::IntToFloat => 0b00101000,
+            Op::FloatToInt => 0b00011000,
+            Op::ToByte => 0b00111000,
+        }
+    }
+
     /// `a op b == b op a` for every input, so operands may be swapped freely.
     pub const fn is_commutative(self) -> bool {
-        match self {
-            Op::Add => true,
-            Op::Sub => false,
-            Op::Mul => true,
-            Op::Div => false,
-            Op::FloorDiv => false,
-            Op::Mod => false,
-            Op::And => true,
-            Op::Or => true,
-            Op::Xor => true,
-            Op::Shl => false,
-            Op::Shr => false,
-            Op::Atan2 => false,
-            Op::Pow => false,
-            Op::Lt => false,
-            Op::Le => false,
-            Op::Gt => false,
-            Op::Ge => false,
-            Op::Eq => true,
-            Op::Ne => true,
-            Op::Min => false,
-            Op::Max => false,
-            Op::Neg => false,
-            Op::Abs => false,
-            Op::Sqrt => false,
-            Op::Sin => false,
-            Op::Cos => false,
-            Op::Tan => false,
-            Op::Asin => false,
-            Op::Acos => false,
-            Op::Atan => false,
-            Op::Exp => false,
-            Op::Log => false,
-            Op::Tanh => false,
-            Op::IntToFloat => false,
-            Op::FloatToInt => false,
-            Op::ToByte => false,
-        }
+        self.flags() & (1 << 0) != 0
     }
 
     /// The result is a bool (0 or 1).
     pub const fn is_comparison(self) -> bool {
-        match self {
-            Op::Add => false,
-            Op::Sub => false,
-            Op::Mul => false,
-            Op::Div => false,
-            Op::FloorDiv => false,
-            Op::Mod => false,
-            Op::And => false,
-            Op::Or => false,
-            Op::Xor => false,
-            Op::Shl => false,
-            Op::Shr => false,
-            Op::Atan2 => false,
-            Op::Pow => false,
-            Op::Lt => true,
-            Op::Le => true,
-            Op::Gt => true,
-            Op::Ge => true,
-            Op::Eq => true,
-            Op::Ne => true,
-            Op::Min => false,
-            Op::Max => false,
-            Op::Neg => false,
-            Op::Abs => false,
-            Op::Sqrt => false,
-            Op::Sin => false,
-            Op::Cos => false,
-            Op::Tan => false,
-            Op::Asin => false,
-            Op::Acos => false,
-            Op::Atan => false,
-            Op::Exp => false,
-            Op::Log => false,
-            Op::Tanh => false,
-            Op::IntToFloat => false,
-            Op::FloatToInt => false,
-            Op::ToByte => false,
-        }
+        self.flags() & (1 << 1) != 0
     }
 
     /// A gradient flows into the float operands.
     pub const fn is_differentiable(self) -> bool {
-        match self {
-            Op::Add => true,
-            Op::Sub => true,
-            Op::Mul => true,
-            Op::Div => true,
-            Op::FloorDiv => false,
-            Op::Mod => true,
-            Op::And => false,
-            Op::Or => false,
-            Op::Xor => false,
-            Op::Shl => false,
-            Op::Shr => false,
-            Op::Atan2 => true,
-            Op::Pow => true,
-            Op::Lt => false,
-            Op::Le => false,
-            Op::Gt => false,
-            Op::Ge => false,
-            Op::Eq => false,
-            Op::Ne => false,
-            Op::Min => true,
-            Op::Max => true,
-            Op::Neg => true,
-            Op::Abs => true,
-            Op::Sqrt => true,
-            Op::Sin => true,
-            Op::Cos => true,
-            Op::Tan => true,
-            Op::Asin => true,
-            Op::Acos => true,
-            Op::Atan => true,
-            Op::Exp => true,
-            Op::Log => true,
-            Op::Tanh => true,
-            Op::IntToFloat => false,
-            Op::FloatToInt => false,
-            Op::ToByte => false,
-        }
+        self.flags() & (1 << 2) != 0
     }
 
     /// There are element-wise array stencils (`st_arr_<name>_<ty>_...`).
     pub const fn has_array_stencils(self) -> bool {
-        match self {
-            Op::Add => true,
-            Op::Sub => true,
-            Op::Mul => true,
-            Op::Div => true,
-            Op::FloorDiv => true,
-            Op::Mod => true,
-            Op::And => true,
-            Op::Or => true,
-            Op::Xor => true,
-            Op::Shl => true,
-            Op::Shr => true,
-            Op::Atan2 => true,
-            Op::Pow => true,
-            Op::Lt => true,
-            Op::Le => true,
-            Op::Gt => true,
-            Op::Ge => true,
-            Op::Eq => true,
-            Op::Ne => true,
-            Op::Min => true,
-            Op::Max => true,
-            Op::Neg => true,
-            Op::Abs => true,
-            Op::Sqrt => true,
-            Op::Sin => true,
-            Op::Cos => true,
-            Op::Tan => true,
-            Op::Asin => true,
-            Op::Acos => true,
-            Op::Atan => true,
-            Op::Exp => true,
-            Op::Log => true,
-            Op::Tanh => true,
-            Op::IntToFloat => true,
-            Op::FloatToInt => true,
-            Op::ToByte => true,
-        }
+        self.flags() & (1 << 3) != 0
     }
 
     /// There are stencils for float operands (`st_<name>_f_...`).
     pub const fn takes_float(self) -> bool {
-        match self {
-            Op::Add => true,
-            Op::Sub => true,
-            Op::Mul => true,
-            Op::Div => true,
-            Op::FloorDiv => true,
-            Op::Mod => true,
-            Op::And => false,
-            Op::Or => false,
-            Op::Xor => false,
-            Op::Shl => false,
-            Op::Shr => false,
-            Op::Atan2 => true,
-            Op::Pow => true,
-            Op::Lt => true,
-            Op::Le => true,
-            Op::Gt => true,
-            Op::Ge => true,
-            Op::Eq => true,
-            Op::Ne => true,
-            Op::Min => true,
-            Op::Max => true,
-            Op::Neg => true,
-            Op::Abs => true,
-            Op::Sqrt => true,
-            Op::Sin => true,
-            Op::Cos => true,
-            Op::Tan => true,
-            Op::Asin => true,
-            Op::Acos => true,
-            Op::Atan => true,
-            Op::Exp => true,
-            Op::Log => true,
-            Op::Tanh => true,
-            Op::IntToFloat => false,
-            Op::FloatToInt => true,
-            Op::ToByte => true,
-        }
+        self.flags() & (1 << 4) != 0
     }
 
     /// There are stencils for int/bool operands (`st_<name>_i_...`).
     pub const fn takes_int(self) -> bool {
-        match self {
-            Op::Add => true,
-            Op::Sub => true,
-            Op::Mul => true,
-            Op::Div => false,
-            Op::FloorDiv => true,
-            Op::Mod => true,
-            Op::And => true,
-            Op::Or => true,
-            Op::Xor => true,
-            Op::Shl => true,
-            Op::Shr => true,
-            Op::Atan2 => false,
-            Op::Pow => false,
-            Op::Lt => true,
-            Op::Le => true,
-            Op::Gt => true,
-            Op::Ge => true,
-            Op::Eq => true,
-            Op::Ne => true,
-            Op::Min => true,
-            Op::Max => true,
-            Op::Neg => true,
-            Op::Abs => true,
-            Op::Sqrt => false,
-            Op::Sin => false,
-            Op::Cos => false,
-            Op::Tan => false,
-            Op::Asin => false,
-            Op::Acos => false,
-            Op::Atan => false,
-            Op::Exp => false,
-            Op::Log => false,
-            Op::Tanh => false,
-            Op::IntToFloat => true,
-            Op::FloatToInt => false,
-            Op::ToByte => true,
-        }
+        self.flags() & (1 << 5) != 0
     }
+
+    /// Two bool operands give a bool (other int and bool operands an int).
+    pub const fn keeps_bool(self) -> bool {
+        self.flags() & (1 << 6) != 0
+    }
+
+    /// An integer constant right operand becomes multiplications (an int left operand gives an int).
+    pub const fn has_int_power(self) -> bool {
+        self.flags() & (1 << 7) != 0
+    }
+
+    /// The binary operations Python calls as `cp.<function>` (`_core.math_binary`).
+    pub const MATH_BINARY: [Op; 4] = [
+        Op::Atan2,
+        Op::Pow,
+        Op::Min,
+        Op::Max,
+    ];
 
     /// Every binary operation, in the table's order (used to build stencil tables).
     pub const BINARY: [Op; 21] = [

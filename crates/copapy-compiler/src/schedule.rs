@@ -451,7 +451,7 @@ impl Scheduler<'_> {
             }
         }
         if let (ArrayOp::Unary(op), Some(&partner)) = (&node.op, self.sincos.get(&n)) {
-            if let Ok(stencil) = self.table.array(crate::array::SINCOS_STENCIL) {
+            if let Ok(stencil) = self.table.array(crate::array_stencils::SINCOS_STENCIL) {
                 let x = entry.args[0];
                 return self.fused_sincos_array(n, partner, *op == Op::Cos, x, stencil);
             }
@@ -498,7 +498,8 @@ impl Scheduler<'_> {
                     .iter()
                     .map(|&a| arena.nodes[a as usize].ty)
                     .collect();
-                let name = crate::array::stencil_name(node, &types).expect("an array operation");
+                let name =
+                    crate::array_stencils::stencil_name(node, &types).expect("an array operation");
                 let stencil = self.table.array(&name)?;
                 let mut args = [0u32; crate::stencil_db::ARG_HOLES];
                 for (k, &a) in entry.args.iter().enumerate() {
@@ -511,14 +512,10 @@ impl Scheduler<'_> {
                         _ => self.store_if_needed(a)?,
                     };
                 }
-                args[0] = if matches!(
-                    op,
-                    ArrayOp::Sum
-                        | ArrayOp::Dot
-                        | ArrayOp::Index
-                        | ArrayOp::Reduce(_)
-                        | ArrayOp::Det { .. }
-                ) {
+                // the kernel's row (crate::array_kernels) says whether the result is a
+                // scalar and where its parameter array goes
+                let kernel = op.kernel();
+                args[0] = if kernel.is_some_and(|k| k.scalar) {
                     self.slot_of(n)
                 } else {
                     let start = self.result_range(node.slots());
@@ -530,46 +527,16 @@ impl Scheduler<'_> {
                     .iter()
                     .find_map(|&a| self.array_len(a))
                     .expect("an array operand");
-                if let ArrayOp::MatMul { m, k, p } = *op {
-                    // the kernel reads its shape from a small int array
-                    args[3] = self.array_range(3, &[m, k, p]);
+                let mut count_hole_taken = false;
+                if let (Some(hole), Some(prm)) =
+                    (kernel.and_then(|k| k.params), op.params(len, node.len))
+                {
+                    args[hole as usize] = self.array_range(prm.len() as u32, &prm);
+                    count_hole_taken = hole == crate::stencil_db::ARG_COUNT;
                 }
-                if let ArrayOp::Strided(prm) = op {
-                    args[2] = self.array_range(9, &prm.map(|x| x as u32));
+                if !count_hole_taken {
+                    args[crate::stencil_db::ARG_COUNT as usize] = self.count_slot(len);
                 }
-                match *op {
-                    // the network's keys and indices: static scratch, never shared
-                    ArrayOp::Sort { .. } => args[2] = self.array_range(2 * node.len, &[]),
-                    ArrayOp::Rows { rows, cols, .. } => {
-                        args[2] = self.array_range(2, &[rows, cols])
-                    }
-                    ArrayOp::Gather(prm) => args[3] = self.array_range(10, &prm.map(|x| x as u32)),
-                    ArrayOp::Take => args[3] = self.array_range(2, &[len, node.len]),
-                    ArrayOp::Det { n } => {
-                        // [n] and the eliminated copy of the matrix: static scratch
-                        let mut prm = vec![0u32; 1 + (n * n) as usize];
-                        prm[0] = n;
-                        args[2] = self.array_range(prm.len() as u32, &prm)
-                    }
-                    ArrayOp::Solve { n, r } => {
-                        // [n, r] and the eliminated copy of the matrix: static scratch
-                        let mut prm = vec![0u32; 2 + (n * n) as usize];
-                        prm[..2].copy_from_slice(&[n, r]);
-                        args[3] = self.array_range(prm.len() as u32, &prm)
-                    }
-                    ArrayOp::Pool2d { prm, .. } => {
-                        args[2] = self.array_range(11, &prm.map(|x| x as u32))
-                    }
-                    ArrayOp::ScatterAdd(prm) => {
-                        args[3] = self.array_range(11, &prm.map(|x| x as u32))
-                    }
-                    _ => {}
-                }
-                args[crate::stencil_db::ARG_COUNT as usize] = match op {
-                    // three operands already: the shape takes the count's hole
-                    ArrayOp::Conv2d(prm) => self.array_range(15, &prm.map(|x| x as u32)),
-                    _ => self.count_slot(len),
-                };
                 self.steps.push(Step {
                     args,
                     ..Step::new(stencil, None)
@@ -630,7 +597,9 @@ impl Scheduler<'_> {
         let ArrayOp::Binary(op, form) = node.op else {
             unreachable!("only element-wise binary nodes are fused")
         };
-        let stencil = self.table.array(&crate::array::fused_dot_name(op, form))?;
+        let stencil = self
+            .table
+            .array(&crate::array_stencils::fused_dot_name(op, form))?;
         let mut args = [0u32; crate::stencil_db::ARG_HOLES];
         for (k, &a) in producer.args.iter().enumerate() {
             self.uses[a as usize] -= 1;
@@ -734,11 +703,13 @@ fn fusable(arena: &Arena, uses: &[u32], keep: &[bool], table: &StencilTable) -> 
             continue;
         };
         if let ArrayOp::Binary(op, form) = producer.op {
-            let fits = crate::array::FUSED_DOT_OPS.contains(&op)
+            let fits = crate::array_stencils::FUSED_DOT_OPS.contains(&op)
                 && producer.len > 0
                 && uses[x as usize] == 1
                 && !keep[x as usize]
-                && table.array(&crate::array::fused_dot_name(op, form)).is_ok();
+                && table
+                    .array(&crate::array_stencils::fused_dot_name(op, form))
+                    .is_ok();
             fused[x as usize] |= fits;
         }
     }

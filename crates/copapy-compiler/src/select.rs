@@ -98,7 +98,7 @@ pub struct StencilTable {
     store: [[Option<StencilId>; 2]; 2],
     /// [condition register][x][y][dst] for `st_select_f_...`
     select: Vec<Option<StencilId>>,
-    /// Array stencils by name (`st_arr_*`, see [`crate::array::stencil_names`]).
+    /// Array stencils by name (`st_arr_*`, see [`crate::array_stencils::stencil_names`]).
     arrays: FxHashMap<String, StencilId>,
     /// The loop back-edge `st_loop_i_mm` (see [`crate::loops`]).
     loop_back: Option<StencilId>,
@@ -198,7 +198,7 @@ impl StencilTable {
                 }
             }
         }
-        let arrays = crate::array::stencil_names()
+        let arrays = crate::array_stencils::stencil_names()
             .into_iter()
             .filter_map(|name| db.id(&name).map(|id| (name, id)))
             .collect();

@@ -112,70 +112,57 @@ fn arith_type(t: ScalarType) -> ScalarType {
 
 /// `op(a, b)` for a binary operation, with promotion, folding and identities.
 pub fn binary(op: Op, a: &Value, b: &Value) -> Result<Value, TraceError> {
-    let any_float = is_float(a) || is_float(b);
-    let (a, b, result) = match op {
-        Op::Add | Op::Sub | Op::Mul | Op::FloorDiv | Op::Mod => {
-            if any_float {
-                (to_float(a), to_float(b), ScalarType::Float)
-            } else {
-                (a.clone(), b.clone(), ScalarType::Int)
-            }
-        }
-        Op::Div | Op::Atan2 | Op::Pow => (to_float(a), to_float(b), ScalarType::Float),
-        Op::Min | Op::Max => {
-            if any_float {
-                (to_float(a), to_float(b), ScalarType::Float)
-            } else if a.ty() == ScalarType::Bool && b.ty() == ScalarType::Bool {
-                (a.clone(), b.clone(), ScalarType::Bool)
-            } else {
-                (a.clone(), b.clone(), ScalarType::Int)
-            }
-        }
-        Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne => {
-            if any_float {
-                (to_float(a), to_float(b), ScalarType::Bool)
-            } else {
-                (a.clone(), b.clone(), ScalarType::Bool)
-            }
-        }
-        Op::And | Op::Or | Op::Xor | Op::Shl | Op::Shr => {
-            if any_float {
-                return Err(TraceError {
-                    message: format!(
-                        "bitwise operation '{}' needs int or bool operands, got {} and {}; \
-                         convert floats explicitly or use comparisons",
-                        symbol(op),
-                        a.ty().name(),
-                        b.ty().name()
-                    ),
-                });
-            }
-            let both_bool = a.ty() == ScalarType::Bool && b.ty() == ScalarType::Bool;
-            let result = if both_bool && matches!(op, Op::And | Op::Or | Op::Xor) {
-                ScalarType::Bool
-            } else {
-                ScalarType::Int
-            };
-            (a.clone(), b.clone(), result)
-        }
-        _ => {
-            return Err(TraceError {
-                message: format!("{op:?} is not a binary operation"),
-            })
-        }
+    let (operands, result) = promote(op, a.ty(), b.ty())?;
+    let (a, b) = if operands == ScalarType::Float {
+        (to_float(a), to_float(b))
+    } else {
+        (a.clone(), b.clone())
     };
     Ok(simplify_binary(op, result, &a, &b))
 }
 
-fn symbol(op: Op) -> &'static str {
-    match op {
-        Op::And => "&",
-        Op::Or => "|",
-        Op::Xor => "^",
-        Op::Shl => "<<",
-        Op::Shr => ">>",
-        _ => op.stencil_name(),
+/// The type promotion of binary `op` on operands of types `a` and `b`: the type both
+/// operands are converted to and the result's type, read from the op table
+/// (`stencils/optable.py`: its stencil types and flags). A float operand makes both
+/// float, which needs float stencils (bitwise operations have none: an error); ints and
+/// bools stay ints where the op has int stencils and become floats where it has not
+/// (`/`, `atan2`, `pow`). Comparisons give a bool; two bools give a bool for the ops
+/// that keep bools (`&`, `|`, `^`, `minimum`, `maximum`), an int otherwise.
+pub fn promote(
+    op: Op,
+    a: ScalarType,
+    b: ScalarType,
+) -> Result<(ScalarType, ScalarType), TraceError> {
+    if !Op::BINARY.contains(&op) {
+        return Err(TraceError {
+            message: format!("{op:?} is not a binary operation"),
+        });
     }
+    let any_float = a == ScalarType::Float || b == ScalarType::Float;
+    let operands = if any_float || !op.takes_int() {
+        if !op.takes_float() {
+            return Err(TraceError {
+                message: format!(
+                    "bitwise operation '{}' needs int or bool operands, got {} and {}; \
+                     convert floats explicitly or use comparisons",
+                    op.python(),
+                    a.name(),
+                    b.name()
+                ),
+            });
+        }
+        ScalarType::Float
+    } else {
+        ScalarType::Int
+    };
+    let both_bool = a == ScalarType::Bool && b == ScalarType::Bool;
+    let result =
+        if op.is_comparison() || (operands == ScalarType::Int && both_bool && op.keeps_bool()) {
+            ScalarType::Bool
+        } else {
+            operands
+        };
+    Ok((operands, result))
 }
 
 /// Constant folding and identities on operands that already have matching types.
@@ -396,6 +383,43 @@ fn too_large(n: i64) -> TraceError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The promotion the table gives, spelled out for every binary op as NumPy's rules
+    /// for float32/int32/bool would have it.
+    #[test]
+    fn promotion_follows_the_numpy_rules() {
+        use ScalarType::{Bool as B, Float as F, Int as I};
+        let want = |op: Op, a: ScalarType, b: ScalarType| -> Option<(ScalarType, ScalarType)> {
+            let float = a == F || b == F;
+            let both_bool = a == B && b == B;
+            Some(match op {
+                Op::Add | Op::Sub | Op::Mul | Op::FloorDiv | Op::Mod => {
+                    if float {
+                        (F, F)
+                    } else {
+                        (I, I)
+                    }
+                }
+                Op::Div | Op::Atan2 | Op::Pow => (F, F),
+                Op::Min | Op::Max if float => (F, F),
+                Op::Min | Op::Max => (I, if both_bool { B } else { I }),
+                Op::Lt | Op::Le | Op::Gt | Op::Ge | Op::Eq | Op::Ne => {
+                    (if float { F } else { I }, B)
+                }
+                _ if float => return None,
+                Op::And | Op::Or | Op::Xor => (I, if both_bool { B } else { I }),
+                _ => (I, I),
+            })
+        };
+        for op in Op::BINARY {
+            for a in [F, I, B] {
+                for b in [F, I, B] {
+                    assert_eq!(promote(op, a, b).ok(), want(op, a, b), "{op:?} {a:?} {b:?}");
+                }
+            }
+        }
+        assert!(promote(Op::Neg, F, F).is_err());
+    }
 
     fn f(x: f32) -> Value {
         Value::constant(ScalarType::Float, x.to_bits())

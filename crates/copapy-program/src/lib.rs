@@ -22,6 +22,7 @@ pub mod compact;
 mod error;
 pub mod format;
 pub mod imports;
+pub mod isas;
 pub mod names;
 pub mod placement;
 pub mod predict;

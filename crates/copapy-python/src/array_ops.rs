@@ -380,58 +380,23 @@ pub fn array_gather(
     )
 }
 
-/// The solution of `a @ x = b` for a float `n x n` matrix `a` and float `n x r`
-/// right-hand sides `b` (row-major): one elimination stencil with partial pivoting.
+/// Structural array operation `name` (a row of `copapy_compiler::array_kernels::KERNELS`
+/// with a constructor: `"solve"`, `"det"`, `"conv2d"`, ...) of `operands` (arrays,
+/// values or numbers) with the integer `params` its shape rule takes: an array, or a
+/// value for the rows with a scalar result.
 #[pyfunction]
-pub fn array_solve(
+pub fn array_kernel(
     py: Python<'_>,
-    a: &Bound<'_, PyArrayNode>,
-    b: &Bound<'_, PyArrayNode>,
-    n: u32,
-    r: u32,
-) -> PyResult<Py<PyArrayNode>> {
-    wrap_array(py, array::solve(&a.get().v, &b.get().v, n, r))
-}
-
-/// The determinant of a float `n x n` matrix `a` (row-major): one elimination stencil.
-#[pyfunction]
-pub fn array_det(py: Python<'_>, a: &Bound<'_, PyArrayNode>, n: u32) -> PyResult<Py<PyValue>> {
-    wrap_value(py, array::det(&a.get().v, n))
-}
-
-/// Cross-correlation of `x` with `w` plus `bias` (float arrays), `prm` the shape
-/// parameters of `copapy_compiler::window::conv2d`.
-#[pyfunction]
-pub fn array_conv2d(
-    py: Python<'_>,
-    x: &Bound<'_, PyArrayNode>,
-    w: &Bound<'_, PyArrayNode>,
-    bias: &Bound<'_, PyArrayNode>,
-    prm: Vec<i64>,
-) -> PyResult<Py<PyArrayNode>> {
-    wrap_array(
-        py,
-        copapy_compiler::window::conv2d(&x.get().v, &w.get().v, &bias.get().v, &prm),
-    )
-}
-
-/// Max (`"max"`) or average (`"avg"`) pooling of the float array `x`, `prm` the shape
-/// parameters of `copapy_compiler::window::pool2d`.
-#[pyfunction]
-pub fn array_pool2d(
-    py: Python<'_>,
-    which: &str,
-    x: &Bound<'_, PyArrayNode>,
-    prm: Vec<i64>,
-) -> PyResult<Py<PyArrayNode>> {
-    let avg = match which {
-        "avg" => true,
-        "max" => false,
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "pooling is 'max' or 'avg', not {which:?}"
-            )))
-        }
-    };
-    wrap_array(py, copapy_compiler::window::pool2d(avg, &x.get().v, &prm))
+    name: &str,
+    operands: Vec<Bound<'_, PyAny>>,
+    params: Vec<i64>,
+) -> PyResult<Py<PyAny>> {
+    let values = operands.iter().map(operand).collect::<PyResult<Vec<_>>>()?;
+    let scalar = copapy_compiler::array_kernels::named(name).is_some_and(|k| k.scalar);
+    let r = copapy_compiler::array_kernels::build(name, &values, &params);
+    Ok(if scalar {
+        wrap_value(py, r)?.into_any()
+    } else {
+        wrap_array(py, r)?.into_any()
+    })
 }

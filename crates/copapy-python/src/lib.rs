@@ -60,33 +60,30 @@ fn is_float_function(op: Op) -> bool {
     Op::UNARY.contains(&op) && op.takes_float() && !op.takes_int() && op.is_differentiable()
 }
 
-macro_rules! binary_functions {
-    ($($name:ident => $op:expr, $doc:literal;)*) => {
-        $(
-            #[doc = $doc]
-            #[pyfunction]
-            #[pyo3(signature = (x, y))]
-            fn $name(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-                value::math_binary(py, x, y, $op, stringify!($name))
-            }
-        )*
-    };
-}
-
-binary_functions! {
-    atan2 => Op::Atan2, "`atan2(x, y)`: C's `atan2f(x, y)`, the angle of the point (y, x) (Copapy's names).";
-    minimum => Op::Min, "Smaller of two values (NumPy `minimum`: NaN propagates).";
-    maximum => Op::Max, "Larger of two values (NumPy `maximum`: NaN propagates).";
-}
-
-/// `pow(x, y)`: integer constant exponents become multiplications, others `powf`.
+/// `op(x, y)` where `op` is a binary op of the table that Python calls as a function
+/// (`Op::MATH_BINARY`: `atan2`, `pow`, `min`, `max`): the entry point of every binary
+/// `cp.<name>` that `python/copapy/_math.py` makes from the table. An op with an integer
+/// power rule (`pow`) turns an integer constant exponent into multiplications.
 #[pyfunction]
-#[pyo3(signature = (x, y))]
-fn pow(py: Python<'_>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-    if let Ok(v) = x.cast::<PyValue>() {
-        return value::power(py, v.get().value(), y);
+#[pyo3(signature = (op, x, y))]
+fn math_binary(
+    py: Python<'_>,
+    op: &str,
+    x: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let Some(o) = Op::from_name(op).filter(|o| Op::MATH_BINARY.contains(o)) else {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{op:?} is not a binary math function of the op table (stencils/optable.py)"
+        )));
+    };
+    if o.has_int_power() {
+        if let Ok(v) = x.cast::<PyValue>() {
+            return value::power(py, v.get().value(), y);
+        }
     }
-    value::math_binary(py, x, y, Op::Pow, "pow")
+    let what = o.function_name().unwrap_or(op);
+    value::math_binary(py, x, y, o, what)
 }
 
 /// `x` converted to `dtype` ('float', 'int', 'bool'), as `cp.cast`: float to int
@@ -151,24 +148,19 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(array_ops::array_strided, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_of_elements, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_sort, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_solve, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_det, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_rows_extreme, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_conv2d, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_gather, m)?)?;
+    m.add_function(wrap_pyfunction!(array_ops::array_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(convert::check_dtype, m)?)?;
     m.add("ARRAY_MAX_LEN", copapy_compiler::array::MAX_LEN)?;
     m.add_class::<container::PyContainer>()?;
     m.add_function(wrap_pyfunction!(container::register_containers, m)?)?;
     m.add_function(wrap_pyfunction!(targets, m)?)?;
+    m.add_function(wrap_pyfunction!(isas, m)?)?;
     m.add_class::<target::Target>()?;
     m.add_class::<jit::JitFunction>()?;
     m.add_function(wrap_pyfunction!(math_unary, m)?)?;
-    m.add_function(wrap_pyfunction!(atan2, m)?)?;
-    m.add_function(wrap_pyfunction!(minimum, m)?)?;
-    m.add_function(wrap_pyfunction!(maximum, m)?)?;
-    m.add_function(wrap_pyfunction!(pow, m)?)?;
+    m.add_function(wrap_pyfunction!(math_binary, m)?)?;
     m.add_function(wrap_pyfunction!(iif, m)?)?;
     m.add_function(wrap_pyfunction!(sign, m)?)?;
     m.add_function(wrap_pyfunction!(autograd::grad, m)?)?;
@@ -220,4 +212,90 @@ fn targets() -> Vec<TargetRow> {
             )
         })
         .collect()
+}
+
+/// How a library names an instruction set: architecture constant, mode constants.
+type LibModeRow = (&'static str, Vec<&'static str>);
+
+/// How a program calls an imported function: float and int argument registers, float and
+/// int result registers, the return instruction's bytes, NaN-boxed singles.
+type CallRow = (
+    Vec<&'static str>,
+    Vec<&'static str>,
+    &'static str,
+    &'static str,
+    Vec<u8>,
+    bool,
+);
+
+/// How unicorn runs an instruction set: its names, the register constants' module, the
+/// program counter, stack pointer and return address registers, the FPU writes
+/// (register, bits, or them in), the calls of imported functions.
+type UnicornRow = (
+    LibModeRow,
+    &'static str,
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    Vec<(&'static str, u64, bool)>,
+    CallRow,
+);
+
+/// One row of the instruction set table (`copapy_program::isas::ISAS`): name, the
+/// relocations stencils may contain, tail-jump relocation, call relocations, square root
+/// instruction, disassembler, how unicorn runs it and capstone's names for it.
+type IsaRow = (
+    &'static str,
+    Vec<&'static str>,
+    &'static str,
+    Vec<&'static str>,
+    &'static str,
+    &'static str,
+    UnicornRow,
+    LibModeRow,
+);
+
+/// Every instruction set copapy knows: the emulator reads how unicorn runs each and
+/// capstone's names for it from here instead of keeping its own list.
+#[pyfunction]
+fn isas() -> Vec<IsaRow> {
+    let mode = |m: &copapy_program::isas::LibMode| (m.arch, m.modes.to_vec());
+    copapy_program::isas::ISAS
+        .iter()
+        .map(|i| {
+            (
+                i.arch.name(),
+                i.relocs.to_vec(),
+                i.tail_reloc,
+                i.call_relocs.to_vec(),
+                i.sqrt_insn,
+                i.objdump,
+                (
+                    mode(&i.unicorn.mode),
+                    i.unicorn.consts,
+                    i.unicorn.pc,
+                    i.unicorn.sp,
+                    i.unicorn.return_address,
+                    i.unicorn
+                        .fpu
+                        .iter()
+                        .map(|w| (w.register, w.bits, w.keep))
+                        .collect(),
+                    call_row(&i.unicorn.call),
+                ),
+                mode(&i.capstone),
+            )
+        })
+        .collect()
+}
+
+fn call_row(c: &copapy_program::isas::CallAbi) -> CallRow {
+    (
+        c.float_args.to_vec(),
+        c.int_args.to_vec(),
+        c.float_result,
+        c.int_result,
+        c.return_insn.to_vec(),
+        c.nan_boxed,
+    )
 }

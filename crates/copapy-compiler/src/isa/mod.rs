@@ -4,7 +4,9 @@
 //! what differs is in an [`Isa`]: which ELF relocation types exist and how each one is
 //! patched (an [`Encoding`]), where a REL relocation keeps its addend inside the
 //! instruction, and what the final tail jump to `cp_next` looks like. Adding an
-//! architecture is one module here and one row in [`crate::targets`].
+//! architecture is one module here, one row in [`crate::targets`] and its row in
+//! `copapy_program::isas` (what the stencil build and the emulator know of it; the
+//! `target_table` test checks that row against the module here).
 
 use copapy_program::{Arch, Encoding};
 
