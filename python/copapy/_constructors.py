@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from math import prod
 from typing import Any, TypeAlias, overload
 
 from . import _elements as A
+from ._core import nd_check_shape as check_shape
+from ._core import nd_dim as _dim
+from ._core import nd_plain_int as plain_int
 from ._core import value
-from ._shapes import check_shape, plain_int, prod
-from ._shapes import dim as _dim
 from ._tensors import _ten, tensor
 from ._vectors import vector
 

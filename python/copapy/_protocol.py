@@ -21,13 +21,13 @@ arguments, with the Rust core once at import (``_core.register_containers``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
 from . import _core
 from ._core import Container
 from ._elements import scalar_or_none, type_name
-from ._shapes import prod
 
 
 def describe(x: Any) -> Container | None:
@@ -68,7 +68,7 @@ def flatten_data(data: Any, shape: tuple[int, ...], what: str) -> list[Any]:
     if dshape != shape:
         raise ValueError(
             f"cannot write data of shape {dshape} to {what} of shape {shape}: "
-            f"it takes {prod(shape)} numbers in that shape"
+            f"it takes {math.prod(shape)} numbers in that shape"
         )
     return flat
 
