@@ -28,23 +28,17 @@ from __future__ import annotations
 import math
 import sys
 from array import array as _pyarray
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from . import _core
-from ._core import ArrayNode, Container, value
+from ._core import ArrayNode, Container, ElementTypeError, value
 from ._core import nd_plain_int as plain_int
 from ._elements import element_dtype, scalar_or_none, type_name
 from ._optable import BinaryOp, UnaryOp, is_binary, is_unary
 
 TNum = TypeVar("TNum", int, float)
 
-
-class ElementTypeError(TypeError, ValueError):
-    """An element that does not fit the array's dtype (a float in an int array, a string).
-
-    A ``TypeError`` as Python and NumPy name wrong types, and a ``ValueError`` as Copapy
-    raises for it: programs written for either catch it."""
 
 _DTYPES = ("float", "int", "bool", "byte")
 _SCALARS = (value, int, float)
@@ -61,30 +55,13 @@ def _is_numpy(x: Any) -> bool:
 
 
 def _flatten(data: Any, out: list[Any]) -> tuple[int, ...]:
-    """Appends the elements of nested sequences to ``out``; returns their shape."""
-    if isinstance(data, _SCALARS):
-        out.append(data)
-        return ()
-    if _is_numpy(data):
-        _core.check_dtype(data)
-        shape = tuple(int(d) for d in data.shape)
-        out.extend(data.reshape(-1).tolist())
-        return shape
-    if isinstance(data, array):
-        raise TypeError("an array cannot be an element of another array: use reshape or concatenate")
-    if hasattr(data, "item") and getattr(data, "shape", None) == ():
-        _core.check_dtype(data)
-        out.append(data.item())
-        return ()
-    if isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
-        raise ElementTypeError(f"array elements must be numbers or copapy values, got a {type_name(data)}")
-    items = list(data)
-    if not items:
+    """Appends the elements of nested sequences to ``out``; returns their shape (the n-d
+    core's ``nd_flatten``; an array has at least one element)."""
+    flat, shape = _core.nd_flatten(data, "array")
+    if 0 in shape:
         raise ValueError("an array needs at least one element; empty sequences have no dtype")
-    subs = [_flatten(x, out) for x in items]
-    if any(s != subs[0] for s in subs[1:]):
-        raise ValueError("the nested sequences are ragged: an array must be rectangular")
-    return (len(items),) + subs[0]
+    out.extend(flat)
+    return shape
 
 
 def _pack_numbers(flat: Sequence[Any], dtype: str) -> bytes:

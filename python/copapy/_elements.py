@@ -20,9 +20,7 @@ Copapy does) and that constant is added once, last, to the traced terms' sum.
 from __future__ import annotations
 
 import math
-import operator
 import warnings
-from collections.abc import Iterable, Sequence
 from typing import Any, Generic, TypeVar
 
 from . import _core
@@ -52,23 +50,8 @@ def plain(x: Any) -> Any:
     return x if s is None else s
 
 
-def check_elements(vals: tuple[Any, ...], what: str) -> tuple[Any, ...]:
-    """Every element must be a value or a Python number (NumPy scalars are converted)."""
-    for x in vals:
-        if not isinstance(x, _SCALAR_TYPES):
-            break
-    else:
-        return vals
-    out = []
-    for i, x in enumerate(vals):
-        s = scalar_or_none(x)
-        if s is None:
-            raise TypeError(
-                f"{what} elements must be copapy values or numbers; element {i} is a {type_name(x)}"
-            )
-        out.append(s)
-    return tuple(out)
-
+check_elements = _core.nd_check_leaves
+"""Every element must be a value or a Python number (NumPy scalars are converted)."""
 
 sum_elements = _core.nd_sum
 """Sum of values and numbers in the documented order (see the module docstring)."""
@@ -105,35 +88,8 @@ def cast_scalar(x: Any, dtype: str) -> Any:
     return {"float": float, "int": int, "bool": bool}[dtype](x)
 
 
-def element_dtype(vals: Iterable[Any]) -> str:
-    """The promoted type of numbers and values: float over int over bool."""
-    kinds = set()
-    for x in vals:
-        kinds.add(x.dtype if type(x) is _V else "bool" if isinstance(x, bool) else
-                  "int" if isinstance(x, int) else "float")
-    if "float" in kinds or not kinds:
-        return "float"
-    return "int" if "int" in kinds else "bool"
-
-
-def _reduce_truth(vals: Sequence[Any], all_: bool) -> Any:
-    """``all``/``any`` of elements: constants are settled in Python, traced elements
-    become ``x != 0`` combined pairwise with ``&`` (all) or ``|`` (any)."""
-    traced = []
-    for x in vals:
-        if type(x) is _V:
-            traced.append(x != 0)
-        elif bool(x) != all_:
-            return not all_  # a zero decides all(), a non-zero any()
-    if not traced:
-        return all_
-    combine = operator.and_ if all_ else operator.or_
-    while len(traced) > 1:
-        nxt = list(map(combine, traced[0::2], traced[1::2]))
-        if len(traced) & 1:
-            nxt.append(traced[-1])
-        traced = nxt
-    return traced[0]
+element_dtype = _core.nd_dtype
+"""The promoted type of numbers and values: float over int over bool."""
 
 
 class ArrayBase(Generic[TNum]):
@@ -192,12 +148,12 @@ class ArrayBase(Generic[TNum]):
     def all(self) -> Any:
         """Whether every element is non-zero: a bool, or a traced bool value when elements
         are traced (constant elements decide or drop out while tracing)."""
-        return _reduce_truth(self.values, all_=True)
+        return _core.nd_truth(self.values, True)
 
     def any(self) -> Any:
         """Whether any element is non-zero: a bool, or a traced bool value when elements
         are traced (constant elements decide or drop out while tracing)."""
-        return _reduce_truth(self.values, all_=False)
+        return _core.nd_truth(self.values, False)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         import numpy as np

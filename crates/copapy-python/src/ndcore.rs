@@ -20,25 +20,52 @@ use crate::shape::{self, show};
 use crate::value::PyValue;
 use crate::walk;
 
-/// `AxisError`: an axis outside the dimensions, a `ValueError` and an `IndexError` as
-/// NumPy's (made once: pyo3 exceptions have a single base).
-pub fn axis_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
-    static TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    let t = TYPE.get_or_try_init(py, || -> PyResult<Py<PyType>> {
-        let bases = PyTuple::new(
-            py,
-            [py.get_type::<PyValueError>(), py.get_type::<PyIndexError>()],
-        )?;
+/// An exception class with two bases (pyo3's own exceptions have one), made once.
+fn error_type<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    name: &str,
+    bases: [Bound<'py, PyType>; 2],
+    doc: &str,
+) -> PyResult<&'py Bound<'py, PyType>> {
+    let t = cell.get_or_try_init(py, || -> PyResult<Py<PyType>> {
         let ns = PyDict::new(py);
         ns.set_item("__module__", "copapy._core")?;
-        ns.set_item(
-            "__doc__",
-            "An axis outside the dimensions (a ValueError and an IndexError, as NumPy's).",
-        )?;
-        let t = py.get_type::<PyType>().call1(("AxisError", bases, ns))?;
+        ns.set_item("__doc__", doc)?;
+        let t = py
+            .get_type::<PyType>()
+            .call1((name, PyTuple::new(py, bases)?, ns))?;
         Ok(t.cast_into::<PyType>()?.unbind())
     })?;
     Ok(t.bind(py))
+}
+
+/// `AxisError`: an axis outside the dimensions, a `ValueError` and an `IndexError` as NumPy's.
+pub fn axis_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    static TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    let bases = [py.get_type::<PyValueError>(), py.get_type::<PyIndexError>()];
+    error_type(
+        py,
+        &TYPE,
+        "AxisError",
+        bases,
+        "An axis outside the dimensions (a ValueError and an IndexError, as NumPy's).",
+    )
+}
+
+/// `ElementTypeError`: an element a container cannot hold (a string, a float in an int
+/// array), a `TypeError` as Python and NumPy name wrong types and a `ValueError` as Copapy
+/// raises for it, so programs written for either catch it.
+pub fn element_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    static TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    let bases = [py.get_type::<PyTypeError>(), py.get_type::<PyValueError>()];
+    error_type(
+        py,
+        &TYPE,
+        "ElementTypeError",
+        bases,
+        "An element a container cannot hold (a TypeError and a ValueError).",
+    )
 }
 
 fn tuple<'py>(py: Python<'py>, dims: &[usize]) -> PyResult<Bound<'py, PyTuple>> {
@@ -477,12 +504,12 @@ fn flatten_into<'py>(
         check_dtype(&x)?; // NumPy data (or cp.array): before tolist()
         x = x.call_method0(intern!(py, "tolist"))?;
     }
-    let not_elements = || {
-        PyTypeError::new_err(format!(
-            "{what} elements must be copapy values or numbers, not {}",
-            type_name(&x)
-        ))
-    };
+    let message = format!(
+        "{what} elements must be copapy values or numbers, not {}",
+        type_name(&x)
+    );
+    let error = element_error(py)?.clone();
+    let not_elements = || PyErr::from_type(error.clone(), message.clone());
     if x.is_instance_of::<PyString>() || x.is_instance_of::<pyo3::types::PyBytes>() {
         return Err(not_elements());
     }
@@ -612,9 +639,101 @@ pub fn nd_dot<'py>(
     combine(py, traced, consts)
 }
 
+/// The promoted type of leaves, as NumPy promotes: float over int over bool ('float' for
+/// no leaves).
+#[pyfunction]
+pub fn nd_dtype(leaves: Vec<Bound<'_, PyAny>>) -> PyResult<&'static str> {
+    let (mut int, mut boolean) = (false, false);
+    for x in &leaves {
+        let kind = if is_traced(x) {
+            x.cast::<PyValue>()?.get().value().ty().name()
+        } else if x.is_instance_of::<PyBool>() {
+            "bool"
+        } else if x.is_instance_of::<PyInt>() {
+            "int"
+        } else {
+            "float"
+        };
+        match kind {
+            "int" => int = true,
+            "bool" => boolean = true,
+            _ => return Ok("float"),
+        }
+    }
+    Ok(if int || !boolean {
+        if int {
+            "int"
+        } else {
+            "float"
+        }
+    } else {
+        "bool"
+    })
+}
+
+/// `leaves` if every one is a value or a Python number, else a tuple with NumPy scalars as
+/// Python numbers; an `ElementTypeError` naming `what` and the first other element.
+#[pyfunction]
+pub fn nd_check_leaves<'py>(
+    leaves: &Bound<'py, PyTuple>,
+    what: &str,
+) -> PyResult<Bound<'py, PyTuple>> {
+    if leaves.iter().all(|x| is_leaf(&x)) {
+        return Ok(leaves.clone());
+    }
+    let py = leaves.py();
+    let mut out = Vec::with_capacity(leaves.len());
+    for (i, x) in leaves.iter().enumerate() {
+        let s = nd_scalar(&x)?.ok_or_else(|| {
+            let msg = format!(
+                "{what} elements must be copapy values or numbers; element {i} is a {}",
+                type_name(&x)
+            );
+            element_error(py).map_or_else(|e| e, |t| PyErr::from_type(t.clone(), msg))
+        })?;
+        out.push(s);
+    }
+    PyTuple::new(py, out)
+}
+
+/// `all` (`all = True`) or `any` of leaves: constants are settled here, traced leaves become
+/// `x != 0` combined pairwise with `&` (all) or `|` (any): a bool, or a traced bool value.
+#[pyfunction]
+pub fn nd_truth<'py>(
+    py: Python<'py>,
+    leaves: Vec<Bound<'py, PyAny>>,
+    all: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let mut traced = Vec::new();
+    for x in leaves {
+        if is_traced(&x) {
+            traced.push(x.rich_compare(0, pyo3::basic::CompareOp::Ne)?);
+        } else if x.is_truthy()? != all {
+            return Ok(PyBool::new(py, !all).to_owned().into_any()); // a zero decides all()
+        }
+    }
+    while traced.len() > 1 {
+        let mut next = Vec::with_capacity(traced.len() / 2 + 1);
+        let mut it = traced.into_iter();
+        while let Some(a) = it.next() {
+            next.push(match it.next() {
+                Some(b) if all => a.bitand(b)?,
+                Some(b) => a.bitor(b)?,
+                None => a,
+            });
+        }
+        traced = next;
+    }
+    match traced.pop() {
+        Some(t) => Ok(t),
+        None => Ok(PyBool::new(py, all).to_owned().into_any()),
+    }
+}
+
 /// Registers the core's functions in `copapy._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("AxisError", axis_error(m.py())?)?;
+    m.add("ElementTypeError", element_error(m.py())?)?;
     m.add_function(wrap_pyfunction!(nd_plain_int, m)?)?;
     m.add_function(wrap_pyfunction!(nd_dim, m)?)?;
     m.add_function(wrap_pyfunction!(nd_check_shape, m)?)?;
@@ -634,5 +753,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_tree_fold, m)?)?;
     m.add_function(wrap_pyfunction!(nd_sum, m)?)?;
     m.add_function(wrap_pyfunction!(nd_dot, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_dtype, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_check_leaves, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_truth, m)?)?;
     Ok(())
 }
