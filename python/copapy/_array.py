@@ -692,6 +692,12 @@ class array(Generic[TNum]):
 
     matmul = __matmul__
 
+    def __rmatmul__(self, other: Any) -> Any:
+        """``data @ array`` for nested sequences or NumPy data (an array of numbers first)."""
+        if isinstance(other, array) or scalar_or_none(other) is not None:
+            return NotImplemented
+        return array(other) @ self
+
     # --- the container protocol --------------------------------------------------------
 
     def __copapy__(self) -> Container:

@@ -33,7 +33,8 @@ compute through array stencils."""
 
 _ARRAY_OPS: dict[str, BinaryOp] = {
     "add": "add", "sub": "sub", "mul": "mul", "truediv": "div", "floordiv": "floordiv",
-    "mod": "mod", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne"}
+    "mod": "mod", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne",
+    "and": "and", "or": "or", "xor": "xor", "shl": "shl", "shr": "shr"}
 
 def threshold(con: Any) -> int | None:
     """How many traced elements ``con`` may have before it packs: its class's

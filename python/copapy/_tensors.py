@@ -53,6 +53,15 @@ def _packed_ten(node: Any, shape: tuple[int, ...], cls: type[tensor[Any]] | None
     return t
 
 
+def _elementwise(op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Callable[..., Any]:
+    """The method of a binary operator without narrower typing: ``tensor._binop`` with ``op``."""
+
+    def method(self: tensor[Any], other: Any) -> Any:
+        return self._binop(other, op, name, rev)
+
+    return method
+
+
 def _nan_fold(a: Any, b: Any, which: str) -> Any:
     """NumPy's ``minimum``/``maximum`` of two elements: traced ones by one stencil, numbers
     in Python (a NaN wins, as in NumPy)."""
@@ -342,6 +351,13 @@ class tensor(A.ArrayBase[TNum]):
         return self._binop(other, _op.ne, "ne")  # type: ignore[no-any-return]
 
     __hash__ = None  # type: ignore[assignment]
+
+    # bitwise operators of int and bool elements, as ``cp.array``'s
+    __and__, __rand__ = _elementwise(_op.and_, "and"), _elementwise(_op.and_, "and", True)
+    __or__, __ror__ = _elementwise(_op.or_, "or"), _elementwise(_op.or_, "or", True)
+    __xor__, __rxor__ = _elementwise(_op.xor, "xor"), _elementwise(_op.xor, "xor", True)
+    __lshift__, __rlshift__ = _elementwise(_op.lshift, "shl"), _elementwise(_op.lshift, "shl", True)
+    __rshift__, __rrshift__ = _elementwise(_op.rshift, "shr"), _elementwise(_op.rshift, "shr", True)
 
     def map(self, func: Callable[[Any], value[U] | U]) -> tensor[U]:
         """A tensor of the same shape holding ``func(x)`` for each element ``x``."""

@@ -13,6 +13,7 @@ The reference is NumPy float32 on the same data.
 
 from __future__ import annotations
 
+import operator
 import os
 from typing import Any
 
@@ -178,3 +179,39 @@ def test_the_shared_methods_agree_with_numpy(kind: str, rows: list[list[float]])
     got_list = np.asarray([tg.read_value(e) for e in listed], F32).reshape(data.shape)
     np.testing.assert_array_equal(got_list, refs["list"])
     assert x.get_values(list(range(data.size))) == np.arange(data.size).reshape(data.shape).tolist()
+
+
+def _methods(cls: type) -> set[str]:
+    return {n for n in dir(cls) if not n.startswith("_") or n.startswith("__r") or n in (
+        "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__matmul__", "__getitem__",
+        "__iter__", "__len__", "__bool__", "__copapy__")}
+
+
+def test_every_container_has_the_methods_of_the_others() -> None:
+    # code never depends on which storage a value got: cp.array, tensor and vector share
+    # every method (vector adds its geometric ones; tensor its elements and packing switch)
+    own = {"values", "pack_threshold", "cross", "magnitude", "norm", "normalize"}
+    kinds = (cp.array, cp.tensor, cp.vector)
+    for a in kinds:
+        for b in kinds:
+            assert _methods(a) - _methods(b) - own == set(), (a.__name__, b.__name__)
+
+
+@pytest.mark.parametrize("kind", ("tensor", "packed", "array", "vector"))
+@pytest.mark.parametrize("op", (operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift))
+def test_bitwise_operators_agree_with_numpy(kind: str, op: Any) -> None:
+    rng = np.random.default_rng(7)
+    shift = op in (operator.lshift, operator.rshift)
+    a = rng.integers(-1000, 1000, 70, dtype=np.int32)
+    b = rng.integers(0, 31, 70, dtype=np.int32) if shift else rng.integers(-1000, 1000, 70, dtype=np.int32)
+    if kind == "array":
+        x, y = cp.array(a), cp.array(b)
+    else:
+        make = cp.vector if kind == "vector" else (lambda v: cp.tensor(v, packed=kind == "packed"))
+        x, y = make([cp.value(int(k)) for k in a]), make([cp.value(int(k)) for k in b])
+    out = op(x, y)
+    tg = cp.Target()
+    tg.compile(out)
+    tg.run()
+    ref = op(a, b)
+    np.testing.assert_array_equal(np.asarray(tg.read_value(out), dtype=np.int32), ref)
