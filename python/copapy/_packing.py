@@ -27,7 +27,7 @@ from ._core import ArrayNode, value
 from ._elements import element_dtype
 from ._optable import BinaryOp
 
-PACK_THRESHOLD = _core.PACK_THRESHOLD
+PACK_THRESHOLD: int = _core.PACK_THRESHOLD
 """The default ``pack_threshold``: vectors and tensors with more traced elements than this
 compute through array stencils."""
 
