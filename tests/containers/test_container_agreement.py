@@ -215,3 +215,50 @@ def test_bitwise_operators_agree_with_numpy(kind: str, op: Any) -> None:
     tg.run()
     ref = op(a, b)
     np.testing.assert_array_equal(np.asarray(tg.read_value(out), dtype=np.int32), ref)
+
+
+@st.composite
+def shape_and_index(draw: Any) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    """A shape and a static index of it: ints (negative too) and slices (any step)."""
+    shape = draw(shapes)
+    keys: list[Any] = []
+    for n in shape[:draw(st.integers(0, len(shape)))]:
+        if draw(st.booleans()):
+            keys.append(draw(st.integers(-n, n - 1)))
+        else:
+            bound = st.none() | st.integers(-n - 2, n + 2)
+            keys.append(slice(draw(bound), draw(bound), draw(st.none() | st.sampled_from([-3, -2, -1, 1, 2, 3]))))
+    return shape, tuple(keys)
+
+
+@pytest.mark.parametrize("kind", ("tensor", "array"))
+@_SETTINGS
+@given(case=shape_and_index(), seed=st.integers(0, 2**16))
+def test_static_indexing_agrees_with_numpy(kind: str, case: Any, seed: int) -> None:
+    # the n-d core turns an index into one strided view (offset, shape, strides) for both
+    # storage modes: a gather of leaves for a tensor, one strided copy for an array
+    shape, key = case
+    data = np.random.default_rng(seed).integers(-50, 50, shape).astype(F32)
+    ref = data[key]
+    x, _ = _make(kind, data)
+    if kind == "array" and (ref.size == 0 or ref.ndim == 0):
+        return  # an array has at least one element; its elements have their own tests
+    out = x[key]
+    if ref.size == 0:  # nothing to compute: the shape is the whole answer
+        assert out.shape == ref.shape, (shape, key)
+        return
+    tg = cp.Target()
+    tg.compile(out)
+    tg.run()
+    got = _read(tg, out)
+    assert got.shape == ref.shape, (shape, key)
+    np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("kind", ("tensor", "array"))
+@pytest.mark.parametrize("key, error", [((0, 0, 0), IndexError), ((3,), IndexError), ((-4,), IndexError),
+                                        ((1.0,), TypeError), ((True,), TypeError)])
+def test_bad_static_indices_raise_as_numpy(kind: str, key: tuple[Any, ...], error: type[Exception]) -> None:
+    x, _ = _make(kind, np.zeros((3, 2), dtype=F32))
+    with pytest.raises(error):
+        x[key]
