@@ -204,11 +204,15 @@ def test_bitwise_operators_agree_with_numpy(kind: str, op: Any) -> None:
     shift = op in (operator.lshift, operator.rshift)
     a = rng.integers(-1000, 1000, 70, dtype=np.int32)
     b = rng.integers(0, 31, 70, dtype=np.int32) if shift else rng.integers(-1000, 1000, 70, dtype=np.int32)
+    x: Any
+    y: Any
     if kind == "array":
         x, y = cp.array(a), cp.array(b)
     else:
-        make = cp.vector if kind == "vector" else (lambda v: cp.tensor(v, packed=kind == "packed"))
-        x, y = make([cp.value(int(k)) for k in a]), make([cp.value(int(k)) for k in b])
+        def make(v: Any) -> Any:
+            vals = [cp.value(int(k)) for k in v]
+            return cp.vector(vals) if kind == "vector" else cp.tensor(vals, packed=kind == "packed")
+        x, y = make(a), make(b)
     out = op(x, y)
     tg = cp.Target()
     tg.compile(out)
@@ -226,8 +230,8 @@ def shape_and_index(draw: Any) -> tuple[tuple[int, ...], tuple[Any, ...]]:
         if draw(st.booleans()):
             keys.append(draw(st.integers(-n, n - 1)))
         else:
-            bound = st.none() | st.integers(-n - 2, n + 2)
-            keys.append(slice(draw(bound), draw(bound), draw(st.none() | st.sampled_from([-3, -2, -1, 1, 2, 3]))))
+            bound, step = st.none() | st.integers(-n - 2, n + 2), st.none() | st.sampled_from([-3, -2, -1, 1, 2, 3])
+            keys.append(slice(draw(bound), draw(bound), draw(step)))
     return shape, tuple(keys)
 
 
