@@ -230,7 +230,8 @@ def shape_and_index(draw: Any) -> tuple[tuple[int, ...], tuple[Any, ...]]:
         if draw(st.booleans()):
             keys.append(draw(st.integers(-n, n - 1)))
         else:
-            bound, step = st.none() | st.integers(-n - 2, n + 2), st.none() | st.sampled_from([-3, -2, -1, 1, 2, 3])
+            bound = st.none() | st.integers(-n - 2, n + 2)
+            step = st.none() | st.sampled_from([-3, -2, -1, 1, 2, 3])
             keys.append(slice(draw(bound), draw(bound), draw(step)))
     return shape, tuple(keys)
 
