@@ -218,7 +218,7 @@ def check_dtype(data: Any) -> None: ...
 
 ARRAY_MAX_LEN: int
 
-# --- the n-d core of every container (crates/copapy-python/src/ndcore.rs) -----------------
+# --- the n-d core of every container (crates/copapy-python/src/ndcore/) -----------------
 
 class AxisError(ValueError, IndexError):
     """An axis outside the dimensions (a ValueError and an IndexError, as NumPy's)."""

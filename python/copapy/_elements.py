@@ -2,7 +2,7 @@
 promotion, scalar casts, and ``ArrayBase``, the flat row-major ``values`` tuple with a
 ``shape`` that they share (with the container protocol ``__copapy__``, see ``_protocol``).
 Shapes, axes, indexing and the summation order are the Rust n-d core's
-(``crates/copapy-python/src/ndcore.rs``: ``_core.nd_*``).
+(``crates/copapy-python/src/ndcore/``: ``_core.nd_*``).
 
 Containers hold a flat, row-major ``tuple`` of elements, each a ``cp.value`` or a plain
 Python number. Plain numbers are constants: arithmetic between two of them is ordinary

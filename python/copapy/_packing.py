@@ -36,7 +36,7 @@ _ARRAY_OPS: dict[str, BinaryOp] = {
     "mod": "mod", "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "eq": "eq", "ne": "ne",
     "and": "and", "or": "or", "xor": "xor", "shl": "shl", "shr": "shr"}
 
-# the packing switch is the n-d core's (``ndcore.rs``): the threshold of a container (its
+# the packing switch is the n-d core's (``ndcore/``): the threshold of a container (its
 # ``packed=`` flag, else its class's ``pack_threshold``), whether an operation should try
 # the array path, and the array of its elements (gathered once, kept on ``con._arr``)
 threshold = _core.nd_pack_threshold

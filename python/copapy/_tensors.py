@@ -4,7 +4,7 @@
 (reductions over axes, ``min``/``max``, ``sort``, ``reshape``, ``T``, ``astype``, …) works on
 both, with the same names and semantics as ``cp.array``'s, so code never depends on which
 storage a value got. Shapes, axes, broadcasting, indexing, nested data and the summation
-order are the Rust n-d core's (``_core.nd_*``, ``crates/copapy-python/src/ndcore.rs``);
+order are the Rust n-d core's (``_core.nd_*``, ``crates/copapy-python/src/ndcore/``);
 elements ``_elements``'; the array-stencil path for large containers ``_packing``'.
 The constructors (``zeros ones arange eye identity diagonal concat``) are ``_constructors``'."""
 

@@ -2,7 +2,7 @@
 ``cp.array``, and ``cp.vector`` for 1-D shapes) agrees with NumPy on the same operations
 for random shapes and axes: reductions over axes (``sum``, ``mean``, ``min``, ``max``,
 ``keepdims``), transposes, reshapes, broadcasting, ``sort``/``argsort`` and NumPy's axis
-errors. One n-d core in Rust (``ndcore.rs``, ``_core.nd_*``) serves them all, so the API does not
+errors. One n-d core in Rust (``ndcore/``, ``_core.nd_*``) serves them all, so the API does not
 depend on which storage a value got (``@cp.jit`` hands small NumPy arguments over as
 vectors/tensors and large ones as ``cp.array``).
 

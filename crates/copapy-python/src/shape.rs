@@ -1,6 +1,6 @@
 //! The shape algebra of every container (`tensor`, `vector`, `cp.array`, packing), in plain
 //! Rust: strides, broadcasting, strided views (indexing, transposes, broadcasts), the
-//! grouping of reductions over axes, reshapes and the size limit. `ndcore.rs` binds it to
+//! grouping of reductions over axes, reshapes and the size limit. `ndcore/` binds it to
 //! Python; nothing here knows Python, so each rule is one function with its unit test.
 
 /// Row-major strides (in elements) of `shape`.
