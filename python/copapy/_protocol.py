@@ -55,7 +55,12 @@ def flatten_data(data: Any, shape: tuple[int, ...], what: str) -> list[Any]:
     if isinstance(data, _NOT_SEQUENCES) or not is_data:
         raise TypeError(f"writing to {what} of shape {shape} needs a list or array of numbers, "
                         f"got a {type_name(data)}")
-    flat, dshape = _core.nd_flatten(data, "data")
+    if hasattr(data, "tolist") and hasattr(data, "shape"):  # NumPy data: its numbers as they are
+        _core.check_dtype(data)  # before tolist(): complex, datetime, text, objects
+        dshape = tuple(data.shape)
+        flat = list(data.reshape(-1).tolist()) if dshape else [data.item()]
+    else:
+        flat, dshape = _core.nd_flatten(data, "data")
     if dshape != shape:
         raise ValueError(
             f"cannot write data of shape {dshape} to {what} of shape {shape}: "

@@ -267,3 +267,19 @@ def test_bad_static_indices_raise_as_numpy(kind: str, key: tuple[Any, ...], erro
     x, _ = _make(kind, np.zeros((3, 2), dtype=F32))
     with pytest.raises(error):
         x[key]
+
+
+@_SETTINGS
+@given(shape=shapes, sizes=st.lists(st.integers(0, 3), min_size=1, max_size=3), data=st.data())
+def test_concat_of_tensors_agrees_with_numpy(shape: tuple[int, ...], sizes: list[int], data: Any) -> None:
+    # NumPy's shapes, also with empty pieces (a tensor from NumPy data keeps its shape)
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    ax = axis % len(shape)
+    rng = np.random.default_rng(len(sizes))
+    parts = [rng.integers(-50, 50, shape[:ax] + (n,) + shape[ax + 1:]).astype(F32) for n in sizes]
+    ref = np.concatenate(parts, axis=axis)
+    out = cp.concat([cp.tensor(p) for p in parts], axis)
+    assert out.shape == ref.shape
+    np.testing.assert_array_equal(np.asarray(out, dtype=F32).reshape(ref.shape), ref)
+    with pytest.raises(ValueError, match="out of bounds"):
+        cp.concat([cp.tensor(p) for p in parts], len(shape))

@@ -46,6 +46,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(nd_check_leaves, m)?)?;
     m.add_function(wrap_pyfunction!(nd_truth, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_concat, m)?)?;
     m.add("PACK_THRESHOLD", PACK_THRESHOLD)?;
     m.add_function(wrap_pyfunction!(nd_pack_threshold, m)?)?;
     m.add_function(wrap_pyfunction!(nd_wants_pack, m)?)?;
