@@ -109,20 +109,6 @@ def _data_node(dtype: str, raw: bytes) -> ArrayNode:
     return _core.array_data(dtype, raw)
 
 
-def _merged(shape: Sequence[int], strides: Sequence[int]) -> list[tuple[int, int]]:
-    """(size, stride) dimensions of a strided walk with size-1 dimensions dropped and
-    contiguous neighbours merged (at least one)."""
-    dims: list[tuple[int, int]] = []
-    for n, st in zip(shape, strides, strict=True):
-        if n == 1:
-            continue
-        if dims and dims[-1][1] == st * n:
-            dims[-1] = (dims[-1][0] * n, st)
-        else:
-            dims.append((n, st))
-    return dims or [(1, 0)]
-
-
 def _clamp(i: value[Any], dim: int) -> Any:
     """A runtime index wrapped once if negative, then clamped to ``0 .. dim - 1``."""
     return _core.minimum(_core.maximum(i + (i < 0) * dim, 0), dim - 1)
@@ -324,7 +310,7 @@ class array(Generic[TNum]):
                 lo, hi, offset = lo + at, hi + at, offset + at
             else:
                 raise TypeError(f"array indices must be integers, slices or int values, not {type_name(k)}")
-        dims = _merged(tuple(shape), strides)
+        dims = _core.nd_merged(tuple(shape), strides)
         if len(dims) > 4:
             raise NotImplementedError(
                 f"a runtime-indexed sub-array of shape {tuple(shape)} has more than 4 "
@@ -373,16 +359,13 @@ class array(Generic[TNum]):
         element ``offset + sum(i[d] * strides[d])``: one strided-copy stencil (dimensions
         of size 1 dropped, contiguous ones merged; more than 4 left are gathered element
         by element, code growing with the size)."""
-        dims = _merged(shape, strides)
+        dims = _core.nd_merged(shape, strides)
         if offset == 0 and dims == [(self.size, 1)]:
             return array._of(self._cp_node, shape, self.dtype)  # the same elements: no copy
         if len(dims) <= 4:
             node = _core.array_strided(self._cp_node, offset, [n for n, _ in dims], [st for _, st in dims])
             return array._of(node, shape, self.dtype)
-        import itertools
-
-        flat = [offset + sum(c * st for c, st in zip(combo, strides, strict=True))
-                for combo in itertools.product(*(range(d) for d in shape))]
+        flat = _core.nd_view_indices(offset, shape, strides)
         elements = [_core.array_element(self._cp_node, k) for k in flat]
         return array._of(_core.array_pack(self._cp_node.dtype, elements), shape, self.dtype)
 

@@ -60,6 +60,23 @@ pub fn view_indices(offset: isize, shape: &[usize], strides: &[isize]) -> Vec<us
     idx.into_iter().map(|i| i.max(0) as usize).collect()
 }
 
+/// The (size, stride) dimensions of a strided walk with size-1 dimensions dropped and
+/// contiguous neighbours merged (at least one): what one strided-copy stencil walks.
+pub fn merged(shape: &[usize], strides: &[isize]) -> Vec<(usize, isize)> {
+    let mut dims: Vec<(usize, isize)> = Vec::new();
+    for (&n, &st) in shape.iter().zip(strides) {
+        match dims.last_mut() {
+            _ if n == 1 => {}
+            Some(last) if last.1 == st * n as isize => *last = (last.0 * n, st),
+            _ => dims.push((n, st)),
+        }
+    }
+    if dims.is_empty() {
+        dims.push((1, 0));
+    }
+    dims
+}
+
 /// Signed strides, as views take them.
 pub fn signed(strides: &[usize]) -> Vec<isize> {
     strides.iter().map(|&s| s as isize).collect()
@@ -197,6 +214,9 @@ mod tests {
         let (s, st) = transposed(&[2, 3], &[1, 0]);
         assert_eq!(view_indices(0, &s, &signed(&st)), vec![0, 3, 1, 4, 2, 5]);
         assert_eq!(view_indices(2, &[3], &[-1]), vec![2, 1, 0]);
+        assert_eq!(merged(&[2, 1, 3], &[3, 9, 1]), vec![(6, 1)]);
+        assert_eq!(merged(&[2, 3], &[1, 2]), vec![(2, 1), (3, 2)]);
+        assert_eq!(merged(&[1], &[5]), vec![(1, 0)]);
         let (groups, kept) = reduction_groups(&[2, 3], &[0]);
         assert_eq!(
             (groups, kept),

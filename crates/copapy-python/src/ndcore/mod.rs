@@ -35,6 +35,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_transposed, m)?)?;
     m.add_function(wrap_pyfunction!(nd_reshape, m)?)?;
     m.add_function(wrap_pyfunction!(nd_view, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_merged, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_view_indices, m)?)?;
     m.add_function(wrap_pyfunction!(nd_gather, m)?)?;
     m.add_function(wrap_pyfunction!(nd_groups, m)?)?;
     m.add_function(wrap_pyfunction!(nd_nest, m)?)?;

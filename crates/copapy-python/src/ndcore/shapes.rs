@@ -316,3 +316,16 @@ pub fn nd_view<'py>(
     }
     Ok((offset, tuple(key.py(), &out)?, strides))
 }
+
+/// A strided view as one strided-copy stencil walks it: its (size, stride) dimensions,
+/// size-1 ones dropped and contiguous neighbours merged.
+#[pyfunction]
+pub fn nd_merged(shape: Vec<usize>, strides: Vec<isize>) -> Vec<(usize, isize)> {
+    shape::merged(&shape, &strides)
+}
+
+/// The flat indices of a strided view, row-major (a gather element by element).
+#[pyfunction]
+pub fn nd_view_indices(offset: isize, shape: Vec<usize>, strides: Vec<isize>) -> Vec<usize> {
+    shape::view_indices(offset, &shape, &strides)
+}
