@@ -26,33 +26,31 @@ fn error_type<'py>(
     Ok(t.bind(py))
 }
 
-/// `AxisError`: an axis outside the dimensions, a `ValueError` and an `IndexError` as NumPy's.
-pub fn axis_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
-    static TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    let bases = [py.get_type::<PyValueError>(), py.get_type::<PyIndexError>()];
-    error_type(
-        py,
-        &TYPE,
-        "AxisError",
-        bases,
-        "An axis outside the dimensions (a ValueError and an IndexError, as NumPy's).",
-    )
+/// `$fn(py)`: the exception class `$name` with the bases `$a` and `$b`, made once.
+macro_rules! error_class {
+    ($(#[$doc:meta])* $fn:ident, $name:literal, $a:ty, $b:ty, $text:literal) => {
+        $(#[$doc])*
+        pub fn $fn(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+            static TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+            let bases = [py.get_type::<$a>(), py.get_type::<$b>()];
+            error_type(py, &TYPE, $name, bases, $text)
+        }
+    };
 }
 
-/// `ElementTypeError`: an element a container cannot hold (a string, a float in an int
-/// array), a `TypeError` as Python and NumPy name wrong types and a `ValueError` as Copapy
-/// raises for it, so programs written for either catch it.
-pub fn element_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
-    static TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    let bases = [py.get_type::<PyTypeError>(), py.get_type::<PyValueError>()];
-    error_type(
-        py,
-        &TYPE,
-        "ElementTypeError",
-        bases,
-        "An element a container cannot hold (a TypeError and a ValueError).",
-    )
-}
+error_class!(
+    /// `AxisError`: an axis outside the dimensions, a `ValueError` and an `IndexError` as NumPy's.
+    axis_error, "AxisError", PyValueError, PyIndexError,
+    "An axis outside the dimensions (a ValueError and an IndexError, as NumPy's)."
+);
+
+error_class!(
+    /// `ElementTypeError`: an element a container cannot hold (a string, a float in an int
+    /// array), a `TypeError` as Python and NumPy name wrong types and a `ValueError` as Copapy
+    /// raises for it, so programs written for either catch it.
+    element_error, "ElementTypeError", PyTypeError, PyValueError,
+    "An element a container cannot hold (a TypeError and a ValueError)."
+);
 
 /// A shape as a Python tuple.
 pub fn tuple<'py>(py: Python<'py>, dims: &[usize]) -> PyResult<Bound<'py, PyTuple>> {
