@@ -25,36 +25,20 @@ their input order).
 
 from __future__ import annotations
 
+import math
 import sys
 from array import array as _pyarray
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from . import _core
-from ._core import ArrayNode, Container, value
+from ._core import ArrayNode, Container, ElementTypeError, value
+from ._core import nd_plain_int as plain_int
 from ._elements import element_dtype, scalar_or_none, type_name
 from ._optable import BinaryOp, UnaryOp, is_binary, is_unary
-from ._shapes import (
-    broadcast_shape,
-    broadcast_strides,
-    check_size,
-    nest,
-    normalize_axes,
-    permutation,
-    plain_int,
-    prod,
-    reshape_dims,
-    strides_of,
-)
 
 TNum = TypeVar("TNum", int, float)
 
-
-class ElementTypeError(TypeError, ValueError):
-    """An element that does not fit the array's dtype (a float in an int array, a string).
-
-    A ``TypeError`` as Python and NumPy name wrong types, and a ``ValueError`` as Copapy
-    raises for it: programs written for either catch it."""
 
 _DTYPES = ("float", "int", "bool", "byte")
 _SCALARS = (value, int, float)
@@ -71,30 +55,13 @@ def _is_numpy(x: Any) -> bool:
 
 
 def _flatten(data: Any, out: list[Any]) -> tuple[int, ...]:
-    """Appends the elements of nested sequences to ``out``; returns their shape."""
-    if isinstance(data, _SCALARS):
-        out.append(data)
-        return ()
-    if _is_numpy(data):
-        _core.check_dtype(data)
-        shape = tuple(int(d) for d in data.shape)
-        out.extend(data.reshape(-1).tolist())
-        return shape
-    if isinstance(data, array):
-        raise TypeError("an array cannot be an element of another array: use reshape or concatenate")
-    if hasattr(data, "item") and getattr(data, "shape", None) == ():
-        _core.check_dtype(data)
-        out.append(data.item())
-        return ()
-    if isinstance(data, (str, bytes)) or not isinstance(data, Iterable):
-        raise ElementTypeError(f"array elements must be numbers or copapy values, got a {type_name(data)}")
-    items = list(data)
-    if not items:
+    """Appends the elements of nested sequences to ``out``; returns their shape (the n-d
+    core's ``nd_flatten``; an array has at least one element)."""
+    flat, shape = _core.nd_flatten(data, "array")
+    if 0 in shape:
         raise ValueError("an array needs at least one element; empty sequences have no dtype")
-    subs = [_flatten(x, out) for x in items]
-    if any(s != subs[0] for s in subs[1:]):
-        raise ValueError("the nested sequences are ragged: an array must be rectangular")
-    return (len(items),) + subs[0]
+    out.extend(flat)
+    return shape
 
 
 def _pack_numbers(flat: Sequence[Any], dtype: str) -> bytes:
@@ -142,20 +109,6 @@ def _data_node(dtype: str, raw: bytes) -> ArrayNode:
     return _core.array_data(dtype, raw)
 
 
-def _merged(shape: Sequence[int], strides: Sequence[int]) -> list[tuple[int, int]]:
-    """(size, stride) dimensions of a strided walk with size-1 dimensions dropped and
-    contiguous neighbours merged (at least one)."""
-    dims: list[tuple[int, int]] = []
-    for n, st in zip(shape, strides, strict=True):
-        if n == 1:
-            continue
-        if dims and dims[-1][1] == st * n:
-            dims[-1] = (dims[-1][0] * n, st)
-        else:
-            dims.append((n, st))
-    return dims or [(1, 0)]
-
-
 def _clamp(i: value[Any], dim: int) -> Any:
     """A runtime index wrapped once if negative, then clamped to ``0 .. dim - 1``."""
     return _core.math_binary("min", _core.math_binary("max", i + (i < 0) * dim, 0), dim - 1)
@@ -193,7 +146,7 @@ class array(Generic[TNum]):
             inferred = "float" if kind == "f" else "bool" if kind == "b" else "int"
             if values.size == 0 or values.ndim == 0:
                 raise ValueError("an array needs at least one dimension and one element")
-            check_size(values.size)
+            _core.nd_check_shape((values.size,))
             dtype = dtype or inferred
             node = _data_node(dtype, _numpy_bytes(values, dtype))
             self._init(node, tuple(int(d) for d in values.shape), dtype)
@@ -202,7 +155,7 @@ class array(Generic[TNum]):
         shape = _flatten(values, flat)
         if not shape:
             raise ValueError("an array needs at least one dimension: use cp.value for a scalar")
-        check_size(len(flat))
+        _core.nd_check_shape((len(flat),))
         inferred = element_dtype(flat)
         dtype = dtype or inferred
         if dtype in ("int", "bool", "byte") and inferred == "float":
@@ -258,15 +211,8 @@ class array(Generic[TNum]):
     # --- elements and views ------------------------------------------------------------
 
     def _flat_index(self, index: tuple[Any, ...]) -> int:
-        flat = 0
-        for k, dim in zip(index, self.shape, strict=True):
-            i = plain_int(k)
-            if i is None:
-                raise TypeError(f"array indices must be integers, not {type_name(k)}")
-            if not -dim <= i < dim:
-                raise IndexError(f"index {i} is out of range for a dimension of size {dim}")
-            flat = flat * dim + i % dim
-        return flat
+        offset: int = _core.nd_view(index, self.shape, "array")[0]
+        return offset
 
     def element(self, flat_index: int) -> value[TNum]:
         """The element at ``flat_index`` of the row-major order (negative from the end),
@@ -282,7 +228,7 @@ class array(Generic[TNum]):
         flat = list(data)
         if len(flat) != self.size:
             raise ValueError(f"get_values needs {self.size} elements for shape {self.shape}, got {len(flat)}")
-        nested: list[Any] = nest(flat, self.shape)
+        nested: list[Any] = _core.nd_nest(flat, self.shape)
         return nested
 
     @staticmethod
@@ -311,24 +257,10 @@ class array(Generic[TNum]):
         if runtime:
             return self._runtime_subarray(index)
         # a sub-array: one strided copy
-        src = strides_of(self.shape)
-        offset = 0
-        shape: list[int] = []
-        strides: list[int] = []
-        for i, dim in enumerate(self.shape):
-            k = index[i] if i < len(index) else slice(None)
-            if isinstance(k, slice):
-                r = range(*k.indices(dim))
-                if not r:
-                    raise ValueError("the slice selects no elements: arrays cannot be empty")
-                offset += r.start * src[i]
-                shape.append(len(r))
-                strides.append(r.step * src[i])
-            elif (n := plain_int(k)) is not None:
-                offset += self._flat_index_dim(n, dim) * src[i]
-            else:
-                raise TypeError(f"array indices must be integers or slices, not {type_name(k)}")
-        return self._gather(tuple(shape), strides, offset)
+        offset, shape, strides = _core.nd_view(index, self.shape, "array")
+        if 0 in shape:
+            raise ValueError("the slice selects no elements: arrays cannot be empty")
+        return self._gather(shape, strides, offset)
 
     def _runtime_element(self, index: tuple[Any, ...]) -> value[Any]:
         """The element at indices some of which are values: each runtime index wraps once
@@ -352,7 +284,7 @@ class array(Generic[TNum]):
     def _runtime_subarray(self, index: tuple[Any, ...]) -> array[Any]:
         """A sub-array at indices some of which are values (each wrapped once if negative,
         then clamped to its dimension): one gather whose offset is computed at run time."""
-        src = strides_of(self.shape)
+        src = _core.nd_view((), self.shape, "array")[2]  # the row-major strides
         offset: Any = 0
         lo = hi = 0
         shape: list[int] = []
@@ -378,7 +310,7 @@ class array(Generic[TNum]):
                 lo, hi, offset = lo + at, hi + at, offset + at
             else:
                 raise TypeError(f"array indices must be integers, slices or int values, not {type_name(k)}")
-        dims = _merged(tuple(shape), strides)
+        dims = _core.nd_merged(tuple(shape), strides)
         if len(dims) > 4:
             raise NotImplementedError(
                 f"a runtime-indexed sub-array of shape {tuple(shape)} has more than 4 "
@@ -397,7 +329,7 @@ class array(Generic[TNum]):
     def reshape(self, *shape: Any) -> array[TNum]:
         """The same elements with a new shape (ints or one sequence of them; one may be
         negative, inferred as NumPy does); no code."""
-        dims = reshape_dims(shape, self.size, f"an array of size {self.size}")
+        dims = _core.nd_reshape(shape, self.size, f"an array of size {self.size}")
         if not dims:
             raise ValueError(
                 "an array needs at least one dimension: use a[0] or .element(0) for its one element"
@@ -427,16 +359,13 @@ class array(Generic[TNum]):
         element ``offset + sum(i[d] * strides[d])``: one strided-copy stencil (dimensions
         of size 1 dropped, contiguous ones merged; more than 4 left are gathered element
         by element, code growing with the size)."""
-        dims = _merged(shape, strides)
+        dims = _core.nd_merged(shape, strides)
         if offset == 0 and dims == [(self.size, 1)]:
             return array._of(self._cp_node, shape, self.dtype)  # the same elements: no copy
         if len(dims) <= 4:
             node = _core.array_strided(self._cp_node, offset, [n for n, _ in dims], [st for _, st in dims])
             return array._of(node, shape, self.dtype)
-        import itertools
-
-        flat = [offset + sum(c * st for c, st in zip(combo, strides, strict=True))
-                for combo in itertools.product(*(range(d) for d in shape))]
+        flat = _core.nd_view_indices(offset, shape, strides)
         elements = [_core.array_element(self._cp_node, k) for k in flat]
         return array._of(_core.array_pack(self._cp_node.dtype, elements), shape, self.dtype)
 
@@ -444,15 +373,14 @@ class array(Generic[TNum]):
         """This array repeated to a broadcast shape (gathered; code grows with the size)."""
         if shape == self.shape:
             return self
-        return self._gather(shape, broadcast_strides(self.shape, shape))
+        return self._gather(shape, _core.nd_broadcast_strides(self.shape, shape, "an array"))
 
     def transpose(self, *axes: Any) -> array[TNum]:
         """The axes permuted (reversed if none are given), as NumPy; a gathered copy."""
-        order = permutation(axes, self.ndim, f"an array of shape {self.shape}")
-        if list(order) == list(range(self.ndim)):
+        order = _core.nd_permutation(axes, self.ndim, f"an array of shape {self.shape}")
+        if order == list(range(self.ndim)):
             return self
-        strides = strides_of(self.shape)
-        return self._gather(tuple(self.shape[a] for a in order), [strides[a] for a in order])
+        return self._gather(*_core.nd_transposed(self.shape, order))
 
     @property
     def T(self) -> array[TNum]:
@@ -462,14 +390,12 @@ class array(Generic[TNum]):
     def broadcast_to(self, shape: Sequence[int]) -> array[TNum]:
         """This array repeated to ``shape`` by NumPy's broadcasting rules; a gathered copy."""
         target = tuple(shape)
-        if len(target) < self.ndim or broadcast_shape(self.shape, target, "broadcast") != target:
-            raise ValueError(f"cannot broadcast an array of shape {self.shape} to shape {target}")
-        return self._expand(target)
+        return self._gather(target, _core.nd_broadcast_strides(self.shape, target, "an array"))
 
     def _binary(self, op: BinaryOp, other: Any, reflected: bool = False) -> Any:
         if isinstance(other, array):
             if other.shape != self.shape:
-                shape = broadcast_shape(self.shape, other.shape, op)
+                shape = _core.nd_broadcast(self.shape, other.shape, op)
                 return self._expand(shape)._binary(op, other._expand(shape), reflected)
             b: Any = other._cp_node
         else:
@@ -562,7 +488,7 @@ class array(Generic[TNum]):
     # --- reductions --------------------------------------------------------------------
 
     def _axes(self, axis: Any) -> tuple[int, ...] | None:
-        return normalize_axes(axis, self.ndim, f"an array of shape {self.shape}")
+        return _core.nd_axes(axis, self.ndim, f"an array of shape {self.shape}")
 
     def _rows(self, axes: tuple[int, ...]) -> tuple[array[Any], int, int, tuple[int, ...], tuple[int, ...]]:
         """This array as a (rows, n) array whose rows hold the terms of each result
@@ -570,7 +496,7 @@ class array(Generic[TNum]):
         the reduced axes are not already last); also the result's shape without and with
         the reduced axes kept as 1."""
         kept = [d for d in range(self.ndim) if d not in axes]
-        n = prod(self.shape[d] for d in axes)
+        n = math.prod(self.shape[d] for d in axes)
         src: array[Any] = self if kept == list(range(len(kept))) else self.transpose(kept + list(axes))
         plain = tuple(self.shape[d] for d in kept)
         keep = tuple(1 if d in axes else self.shape[d] for d in range(self.ndim))
@@ -602,7 +528,7 @@ class array(Generic[TNum]):
     def _sum_axis(self, axis: int, keepdims: bool) -> array[Any]:
         kept = self.shape[:axis] + ((1,) if keepdims else ()) + self.shape[axis + 1:]
         n = self.shape[axis]
-        before = prod(self.shape[:axis])
+        before = math.prod(self.shape[:axis])
         after = self.size // (before * n)
         src: array[Any] = self
         if before > 1 and after > 1:  # a middle axis: move it last first
@@ -621,7 +547,7 @@ class array(Generic[TNum]):
 
     def _count(self, axis: Any) -> int:
         axes = self._axes(axis)
-        return self.size if axes is None else prod(self.shape[d] for d in axes)
+        return self.size if axes is None else math.prod(self.shape[d] for d in axes)
 
     def _extreme(self, which: str, axis: Any, keepdims: bool) -> Any:
         axes = self._axes(axis)
@@ -667,7 +593,7 @@ class array(Generic[TNum]):
 
     def tolist(self) -> list[Any]:
         """The elements (values aliasing the array: no code) as nested lists of the shape."""
-        nested: list[Any] = nest(_core.array_elements(self._cp_node), self.shape)
+        nested: list[Any] = _core.nd_nest(_core.array_elements(self._cp_node), self.shape)
         return nested
 
     def get_scalar(self, *key: int) -> value[TNum]:
@@ -749,6 +675,12 @@ class array(Generic[TNum]):
 
     matmul = __matmul__
 
+    def __rmatmul__(self, other: Any) -> Any:
+        """``data @ array`` for nested sequences or NumPy data (an array of numbers first)."""
+        if isinstance(other, array) or scalar_or_none(other) is not None:
+            return NotImplemented
+        return array(other) @ self
+
     # --- the container protocol --------------------------------------------------------
 
     def __copapy__(self) -> Container:
@@ -828,7 +760,7 @@ def iif(cond: array[Any], a: Any, b: Any) -> array[Any]:
     shape = cond.shape
     for x in (a, b):
         if isinstance(x, array) and x.shape != shape:
-            shape = broadcast_shape(shape, x.shape, "select between")
+            shape = _core.nd_broadcast(shape, x.shape, "select between")
     cond = cond._expand(shape)
     ops = []
     for x in (a, b):

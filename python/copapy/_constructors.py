@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from math import prod
 from typing import Any, TypeAlias, overload
 
+from . import _core
 from . import _elements as A
+from ._core import nd_check_shape as check_shape
+from ._core import nd_dim as _dim
+from ._core import nd_plain_int as plain_int
 from ._core import value
-from ._shapes import check_shape, plain_int, prod
-from ._shapes import dim as _dim
 from ._tensors import _ten, tensor
 from ._vectors import vector
 
@@ -172,24 +175,7 @@ def concat(tensors: Any, *more: Any, axis: int = 0) -> Any:
                     out.append(s)
         return vector(out) if axis == 0 else _bad_axis(axis, (len(out),))
     pieces = [p if isinstance(p, A.ArrayBase) else tensor(p) for p in arrays]
-    nd = pieces[0].ndim
-    if nd == 0:
-        raise ValueError("concat: 0-d tensors cannot be joined; use vectors or 1-D tensors")
-    ax = axis + nd if axis < 0 else axis
-    if not 0 <= ax < nd:
-        _bad_axis(axis, pieces[0].shape)
-    base = pieces[0].shape
-    for p in pieces[1:]:
-        if p.ndim != nd or p.shape[:ax] != base[:ax] or p.shape[ax + 1:] != base[ax + 1:]:
-            raise ValueError(f"cannot concatenate tensors of shapes {base} and {p.shape} along axis {ax}")
-    outer = prod(base[:ax])
-    vals: list[Any] = []
-    chunks = [(p.values, prod(p.shape[ax:])) for p in pieces]
-    for o in range(outer):
-        for pv, n in chunks:
-            vals.extend(pv[o * n:(o + 1) * n])
-    shape = base[:ax] + (sum(p.shape[ax] for p in pieces),) + base[ax + 1:]
-    return _ten(tuple(vals), shape)
+    return _ten(*_core.nd_concat([(p.values, p.shape) for p in pieces], axis))
 
 
 def _bad_axis(axis: int, shape: tuple[int, ...]) -> Any:

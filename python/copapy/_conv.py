@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 from . import _core, _packing
 from ._array import array
-from ._shapes import plain_int
+from ._core import nd_plain_int as plain_int
 from ._tensors import _packed_ten, tensor
 from ._vectors import vector
 

@@ -1,7 +1,8 @@
 """Elements of ``cp.tensor``, ``cp.vector`` and ``cp.quaternion``: element checks, dtype
-promotion, scalar casts, the summation order, and ``ArrayBase``, the flat row-major
-``values`` tuple with a ``shape`` that they share (with the container protocol
-``__copapy__``, see ``_protocol``). Shapes and axes are ``_shapes``'.
+promotion, scalar casts, and ``ArrayBase``, the flat row-major ``values`` tuple with a
+``shape`` that they share (with the container protocol ``__copapy__``, see ``_protocol``).
+Shapes, axes, indexing and the summation order are the Rust n-d core's
+(``crates/copapy-python/src/ndcore/``: ``_core.nd_*``).
 
 Containers hold a flat, row-major ``tuple`` of elements, each a ``cp.value`` or a plain
 Python number. Plain numbers are constants: arithmetic between two of them is ordinary
@@ -19,10 +20,7 @@ Copapy does) and that constant is added once, last, to the traced terms' sum.
 from __future__ import annotations
 
 import math
-import operator
 import warnings
-from collections.abc import Callable, Iterable, Sequence
-from itertools import repeat
 from typing import Any, Generic, TypeVar
 
 from . import _core
@@ -32,30 +30,15 @@ TNum = TypeVar("TNum", int, float)
 """Element type of a vector or tensor: ``int`` (int32 or bool values) or ``float``."""
 
 _V = value
-_add = operator.add
-_mul = operator.mul
 _SCALAR_TYPES = (value, int, float)
 
 def type_name(x: object) -> str:
     return type(x).__name__
 
 
-def scalar_or_none(x: Any) -> Any:
-    """``x`` as an element (value or Python number), or None if it is not a scalar.
-    NumPy scalars and 0-d arrays become Python numbers."""
-    if isinstance(x, _SCALAR_TYPES):
-        return x
-    if getattr(x, "shape", None) == () and hasattr(x, "item"):
-        _core.check_dtype(x)  # a datetime64's item() would be a day count
-        try:
-            item = x.item()
-        except (TypeError, ValueError):
-            return None
-        if isinstance(item, _SCALAR_TYPES):
-            return item
-        if x.dtype.kind == "f":  # a longdouble stays one: its float64 rounding, as NumPy's float()
-            return float(item)
-    return None
+scalar_or_none = _core.nd_scalar
+"""``x`` as an element (value or Python number), or None if it is not a scalar; NumPy
+scalars and 0-d arrays become Python numbers."""
 
 
 def plain(x: Any) -> Any:
@@ -67,122 +50,20 @@ def plain(x: Any) -> Any:
     return x if s is None else s
 
 
-def check_elements(vals: tuple[Any, ...], what: str) -> tuple[Any, ...]:
-    """Every element must be a value or a Python number (NumPy scalars are converted)."""
-    for x in vals:
-        if not isinstance(x, _SCALAR_TYPES):
-            break
-    else:
-        return vals
-    out = []
-    for i, x in enumerate(vals):
-        s = scalar_or_none(x)
-        if s is None:
-            raise TypeError(
-                f"{what} elements must be copapy values or numbers; element {i} is a {type_name(x)}"
-            )
-        out.append(s)
-    return tuple(out)
+check_elements = _core.nd_check_leaves
+"""Every element must be a value or a Python number (NumPy scalars are converted)."""
 
+sum_elements = _core.nd_sum
+"""Sum of values and numbers in the documented order (see the module docstring)."""
 
-# --- summation in the documented order ------------------------------------------------------
-
-
-def tree_fold(terms: Sequence[Any], fold: Callable[[Any, Any], Any] = _add) -> Any:
-    """``fold`` (a sum by default; ``min``/``max`` too) over a non-empty sequence in the
-    documented order (module docstring): eight interleaved partials, combined pairwise."""
-    parts = list(terms[:8])
-    for k in range(8, len(terms)):
-        parts[k & 7] = fold(parts[k & 7], terms[k])
-    for half in (4, 2, 1):
-        for lane in range(half):
-            if lane + half < len(parts):
-                parts[lane] = fold(parts[lane], parts[lane + half])
-        del parts[half:]
-    return parts[0]
-
-
-def tree_sum(terms: Sequence[Any]) -> Any:
-    """Sum of a non-empty sequence in the documented order."""
-    return tree_fold(terms)
-
-
-def _combine(traced: list[Any], consts: list[Any]) -> Any:
-    """Tree sum of the traced terms plus the Python sum of the constant terms."""
-    if not consts:
-        return tree_sum(traced) if traced else 0
-    c = sum(consts)
-    if not traced:
-        return c
-    s = tree_sum(traced)
-    if c == 0 and (type(c) is not float or s.dtype == "float"):
-        return s  # x + 0 is x (the optimiser would remove it anyway)
-    return s + c
-
-
-def sum_elements(xs: Sequence[Any]) -> Any:
-    """Sum of values and numbers in the documented order (see the module docstring)."""
-    traced = [x for x in xs if type(x) is _V]
-    if len(traced) == len(xs):
-        return tree_sum(traced) if traced else 0
-    return _combine(traced, [x for x in xs if type(x) is not _V])
+dot_elements = _core.nd_dot
+"""Sum of the products ``a[i] * b[i]`` in the documented order; a constant factor 0 drops its
+term and a constant 1 is skipped, so sparse constant matrices cost their non-zero entries."""
 
 
 def warn_empty_mean() -> None:
     """NumPy's warning for the mean of no terms (whose result is NaN)."""
     warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)
-
-
-def all_traced(xs: Iterable[Any]) -> bool:
-    for x in xs:
-        if type(x) is not _V:
-            return False
-    return True
-
-
-def dot_elements(a: Sequence[Any], b: Sequence[Any], fast: bool | None = None) -> Any:
-    """Sum of the products ``a[i] * b[i]`` (same lengths), in the documented order. A constant factor 0
-    drops its term (x*0 -> 0, as the optimiser does) and a constant factor 1 keeps the other
-    factor (when that does not change its type), so sparse constant matrices cost only their
-    non-zero entries."""
-    if fast is None:
-        fast = all_traced(a) and all_traced(b)
-    if fast:
-        return tree_sum(list(map(_mul, a, b))) if a else 0
-    traced: list[Any] = []
-    consts: list[Any] = []
-    for x, y in zip(a, b, strict=False):
-        if type(x) is _V:
-            if type(y) is _V:
-                traced.append(x * y)
-                continue
-            x, y = y, x
-        elif type(y) is not _V:
-            consts.append(x * y)
-            continue
-        # x is a number, y a traced value
-        if x == 0:
-            consts.append(x * (0.0 if y.dtype == "float" else 0))
-        elif x == 1 and (type(x) is not float or y.dtype == "float"):
-            traced.append(y if y.dtype != "bool" else y * 1)
-        else:
-            traced.append(y * x)
-    return _combine(traced, consts)
-
-
-# --- elementwise helpers ------------------------------------------------------------------
-
-
-def map2(op: Callable[[Any, Any], Any], a: Sequence[Any], b: Sequence[Any]) -> tuple[Any, ...]:
-    return tuple(map(op, a, b))
-
-
-def map_scalar(op: Callable[[Any, Any], Any], a: Sequence[Any], s: Any) -> tuple[Any, ...]:
-    return tuple(map(op, a, repeat(s)))
-
-
-def map_scalar_r(op: Callable[[Any, Any], Any], s: Any, a: Sequence[Any]) -> tuple[Any, ...]:
-    return tuple(map(op, repeat(s), a))
 
 
 def number_to_byte(x: float) -> int:
@@ -207,35 +88,8 @@ def cast_scalar(x: Any, dtype: str) -> Any:
     return {"float": float, "int": int, "bool": bool}[dtype](x)
 
 
-def element_dtype(vals: Iterable[Any]) -> str:
-    """The promoted type of numbers and values: float over int over bool."""
-    kinds = set()
-    for x in vals:
-        kinds.add(x.dtype if type(x) is _V else "bool" if isinstance(x, bool) else
-                  "int" if isinstance(x, int) else "float")
-    if "float" in kinds or not kinds:
-        return "float"
-    return "int" if "int" in kinds else "bool"
-
-
-def _reduce_truth(vals: Sequence[Any], all_: bool) -> Any:
-    """``all``/``any`` of elements: constants are settled in Python, traced elements
-    become ``x != 0`` combined pairwise with ``&`` (all) or ``|`` (any)."""
-    traced = []
-    for x in vals:
-        if type(x) is _V:
-            traced.append(x != 0)
-        elif bool(x) != all_:
-            return not all_  # a zero decides all(), a non-zero any()
-    if not traced:
-        return all_
-    combine = operator.and_ if all_ else operator.or_
-    while len(traced) > 1:
-        nxt = list(map(combine, traced[0::2], traced[1::2]))
-        if len(traced) & 1:
-            nxt.append(traced[-1])
-        traced = nxt
-    return traced[0]
+element_dtype = _core.nd_dtype
+"""The promoted type of numbers and values: float over int over bool."""
 
 
 class ArrayBase(Generic[TNum]):
@@ -294,12 +148,12 @@ class ArrayBase(Generic[TNum]):
     def all(self) -> Any:
         """Whether every element is non-zero: a bool, or a traced bool value when elements
         are traced (constant elements decide or drop out while tracing)."""
-        return _reduce_truth(self.values, all_=True)
+        return _core.nd_truth(self.values, True)
 
     def any(self) -> Any:
         """Whether any element is non-zero: a bool, or a traced bool value when elements
         are traced (constant elements decide or drop out while tracing)."""
-        return _reduce_truth(self.values, all_=False)
+        return _core.nd_truth(self.values, False)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         import numpy as np

@@ -27,57 +27,22 @@ from ._core import ArrayNode, value
 from ._elements import element_dtype
 from ._optable import BINARY_OPERATORS
 
-PACK_THRESHOLD = 64
+PACK_THRESHOLD: int = _core.PACK_THRESHOLD
 """The default ``pack_threshold``: vectors and tensors with more traced elements than this
 compute through array stencils."""
 
 
-def threshold(con: Any) -> int | None:
-    """How many traced elements ``con`` may have before it packs: its class's
-    ``pack_threshold`` (Copapy's class attribute; None never packs), 0 for ``packed=True``,
-    None for ``packed=False``."""
-    packed = getattr(con, "_packed", None)
-    if packed is not None:
-        return 0 if packed else None
-    limit: int | None = getattr(type(con), "pack_threshold", PACK_THRESHOLD)
-    return limit
-
-
-def wants(con: Any, n: int | None = None) -> bool:
-    """Whether an operation on ``con`` (``n`` elements, default all) should try the array
-    path: it already is an array's elements, or it has more elements than its threshold."""
-    if getattr(con, "_arr", None) is not None:
-        return True
-    limit = threshold(con)
-    return limit is not None and (len(con.values) if n is None else n) > limit
-
-
-def _gathered(con: Any, limit: int | None) -> ArrayNode | None:
-    """The array holding ``con``'s elements (kept on ``con`` once gathered) if they are
-    more than ``limit`` traced values of one dtype (not bool), else None."""
-    node: ArrayNode | None = getattr(con, "_arr", None)
-    if node is not None:
-        return node
-    values = con.values
-    if limit is None or len(values) <= limit or type(values[0]) is not value:
-        return None
-    d = values[0].dtype
-    if d == "bool" or any(type(x) is not value or x.dtype != d for x in values):
-        return None
-    node = _core.array_of_elements(list(values)) or _core.array_pack(d, list(values))
-    con._arr = node
-    return node
-
-
-def array_of(con: Any) -> ArrayNode | None:
-    """The array holding the container's elements, or None if they do not pack (by its
-    threshold)."""
-    return _gathered(con, threshold(con))
+# the packing switch is the n-d core's (``ndcore/``): the threshold of a container (its
+# ``packed=`` flag, else its class's ``pack_threshold``), whether an operation should try
+# the array path, and the array of its elements (gathered once, kept on ``con._arr``)
+threshold = _core.nd_pack_threshold
+wants = _core.nd_wants_pack
+array_of = _core.nd_pack
 
 
 def force_array(con: Any) -> ArrayNode | None:
     """Like ``array_of`` at any length (for the smaller operand of a packed product)."""
-    return _gathered(con, 0 if con.values else None)
+    return _core.nd_pack(con, True)
 
 
 def matmul(a: Any, b: Any, m: int, k: int, p: int) -> ArrayNode | None:

@@ -21,13 +21,13 @@ arguments, with the Rust core once at import (``_core.register_containers``).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
 from . import _core
 from ._core import Container
-from ._elements import scalar_or_none, type_name
-from ._shapes import prod
+from ._elements import type_name
 
 
 def describe(x: Any) -> Container | None:
@@ -51,40 +51,19 @@ _NOT_SEQUENCES = (str, bytes, dict, set, frozenset)
 def flatten_data(data: Any, shape: tuple[int, ...], what: str) -> list[Any]:
     """Numbers of ``data`` (nested lists/tuples, a NumPy array, a vector or tensor of
     numbers) in row-major order, checked against ``shape``."""
-    c = describe(data)
-    if c is not None and c.kind != "array":
-        dshape = c.shape
-        flat = list(c.leaves or ())
-    elif hasattr(data, "tolist") and hasattr(data, "shape"):  # NumPy array
+    is_data = describe(data) is not None or hasattr(data, "shape") or isinstance(data, Iterable)
+    if isinstance(data, _NOT_SEQUENCES) or not is_data:
+        raise TypeError(f"writing to {what} of shape {shape} needs a list or array of numbers, "
+                        f"got a {type_name(data)}")
+    if hasattr(data, "tolist") and hasattr(data, "shape"):  # NumPy data: its numbers as they are
         _core.check_dtype(data)  # before tolist(): complex, datetime, text, objects
         dshape = tuple(data.shape)
         flat = list(data.reshape(-1).tolist()) if dshape else [data.item()]
-    elif isinstance(data, _NOT_SEQUENCES) or not isinstance(data, Iterable):
-        raise TypeError(f"writing to {what} of shape {shape} needs a list or array of numbers, "
-                        f"got a {type_name(data)}")
     else:
-        flat = []
-        dshape = _nested_shape(data, flat)
+        flat, dshape = _core.nd_flatten(data, "data")
     if dshape != shape:
         raise ValueError(
             f"cannot write data of shape {dshape} to {what} of shape {shape}: "
-            f"it takes {prod(shape)} numbers in that shape"
+            f"it takes {math.prod(shape)} numbers in that shape"
         )
     return flat
-
-
-def _nested_shape(data: Any, out: list[Any]) -> tuple[int, ...]:
-    if isinstance(data, (int, float)):
-        out.append(data)
-        return ()
-    s = scalar_or_none(data)
-    if s is not None:
-        out.append(s)
-        return ()
-    if isinstance(data, _NOT_SEQUENCES) or not isinstance(data, Iterable):
-        raise TypeError(f"expected numbers or lists of numbers, got a {type_name(data)}")
-    items = list(data)
-    subs = [_nested_shape(x, out) for x in items]
-    if any(s != subs[0] for s in subs[1:]):
-        raise ValueError("the data is ragged: its rows have different shapes")
-    return (len(items),) + (subs[0] if subs else ())

@@ -3,8 +3,9 @@
 ``cp.vector`` (``_vectors``) is a 1-D tensor with its geometric methods; every method here
 (reductions over axes, ``min``/``max``, ``sort``, ``reshape``, ``T``, ``astype``, …) works on
 both, with the same names and semantics as ``cp.array``'s, so code never depends on which
-storage a value got. Shapes, axes and broadcasting are ``_shapes``'; elements and the
-summation order ``_elements``'; the array-stencil path for large containers ``_packing``'.
+storage a value got. Shapes, axes, broadcasting, indexing, nested data and the summation
+order are the Rust n-d core's (``_core.nd_*``, ``crates/copapy-python/src/ndcore/``);
+elements ``_elements``'; the array-stencil path for large containers ``_packing``'.
 The constructors (``zeros ones arange eye identity diagonal concat``) are ``_constructors``'."""
 
 from __future__ import annotations
@@ -17,21 +18,9 @@ from typing import Any, ClassVar, SupportsIndex, TypeAlias, TypeVar, cast, overl
 from . import _core, _packing
 from . import _elements as A
 from ._array import array
+from ._core import nd_gather as _gather
 from ._core import value
 from ._elements import TNum
-from ._shapes import (
-    broadcast_indices,
-    broadcast_shape,
-    gather_indices,
-    nest,
-    normalize_axes,
-    permutation,
-    prod,
-    reduction_order,
-    reshape_dims,
-    shape_error,
-    strides_of,
-)
 
 U = TypeVar("U", int, float)
 
@@ -64,6 +53,15 @@ def _packed_ten(node: Any, shape: tuple[int, ...], cls: type[tensor[Any]] | None
     return t
 
 
+def _elementwise(op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Callable[..., Any]:
+    """The method of a binary operator without narrower typing: ``tensor._binop`` with ``op``."""
+
+    def method(self: tensor[Any], other: Any) -> Any:
+        return self._binop(other, op, name, rev)
+
+    return method
+
+
 def _nan_fold(a: Any, b: Any, which: str) -> Any:
     """NumPy's ``minimum``/``maximum`` of two elements: traced ones by one stencil, numbers
     in Python (a NaN wins, as in NumPy)."""
@@ -76,46 +74,6 @@ def _nan_fold(a: Any, b: Any, which: str) -> Any:
 
 def _nan_last(x: Any) -> tuple[bool, Any]:
     return (x != x, 0 if x != x else x)
-
-
-def _flatten(x: Any, out: list[Any]) -> tuple[int, ...]:
-    """Appends the elements of a (nested) source to ``out`` and returns its shape."""
-    if isinstance(x, _SCALARS):
-        out.append(x)
-        return ()
-    if isinstance(x, A.ArrayBase):
-        out.extend(x.values)
-        return x.shape
-    s = A.scalar_or_none(x)
-    if s is not None:
-        out.append(s)
-        return ()
-    if hasattr(x, "tolist") and hasattr(x, "shape"):  # NumPy array
-        _core.check_dtype(x)
-        x = x.tolist()
-    if isinstance(x, (str, bytes)) or not isinstance(x, Iterable):
-        raise TypeError(f"tensor elements must be copapy values or numbers, not {A.type_name(x)}")
-    items = list(x)
-    if all(isinstance(i, _SCALARS) for i in items):
-        out.extend(items)
-        return (len(items),)
-    subs = [_flatten(i, out) for i in items]
-    for s2 in subs[1:]:
-        if s2 != subs[0]:
-            raise ValueError(f"ragged nested sequence: its rows have shapes {subs[0]} and {s2}")
-    return (len(items),) + (subs[0] if subs else ())
-
-
-def _as_index(k: Any, n: int, axis: int) -> int:
-    try:
-        i = _op.index(k)
-    except TypeError:
-        raise TypeError(
-            f"tensor indices must be integers, slices or tuples of them, not {A.type_name(k)}"
-        ) from None
-    if not -n <= i < n:
-        raise IndexError(f"index {i} is out of range for axis {axis} of size {n}")
-    return i % n if i < 0 else i
 
 
 class tensor(A.ArrayBase[TNum]):
@@ -156,15 +114,12 @@ class tensor(A.ArrayBase[TNum]):
         self._packed = packed
         if isinstance(values, A.ArrayBase):
             flat, vshape = values.values, values.shape
-        elif isinstance(values, _SCALARS):
-            flat, vshape = (values,), ()
         else:
-            out: list[Any] = []
-            vshape = _flatten(values, out)
-            flat = tuple(out)
+            leaves, vshape = _core.nd_flatten(values, "tensor")
+            flat = tuple(leaves)
         if shape is not None:
             new_shape = tuple(_op.index(d) for d in shape)
-            if any(d < 0 for d in new_shape) or prod(new_shape) != len(flat):
+            if any(d < 0 for d in new_shape) or math.prod(new_shape) != len(flat):
                 raise ValueError(f"cannot make a tensor of shape {new_shape} from {len(flat)} elements")
             vshape = new_shape
         self.values = flat
@@ -206,9 +161,7 @@ class tensor(A.ArrayBase[TNum]):
 
     def tolist(self) -> Any:
         """The elements as nested lists (the element itself for a 0-d tensor)."""
-        if not self.shape:
-            return self.values[0]
-        return nest(self.values, self.shape)
+        return _core.nd_nest(list(self.values), self.shape)
 
     # --- indexing -------------------------------------------------------------------------
 
@@ -218,47 +171,24 @@ class tensor(A.ArrayBase[TNum]):
             raise IndexError(
                 f"get_scalar needs {len(self.shape)} indices for shape {self.shape}, got {len(key)}"
             )
-        flat = 0
-        for axis, (k, n) in enumerate(zip(key, self.shape, strict=False)):
-            flat = flat * n + _as_index(k, n, axis)
-        return self.values[flat]
+        return self.values[_core.nd_view(key, self.shape, "tensor")[0]]
 
     def __getitem__(self, key: SupportsIndex | slice | tuple[SupportsIndex | slice, ...]) -> tensor[TNum]:
         shape = self.shape
         if not shape:
             raise TypeError("a 0-d tensor cannot be indexed")
-        if isinstance(key, int):
-            i = _as_index(key, shape[0], 0)
-            sub = shape[1:]
-            n = prod(sub)
-            return _ten(self.values[i * n:(i + 1) * n], sub)
         keys = key if isinstance(key, tuple) else (key,)
-        if len(keys) > len(shape):
-            raise IndexError(f"too many indices ({len(keys)}) for a tensor of shape {shape}")
         if any(isinstance(k, value) for k in keys):
             # runtime indices: wrapped once if negative, then clamped (a lookup table)
             return _packed_ten(*_packing.runtime_subscript(self, keys))
-        dims: list[Sequence[int]] = []
-        new_shape: list[int] = []
-        for axis, k in enumerate(keys):
-            n = shape[axis]
-            if isinstance(k, slice):
-                r = range(*k.indices(n))
-                dims.append(r)
-                new_shape.append(len(r))
-            else:
-                dims.append((_as_index(k, n, axis),))
-        for axis in range(len(keys), len(shape)):
-            dims.append(range(shape[axis]))
-            new_shape.append(shape[axis])
-        vals = self.values
-        return _ten(tuple([vals[i] for i in gather_indices(dims, strides_of(shape))]), tuple(new_shape))
+        offset, sub, strides = _core.nd_view(key, shape, "tensor")
+        return _ten(_gather(self.values, offset, sub, strides), sub)
 
     def __iter__(self) -> Iterator[tensor[TNum]]:
         if not self.shape:
             raise TypeError("iteration over a 0-d tensor")
         sub = self.shape[1:]
-        n = prod(sub)
+        n = math.prod(sub)
         vals = self.values
         for i in range(self.shape[0]):
             yield _ten(vals[i * n:(i + 1) * n], sub)
@@ -278,8 +208,8 @@ class tensor(A.ArrayBase[TNum]):
         make = _ten if kind is tensor else self._like
         if isinstance(other, _SCALARS):
             if rev:
-                return make(A.map_scalar_r(op, other, self.values), self.shape)
-            return make(A.map_scalar(op, self.values, other), self.shape)
+                return make(tuple([op(other, x) for x in self.values]), self.shape)
+            return make(tuple([op(x, other) for x in self.values]), self.shape)
         if not isinstance(other, tensor):
             if isinstance(other, A.ArrayBase):
                 return NotImplemented  # a quaternion: its own reflected method decides
@@ -294,16 +224,14 @@ class tensor(A.ArrayBase[TNum]):
         shape = sa
         if sa != sb:
             what = "vectors" if kind is not tensor else "tensors"
-            shape = broadcast_shape(sb, sa, name, what) if rev else broadcast_shape(sa, sb, name, what)
+            shape = _core.nd_broadcast(sb, sa, name, what) if rev else _core.nd_broadcast(sa, sb, name, what)
             if sa != shape:
-                a = tuple([a[i] for i in broadcast_indices(sa, shape)])
+                a = _gather(a, 0, shape, _core.nd_broadcast_strides(sa, shape, what))
             if sb != shape:
-                b = tuple([b[i] for i in broadcast_indices(sb, shape)])
+                b = _gather(b, 0, shape, _core.nd_broadcast_strides(sb, shape, what))
         if len(shape) != 1:
             make = _ten
-        if rev:
-            return make(A.map2(op, b, a), shape)
-        return make(A.map2(op, a, b), shape)
+        return make(tuple(map(op, b, a) if rev else map(op, a, b)), shape)
 
     @overload
     def __add__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
@@ -424,6 +352,13 @@ class tensor(A.ArrayBase[TNum]):
 
     __hash__ = None  # type: ignore[assignment]
 
+    # bitwise operators of int and bool elements, as ``cp.array``'s
+    __and__, __rand__ = _elementwise(_op.and_, "and"), _elementwise(_op.and_, "and", True)
+    __or__, __ror__ = _elementwise(_op.or_, "or"), _elementwise(_op.or_, "or", True)
+    __xor__, __rxor__ = _elementwise(_op.xor, "xor"), _elementwise(_op.xor, "xor", True)
+    __lshift__, __rlshift__ = _elementwise(_op.lshift, "lshift"), _elementwise(_op.lshift, "lshift", True)
+    __rshift__, __rrshift__ = _elementwise(_op.rshift, "rshift"), _elementwise(_op.rshift, "rshift", True)
+
     def map(self, func: Callable[[Any], value[U] | U]) -> tensor[U]:
         """A tensor of the same shape holding ``func(x)`` for each element ``x``."""
         return self._like(tuple(map(func, self.values)), self.shape)
@@ -440,7 +375,7 @@ class tensor(A.ArrayBase[TNum]):
     def reshape(self, *new_shape: int | Sequence[int]) -> tensor[TNum]:
         """The same elements with a new shape; one dimension may be negative (inferred), as
         in NumPy."""
-        dims = reshape_dims(new_shape, len(self.values), f"a tensor of shape {self.shape}")
+        dims = _core.nd_reshape(new_shape, len(self.values), f"a tensor of shape {self.shape}")
         return _ten(self.values, dims)
 
     def flatten(self) -> tensor[TNum]:
@@ -451,13 +386,11 @@ class tensor(A.ArrayBase[TNum]):
 
     def transpose(self, *axes: int | Sequence[int]) -> tensor[TNum]:
         """The axes permuted (reversed if none are given)."""
-        perm = permutation(axes, len(self.shape), f"a tensor of shape {self.shape}")
-        if perm == tuple(range(len(self.shape))):
+        perm = _core.nd_permutation(axes, len(self.shape), f"a tensor of shape {self.shape}")
+        if perm == list(range(len(self.shape))):
             return self
-        st = strides_of(self.shape)
-        idx = gather_indices([range(self.shape[a]) for a in perm], [st[a] for a in perm])
-        vals = self.values
-        return _ten(tuple([vals[i] for i in idx]), tuple(self.shape[a] for a in perm))
+        shape, strides = _core.nd_transposed(self.shape, perm)
+        return _ten(_gather(self.values, 0, shape, strides), shape)
 
     @property
     def T(self) -> tensor[TNum]:
@@ -467,10 +400,8 @@ class tensor(A.ArrayBase[TNum]):
     def broadcast_to(self, shape: Sequence[int]) -> tensor[TNum]:
         """The elements repeated to ``shape`` by NumPy's broadcasting rules."""
         target = tuple(shape)
-        if len(target) < len(self.shape) or broadcast_shape(self.shape, target, "broadcast") != target:
-            raise ValueError(f"cannot broadcast a tensor of shape {self.shape} to shape {target}")
-        vals = self.values
-        return self._like(tuple([vals[i] for i in broadcast_indices(self.shape, target)]), target)
+        strides = _core.nd_broadcast_strides(self.shape, target, "a tensor")
+        return self._like(_gather(self.values, 0, target, strides), target)
 
     def astype(self, dtype: str) -> tensor[Any]:
         """The elements converted to ``dtype`` ('float', 'int', 'bool', 'byte'; the rules of
@@ -501,9 +432,9 @@ class tensor(A.ArrayBase[TNum]):
     def _reduce(self, axis: Any, keepdims: bool, whole: Callable[[Sequence[Any]], Any],
                 packed: Callable[[Any], Any] | None) -> Any:
         """A reduction of every element (``axis=None``) or over axes, in the documented
-        order (``_shapes.reduction_order``); one array stencil for a packed whole."""
+        order (``_core.nd_groups``); one array stencil for a packed whole."""
         shape = self.shape
-        axes = normalize_axes(axis, len(shape), f"a tensor of shape {shape}")
+        axes = _core.nd_axes(axis, len(shape), f"a tensor of shape {shape}")
         if axes is None or len(axes) == len(shape):
             s = packed(self) if packed is not None and _packing.wants(self) else None
             if s is None:
@@ -511,15 +442,10 @@ class tensor(A.ArrayBase[TNum]):
             return _ten((s,), (1,) * len(shape)) if keepdims else s
         if not axes:
             return self
-        idx, kept = reduction_order(shape, axes)
-        vals = self.values
-        gathered = [vals[i] for i in idx]
-        r = prod(shape[d] for d in axes)
-        nout = prod(shape[d] for d in kept)
-        out = tuple([whole(gathered[j * r:(j + 1) * r]) for j in range(nout)])
+        out = tuple([whole(terms) for terms in _core.nd_groups(self.values, shape, axes)])
         if keepdims:
-            return _ten(out, tuple(1 if d in axes else shape[d] for d in range(len(shape))))
-        return self._like(out, tuple(shape[d] for d in kept))
+            return _ten(out, tuple(1 if d in axes else n for d, n in enumerate(shape)))
+        return self._like(out, tuple(n for d, n in enumerate(shape) if d not in axes))
 
     @overload
     def sum(self: tensor[int], axis: None = None, keepdims: bool = False) -> int | value[int]: ...
@@ -537,7 +463,7 @@ class tensor(A.ArrayBase[TNum]):
             raise ValueError(f"zero-size tensor of shape {self.shape} has no {which}imum")
 
         def whole(xs: Sequence[Any]) -> Any:
-            return A.tree_fold(xs, lambda a, b: _nan_fold(a, b, which))
+            return _core.nd_tree_fold(xs, lambda a, b: _nan_fold(a, b, which))
 
         def packed(t: tensor[Any]) -> Any:
             node = _packing.array_of(t)
@@ -559,8 +485,8 @@ class tensor(A.ArrayBase[TNum]):
         """Mean of all elements, or along the given axis/axes: the sum divided by the count,
         in float (``float_terms``: int and bool values are converted to float32 first, so
         the mean never wraps). An empty mean is NaN, with NumPy's ``RuntimeWarning``."""
-        axes = normalize_axes(axis, len(self.shape), f"a tensor of shape {self.shape}")
-        n = len(self.values) if axes is None else prod(self.shape[a] for a in axes)
+        axes = _core.nd_axes(axis, len(self.shape), f"a tensor of shape {self.shape}")
+        n = len(self.values) if axes is None else math.prod(self.shape[a] for a in axes)
         total = float_terms(self).sum(axis, keepdims)
         if n == 0:
             A.warn_empty_mean()
@@ -609,7 +535,7 @@ class tensor(A.ArrayBase[TNum]):
         if len(flat) != len(self.values):
             raise ValueError(f"get_values needs {len(self.values)} elements for shape {self.shape}, "
                              f"got {len(flat)}")
-        return nest(flat, self.shape)
+        return _core.nd_nest(flat, self.shape)
 
     flatten_data = staticmethod(array.flatten_data)
 
@@ -654,7 +580,7 @@ def _matmul(a: Any, b: Any) -> Any:
         raise NotImplementedError(f"matmul of tensors with more than 2 dimensions (shapes {sa} and {sb})")
     k = sa[-1]
     if sb[0] != k:
-        raise shape_error("matmul", "tensors", sa, sb)
+        raise _core.nd_shape_error("matmul", "tensors", sa, sb)
     av, bv = a.values, b.values
     if len(sa) == 1 and len(sb) == 1:
         return A.dot_elements(av, bv)
@@ -667,11 +593,8 @@ def _matmul(a: Any, b: Any) -> Any:
     rows = [av[i * k:(i + 1) * k] for i in range(sa[0])] if len(sa) == 2 else [av]
     n = sb[1] if len(sb) == 2 else 1
     cols = [bv[j::n] for j in range(n)] if len(sb) == 2 else [bv]
-    rfast = [A.all_traced(r) for r in rows]
-    cfast = [A.all_traced(c) for c in cols]
     dot = A.dot_elements
-    pairs_c = list(zip(cols, cfast, strict=True))
-    out = tuple([dot(r, c, rf and cf) for r, rf in zip(rows, rfast, strict=True) for c, cf in pairs_c])
+    out = tuple([dot(r, c) for r in rows for c in cols])
     if len(sa) == 2 and len(sb) == 2:
         return _ten(out, (sa[0], n))
     return _ten(out, (len(out),))

@@ -16,7 +16,6 @@ from . import _elements as A
 from ._core import value
 from ._elements import TNum
 from ._math import acos, cos, sin, sqrt
-from ._shapes import shape_error
 from ._tensors import _packed_ten, tensor
 
 U = TypeVar("U", int, float)
@@ -302,12 +301,12 @@ class vector(tensor[TNum]):
             ov = other.values
         elif isinstance(other, A.ArrayBase):
             if other.ndim != 1:
-                raise shape_error(op, "vectors", self.shape, other.shape)
+                raise _core.nd_shape_error(op, "vectors", self.shape, other.shape)
             ov = other.values
         else:
             ov = vector(other).values
         if len(ov) != len(self.values):
-            raise shape_error(op, "vectors", self.shape, (len(ov),))
+            raise _core.nd_shape_error(op, "vectors", self.shape, (len(ov),))
         return ov
 
     @overload
@@ -355,7 +354,7 @@ class vector(tensor[TNum]):
     def cross(self: vector[TNum], other: vector[Any]) -> vector[TNum]:
         """3-D cross product."""
         if len(self.values) != 3 or len(other.values) != 3:
-            raise shape_error("cross", "vectors", self.shape, tuple(other.shape))
+            raise _core.nd_shape_error("cross", "vectors", self.shape, tuple(other.shape))
         a1, a2, a3 = self.values
         b1, b2, b3 = other.values
         return _vec((a2 * b3 - a3 * b2, a3 * b1 - a1 * b3, a1 * b2 - a2 * b1))

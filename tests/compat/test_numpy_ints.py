@@ -6,7 +6,7 @@ slices, ``element``), as an axis, in shapes and sizes, in layer parameters, as d
 ``write_value`` and in the plain-number paths of ``relu``, ``iif``, ``filters`` and
 ``cp.grad``. Results are compared with NumPy on the same data (integer-valued float32 data,
 so sums are exact whatever the order), and the one test of "is an integer" is
-``copapy._shapes.plain_int``.
+``copapy._core.nd_plain_int`` (the Rust n-d core).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 ``cp.array``, and ``cp.vector`` for 1-D shapes) agrees with NumPy on the same operations
 for random shapes and axes: reductions over axes (``sum``, ``mean``, ``min``, ``max``,
 ``keepdims``), transposes, reshapes, broadcasting, ``sort``/``argsort`` and NumPy's axis
-errors. One shape module (``copapy/_shapes.py``) serves them all, so the API does not
+errors. One n-d core in Rust (``ndcore/``, ``_core.nd_*``) serves them all, so the API does not
 depend on which storage a value got (``@cp.jit`` hands small NumPy arguments over as
 vectors/tensors and large ones as ``cp.array``).
 
@@ -13,6 +13,7 @@ The reference is NumPy float32 on the same data.
 
 from __future__ import annotations
 
+import operator
 import os
 from typing import Any
 
@@ -178,3 +179,107 @@ def test_the_shared_methods_agree_with_numpy(kind: str, rows: list[list[float]])
     got_list = np.asarray([tg.read_value(e) for e in listed], F32).reshape(data.shape)
     np.testing.assert_array_equal(got_list, refs["list"])
     assert x.get_values(list(range(data.size))) == np.arange(data.size).reshape(data.shape).tolist()
+
+
+def _methods(cls: type) -> set[str]:
+    return {n for n in dir(cls) if not n.startswith("_") or n.startswith("__r") or n in (
+        "__and__", "__or__", "__xor__", "__lshift__", "__rshift__", "__matmul__", "__getitem__",
+        "__iter__", "__len__", "__bool__", "__copapy__")}
+
+
+def test_every_container_has_the_methods_of_the_others() -> None:
+    # code never depends on which storage a value got: cp.array, tensor and vector share
+    # every method (vector adds its geometric ones; tensor its elements and packing switch)
+    own = {"values", "pack_threshold", "cross", "magnitude", "norm", "normalize"}
+    kinds = (cp.array, cp.tensor, cp.vector)
+    for a in kinds:
+        for b in kinds:
+            assert _methods(a) - _methods(b) - own == set(), (a.__name__, b.__name__)
+
+
+@pytest.mark.parametrize("kind", ("tensor", "packed", "array", "vector"))
+@pytest.mark.parametrize("op", (operator.and_, operator.or_, operator.xor, operator.lshift, operator.rshift))
+def test_bitwise_operators_agree_with_numpy(kind: str, op: Any) -> None:
+    rng = np.random.default_rng(7)
+    shift = op in (operator.lshift, operator.rshift)
+    a = rng.integers(-1000, 1000, 70, dtype=np.int32)
+    b = rng.integers(0, 31, 70, dtype=np.int32) if shift else rng.integers(-1000, 1000, 70, dtype=np.int32)
+    x: Any
+    y: Any
+    if kind == "array":
+        x, y = cp.array(a), cp.array(b)
+    else:
+        def make(v: Any) -> Any:
+            vals = [cp.value(int(k)) for k in v]
+            return cp.vector(vals) if kind == "vector" else cp.tensor(vals, packed=kind == "packed")
+        x, y = make(a), make(b)
+    out = op(x, y)
+    tg = cp.Target()
+    tg.compile(out)
+    tg.run()
+    ref = op(a, b)
+    np.testing.assert_array_equal(np.asarray(tg.read_value(out), dtype=np.int32), ref)
+
+
+@st.composite
+def shape_and_index(draw: Any) -> tuple[tuple[int, ...], tuple[Any, ...]]:
+    """A shape and a static index of it: ints (negative too) and slices (any step)."""
+    shape = draw(shapes)
+    keys: list[Any] = []
+    for n in shape[:draw(st.integers(0, len(shape)))]:
+        if draw(st.booleans()):
+            keys.append(draw(st.integers(-n, n - 1)))
+        else:
+            bound = st.none() | st.integers(-n - 2, n + 2)
+            step = st.none() | st.sampled_from([-3, -2, -1, 1, 2, 3])
+            keys.append(slice(draw(bound), draw(bound), draw(step)))
+    return shape, tuple(keys)
+
+
+@pytest.mark.parametrize("kind", ("tensor", "array"))
+@_SETTINGS
+@given(case=shape_and_index(), seed=st.integers(0, 2**16))
+def test_static_indexing_agrees_with_numpy(kind: str, case: Any, seed: int) -> None:
+    # the n-d core turns an index into one strided view (offset, shape, strides) for both
+    # storage modes: a gather of leaves for a tensor, one strided copy for an array
+    shape, key = case
+    data = np.random.default_rng(seed).integers(-50, 50, shape).astype(F32)
+    ref = data[key]
+    x, _ = _make(kind, data)
+    if kind == "array" and (ref.size == 0 or ref.ndim == 0):
+        return  # an array has at least one element; its elements have their own tests
+    out = x[key]
+    if ref.size == 0:  # nothing to compute: the shape is the whole answer
+        assert out.shape == ref.shape, (shape, key)
+        return
+    tg = cp.Target()
+    tg.compile(out)
+    tg.run()
+    got = _read(tg, out)
+    assert got.shape == ref.shape, (shape, key)
+    np.testing.assert_array_equal(got, ref)
+
+
+@pytest.mark.parametrize("kind", ("tensor", "array"))
+@pytest.mark.parametrize("key, error", [((0, 0, 0), IndexError), ((3,), IndexError), ((-4,), IndexError),
+                                        ((1.0,), TypeError), ((True,), TypeError)])
+def test_bad_static_indices_raise_as_numpy(kind: str, key: tuple[Any, ...], error: type[Exception]) -> None:
+    x, _ = _make(kind, np.zeros((3, 2), dtype=F32))
+    with pytest.raises(error):
+        x[key]
+
+
+@_SETTINGS
+@given(shape=shapes, sizes=st.lists(st.integers(0, 3), min_size=1, max_size=3), data=st.data())
+def test_concat_of_tensors_agrees_with_numpy(shape: tuple[int, ...], sizes: list[int], data: Any) -> None:
+    # NumPy's shapes, also with empty pieces (a tensor from NumPy data keeps its shape)
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    ax = axis % len(shape)
+    rng = np.random.default_rng(len(sizes))
+    parts = [rng.integers(-50, 50, shape[:ax] + (n,) + shape[ax + 1:]).astype(F32) for n in sizes]
+    ref = np.concatenate(parts, axis=axis)
+    out = cp.concat([cp.tensor(p) for p in parts], axis)
+    assert out.shape == ref.shape
+    np.testing.assert_array_equal(np.asarray(out, dtype=F32).reshape(ref.shape), ref)
+    with pytest.raises(ValueError, match="out of bounds"):
+        cp.concat([cp.tensor(p) for p in parts], len(shape))

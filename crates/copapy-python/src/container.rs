@@ -37,6 +37,7 @@ use copapy_compiler::{array, ScalarType};
 
 use crate::array_ops::PyArrayNode;
 use crate::convert::{to_python, type_name};
+use crate::shape::show;
 use crate::walk;
 
 /// Element type of an array container as Python names it: storage is float, int or bool
@@ -136,21 +137,6 @@ impl PyContainer {
     }
 }
 
-/// `shape` as Python prints a tuple: `(3,)`, `(2, 3)`.
-fn python_shape(shape: &[usize]) -> String {
-    match shape {
-        [d] => format!("({d},)"),
-        _ => format!(
-            "({})",
-            shape
-                .iter()
-                .map(|d| d.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    }
-}
-
 /// `shape` as dimensions whose product is `count`; the default is one dimension.
 fn checked_shape(shape: Option<Vec<usize>>, count: usize, what: &str) -> PyResult<Vec<usize>> {
     let Some(shape) = shape else {
@@ -168,7 +154,7 @@ fn checked_shape(shape: Option<Vec<usize>>, count: usize, what: &str) -> PyResul
     if product != Some(count) {
         return Err(PyValueError::new_err(format!(
             "Container.{what}: shape {} does not match its {count} elements",
-            python_shape(&shape)
+            show(&shape)
         )));
     }
     Ok(shape)
@@ -321,7 +307,7 @@ impl PyContainer {
         format!(
             "Container(kind='{}', shape={})",
             self.kind(),
-            python_shape(&self.shape)
+            show(&self.shape)
         )
     }
 }

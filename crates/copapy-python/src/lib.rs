@@ -26,10 +26,12 @@ mod imports;
 mod jit;
 mod loops;
 mod names;
+mod ndcore;
 #[allow(unsafe_code)]
 mod numpy_buffer;
 mod prelinked;
 mod runner_cli;
+mod shape;
 mod snapshot;
 mod spec_cache;
 mod structural;
@@ -153,6 +155,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(array_ops::array_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(convert::check_dtype, m)?)?;
     m.add("ARRAY_MAX_LEN", copapy_compiler::array::MAX_LEN)?;
+    ndcore::register(m)?;
     m.add_class::<container::PyContainer>()?;
     m.add_function(wrap_pyfunction!(container::register_containers, m)?)?;
     m.add_function(wrap_pyfunction!(targets, m)?)?;

@@ -1,0 +1,57 @@
+//! The n-d core every Python container stands on (`tensor`, `vector`, `matrix`, `cp.array`,
+//! `quaternion`): NumPy's rules for shapes, axes, reshapes, transposes, broadcasts and
+//! static indices (with NumPy's errors), flat-to-nested and nested-to-flat data, and the
+//! documented summation order with Copapy's sparse-constant rules. Written once, over two
+//! storage modes: a tuple of leaves (values and plain numbers, `nd_gather`, `nd_groups`,
+//! `nd_sum`, `nd_dot`) and one contiguous array node (the Python `cp.array` asks for views:
+//! offset, shape, strides). The arithmetic of shapes is `shape.rs`'.
+
+use pyo3::prelude::*;
+
+mod errors;
+mod leaves;
+mod pack;
+mod shapes;
+mod sums;
+
+pub use errors::*;
+pub use leaves::*;
+pub use pack::*;
+pub use shapes::*;
+pub use sums::*;
+
+/// Registers the core's functions in `copapy._core`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("AxisError", axis_error(m.py())?)?;
+    m.add("ElementTypeError", element_error(m.py())?)?;
+    m.add_function(wrap_pyfunction!(nd_plain_int, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_dim, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_check_shape, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_shape_error_py, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_broadcast, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_broadcast_strides, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_axes, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_permutation, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_transposed, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_reshape, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_view, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_merged, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_view_indices, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_gather, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_nest, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_scalar, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_flatten, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_tree_fold, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_sum, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_dot, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_dtype, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_check_leaves, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_truth, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_concat, m)?)?;
+    m.add("PACK_THRESHOLD", PACK_THRESHOLD)?;
+    m.add_function(wrap_pyfunction!(nd_pack_threshold, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_wants_pack, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_pack, m)?)?;
+    Ok(())
+}
