@@ -124,24 +124,13 @@ pub(crate) struct Packing {
 
 pub(crate) const NO_GROUP: u32 = u32::MAX;
 
-/// Calls `f` with each node `n` reads.
-fn for_each_operand(arena: &Arena, n: NodeId, mut f: impl FnMut(NodeId)) {
-    match arena.nodes[n as usize].kind {
-        Kind::Const(_) | Kind::Input { .. } => {}
-        Kind::Unary(_, a) => f(a),
-        Kind::Binary(_, a, b) => {
-            f(a);
-            f(b);
-        }
-        Kind::Select(c, a, b) => {
-            f(c);
-            f(a);
-            f(b);
-        }
-        Kind::Array(i) => arena.arrays[i as usize].args.iter().for_each(|&a| f(a)),
-        Kind::Loop(i) => arena.loops[i as usize].args.iter().for_each(|&a| f(a)),
-        Kind::LoopOut(run, _) => f(run),
-    }
+/// Where a group's lanes live in data memory ([`crate::schedule_packs`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Blocks {
+    /// The operands, replaced by the results (the sines of a sin/cos group).
+    pub lanes: u32,
+    /// The cosines of a sin/cos group.
+    pub cos: Option<u32>,
 }
 
 /// Nodes whose place among the others matters beyond data dependence: imported
@@ -314,7 +303,8 @@ impl Planner<'_> {
         }
         o.walked += 1;
         let mut depends = self.tainted[n as usize];
-        for_each_operand(self.arena, n, |a| depends |= self.tainted[a as usize]);
+        self.arena
+            .for_each_operand(n, |a| depends |= self.tainted[a as usize]);
         if depends {
             // computed from the group's calls (or the partner of one): after them
             self.taint(n);

@@ -103,7 +103,7 @@ pub(crate) struct Scheduler<'a> {
     /// group of each node they compute and their data blocks.
     pub(crate) groups: Vec<crate::pack::Group>,
     pub(crate) group_of: Vec<u32>,
-    pub(crate) blocks: Vec<crate::schedule_packs::Blocks>,
+    pub(crate) blocks: Vec<crate::pack::Blocks>,
 }
 
 impl Scheduler<'_> {
@@ -779,31 +779,8 @@ pub(crate) fn schedule_onto(
 ) -> Result<Schedule, MissingStencil> {
     let count = arena.nodes.len();
     let mut uses = vec![0u32; count];
-    for node in &arena.nodes {
-        match node.kind {
-            Kind::Unary(_, a) => uses[a as usize] += 1,
-            Kind::Binary(_, a, b) => {
-                uses[a as usize] += 1;
-                uses[b as usize] += 1;
-            }
-            Kind::Select(c, a, b) => {
-                for operand in [c, a, b] {
-                    uses[operand as usize] += 1;
-                }
-            }
-            Kind::Array(i) => {
-                for &a in &arena.arrays[i as usize].args {
-                    uses[a as usize] += 1;
-                }
-            }
-            Kind::Loop(i) => {
-                for &a in &arena.loops[i as usize].args {
-                    uses[a as usize] += 1;
-                }
-            }
-            Kind::LoopOut(run, _) => uses[run as usize] += 1,
-            _ => {}
-        }
+    for n in 0..count as NodeId {
+        arena.for_each_operand(n, |a| uses[a as usize] += 1);
     }
     let mut is_output = vec![false; count];
     for &o in &arena.outputs {
@@ -926,7 +903,7 @@ mod tests {
                 }
             }
             // packed math: every float math function and the sin/cos pair
-            for op in MATH {
+            for op in math() {
                 names.push(format!("st_pack4_{}_f", op.stencil_name()));
             }
             names.push("st_pack4_sincos_f".to_string());
@@ -1008,21 +985,16 @@ mod tests {
 
     /// The math functions the machine stands in for (their bits exist only as stencil
     /// code): any function of the bits serves to check where values go.
-    const MATH: [Op; 9] = [
-        Op::Sin,
-        Op::Cos,
-        Op::Tan,
-        Op::Asin,
-        Op::Acos,
-        Op::Atan,
-        Op::Exp,
-        Op::Log,
-        Op::Tanh,
-    ];
+    fn math() -> Vec<Op> {
+        Op::UNARY
+            .into_iter()
+            .filter(|&op| op != Op::IntToFloat && fold::unary(op, ScalarType::Float, 0).is_none())
+            .collect()
+    }
 
     fn unary_or_math(op: Op, ty: ScalarType, x: u32) -> u32 {
         fold::unary(op, ty, x).unwrap_or_else(|| {
-            let k = MATH.iter().position(|&m| m == op).expect("a math op") as u32;
+            let k = math().iter().position(|&m| m == op).expect("a math op") as u32;
             x.rotate_left(k + 1) ^ 0x5a5a_0000
         })
     }
@@ -1036,11 +1008,7 @@ mod tests {
             let (first, cos) = if op == "sincos" {
                 (Op::Sin, Some(unary_or_math(Op::Cos, ScalarType::Float, x)))
             } else {
-                let op = MATH
-                    .iter()
-                    .copied()
-                    .find(|m| m.stencil_name() == op)
-                    .unwrap();
+                let op = math().into_iter().find(|m| m.stencil_name() == op).unwrap();
                 (op, None)
             };
             let r = unary_or_math(first, ScalarType::Float, x);
@@ -1115,7 +1083,8 @@ mod tests {
                     0 => trace::unary(Op::Neg, &a),
                     // math calls, packed when independent ones meet (crate::pack)
                     7 | 8 if a.ty() == ScalarType::Float => {
-                        trace::unary(MATH[rng.pick(MATH.len())], &a)
+                        let math = math();
+                        trace::unary(math[rng.pick(math.len())], &a)
                     }
                     6 => {
                         let c = pool[rng.pick(pool.len())].clone();

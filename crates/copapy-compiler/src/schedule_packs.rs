@@ -10,18 +10,9 @@
 
 use crate::link::Step;
 use crate::optimise::{Kind, NodeId};
-use crate::pack::{Group, PackOp, LANES};
+use crate::pack::{Blocks, Group, PackOp, LANES};
 use crate::schedule::Scheduler;
 use crate::select::{Class, MissingStencil, Place};
-
-/// Where a group's lanes live in data memory.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Blocks {
-    /// The operands, replaced by the results (the sines of a sin/cos group).
-    pub lanes: u32,
-    /// The cosines of a sin/cos group.
-    pub cos: Option<u32>,
-}
 
 /// Reads of a lane's operand by the lane: one per node computed from it.
 fn lane_reads(group: &Group) -> u32 {
