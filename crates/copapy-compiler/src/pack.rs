@@ -17,9 +17,10 @@
 //! are usually far apart with their users in between (an MLP adds each tanh into the
 //! next layer's sums right away). [`plan`] therefore also gives the scheduler a new
 //! evaluation order: it walks the arena order and, while a group is open, postpones
-//! every node that depends on one of its calls; when the group is full (or the window of
-//! [`WINDOW`] nodes is used up) the group's calls are placed together, then the postponed
-//! nodes, which may form the next group. The order stays topological: a postponed node
+//! every node that depends on one of its calls; when the group is full (or [`WINDOW`]
+//! nodes were walked, or [`POSTPONED`] postponed) the group's calls are placed together,
+//! then the postponed nodes, which may form the next group; a group no second call joined
+//! is undone (the walk goes back to where it opened), so a lone call changes nothing. The order stays topological: a postponed node
 //! only waits for nodes before it, and the calls of a group depend on no postponed node.
 //! Imported-function calls and loops close the open group first, so they keep their
 //! order among themselves (`crate::imports`).
@@ -41,6 +42,10 @@ pub(crate) const LANES: usize = 4;
 /// How many nodes a group may stay open for: bounds the work per group and how far
 /// postponed nodes move (their operands stay alive meanwhile).
 const WINDOW: usize = 512;
+/// How many nodes a group may postpone: a long run of nodes computed from its calls is
+/// a chain (each call needs the previous result), where no second call will come; a lone
+/// call then costs a short walk back, not the whole window.
+const POSTPONED: usize = 64;
 /// The fused pair's stencil name.
 const SINCOS: &str = "st_pack4_sincos_f";
 
@@ -320,7 +325,7 @@ impl Planner<'_> {
                 _ => self.emit(n),
             }
         }
-        if o.lanes.len() == LANES || o.walked >= WINDOW {
+        if o.lanes.len() == LANES || o.walked >= WINDOW || o.postponed.len() >= POSTPONED {
             self.close(o);
             return None;
         }
