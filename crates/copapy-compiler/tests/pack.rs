@@ -2,38 +2,11 @@
 //! `st_pack4_*` step on x86_64, each with the bits of the same call compiled alone;
 //! calls that need each other's results stay scalar.
 
-use copapy_compiler::compile::read_bits;
-use copapy_compiler::select::StencilTable;
-use copapy_compiler::stencil_db::StencilDb;
 use copapy_compiler::trace::{binary, unary};
-use copapy_compiler::{compile, Op, ScalarType, Value};
-use copapy_runner::LoadedProgram;
+use copapy_compiler::{Op, ScalarType, Value};
 
-static OBJECT: &[u8] = include_bytes!("../../../stencils/x86_64.o");
-
-/// The outputs' bits after one run and the stencil names of the steps.
-fn run(outputs: &[Value]) -> (Vec<u32>, Vec<String>) {
-    let db = StencilDb::parse(OBJECT).expect("stencils/x86_64.o parses");
-    let table = StencilTable::new(&db);
-    let compiled = compile(&db, &table, outputs).expect("compiles");
-    let mut loaded = LoadedProgram::load(&compiled.program).expect("loads");
-    loaded.run();
-    let names = compiled
-        .stencils
-        .iter()
-        .map(|&(id, _)| db.get(id).expect("known stencil").name.clone())
-        .collect();
-    let bits = compiled
-        .outputs
-        .iter()
-        .map(|&o| read_bits(loaded.data(), o))
-        .collect();
-    (bits, names)
-}
-
-fn count(names: &[String], prefix: &str) -> usize {
-    names.iter().filter(|n| n.starts_with(prefix)).count()
-}
+mod common;
+use common::{count, run};
 
 fn input(x: f32) -> Value {
     Value::input(ScalarType::Float, x.to_bits())
