@@ -279,6 +279,16 @@ def doc(tab, cyc=None, array_varying=None):
     for fam in sorted(fams):
         cells = [_family_cell(tab[t], _families(tab[t]).get(fam, [])) for t in targets]
         out.append(f"| `{fam}` | " + " | ".join(cells) + " |\n")
+    packs = sorted({n for t in targets for n in tab[t] if n.startswith("st_pack4_")})
+    if packs:
+        out += ["\n## Packed math\n\n",
+                "Up to four independent scalar calls of one function as one step "
+                "(`stencils/gen_packs.py`, `crates/copapy-compiler/src/pack.rs`; only where the "
+                "object has the stencils, — elsewhere): straight-line SIMD code, one count "
+                "whatever the lanes hold.\n\n", head]
+        for name in packs:
+            out.append(f"| `{name}` | " + " | ".join(_cell(tab[t].get(name)) if name in tab[t]
+                                                     else "—" for t in targets) + " |\n")
     out += ["\n## Loop back-edge\n\n",
             "`st_loop_i_mm` ends every trip of a `cp.fori_loop` / `cp.scan` body (the one "
             "stencil with a conditional branch, `branch_allowlist.BACKEDGES`): instructions "

@@ -41,6 +41,7 @@ import bounds  # noqa: E402
 import branch_allowlist  # noqa: E402
 import cfg  # noqa: E402
 import cycles  # noqa: E402
+import gen_packs  # noqa: E402
 import gen_stencils  # noqa: E402
 
 SOURCE = "generated/stencils.c"  # relative to HERE: a fixed path gives fixed bytes
@@ -68,6 +69,8 @@ class Target(Isa):
     # instructions whose results would differ from IEEE float32 on this core (ARMv7 NEON
     # flushes subnormals to zero, so a vector float compare or add is not bit-exact)
     forbidden: str | None = None
+    # whether its stencils include the packed math (gen_packs.py, st_pack4_*)
+    vector_math: bool = False
 
 
 # The targets (names, instruction sets and zig flags) and what the checks here know of
@@ -93,6 +96,10 @@ ISAS = load_isas()
 # armv7: NEON flushes subnormals, so float code must stay on VFP (its zig flags switch
 # the SLP vectoriser off; CPM_FLOAT_LOOP the loop vectoriser per float loop)
 FORBIDDEN = {"armv7": r"v(?!mov|ld|st)\w*\.f32\s+[qd]\d+"}
+# the instruction sets whose SIMD float arithmetic is IEEE, where arrays.h sets
+# CPM_VEC_MATH: the array kernels run math 4 lanes at a time and the packed scalar math
+# (gen_packs.py) exists; verify() checks that each object agrees
+VECTOR_MATH_ISAS = {"x86_64", "aarch64"}
 
 
 TABLE = os.path.join(HERE, "targets.json")
@@ -110,7 +117,8 @@ def load_targets():
                      f"which stencils/isas.json does not describe (add its row to "
                      f"crates/copapy-program/src/isas.rs)")
         out[row["name"]] = Target(**vars(isa), flags=row["cflags"],
-                                  forbidden=FORBIDDEN.get(row["name"]))
+                                  forbidden=FORBIDDEN.get(row["name"]),
+                                  vector_math=row["arch"] in VECTOR_MATH_ISAS)
     return out
 
 
@@ -201,6 +209,8 @@ def verify(target, obj, dis):
     if undef != HOLES:
         errors.append(f"undefined symbols must be exactly {sorted(HOLES)}, got {sorted(undef)}")
     expected = set(gen_stencils.names())
+    if not t.vector_math:
+        expected -= set(gen_packs.names())
     have = {n for n in gfuncs if n.startswith("st_")}
     for n in sorted(expected - have):
         errors.append(f"missing stencil {n}")

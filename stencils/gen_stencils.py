@@ -17,6 +17,8 @@ ops.h as op_<op>_<type>(); this script only enumerates the combinations:
     loop:    st_loop_i_mm                 back-edge: cp_mi += 1, jump to cp_head unless == cp_mi2
     return:  st_return
     arrays:  st_arr_... (gen_arrays.py: one stencil per array operation and its loop kernel)
+    packed:  st_pack4_... (gen_packs.py: four scalar math calls in SIMD lanes, x86_64 and
+             AArch64 only)
 
 Usage: gen_stencils.py [--check] [--list]
   (no option)  write generated/stencils.c
@@ -30,6 +32,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gen_arrays  # noqa: E402
 import gen_calls  # noqa: E402
+import gen_packs  # noqa: E402
 import gen_windows  # noqa: E402
 import optable  # noqa: E402
 
@@ -99,6 +102,8 @@ def generate():
     yield from sincos_stencils()
     # array operations: one stencil per operation calling its loop kernel
     yield from gen_arrays.generate()
+    # up to four independent scalar math calls in SIMD lanes (x86_64, AArch64 only)
+    yield from gen_packs.generate()
     # convolution and pooling: sliding-window loop kernels
     yield from gen_windows.generate()
     # the back-edge of a fixed-trip-count loop (cp.fori_loop / cp.scan): counter slot

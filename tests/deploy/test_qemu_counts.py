@@ -40,6 +40,9 @@ PROGRAMS: dict[str, Callable[[], Any]] = {
                                    cp.array(F[:3])),
                           cp.det(cp.array(F[:9]).reshape(3, 3))),
     "sin_arrays": lambda: cp.sin(cp.array(F)) + cp.cos(cp.array(F)[::-1]),
+    # independent scalar calls: packed into st_pack4_* steps on x86_64 and AArch64
+    "packed_math": lambda: ([cp.tanh(cp.value(x)) for x in F[:6]]
+                           + [f(cp.value(x) * 2.0) for f in (cp.sin, cp.cos) for x in F[6:]]),
 }
 VARYING = {"sin_arrays"}
 

@@ -27,11 +27,13 @@ pub mod link;
 mod loop_grad;
 pub mod loops;
 pub mod optimise;
+mod pack;
 // generated from stencils/optable.py (stencils/gen_optable.py), formatted by the generator
 #[rustfmt::skip]
 mod ops_generated;
 pub mod schedule;
 mod schedule_calls;
+mod schedule_packs;
 pub mod select;
 mod sincos;
 pub mod stencil_db;

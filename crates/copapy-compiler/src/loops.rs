@@ -518,24 +518,8 @@ fn updated_in_place(
     kinds: &[Carried],
 ) -> Vec<(NodeId, u32)> {
     let mut last_read = vec![0 as NodeId; body.nodes.len()];
-    for (m, node) in body.nodes.iter().enumerate() {
-        let mut read = |a: NodeId| last_read[a as usize] = last_read[a as usize].max(m as NodeId);
-        match node.kind {
-            Kind::Unary(_, a) => read(a),
-            Kind::Binary(_, a, b) => {
-                read(a);
-                read(b);
-            }
-            Kind::Select(c, a, b) => {
-                read(c);
-                read(a);
-                read(b);
-            }
-            Kind::Array(i) => body.arrays[i as usize].args.iter().for_each(|&a| read(a)),
-            Kind::Loop(i) => body.loops[i as usize].args.iter().for_each(|&a| read(a)),
-            Kind::LoopOut(run, _) => read(run),
-            Kind::Const(_) | Kind::Input { .. } => {}
-        }
+    for m in 0..body.nodes.len() as NodeId {
+        body.for_each_operand(m, |a| last_read[a as usize] = last_read[a as usize].max(m));
     }
     let mut out = Vec::new();
     for (k, &o) in body.outputs.iter().enumerate() {

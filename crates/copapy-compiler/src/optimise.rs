@@ -73,6 +73,28 @@ pub struct Arena {
     pub loops: Vec<ArenaLoop>,
 }
 
+impl Arena {
+    /// Calls `f` with each node that node `n` reads, in operand order.
+    pub fn for_each_operand(&self, n: NodeId, mut f: impl FnMut(NodeId)) {
+        match self.nodes[n as usize].kind {
+            Kind::Const(_) | Kind::Input { .. } => {}
+            Kind::Unary(_, a) => f(a),
+            Kind::Binary(_, a, b) => {
+                f(a);
+                f(b);
+            }
+            Kind::Select(c, a, b) => {
+                f(c);
+                f(a);
+                f(b);
+            }
+            Kind::Array(i) => self.arrays[i as usize].args.iter().for_each(|&a| f(a)),
+            Kind::Loop(i) => self.loops[i as usize].args.iter().for_each(|&a| f(a)),
+            Kind::LoopOut(run, _) => f(run),
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Key {
     Const(ScalarType, u32),

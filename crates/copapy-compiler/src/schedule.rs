@@ -99,6 +99,11 @@ pub(crate) struct Scheduler<'a> {
     pub(crate) sincos: FxHashMap<NodeId, NodeId>,
     /// Nodes already computed into their slot by an earlier fused step.
     pub(crate) early: Vec<bool>,
+    /// Groups of math calls computed by one packed stencil ([`crate::pack`]), the
+    /// group of each node they compute and their data blocks.
+    pub(crate) groups: Vec<crate::pack::Group>,
+    pub(crate) group_of: Vec<u32>,
+    pub(crate) blocks: Vec<crate::pack::Blocks>,
 }
 
 impl Scheduler<'_> {
@@ -172,7 +177,7 @@ impl Scheduler<'_> {
     }
 
     /// Loads `n` (which is in memory) into a register of `class`.
-    fn load(&mut self, class: Class, n: NodeId) -> Result<Place, MissingStencil> {
+    pub(crate) fn load(&mut self, class: Class, n: NodeId) -> Result<Place, MissingStencil> {
         let r = self.claim(class)?;
         let slot = self.slot[n as usize];
         debug_assert!(
@@ -205,6 +210,17 @@ impl Scheduler<'_> {
     fn schedule_node(&mut self, n: NodeId, is_output: bool) -> Result<(), MissingStencil> {
         let node = self.arena.nodes[n as usize];
         let result_class = Class::of(node.ty);
+        if let Some(&g) = self
+            .group_of
+            .get(n as usize)
+            .filter(|&&g| g != crate::pack::NO_GROUP)
+        {
+            // computed by its group's packed stencil, by the group's first node
+            if !self.early[n as usize] {
+                self.schedule_pack(g)?;
+            }
+            return Ok(());
+        }
         match node.kind {
             Kind::Const(_) | Kind::Input { .. } => {
                 // live in memory from the start
@@ -734,31 +750,8 @@ pub(crate) fn schedule_onto(
 ) -> Result<Schedule, MissingStencil> {
     let count = arena.nodes.len();
     let mut uses = vec![0u32; count];
-    for node in &arena.nodes {
-        match node.kind {
-            Kind::Unary(_, a) => uses[a as usize] += 1,
-            Kind::Binary(_, a, b) => {
-                uses[a as usize] += 1;
-                uses[b as usize] += 1;
-            }
-            Kind::Select(c, a, b) => {
-                for operand in [c, a, b] {
-                    uses[operand as usize] += 1;
-                }
-            }
-            Kind::Array(i) => {
-                for &a in &arena.arrays[i as usize].args {
-                    uses[a as usize] += 1;
-                }
-            }
-            Kind::Loop(i) => {
-                for &a in &arena.loops[i as usize].args {
-                    uses[a as usize] += 1;
-                }
-            }
-            Kind::LoopOut(run, _) => uses[run as usize] += 1,
-            _ => {}
-        }
+    for n in 0..count as NodeId {
+        arena.for_each_operand(n, |a| uses[a as usize] += 1);
     }
     let mut is_output = vec![false; count];
     for &o in &arena.outputs {
@@ -770,9 +763,16 @@ pub(crate) fn schedule_onto(
     let fused = fusable(arena, &uses, &is_output, table);
     steps.reserve(count + count / 4);
     let mut slot = vec![NO_SLOT; count];
+    let mut pinned = vec![false; count];
     for &(n, at) in preset {
         slot[n as usize] = at;
+        pinned[n as usize] = true;
     }
+    for &(n, _) in in_place {
+        pinned[n as usize] = true;
+    }
+    let sincos = crate::sincos::partners(arena);
+    let packing = crate::pack::plan(arena, &table.packs, &sincos, &|n| pinned[n as usize]);
     let mut s = Scheduler {
         arena,
         table,
@@ -793,11 +793,15 @@ pub(crate) fn schedule_onto(
         freed: vec![false; count],
         imports: Vec::new(),
         call_buffers: FxHashMap::default(),
-        sincos: crate::sincos::partners(arena),
+        sincos,
         early: vec![false; count],
+        groups: packing.groups,
+        group_of: packing.group_of,
+        blocks: Vec::new(),
     };
     s.place_packed_inputs();
-    for n in 0..count as NodeId {
+    s.place_pack_blocks(&is_output, &pinned);
+    for n in packing.order {
         s.schedule_node(n, is_output[n as usize])?;
     }
     Ok(Schedule {
@@ -869,6 +873,11 @@ mod tests {
                     }
                 }
             }
+            // packed math: every float math function and the sin/cos pair
+            for op in math() {
+                names.push(format!("st_pack4_{}_f", op.stencil_name()));
+            }
+            names.push("st_pack4_sincos_f".to_string());
             Machine { names }
         }
 
@@ -883,6 +892,10 @@ mod tests {
             };
             for step in steps {
                 let name = &self.names[step.stencil.0 as usize];
+                if let Some(op) = name.strip_prefix("st_pack4_") {
+                    run_pack(op.trim_end_matches("_f"), step, data);
+                    continue;
+                }
                 let parts: Vec<&str> = name.split('_').collect();
                 let cls = usize::from(parts[2] == "i");
                 let ty = if cls == 0 {
@@ -928,7 +941,7 @@ mod tests {
                 } else {
                     let op = op_of(parts[1]).unwrap();
                     if srcs.len() == 1 {
-                        let r = fold::unary(op, ty, fetch(&srcs[0], &regs, data)).unwrap();
+                        let r = unary_or_math(op, ty, fetch(&srcs[0], &regs, data));
                         (r, if op == Op::IntToFloat { 0 } else { cls })
                     } else {
                         let (x, y) = (fetch(&srcs[0], &regs, data), fetch(&srcs[1], &regs, data));
@@ -941,14 +954,49 @@ mod tests {
         }
     }
 
+    /// The math functions the machine stands in for (their bits exist only as stencil
+    /// code): any function of the bits serves to check where values go.
+    fn math() -> Vec<Op> {
+        Op::UNARY
+            .into_iter()
+            .filter(|&op| op != Op::IntToFloat && fold::unary(op, ScalarType::Float, 0).is_none())
+            .collect()
+    }
+
+    fn unary_or_math(op: Op, ty: ScalarType, x: u32) -> u32 {
+        fold::unary(op, ty, x).unwrap_or_else(|| {
+            let k = math().iter().position(|&m| m == op).expect("a math op") as u32;
+            x.rotate_left(k + 1) ^ 0x5a5a_0000
+        })
+    }
+
+    /// `st_pack4_<op>_f`: four lanes at `args[0]` in place; `sincos` writes the cosines
+    /// to `args[1]`.
+    fn run_pack(op: &str, step: &Step, data: &mut [u8]) {
+        let at = |k: u32| (step.args[0] + 4 * k) as usize;
+        for k in 0..4 {
+            let x = crate::compile::read_bits(data, at(k) as u32);
+            let (first, cos) = if op == "sincos" {
+                (Op::Sin, Some(unary_or_math(Op::Cos, ScalarType::Float, x)))
+            } else {
+                let op = math().into_iter().find(|m| m.stencil_name() == op).unwrap();
+                (op, None)
+            };
+            let r = unary_or_math(first, ScalarType::Float, x);
+            data[at(k)..at(k) + 4].copy_from_slice(&r.to_le_bytes());
+            if let Some(c) = cos {
+                let o = (step.args[1] + 4 * k) as usize;
+                data[o..o + 4].copy_from_slice(&c.to_le_bytes());
+            }
+        }
+    }
+
     fn evaluate(arena: &Arena) -> Vec<u32> {
         let mut v = vec![0u32; arena.nodes.len()];
         for (i, n) in arena.nodes.iter().enumerate() {
             v[i] = match n.kind {
                 Kind::Const(b) | Kind::Input { init: b } => b,
-                Kind::Unary(op, a) => {
-                    fold::unary(op, arena.nodes[a as usize].ty, v[a as usize]).unwrap()
-                }
+                Kind::Unary(op, a) => unary_or_math(op, arena.nodes[a as usize].ty, v[a as usize]),
                 Kind::Binary(op, a, b) => {
                     fold::binary(op, arena.nodes[a as usize].ty, v[a as usize], v[b as usize])
                         .unwrap()
@@ -992,6 +1040,7 @@ mod tests {
             Op::Shr,
             Op::Ge,
         ];
+        let mut packed = 0;
         for round in 0..300 {
             // zeros among the inputs, so conditions of selects go both ways
             let mut pool: Vec<Value> = (0..4)
@@ -1001,8 +1050,13 @@ mod tests {
             for _ in 0..(5 + rng.pick(40)) {
                 let a = pool[rng.pick(pool.len())].clone();
                 let b = pool[rng.pick(pool.len())].clone();
-                let v = match rng.pick(7) {
+                let v = match rng.pick(9) {
                     0 => trace::unary(Op::Neg, &a),
+                    // math calls, packed when independent ones meet (crate::pack)
+                    7 | 8 if a.ty() == ScalarType::Float => {
+                        let math = math();
+                        trace::unary(math[rng.pick(math.len())], &a)
+                    }
                     6 => {
                         let c = pool[rng.pick(pool.len())].clone();
                         trace::select(&c, &a, &b)
@@ -1022,26 +1076,79 @@ mod tests {
                 };
                 pool.push(v.unwrap());
             }
-            let outputs: Vec<Value> = (0..1 + rng.pick(4))
+            let outputs: Vec<Value> = (0..1 + rng.pick(8))
                 .map(|_| pool[7 + rng.pick(pool.len() - 7)].clone())
                 .collect();
-            let arena = build_arena(&outputs);
-            let expected = evaluate(&arena);
-            let sched = schedule(&arena, &table).unwrap();
-            let mut data = sched.data.clone();
-            machine.run(&sched.steps, &mut data);
-            for &o in &arena.outputs {
-                let got = crate::compile::read_bits(&data, sched.slot[o as usize]);
-                let want = expected[o as usize];
-                let same = got == want
-                    || (arena.nodes[o as usize].ty == ScalarType::Float
-                        && f32::from_bits(got).is_nan()
-                        && f32::from_bits(want).is_nan());
-                assert!(
-                    same,
-                    "round {round}: output {o} got {got:#x}, want {want:#x}"
-                );
-            }
+            packed += check_program(&machine, &table, &outputs, round);
         }
+        assert!(packed > 0, "no packed step in 300 programs");
+    }
+
+    /// Runs the schedule of `outputs` on the machine and compares every output with
+    /// evaluating the arena; returns the number of packed steps.
+    fn check_program(
+        machine: &Machine,
+        table: &StencilTable,
+        outputs: &[Value],
+        round: usize,
+    ) -> usize {
+        let arena = build_arena(outputs);
+        let expected = evaluate(&arena);
+        let sched = schedule(&arena, table).unwrap();
+        let mut data = sched.data.clone();
+        machine.run(&sched.steps, &mut data);
+        for &o in &arena.outputs {
+            let got = crate::compile::read_bits(&data, sched.slot[o as usize]);
+            let want = expected[o as usize];
+            let same = got == want
+                || (arena.nodes[o as usize].ty == ScalarType::Float
+                    && f32::from_bits(got).is_nan()
+                    && f32::from_bits(want).is_nan());
+            assert!(
+                same,
+                "round {round}: output {o} got {got:#x}, want {want:#x}"
+            );
+        }
+        sched
+            .steps
+            .iter()
+            .filter(|s| machine.names[s.stencil.0 as usize].starts_with("st_pack4_"))
+            .count()
+    }
+
+    #[test]
+    fn random_math_programs_pack_and_compute_what_the_graph_says() {
+        // few math functions and many calls, so independent calls of one function meet
+        // (crate::pack): operands computed or not, read again or not, sin and cos pairs,
+        // calls of calls
+        let machine = Machine::new();
+        let table = machine.table();
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        let math = [Op::Tanh, Op::Sin, Op::Cos];
+        let mut packed = 0;
+        for round in 0..300 {
+            let mut pool: Vec<Value> = (0..6)
+                .map(|k| Value::input(ScalarType::Float, (k as f32 * 0.75 - 2.0).to_bits()))
+                .collect();
+            for _ in 0..(4 + rng.pick(60)) {
+                let a = pool[rng.pick(pool.len())].clone();
+                let b = pool[rng.pick(pool.len())].clone();
+                let v = match rng.pick(6) {
+                    0..=2 => trace::unary(math[rng.pick(math.len())], &a),
+                    3 => trace::binary(Op::Add, &a, &b),
+                    4 => trace::binary(Op::Mul, &a, &b),
+                    _ => {
+                        let c = trace::binary(Op::Lt, &a, &b).unwrap();
+                        trace::select(&c, &b, &a)
+                    }
+                };
+                pool.push(v.unwrap());
+            }
+            let outputs: Vec<Value> = (0..1 + rng.pick(12))
+                .map(|_| pool[6 + rng.pick(pool.len() - 6)].clone())
+                .collect();
+            packed += check_program(&machine, &table, &outputs, round);
+        }
+        assert!(packed >= 200, "only {packed} packed steps in 300 programs");
     }
 }

@@ -104,6 +104,9 @@ pub struct StencilTable {
     loop_back: Option<StencilId>,
     /// [cos first][x][dst] for `st_sincos_f_<x>_<dst>` / `st_cossin_f_<x>_<dst>`.
     sincos: [[[Option<StencilId>; 2]; 3]; 2],
+    /// The packed math stencils `st_pack4_*` ([`crate::pack`]); empty on targets
+    /// without them.
+    pub(crate) packs: crate::pack::PackTable,
 }
 
 fn sincos_name(cos_first: bool, x: Place, dst: usize) -> String {
@@ -211,7 +214,9 @@ impl StencilTable {
                 }
             }
         }
+        let packs = crate::pack::PackTable::new(|name| db.id(name));
         StencilTable {
+            packs,
             sincos,
             loop_back,
             binary,

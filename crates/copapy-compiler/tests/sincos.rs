@@ -3,38 +3,11 @@
 //! `st_sin_*` and `st_cos_*` programs (each compiled alone, where nothing fuses).
 
 use copapy_compiler::compile::read_bits;
-use copapy_compiler::select::StencilTable;
-use copapy_compiler::stencil_db::StencilDb;
 use copapy_compiler::trace::{binary, unary};
-use copapy_compiler::{compile, Op, ScalarType, Value};
-use copapy_runner::LoadedProgram;
+use copapy_compiler::{Op, ScalarType, Value};
 
-static OBJECT: &[u8] = include_bytes!("../../../stencils/x86_64.o");
-
-/// The outputs' data offsets, the data after one run and the stencil names of the steps.
-fn run_program(outputs: &[Value]) -> (Vec<u32>, Vec<u8>, Vec<String>) {
-    let db = StencilDb::parse(OBJECT).expect("stencils/x86_64.o parses");
-    let table = StencilTable::new(&db);
-    let compiled = compile(&db, &table, outputs).expect("compiles");
-    let mut loaded = LoadedProgram::load(&compiled.program).expect("loads");
-    loaded.run();
-    let names = compiled
-        .stencils
-        .iter()
-        .map(|&(id, _)| db.get(id).expect("known stencil").name.clone())
-        .collect();
-    (compiled.outputs, loaded.data().to_vec(), names)
-}
-
-/// The scalar outputs' bits and the stencil names.
-fn run(outputs: &[Value]) -> (Vec<u32>, Vec<String>) {
-    let (at, data, names) = run_program(outputs);
-    (at.iter().map(|&o| read_bits(&data, o)).collect(), names)
-}
-
-fn count(names: &[String], prefix: &str) -> usize {
-    names.iter().filter(|n| n.starts_with(prefix)).count()
-}
+mod common;
+use common::{count, run, run_program};
 
 const XS: [f32; 14] = [
     0.0,

@@ -1,0 +1,116 @@
+//! Packed math (crate::pack): independent scalar calls of one function run four to a
+//! `st_pack4_*` step on x86_64, each with the bits of the same call compiled alone;
+//! calls that need each other's results stay scalar.
+
+use copapy_compiler::trace::{binary, unary};
+use copapy_compiler::{Op, ScalarType, Value};
+
+mod common;
+use common::{count, run};
+
+fn input(x: f32) -> Value {
+    Value::input(ScalarType::Float, x.to_bits())
+}
+
+const XS: [f32; 10] = [
+    0.0,
+    -0.0,
+    1e-30,
+    0.5,
+    -3.25,
+    9.6,
+    100.0,
+    f32::INFINITY,
+    f32::NAN,
+    -1.0e6,
+];
+
+/// The bits of `op(x)` in a program of that one call.
+fn alone(op: Op, x: &Value) -> u32 {
+    run(&[unary(op, x).unwrap()]).0[0]
+}
+
+#[test]
+fn ten_independent_calls_run_as_three_packed_steps_with_the_scalar_bits() {
+    for op in [Op::Tanh, Op::Exp, Op::Sin, Op::Atan] {
+        let xs: Vec<Value> = XS.iter().map(|&x| input(x)).collect();
+        let outs: Vec<Value> = xs.iter().map(|x| unary(op, x).unwrap()).collect();
+        let (bits, names) = run(&outs);
+        let name = format!("st_pack4_{}_f", op.stencil_name());
+        assert_eq!(count(&names, &name), 3, "{names:?}");
+        let scalar = format!("st_{}_f_", op.stencil_name());
+        assert_eq!(count(&names, &scalar), 0, "{names:?}");
+        let want: Vec<u32> = xs.iter().map(|x| alone(op, x)).collect();
+        for (k, (&g, &w)) in bits.iter().zip(&want).enumerate() {
+            let both_nan = f32::from_bits(g).is_nan() && f32::from_bits(w).is_nan();
+            assert!(g == w || both_nan, "{op:?}({}): {g:#x} != {w:#x}", XS[k]);
+        }
+    }
+}
+
+#[test]
+fn sin_and_cos_pairs_pack_as_lanes_of_the_fused_stencil() {
+    let xs: Vec<Value> = XS[..5].iter().map(|&x| input(x)).collect();
+    // computed operands: spilled straight into their lanes
+    let ts: Vec<Value> = xs
+        .iter()
+        .map(|x| binary(Op::Mul, x, &input(1.5)).unwrap())
+        .collect();
+    let outs: Vec<Value> = ts
+        .iter()
+        .flat_map(|t| [unary(Op::Cos, t).unwrap(), unary(Op::Sin, t).unwrap()])
+        .collect();
+    let (bits, names) = run(&outs);
+    // four pairs in one step; the fifth alone keeps the scalar fused pair
+    assert_eq!(count(&names, "st_pack4_sincos_f"), 1, "{names:?}");
+    assert_eq!(
+        count(&names, "st_sincos_") + count(&names, "st_cossin_"),
+        1,
+        "{names:?}"
+    );
+    let want: Vec<u32> = ts
+        .iter()
+        .flat_map(|t| [alone(Op::Cos, t), alone(Op::Sin, t)])
+        .collect();
+    assert_eq!(bits, want, "{names:?}");
+}
+
+#[test]
+fn a_chain_of_calls_stays_scalar_and_a_lone_call_changes_nothing() {
+    let x = input(0.7);
+    let mut v = x.clone();
+    for _ in 0..5 {
+        v = unary(Op::Tanh, &v).unwrap();
+    }
+    let (_, names) = run(std::slice::from_ref(&v));
+    assert_eq!(count(&names, "st_pack4_"), 0, "{names:?}");
+    assert_eq!(count(&names, "st_tanh_f_"), 5, "{names:?}");
+    // a lone call among other work: the same steps as before packing existed
+    let y = binary(Op::Add, &unary(Op::Exp, &x).unwrap(), &input(2.0)).unwrap();
+    let z = unary(Op::Sqrt, &x).unwrap();
+    let (_, names) = run(&[y, z]);
+    assert_eq!(count(&names, "st_pack4_"), 0, "{names:?}");
+}
+
+#[test]
+fn calls_that_read_one_operand_twice_and_outputs_read_again_pack() {
+    // tanh(a) and tanh(a * a): the product is also an output, so it is copied into its
+    // lane and keeps its own slot
+    let a = input(-0.4);
+    let sq = binary(Op::Mul, &a, &a).unwrap();
+    let outs = [
+        unary(Op::Tanh, &a).unwrap(),
+        unary(Op::Tanh, &sq).unwrap(),
+        sq.clone(),
+    ];
+    let (bits, names) = run(&outs);
+    assert_eq!(count(&names, "st_pack4_tanh_f"), 1, "{names:?}");
+    assert_eq!(
+        bits,
+        vec![
+            alone(Op::Tanh, &a),
+            alone(Op::Tanh, &sq),
+            (-0.4f32 * -0.4f32).to_bits()
+        ]
+    );
+}

@@ -1,0 +1,168 @@
+"""Packed scalar math (crates/copapy-compiler/src/pack.rs): independent scalar calls of one
+math function run up to four to a SIMD stencil on x86_64 and AArch64 (st_pack4_*), and
+each result keeps the bits of the same call computed alone.
+
+"Alone" is a chain: each call's operand is ``iif(previous result < -inf, 0, x)``, which is
+``x`` itself (nothing is below -inf, a NaN compares false) but depends on the previous
+call, so no pass can pack those calls. The program of independent calls packs them. Both
+are compared bit for bit, and with Python's float64 math rounded to float32 within the
+function's ulp bar (docs/math.md). Operands come as inputs, as computed float32 products
+(which the scheduler spills straight into their lanes) and as values the program also
+outputs (copied into the lanes); sin and cos of one operand pack as one lane of the fused
+pair. On targets without packed stencils the same checks hold for the scalar calls.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import copapy as cp
+import numpy as np
+import pytest
+import refsem as R
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+# name: (copapy function, float64 reference, ulp bar of docs/math.md, operand range)
+FUNCS: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any], int, tuple[float, float]]] = {
+    "sin": (cp.sin, np.sin, 1, (-1.0e5, 1.0e5)),
+    "cos": (cp.cos, np.cos, 1, (-1.0e5, 1.0e5)),
+    "tan": (cp.tan, np.tan, 2, (-1.0e3, 1.0e3)),
+    "asin": (cp.asin, np.arcsin, 2, (-1.0, 1.0)),
+    "acos": (cp.acos, np.arccos, 2, (-1.0, 1.0)),
+    "atan": (cp.atan, np.arctan, 2, (-1.0e6, 1.0e6)),
+    "exp": (cp.exp, np.exp, 1, (-110.0, 95.0)),
+    "log": (cp.log, np.log, 1, (0.0, 3.0e38)),
+    "tanh": (cp.tanh, np.tanh, 1, (-30.0, 30.0)),
+}
+SINCOS = "sincos"
+NEG_INF = -math.inf
+
+
+def _reference(ref: Callable[[Any], Any], x: float) -> float:
+    """The float64 function (NumPy's: inf on overflow, NaN outside the domain)."""
+    with np.errstate(all="ignore"):
+        return float(ref(np.float64(x)))
+
+
+def _within_bar(got: float, want: float, bar: int) -> bool:
+    if math.isnan(want):
+        return math.isnan(got)
+    w32 = float(np.float32(want)) if abs(want) < 3.4e38 else math.copysign(math.inf, want)
+    if math.isinf(w32) or math.isinf(got):
+        return R.same_float(got, w32) or R.ulp_distance(got, w32) <= bar
+    return R.ulp_distance(got, w32) <= bar
+
+
+def _same_bits(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or R.f32_bits(a) == R.f32_bits(b)
+
+
+# one operand: (value, scale, also output): the operand is value * scale in float32,
+# computed by the program when scale is not None
+def _operands(lo: float, hi: float) -> st.SearchStrategy[list[tuple[float, float | None, bool]]]:
+    value = st.floats(float(np.float32(lo)), float(np.float32(hi)), width=32, allow_nan=False)
+    scale = st.sampled_from([None, None, 1.0, 0.5, 2.0, -1.0])
+    return st.lists(st.tuples(value, scale, st.booleans()), min_size=1, max_size=11)
+
+
+def _build(ops: list[tuple[float, float | None, bool]]) -> tuple[list[Any], list[Any], list[float]]:
+    """The operand values, the ones the program also outputs, and their float32 values."""
+    values, extra, f32s = [], [], []
+    for x, scale, reread in ops:
+        v = cp.value(x)
+        if scale is not None:
+            v = v * cp.value(scale)
+        values.append(v)
+        if reread:
+            extra.append(v)
+        with np.errstate(over="ignore"):
+            f32s.append(float(np.float32(x) * np.float32(scale if scale is not None else 1.0)))
+    return values, extra, f32s
+
+
+def _run(outs: list[Any]) -> list[float]:
+    tg = cp.Target()
+    tg.compile(outs)
+    tg.run()
+    got: list[float] = tg.read_value(outs)
+    return got
+
+
+def _chain(values: list[Any], call: Callable[[Any], list[Any]]) -> list[Any]:
+    """The calls one after another: each operand waits for the previous results."""
+    outs: list[Any] = []
+    for v in values:
+        operand = v
+        for prev in outs[-2:] if outs else []:
+            operand = cp.iif(prev < NEG_INF, 0.0, operand)
+        outs += call(operand)
+    return outs
+
+
+def _check(name: str, ops: list[tuple[float, float | None, bool]]) -> None:
+    if name == SINCOS:
+        def call(v: Any) -> list[Any]:
+            return [cp.sin(v), cp.cos(v)]
+        refs: list[tuple[Callable[[Any], Any], int]] = [(np.sin, 1), (np.cos, 1)]
+    else:
+        fn, ref, bar = FUNCS[name][:3]
+
+        def call(v: Any) -> list[Any]:
+            return [fn(v)]
+        refs = [(ref, bar)]
+    values, extra, f32s = _build(ops)
+    packed = _run([r for v in values for r in call(v)] + extra)[:len(values) * len(refs)]
+    alone = _run(_chain(_build(ops)[0], call))
+    assert len(alone) == len(packed)
+    for k, x in enumerate(f32s):
+        for j, (ref, bar) in enumerate(refs):
+            got, single = packed[k * len(refs) + j], alone[k * len(refs) + j]
+            assert _same_bits(got, single), f"{name}({x!r}): packed {got!r}, alone {single!r}"
+            want = _reference(ref, x)
+            assert _within_bar(got, want, bar), f"{name}({x!r}) = {got!r}, want {want!r}"
+
+
+@pytest.mark.parametrize("name", [*FUNCS, SINCOS])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_independent_calls_have_the_bits_of_calls_alone(name: str, data: st.DataObject) -> None:
+    lo, hi = FUNCS[name][3] if name in FUNCS else (-1.0e5, 1.0e5)
+    _check(name, data.draw(_operands(lo, hi)))
+
+
+@pytest.mark.parametrize("name", ["tanh", "exp", SINCOS])
+def test_special_values_in_packed_lanes(name: str) -> None:
+    """NaN, infinities, signed zeros and subnormals among packed lanes."""
+    specials = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.401298464324817e-45, -1e-40, 1e-30,
+                88.72, -103.9, 9.51, -0.25]
+    _check(name, [(x, None, False) for x in specials])
+
+
+def test_a_loop_body_packs_its_independent_calls() -> None:
+    """tanh of each carried value inside cp.fori_loop, scaled (so the results are not the
+    carries themselves): the body's calls are independent of each other."""
+    start = [0.3, -1.2, 2.5, 0.01, -0.7]
+
+    def body(_: Any, c: Any) -> Any:
+        return cp.vector([cp.tanh(x) * 1.5 + 0.25 for x in c])
+
+    carry = cp.vector([cp.value(x) for x in start])
+    out = cp.fori_loop(0, 6, body, carry)
+    tg = cp.Target()
+    tg.compile(out)
+    tg.run()
+    got = [float(v) for v in tg.read_value(out)]
+    # the same body, one call after another (a chain through iif), six times
+    alone = [cp.value(x) for x in start]
+    for _ in range(6):
+        alone = [y * 1.5 + 0.25 for y in _chain(alone, lambda v: [cp.tanh(v)])]
+    want = _run(alone)
+    assert all(_same_bits(g, w) for g, w in zip(got, want, strict=True)), (got, want)
+    ref = np.array(start, np.float32)
+    for _ in range(6):
+        ref = np.array([np.float32(np.float32(math.tanh(float(x))) * np.float32(1.5)) + np.float32(0.25)
+                        for x in ref], np.float32)
+    assert np.allclose(np.array(got, np.float32), ref, rtol=1e-5, atol=0), (got, ref)
