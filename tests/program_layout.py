@@ -50,14 +50,18 @@ def patch_section(data: bytes) -> tuple[int, int]:
 
 
 def _uleb(data: bytes, at: int) -> tuple[int, int]:
+    """A LEB128 number in its shortest form (docs/program-format.md); ValueError otherwise."""
     value = shift = 0
-    while True:
+    for i in range(10):
         b = data[at]
         value |= (b & 0x7F) << shift
         at += 1
         shift += 7
         if not b & 0x80:
+            if (b == 0 and i > 0) or value >= 1 << 64:
+                raise ValueError(f"overlong LEB128 number ending at byte {at}")
             return value, at
+    raise ValueError(f"LEB128 number longer than 10 bytes at byte {at}")
 
 
 def _unzigzag(v: int) -> int:

@@ -14,7 +14,8 @@
 //! | 2 | scales: `o`, then `c \| d << 4`: every offset step is a multiple of 2^o, every code target step of 2^c, every data target step of 2^d (each at most 15) |
 //! | … | per patch: `uleb((zigzag(offset step / 2^o) << k \| kind) << 1 \| new_addend)` with `k` the bits of `K − 1`, then `uleb(zigzag(target step / 2^c or 2^d))` (the step from the previous target of the same base), then, if `new_addend`, `uleb(zigzag(addend − previous addend of the kind))` |
 //!
-//! (`uleb` is unsigned LEB128 of at most 10 bytes; `zigzag` maps signed to unsigned
+//! (`uleb` is unsigned LEB128 of at most 10 bytes, in its shortest form only, see
+//! [`crate::leb128`]; `zigzag` maps signed to unsigned
 //! numbers, small magnitudes to small numbers; every "previous" starts at 0.)
 //!
 //! Version [`IMPLIED_TARGETS_VERSION`] has the same section with one change: half of the
@@ -186,16 +187,11 @@ impl<'a> CompactPatches<'a> {
         FormatError::BadPatchStream { index: self.index }
     }
 
+    /// The next number of the stream: shortest LEB128 only ([`crate::leb128`]).
     fn uleb(&mut self) -> Result<u64, FormatError> {
-        let mut value = 0u64;
-        for (i, &b) in self.stream.iter().enumerate().take(10) {
-            value |= u64::from(b & 0x7f).wrapping_shl(7u32.wrapping_mul(i as u32));
-            if b & 0x80 == 0 {
-                self.stream = sub(self.stream, i + 1, self.stream.len());
-                return Ok(value);
-            }
-        }
-        Err(self.bad())
+        let (value, used) = crate::leb128::read(self.stream).ok_or(self.bad())?;
+        self.stream = sub(self.stream, used, self.stream.len());
+        Ok(value)
     }
 
     // No indexing, shift or division here can panic (every one is checked or `get`):
@@ -304,17 +300,7 @@ impl Iterator for CompactPatches<'_> {
 pub(crate) fn encode(patches: &[Patch], stream: Stream) -> alloc::vec::Vec<u8> {
     use alloc::vec::Vec;
 
-    fn uleb(out: &mut Vec<u8>, mut v: u64) {
-        loop {
-            let byte = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(byte);
-                return;
-            }
-            out.push(byte | 0x80);
-        }
-    }
+    use crate::leb128::write as uleb;
     let tag = |p: &Patch| (p.encoding as u8) | ((p.base as u8) << 7);
     let mut kinds: Vec<u8> = Vec::new();
     for p in patches {
@@ -564,16 +550,48 @@ mod tests {
             .is_err());
     }
 
-    fn leb(mut v: u64) -> Vec<u8> {
+    fn leb(v: u64) -> Vec<u8> {
         let mut out = Vec::new();
-        loop {
-            let byte = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(byte);
-                return out;
+        crate::leb128::write(&mut out, v);
+        out
+    }
+
+    /// Every number of a section written longer than it must be (a zero group added on
+    /// top) is refused: one encoding per program.
+    #[test]
+    fn overlong_numbers_in_a_section_are_refused() {
+        let patches: Vec<Patch> = (0..12)
+            .map(|i| {
+                patch(
+                    i * 6,
+                    Encoding::Rel32,
+                    Data,
+                    (i * 52) % 300,
+                    -4 + i as i32 % 2,
+                )
+            })
+            .collect();
+        for stream in [Stream::Plain, Stream::Implied, Stream::Predicted] {
+            let bytes = encode(&patches, stream);
+            let body_at = 4 + 1 + bytes[4] as usize + 2;
+            let mut at = body_at;
+            let mut lengthened = 0;
+            while at < bytes.len() {
+                let (_, used) = crate::leb128::read(&bytes[at..]).unwrap();
+                let mut b = bytes[..at + used].to_vec();
+                *b.last_mut().unwrap() |= 0x80;
+                b.push(0);
+                b.extend_from_slice(&bytes[at + used..]);
+                let len = (b.len() - 4) as u32;
+                b[..4].copy_from_slice(&len.to_le_bytes());
+                assert!(
+                    CompactPatches::new(&b, 12, stream).validate(&b).is_err(),
+                    "{stream:?}: number at {at} written one byte longer"
+                );
+                lengthened += 1;
+                at += used;
             }
-            out.push(byte | 0x80);
+            assert!(lengthened >= 12);
         }
     }
 

@@ -22,6 +22,7 @@ pub mod compact;
 mod error;
 pub mod format;
 pub mod imports;
+pub mod leb128;
 pub mod names;
 pub mod placement;
 pub mod predict;
