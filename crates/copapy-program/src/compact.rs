@@ -135,7 +135,12 @@ impl<'a> CompactPatches<'a> {
     /// The decoder of `section` (the whole section, length field included) holding
     /// `count` patches, as `stream` (format version 5, 7 or 8).
     pub(crate) fn new(section: &'a [u8], count: u32, stream: Stream) -> CompactPatches<'a> {
-        let body = sub(section, 4, section.len());
+        Self::from_body(sub(section, 4, section.len()), count, stream)
+    }
+
+    /// The decoder of a section's `body` (everything after its length field; version 9
+    /// stores the length as a LEB128 number in front of it).
+    pub(crate) fn from_body(body: &'a [u8], count: u32, stream: Stream) -> CompactPatches<'a> {
         let kind_count = body.first().copied().unwrap_or(0) as usize;
         let table_end = (1 + kind_count).min(body.len());
         let scales_end = (table_end + 2).min(body.len());
@@ -162,8 +167,13 @@ impl<'a> CompactPatches<'a> {
     /// Checks the section as a whole: the kind table fits and names known encodings,
     /// and decoding gives the header's number of patches using up the stream exactly.
     pub(crate) fn validate(&self, section: &[u8]) -> Result<(), FormatError> {
-        let declared = section.get(4).copied().unwrap_or(0) as usize;
-        if section.len() < 7 + declared
+        self.validate_body(sub(section, 4, section.len()))
+    }
+
+    /// [`CompactPatches::validate`] of a section's body (without its length field).
+    pub(crate) fn validate_body(&self, body: &[u8]) -> Result<(), FormatError> {
+        let declared = body.first().copied().unwrap_or(0) as usize;
+        if body.len() < 3 + declared
             || declared > MAX_KINDS
             || self.kinds.len() != declared
             || self.offset_scale > 15

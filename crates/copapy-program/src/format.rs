@@ -41,7 +41,7 @@ use crate::{Arch, ElementType, FormatError, Patch};
 /// `b"CPPY"`: the first four bytes of every program file.
 pub const MAGIC: [u8; 4] = *b"CPPY";
 /// The newest format version this crate reads and writes.
-pub const VERSION: u16 = PREDICTED_TARGETS_VERSION;
+pub const VERSION: u16 = COMPACT_FILE_VERSION;
 /// The oldest format version this crate reads.
 pub const OLDEST_VERSION: u16 = 2;
 /// The version a program with a byte symbol needs: the first that has byte elements.
@@ -62,19 +62,25 @@ pub const IMPLIED_TARGETS_VERSION: u16 = 7;
 /// The version of relocatable files written now: version 7 whose compact patches predict
 /// targets from instruction pairs and from the last two targets written ([`crate::predict`]).
 pub const PREDICTED_TARGETS_VERSION: u16 = 8;
+/// The version written now: the sections of version 8 (or, pre-linked, of version 6)
+/// behind a header of LEB128 numbers, with compact symbol records and bounds
+/// ([`crate::compact_file`]).
+pub const COMPACT_FILE_VERSION: u16 = 9;
 
 /// The version a file holding symbols of these element types, and instruction bounds
-/// or not, is written in: the oldest that can hold them, so runners that predate byte
+/// or not, is written in: the oldest that can hold them (version 9 for every program with
+/// bounds), so runners that predate byte
 /// symbols or bounds still load every program without them. A version 2 or 3 file
 /// marked with another of the two is refused ([`FormatError::VersionMismatch`]), which
-/// keeps each program's encoding unique. A program with bounds is written as version 8
-/// (compact patches with predicted targets, [`crate::compact`], [`crate::predict`]);
-/// version 4 files (16-byte patch records and bounds), version 5 files (compact patches
-/// without implied targets) and version 7 files (implied targets of adjacent pairs only)
-/// are still read ([`version_accepted`]).
+/// keeps each program's encoding unique. A program with bounds is written as version 9
+/// ([`crate::compact_file`]: version 8's compact patches with predicted targets,
+/// [`crate::compact`], [`crate::predict`], behind a header of LEB128 numbers); version 4
+/// files (16-byte patch records and bounds), version 5 files (compact patches without
+/// implied targets), version 7 files (implied targets of adjacent pairs only) and version
+/// 8 files (44-byte header, fixed-width symbol records) are still read ([`version_accepted`]).
 pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: bool) -> u16 {
     if has_bounds {
-        PREDICTED_TARGETS_VERSION
+        COMPACT_FILE_VERSION
     } else if types.any(|t| t == ElementType::Byte) {
         BYTES_VERSION
     } else {
@@ -82,14 +88,14 @@ pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: boo
     }
 }
 /// Whether a file of version `found` may hold what calls for version `needed`
-/// ([`version_for`]): the same version, or a version 4, 5 or 7 file where 8 is written
+/// ([`version_for`]): the same version, or a version 4, 5, 7 or 8 file where 9 is written
 /// now, or a pre-linked image (version 6 holds everything the relocatable versions do).
 pub fn version_accepted(found: u16, needed: u16) -> bool {
     found == needed
         || (matches!(
             found,
-            BOUNDS_VERSION | COMPACT_VERSION | IMPLIED_TARGETS_VERSION
-        ) && needed == PREDICTED_TARGETS_VERSION)
+            BOUNDS_VERSION | COMPACT_VERSION | IMPLIED_TARGETS_VERSION | PREDICTED_TARGETS_VERSION
+        ) && needed == COMPACT_FILE_VERSION)
         || found == PRELINKED_VERSION
 }
 

@@ -19,6 +19,7 @@ extern crate alloc;
 
 pub mod bounds;
 pub mod compact;
+pub mod compact_file;
 mod error;
 pub mod format;
 pub mod imports;

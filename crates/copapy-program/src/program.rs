@@ -215,12 +215,9 @@ impl Program {
     /// The format version [`Program::encode`] writes: the oldest that holds the
     /// program's symbols (see [`crate::format::version_for`]).
     pub fn format_version(&self) -> u16 {
-        if self.placement.is_some() {
-            return crate::placement::PRELINKED_VERSION;
-        }
-        if !self.imports.is_empty() {
-            // imports came with version 5; its compact patches are written as version 8's
-            return crate::format::PREDICTED_TARGETS_VERSION;
+        if self.placement.is_some() || !self.imports.is_empty() {
+            // pre-linked images (version 6) and imports (version 5) are written as version 9
+            return crate::format::COMPACT_FILE_VERSION;
         }
         version_for(
             self.symbols.iter().map(|s| s.ty),
@@ -245,6 +242,9 @@ impl Program {
     /// Encodes the program as format `version` (the tests write version 4 files, which
     /// readers still accept, with it).
     pub(crate) fn encode_as(&self, version: u16) -> Vec<u8> {
+        if version == crate::format::COMPACT_FILE_VERSION {
+            return crate::compact_file::encode(self);
+        }
         const MSG: &str = "program does not fit the file format; see Program::validate";
         let symbols_len = self.symbols_bytes();
         let stream = crate::compact::Stream::of_version(version);
@@ -924,13 +924,13 @@ mod tests {
             e.to_string().contains("uses nothing beyond version 2"),
             "{e}"
         );
-        for v in [1u8, 9] {
+        for v in [1u8, 10] {
             let mut b = bytes.clone();
             b[4] = v;
             reseal(&mut b);
             let e = err(&b);
             assert_eq!(e, FormatError::UnsupportedVersion { found: v.into() });
-            assert!(e.to_string().contains("reads versions 2 to 8"), "{e}");
+            assert!(e.to_string().contains("reads versions 2 to 9"), "{e}");
         }
     }
 
@@ -997,7 +997,7 @@ mod tests {
     }
 
     #[test]
-    fn instruction_bounds_make_version_8_and_round_trip() {
+    fn instruction_bounds_make_version_9_and_round_trip() {
         for p in [
             bounded(sample(), 40, 40),
             bounded(with_bytes(), 7, 1 << 40),
@@ -1007,20 +1007,27 @@ mod tests {
             },
         ] {
             p.validate().unwrap();
-            assert_eq!(p.format_version(), 8);
+            assert_eq!(p.format_version(), 9);
             let bytes = p.encode();
-            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 8);
+            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 9);
             // the same program in version 4 (16-byte patch records), 5 (compact patches
-            // without implied targets) and 7 (implied targets of adjacent pairs) still reads
-            for old in [4, 5, 7] {
+            // without implied targets), 7 (implied targets of adjacent pairs) and 8 (44-byte
+            // header) still reads
+            for old in [4, 5, 7, 8] {
                 let file = p.encode_as(old);
                 assert_eq!(u16::from_le_bytes([file[4], file[5]]), old);
                 assert_eq!(Program::decode(&file).unwrap(), p);
             }
-            let v4 = p.encode_as(4);
+            let (v4, v8) = (p.encode_as(4), p.encode_as(8));
             let compact =
                 crate::compact::encode(&p.patches, crate::compact::Stream::Predicted).len();
-            assert_eq!(v4.len() - bytes.len(), p.patches.len() * 16 - compact);
+            assert_eq!(v4.len() - v8.len(), p.patches.len() * 16 - compact);
+            assert!(
+                bytes.len() + 50 < v8.len(),
+                "{} against {}",
+                bytes.len(),
+                v8.len()
+            );
             let back = Program::decode(&bytes).unwrap();
             assert_eq!(back, p);
             assert_eq!(back.encode(), bytes);
@@ -1087,13 +1094,13 @@ mod tests {
                 problem: BoundsProblem::FewestAboveMost
             }
         );
-        assert_eq!(err(&p.encode()), e);
+        assert_eq!(err(&p.encode_as(8)), e);
         assert_eq!(
             e.to_string(),
             "program file's instruction bounds say more instructions at fewest than at most: \
              the file is damaged or was not written by copapy"
         );
-        let bytes = bounded(sample(), 0, 0).encode();
+        let bytes = bounded(sample(), 0, 0).encode_as(8);
         let at = bytes.len() - BOUNDS_BYTES;
         let mut b = bytes.clone();
         b[at] = 1; // unbounded, yet with counts
@@ -1129,11 +1136,11 @@ mod tests {
     }
 
     #[test]
-    fn prelinked_images_are_version_6_round_trip_and_carry_no_patches() {
+    fn prelinked_images_of_version_6_round_trip_and_carry_no_patches() {
         let p = prelinked();
         p.validate().unwrap();
-        assert_eq!(p.format_version(), 6);
-        let bytes = p.encode();
+        assert_eq!(p.format_version(), 9);
+        let bytes = p.encode_as(6);
         // header, code, data, placement, symbols, bounds: nothing else
         let symbols = p.symbols_bytes();
         assert_eq!(
@@ -1142,7 +1149,7 @@ mod tests {
         );
         let back = Program::decode(&bytes).unwrap();
         assert_eq!(back, p);
-        assert_eq!(back.encode(), bytes);
+        assert_eq!(back.encode_as(6), bytes);
         let view = ProgramView::parse(&bytes).unwrap();
         assert_eq!(view.placement(), p.placement);
         assert_eq!(view.patches().count(), 0);
@@ -1178,6 +1185,68 @@ mod tests {
         b[4] = 5;
         reseal(&mut b);
         assert!(Program::decode(&b).is_err());
+    }
+
+    /// Version 9 ([`crate::compact_file`]): every program round-trips to the same bytes,
+    /// and every flipped bit, cut, byte added at the end or number written longer than its
+    /// shortest form is refused.
+    #[test]
+    fn version_9_files_are_canonical_and_every_damage_is_refused() {
+        let relocatable = bounded(with_bytes(), 7, 1 << 40);
+        let unbounded = Program {
+            instructions: Some(InstructionBounds::Unbounded),
+            ..sample()
+        };
+        for p in [relocatable, unbounded, prelinked()] {
+            p.validate().unwrap();
+            let bytes = p.encode();
+            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 9);
+            let back = Program::decode(&bytes).unwrap();
+            assert_eq!(back, p);
+            assert_eq!(back.encode(), bytes);
+            // the same program in the 44-byte-header versions is larger
+            let old = p.encode_as(if p.placement.is_some() { 6 } else { 8 });
+            assert_eq!(Program::decode(&old).unwrap(), p);
+            assert!(
+                bytes.len() + 40 < old.len(),
+                "{} against {}",
+                bytes.len(),
+                old.len()
+            );
+            for i in 0..bytes.len() {
+                for bit in [0x01, 0x10, 0x80] {
+                    let mut b = bytes.clone();
+                    b[i] ^= bit;
+                    assert!(Program::decode(&b).is_err(), "flip {bit:#x} at {i}");
+                }
+            }
+            for cut in 0..bytes.len() {
+                assert!(Program::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+            }
+            let mut longer = bytes.clone();
+            longer.push(0);
+            let crc = crate::compact_file::checksum(&longer);
+            longer[6..10].copy_from_slice(&crc.to_le_bytes());
+            assert!(matches!(
+                Program::decode(&longer),
+                Err(FormatError::TrailingBytes { extra: 1 })
+            ));
+            // each header number one byte longer (a zero group on top) is refused
+            let mut at = crate::compact_file::FIXED_BYTES;
+            let numbers =
+                5 + 2 + usize::from(p.instructions != Some(InstructionBounds::Unbounded)) * 2;
+            for _ in 0..numbers - usize::from(p.placement.is_none()) {
+                let (_, used) = crate::leb128::read(&bytes[at..]).unwrap();
+                let mut b = bytes[..at + used].to_vec();
+                *b.last_mut().unwrap() |= 0x80;
+                b.push(0);
+                b.extend_from_slice(&bytes[at + used..]);
+                let crc = crate::compact_file::checksum(&b);
+                b[6..10].copy_from_slice(&crc.to_le_bytes());
+                assert!(Program::decode(&b).is_err(), "number at {at} lengthened");
+                at += used;
+            }
+        }
     }
 
     #[test]
