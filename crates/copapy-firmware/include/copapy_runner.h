@@ -52,6 +52,7 @@ struct copapy_program {
     uint32_t entry;          /* entry offset into code */
     uint8_t arch;            /* architecture number (1 x86_64, 2 aarch64, 3 arm, 4 thumb,
                                 5 riscv64, 6 riscv32) */
+    uint8_t symbol_format;   /* 1: format version 9's compact symbol records, 0: older */
     uint8_t *data;           /* start of the data buffer (the program's variables) */
     uint32_t data_len;       /* data bytes in use */
     const uint8_t *symbols;  /* the symbol table, inside the program file */

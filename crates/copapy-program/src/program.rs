@@ -1197,7 +1197,11 @@ mod tests {
             instructions: Some(InstructionBounds::Unbounded),
             ..sample()
         };
-        for p in [relocatable, unbounded, prelinked()] {
+        let no_patches = Program {
+            patches: Vec::new(),
+            ..bounded(sample(), 1, 1)
+        };
+        for p in [relocatable, unbounded, prelinked(), no_patches] {
             p.validate().unwrap();
             let bytes = p.encode();
             assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 9);

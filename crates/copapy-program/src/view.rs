@@ -650,7 +650,7 @@ impl<'a> ProgramView<'a> {
                 (data.len(), h.data_align),
             )?;
         }
-        if RELOCATABLE && !prelinked {
+        if RELOCATABLE && h.patch_count != 0 {
             CompactPatches::from_body(patches, h.patch_count, Stream::Predicted)
                 .validate_body(patches)?;
         }

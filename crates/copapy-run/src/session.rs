@@ -63,8 +63,7 @@ fn placement_line(placement: Option<copapy_program::Placement>) -> String {
     match placement {
         None => "placement relocatable: patched for wherever a runner loads it\n".into(),
         Some(p) => format!(
-            "placement pre-linked: code at {:#x}, data at {:#x} (format version 6, no \
-             patches); a runner loads it only at these addresses\n",
+            "placement pre-linked: code at {:#x}, data at {:#x} (no patches); a runner loads it only at these addresses\n",
             p.code, p.data
         ),
     }
