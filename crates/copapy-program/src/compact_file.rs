@@ -18,7 +18,7 @@
 //! | 1 | alignments: log2 of the code alignment, then log2 of the data alignment `<< 4` (each at most 12) |
 //! | … | numbers: CPU features, code length, data length, entry, symbol count; then the patch count (relocatable) or the code and data addresses (pre-linked); then, unless unbounded, the fewest instructions and most − fewest |
 //! | code length | code |
-//! | data length | initial data |
+//! | … | initial data: a map of its non-zero 4-byte words, then those words ([`crate::DataImage`]) |
 //! | … | if the patch count is not 0: the length of the patch stream, then the stream of version 8 without its 4-byte length ([`crate::compact`]) |
 //! | … | the symbol records (below), one after the other |
 //! | … | if flag bit 2: the import section ([`crate::imports`]) to the end of the file |
@@ -233,7 +233,7 @@ mod write {
             uleb(&mut out, most - fewest);
         }
         out.extend_from_slice(&p.code);
-        out.extend_from_slice(&p.data);
+        crate::data_image::encode_mapped(&p.data, &mut out);
         if !p.patches.is_empty() {
             let section = crate::compact::encode(&p.patches, crate::compact::Stream::Predicted);
             let body = &section[4..];

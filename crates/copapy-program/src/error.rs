@@ -169,6 +169,12 @@ pub enum FormatError {
         /// Index of the first patch that does not decode (or the count if bytes are left over).
         index: usize,
     },
+    /// Version 9's data image ([`crate::compact_file`]) marks a word as stored that is all
+    /// zero bytes, or sets a map bit past the last word: each image has one encoding.
+    BadDataImage {
+        /// The word (4-byte group of the data) where it goes wrong.
+        word: usize,
+    },
     /// The symbol records do not fill the symbol section exactly.
     BadSymbolTable {
         /// Index of the first symbol that does not fit (or the count if bytes are left over).
@@ -362,6 +368,11 @@ impl fmt::Display for FormatError {
                 f,
                 "compact patch section is malformed at patch {index}: the file is damaged or \
                  was not written by copapy"
+            ),
+            BadDataImage { word } => write!(
+                f,
+                "data image is malformed at word {word} (a stored word of zeros, or a map bit \
+                 past the data): the file is damaged or was not written by copapy"
             ),
             BadSymbolTable { index } => write!(
                 f,

@@ -20,6 +20,7 @@ extern crate alloc;
 pub mod bounds;
 pub mod compact;
 pub mod compact_file;
+mod data_image;
 mod error;
 pub mod format;
 pub mod imports;
@@ -34,6 +35,7 @@ mod types;
 mod view;
 
 pub use bounds::InstructionBounds;
+pub use data_image::DataImage;
 pub use error::FormatError;
 #[cfg(feature = "alloc")]
 pub use imports::Import;

@@ -41,8 +41,9 @@ pub struct ProgramView<'a> {
     pub data_align: u32,
     /// Machine code (before patching).
     pub code: &'a [u8],
-    /// Initial data image.
-    pub data: &'a [u8],
+    /// Initial data image (its bytes, or version 9's map of non-zero words: use
+    /// [`DataImage::copy_to`]).
+    pub data: crate::DataImage<'a>,
     /// Entry offset into code.
     pub entry: u32,
     /// The file's format version.
@@ -459,7 +460,7 @@ impl<'a> ProgramView<'a> {
             code_align,
             data_align,
             code: sub(bytes, bounds[0].0, bounds[0].1),
-            data: sub(bytes, bounds[1].0, bounds[1].1),
+            data: crate::DataImage::raw(sub(bytes, bounds[1].0, bounds[1].1)),
             entry,
             version,
             patches: sub(bytes, bounds[2].0, bounds[2].1),
@@ -585,7 +586,9 @@ impl<'a> ProgramView<'a> {
         }
         let mut at = h.end as u64;
         let code = take(bytes, &mut at, Section::Code, h.code_len)?;
-        let data = take(bytes, &mut at, Section::Data, h.data_len)?;
+        let (data, used) =
+            crate::DataImage::parse_mapped(sub(bytes, at as usize, bytes.len()), h.data_len)?;
+        at += used as u64;
         let patches = if h.patch_count == 0 {
             &[]
         } else {

@@ -134,9 +134,7 @@ fn copy_in<'b>(
     for (d, s) in code.iter_mut().zip(view.code) {
         *d = *s;
     }
-    for (d, s) in data.iter_mut().zip(view.data) {
-        *d = *s;
-    }
+    view.data.copy_to(data);
     Ok((code, data))
 }
 
