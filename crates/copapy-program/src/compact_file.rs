@@ -162,6 +162,46 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
     })
 }
 
+/// Whether the `count` symbol records from `at` on run past the end of `bytes`, walking
+/// only their lengths (a file cut short is reported as truncated before its checksum is;
+/// their contents are checked after it).
+pub(crate) fn symbols_cut_short(bytes: &[u8], mut at: usize, count: u32) -> bool {
+    let number = |at: &mut usize| -> Option<u64> {
+        let (v, used) = leb128::read(bytes.get(*at..)?)?;
+        *at += used;
+        Some(v)
+    };
+    // a number that does not decode: cut short if no byte ends it before the file does
+    let ran_out = |at: usize| {
+        bytes
+            .get(at..)
+            .is_none_or(|r| r.iter().all(|b| b & 0x80 != 0))
+    };
+    for _ in 0..count {
+        let Some(&head) = bytes.get(at) else {
+            return true;
+        };
+        at += 1;
+        let mut elements: u64 = 1;
+        for _ in 0..(head >> 4 & 7).min(crate::format::MAX_RANK as u8) {
+            match number(&mut at) {
+                Some(d) => elements = elements.saturating_mul(d),
+                None => return ran_out(at),
+            }
+        }
+        match number(&mut at) {
+            Some(n) => at = at.saturating_add(n as usize),
+            None => return ran_out(at),
+        }
+        for _ in 0..elements {
+            if number(&mut at).is_none() {
+                return ran_out(at);
+            }
+        }
+    }
+    at > bytes.len()
+}
+
 /// The CRC-32 a version 9 file stores: of bytes 0..6 and everything after the field.
 pub(crate) fn checksum(bytes: &[u8]) -> u32 {
     let mut crc = crate::format::Crc32::new();

@@ -130,6 +130,10 @@ impl<'a> Offsets<'a> {
     }
 }
 
+fn total_len(bytes: &[u8]) -> u64 {
+    bytes.len() as u64
+}
+
 /// The `len` bytes of `bytes` at `*at` (then past them), or the truncation error of
 /// `section`.
 fn take<'a>(
@@ -602,6 +606,13 @@ impl<'a> ProgramView<'a> {
             take(bytes, &mut at, Section::Patches, len)?
         };
         let symbols_at = at as usize;
+        if compact_file::symbols_cut_short(bytes, symbols_at, h.symbol_count) {
+            return Err(FormatError::Truncated {
+                section: Section::Symbols,
+                expected: total_len(bytes) + 1,
+                found: total_len(bytes),
+            });
+        }
         let stored = u32_at(bytes, compact_file::CHECKSUM_RANGE.start);
         let computed = compact_file::checksum(bytes);
         if computed != stored {
