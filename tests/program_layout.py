@@ -275,3 +275,10 @@ def edit9(data: bytes, **fields: int) -> bytes:
         numbers += _leb(fields.get(name.replace(" - ", "_").replace(" ", "_"), int(h[name])))  # type: ignore[call-overload]
     end = h[names[-1] + " at"][1]  # type: ignore[index]
     return reseal(bytearray(data[:FIXED] + numbers + data[end:]))
+
+
+def with_arch(data: bytes, arch: int) -> bytes:
+    """The file with its architecture byte replaced (byte 6, or 10 in version 9), resealed."""
+    b = bytearray(data)
+    b[10 if version(data) == COMPACT_FILE_VERSION else 6] = arch
+    return reseal(b)

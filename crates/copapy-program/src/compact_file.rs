@@ -106,9 +106,10 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
             index: 0,
         });
     }
+    // a nibble: at most 2^15, which the check refuses as above 4096
     let align = |log: u8, section| {
-        let a = 1u32.checked_shl(u32::from(log)).unwrap_or(0);
-        check_align(section, if log > 12 { 0 } else { a }).map(|()| a)
+        let a = 1u32 << (log & 15);
+        check_align(section, a).map(|()| a)
     };
     let code_align = align(fixed[12] & 0xf, Section::Code)?;
     let data_align = align(fixed[12] >> 4, Section::Data)?;
@@ -162,10 +163,11 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
     })
 }
 
-/// Whether the `count` symbol records from `at` on run past the end of `bytes`, walking
-/// only their lengths (a file cut short is reported as truncated before its checksum is;
-/// their contents are checked after it).
-pub(crate) fn symbols_cut_short(bytes: &[u8], mut at: usize, count: u32) -> bool {
+/// Where the `count` symbol records from `at` on end, walking only their lengths (so a
+/// file cut short, or one with bytes after its end, is reported as such before its
+/// checksum is; their contents are checked after it): `Err(true)` if they run past the
+/// end of `bytes`, `Err(false)` if a number does not decode.
+pub(crate) fn symbols_end(bytes: &[u8], mut at: usize, count: u32) -> Result<usize, bool> {
     let number = |at: &mut usize| -> Option<u64> {
         let (v, used) = leb128::read(bytes.get(*at..)?)?;
         *at += used;
@@ -179,27 +181,25 @@ pub(crate) fn symbols_cut_short(bytes: &[u8], mut at: usize, count: u32) -> bool
     };
     for _ in 0..count {
         let Some(&head) = bytes.get(at) else {
-            return true;
+            return Err(true);
         };
         at += 1;
         let mut elements: u64 = 1;
         for _ in 0..(head >> 4 & 7).min(crate::format::MAX_RANK as u8) {
-            match number(&mut at) {
-                Some(d) => elements = elements.saturating_mul(d),
-                None => return ran_out(at),
-            }
+            let d = number(&mut at).ok_or_else(|| ran_out(at))?;
+            elements = elements.saturating_mul(d);
         }
-        match number(&mut at) {
-            Some(n) => at = at.saturating_add(n as usize),
-            None => return ran_out(at),
-        }
+        let n = number(&mut at).ok_or_else(|| ran_out(at))?;
+        at = at.saturating_add(n as usize);
         for _ in 0..elements {
-            if number(&mut at).is_none() {
-                return ran_out(at);
-            }
+            number(&mut at).ok_or_else(|| ran_out(at))?;
         }
     }
-    at > bytes.len()
+    if at > bytes.len() {
+        Err(true)
+    } else {
+        Ok(at)
+    }
 }
 
 /// The CRC-32 a version 9 file stores: of bytes 0..6 and everything after the field.

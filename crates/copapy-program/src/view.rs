@@ -606,12 +606,20 @@ impl<'a> ProgramView<'a> {
             take(bytes, &mut at, Section::Patches, len)?
         };
         let symbols_at = at as usize;
-        if compact_file::symbols_cut_short(bytes, symbols_at, h.symbol_count) {
-            return Err(FormatError::Truncated {
-                section: Section::Symbols,
-                expected: total_len(bytes) + 1,
-                found: total_len(bytes),
-            });
+        match compact_file::symbols_end(bytes, symbols_at, h.symbol_count) {
+            Err(true) => {
+                return Err(FormatError::Truncated {
+                    section: Section::Symbols,
+                    expected: total_len(bytes) + 1,
+                    found: total_len(bytes),
+                })
+            }
+            Ok(end) if !h.imports && end < bytes.len() => {
+                return Err(FormatError::TrailingBytes {
+                    extra: (bytes.len() - end) as u64,
+                })
+            }
+            _ => {}
         }
         let stored = u32_at(bytes, compact_file::CHECKSUM_RANGE.start);
         let computed = compact_file::checksum(bytes);
