@@ -53,16 +53,16 @@ def _uleb(data: bytes, at: int) -> tuple[int, int]:
 
 def layout(data: bytes) -> dict[str, int]:
     """Section sizes of a version 9 file: its header's 13 fixed bytes and numbers
-    (features, code, data, entry, symbols, patch count, bounds), code + data, the patch
+    (features, code, data, entry, symbols, symbol bytes, patch count, bounds), code + data, the patch
     section and the symbol records (docs/program-format.md)."""
     assert struct.unpack_from("<H", data, 4)[0] == 9, "a format version 9 file"
     flags, at = data[11], 13
-    numbers = 5 + (2 if flags & 1 else 1) + (0 if flags & 2 else 2)
+    numbers = 6 + (2 if flags & 1 else 1) + (0 if flags & 2 else 2)
     fields = []
     for _ in range(numbers):
         v, at = _uleb(data, at)
         fields.append(v)
-    code_len, data_len, patches = fields[1], fields[2], 0 if flags & 1 else fields[5]
+    code_len, data_len, patches = fields[1], fields[2], 0 if flags & 1 else fields[6]
     header = at
     at += code_len
     data_at = at

@@ -60,7 +60,7 @@ def patch_section(data: bytes) -> tuple[int, int]:
     return start, start + RECORD * count
 
 
-NUMBERS = ("features", "code", "data", "entry", "symbols")
+NUMBERS = ("features", "code", "data", "entry", "symbols", "symbol bytes")
 
 
 def header9(data: bytes) -> dict[str, object]:

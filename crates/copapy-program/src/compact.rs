@@ -184,10 +184,32 @@ impl<'a> CompactPatches<'a> {
             Encoding::from_u8(kind & 0x7f).ok_or(self.bad())?;
         }
         let mut rest = self.clone();
+        // the scales a writer chooses: the most trailing zero bits (at most 15) of every
+        // non-zero offset step and target step of each base; any other is a second
+        // encoding of the same patches
+        let (mut offset, mut targets) = (0u32, [0u32; 2]);
+        let mut scales = [15u32; 3];
+        let mut step = |slot: usize, from: u32, to: u32| {
+            let d = to.wrapping_sub(from);
+            if d != 0 {
+                scales[slot] = scales[slot].min(d.trailing_zeros());
+            }
+        };
         for patch in &mut rest {
-            patch?;
+            let p = patch?;
+            let slot = p.base as usize;
+            step(0, offset, p.offset);
+            step(1 + slot, targets[slot & 1], p.target);
+            (offset, targets[slot & 1]) = (p.offset, p.target);
         }
-        if !rest.stream.is_empty() {
+        if !rest.stream.is_empty()
+            || scales
+                != [
+                    self.offset_scale,
+                    self.target_scales[0],
+                    self.target_scales[1],
+                ]
+        {
             return Err(FormatError::BadPatchStream { index: rest.index });
         }
         Ok(())

@@ -14,9 +14,9 @@
 //! | 2 | version, 9 (`u16`, where every older version has it, so an older runner names it in its refusal) |
 //! | 4 | CRC-32 (IEEE) of bytes 0..6 followed by every byte after these four |
 //! | 1 | architecture |
-//! | 1 | flags: bit 0 pre-linked image, bit 1 unbounded, bit 2 imports follow the symbols; other bits 0 |
+//! | 1 | flags: bit 0 pre-linked image, bit 1 unbounded, bit 2 imports follow the symbols, bit 3 no instruction bounds recorded (not with bit 1); other bits 0 |
 //! | 1 | alignments: log2 of the code alignment, then log2 of the data alignment `<< 4` (each at most 12) |
-//! | … | numbers: CPU features, code length, data length, entry, symbol count; then the patch count (relocatable) or the code and data addresses (pre-linked); then, unless unbounded, the fewest instructions and most − fewest |
+//! | … | numbers: CPU features, code length, data length, entry, symbol count, symbol bytes; then the patch count (relocatable) or the code and data addresses (pre-linked); then, unless bit 1 or 3 is set, the fewest instructions and most − fewest |
 //! | code length | code |
 //! | … | initial data: a map of its non-zero 4-byte words, then those words ([`crate::DataImage`]) |
 //! | … | if the patch count is not 0: the length of the patch stream, then the stream of version 8 without its 4-byte length ([`crate::compact`]) |
@@ -48,6 +48,8 @@ pub const PRELINKED: u8 = 1;
 pub const UNBOUNDED: u8 = 2;
 /// Flag bit: an import section ends the file.
 pub const IMPORTS: u8 = 4;
+/// Flag bit: the file records no instruction bounds (the writer could not count them).
+pub const NO_BOUNDS: u8 = 8;
 
 /// The header of a version 9 file, as read.
 #[derive(Clone, Copy, Debug)]
@@ -60,9 +62,10 @@ pub(crate) struct Header {
     pub data_len: u64,
     pub entry: u32,
     pub symbol_count: u32,
+    pub symbols_len: u64,
     pub patch_count: u32,
     pub placement: Option<Placement>,
-    pub bounds: InstructionBounds,
+    pub bounds: Option<InstructionBounds>,
     pub imports: bool,
     /// Where the code starts.
     pub end: usize,
@@ -100,7 +103,10 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
         })?;
     let arch = Arch::from_u8(fixed[10]).ok_or(FormatError::UnknownArch(fixed[10]))?;
     let flags = fixed[11];
-    if flags & !(PRELINKED | UNBOUNDED | IMPORTS) != 0 {
+    // "no bounds" and "unbounded" together would give a program two encodings
+    if flags & !(PRELINKED | UNBOUNDED | IMPORTS | NO_BOUNDS) != 0
+        || flags & (UNBOUNDED | NO_BOUNDS) == UNBOUNDED | NO_BOUNDS
+    {
         return Err(FormatError::ReservedNotZero {
             section: Section::Header,
             index: 0,
@@ -127,6 +133,7 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
     let data_len = n.next(truncated)?;
     let entry = n.next_u32(truncated)?;
     let symbol_count = n.next_u32(truncated)?;
+    let symbols_len = n.next(truncated)?;
     let (patch_count, placement) = if flags & PRELINKED != 0 {
         let code = n.next(truncated)?;
         let data = n.next(truncated)?;
@@ -134,8 +141,10 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
     } else {
         (n.next_u32(truncated)?, None)
     };
-    let bounds = if flags & UNBOUNDED != 0 {
-        InstructionBounds::Unbounded
+    let bounds = if flags & NO_BOUNDS != 0 {
+        None
+    } else if flags & UNBOUNDED != 0 {
+        Some(InstructionBounds::Unbounded)
     } else {
         let fewest = n.next(truncated)?;
         let extra = n.next(truncated)?;
@@ -144,7 +153,7 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
             .ok_or(FormatError::BadInstructionBounds {
                 problem: crate::bounds::BoundsProblem::FewestAboveMost,
             })?;
-        InstructionBounds::Known { fewest, most }
+        Some(InstructionBounds::Known { fewest, most })
     };
     Ok(Header {
         arch,
@@ -155,6 +164,7 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
         data_len,
         entry,
         symbol_count,
+        symbols_len,
         patch_count,
         placement,
         bounds,
@@ -163,47 +173,8 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
     })
 }
 
-/// Where the `count` symbol records from `at` on end, walking only their lengths (so a
-/// file cut short, or one with bytes after its end, is reported as such before its
-/// checksum is; their contents are checked after it): `Err(true)` if they run past the
-/// end of `bytes`, `Err(false)` if a number does not decode.
-pub(crate) fn symbols_end(bytes: &[u8], mut at: usize, count: u32) -> Result<usize, bool> {
-    let number = |at: &mut usize| -> Option<u64> {
-        let (v, used) = leb128::read(bytes.get(*at..)?)?;
-        *at += used;
-        Some(v)
-    };
-    // a number that does not decode: cut short if no byte ends it before the file does
-    let ran_out = |at: usize| {
-        bytes
-            .get(at..)
-            .is_none_or(|r| r.iter().all(|b| b & 0x80 != 0))
-    };
-    for _ in 0..count {
-        let Some(&head) = bytes.get(at) else {
-            return Err(true);
-        };
-        at += 1;
-        let mut elements: u64 = 1;
-        for _ in 0..(head >> 4 & 7).min(crate::format::MAX_RANK as u8) {
-            let d = number(&mut at).ok_or_else(|| ran_out(at))?;
-            elements = elements.saturating_mul(d);
-        }
-        let n = number(&mut at).ok_or_else(|| ran_out(at))?;
-        at = at.saturating_add(n as usize);
-        for _ in 0..elements {
-            number(&mut at).ok_or_else(|| ran_out(at))?;
-        }
-    }
-    if at > bytes.len() {
-        Err(true)
-    } else {
-        Ok(at)
-    }
-}
-
 /// The CRC-32 a version 9 file stores: of bytes 0..6 and everything after the field.
-pub(crate) fn checksum(bytes: &[u8]) -> u32 {
+pub fn checksum(bytes: &[u8]) -> u32 {
     let mut crc = crate::format::Crc32::new();
     crc.update(crate::format::sub(bytes, 0, CHECKSUM_RANGE.start));
     crc.update(crate::format::sub(bytes, CHECKSUM_RANGE.end, bytes.len()));
@@ -234,13 +205,14 @@ mod write {
 
     /// The program as a version 9 file.
     pub(crate) fn encode(p: &Program) -> Vec<u8> {
-        let bounds = p.instructions.unwrap_or(InstructionBounds::Unbounded);
         let mut flags = 0;
         if p.placement.is_some() {
             flags |= PRELINKED;
         }
-        if bounds == InstructionBounds::Unbounded {
-            flags |= UNBOUNDED;
+        match p.instructions {
+            None => flags |= NO_BOUNDS,
+            Some(InstructionBounds::Unbounded) => flags |= UNBOUNDED,
+            Some(InstructionBounds::Known { .. }) => {}
         }
         if !p.imports.is_empty() {
             flags |= IMPORTS;
@@ -252,12 +224,29 @@ mod write {
         out.push(p.arch as u8);
         out.push(flags);
         out.push((p.code_align.trailing_zeros() | p.data_align.trailing_zeros() << 4) as u8);
+        let mut symbols = Vec::new();
+        for s in &p.symbols {
+            symbols.push(s.role as u8 | (s.ty as u8) << 2 | (s.shape.len() as u8) << 4);
+            for &d in &s.shape {
+                uleb(&mut symbols, d.into());
+            }
+            uleb(&mut symbols, s.name.len() as u64);
+            symbols.extend_from_slice(s.name.as_bytes());
+            let size = s.ty.size() as i64;
+            let mut previous = -1i64;
+            for &o in &s.offsets {
+                let unit = i64::from(o) / size;
+                uleb(&mut symbols, zigzag(unit - previous - 1));
+                previous = unit;
+            }
+        }
         for v in [
             p.features as usize,
             p.code.len(),
             p.data.len(),
             p.entry as usize,
             p.symbols.len(),
+            symbols.len(),
         ] {
             uleb(&mut out, v as u64);
         }
@@ -268,7 +257,7 @@ mod write {
             }
             None => uleb(&mut out, p.patches.len() as u64),
         }
-        if let InstructionBounds::Known { fewest, most } = bounds {
+        if let Some(InstructionBounds::Known { fewest, most }) = p.instructions {
             uleb(&mut out, fewest);
             uleb(&mut out, most - fewest);
         }
@@ -280,21 +269,7 @@ mod write {
             uleb(&mut out, body.len() as u64);
             out.extend_from_slice(body);
         }
-        for s in &p.symbols {
-            out.push(s.role as u8 | (s.ty as u8) << 2 | (s.shape.len() as u8) << 4);
-            for &d in &s.shape {
-                uleb(&mut out, d.into());
-            }
-            uleb(&mut out, s.name.len() as u64);
-            out.extend_from_slice(s.name.as_bytes());
-            let size = s.ty.size() as i64;
-            let mut previous = -1i64;
-            for &o in &s.offsets {
-                let unit = i64::from(o) / size;
-                uleb(&mut out, zigzag(unit - previous - 1));
-                previous = unit;
-            }
-        }
+        out.extend_from_slice(&symbols);
         if !p.imports.is_empty() {
             out.extend_from_slice(&crate::imports::encode_section(&p.imports));
         }

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::format::{Section, BYTES_VERSION, MAGIC, OLDEST_VERSION, VERSION};
+use crate::format::{Section, BYTES_VERSION, MAGIC, OLDEST_READ, OLDEST_VERSION, VERSION};
 use crate::names::{NameExcerpt, NameProblem, NAME_RULE};
 use crate::{Arch, Base};
 
@@ -268,10 +268,18 @@ impl fmt::Display for FormatError {
                 f,
                 "not a copapy program: file starts with {m:02x?}, expected {MAGIC:02x?} (\"CPPY\")"
             ),
+            UnsupportedVersion { found } if found >= OLDEST_VERSION && found < OLDEST_READ => {
+                write!(
+                    f,
+                    "program file format version {found} is not supported (this runner reads \
+                     version {OLDEST_READ}, which every copapy since it writes); re-save the \
+                     program with the current copapy (cp.load(path).save(path)) or recompile it"
+                )
+            }
             UnsupportedVersion { found } => write!(
                 f,
                 "program file format version {found} is not supported (this runner reads versions \
-                 {OLDEST_VERSION} to {VERSION}); recompile the program with a matching copapy"
+                 {OLDEST_READ} to {VERSION}); recompile the program with a matching copapy"
             ),
             VersionMismatch { found, needed } if needed == BYTES_VERSION => write!(
                 f,

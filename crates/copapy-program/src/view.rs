@@ -130,10 +130,6 @@ impl<'a> Offsets<'a> {
     }
 }
 
-fn total_len(bytes: &[u8]) -> u64 {
-    bytes.len() as u64
-}
-
 /// The `len` bytes of `bytes` at `*at` (then past them), or the truncation error of
 /// `section`.
 fn take<'a>(
@@ -200,7 +196,7 @@ fn decode_symbol_raw(
     rest: &[u8],
     compact: bool,
 ) -> Result<(RawSymbol<'_>, usize), FormatError> {
-    if compact {
+    if compact || !cfg!(feature = "legacy") {
         return decode_compact_symbol(index, rest);
     }
     let head: &[u8; SYMBOL_RECORD_BYTES] = rest
@@ -362,6 +358,9 @@ impl<'a> ProgramView<'a> {
             }
             if version == COMPACT_FILE_VERSION {
                 return Self::parse_compact::<RELOCATABLE>(bytes);
+            }
+            if !cfg!(feature = "legacy") {
+                return Err(FormatError::UnsupportedVersion { found: version });
             }
             if !RELOCATABLE && version != PRELINKED_VERSION {
                 return Err(FormatError::NotPrelinked { found: version });
@@ -558,7 +557,8 @@ impl<'a> ProgramView<'a> {
             self.version,
             version_for(self.raw_symbols().map(|s| s.ty), has_bounds),
         );
-        if !version_accepted(found, needed) {
+        // version 9 holds every program; an older writer chose the oldest that held it
+        if found != COMPACT_FILE_VERSION && !version_accepted(found, needed) {
             return Err(FormatError::VersionMismatch { found, needed });
         }
         let symbols = self.raw_symbols().map(|s| SymbolSlots {
@@ -605,21 +605,11 @@ impl<'a> ProgramView<'a> {
             at += used as u64;
             take(bytes, &mut at, Section::Patches, len)?
         };
-        let symbols_at = at as usize;
-        match compact_file::symbols_end(bytes, symbols_at, h.symbol_count) {
-            Err(true) => {
-                return Err(FormatError::Truncated {
-                    section: Section::Symbols,
-                    expected: total_len(bytes) + 1,
-                    found: total_len(bytes),
-                })
-            }
-            Ok(end) if !h.imports && end < bytes.len() => {
-                return Err(FormatError::TrailingBytes {
-                    extra: (bytes.len() - end) as u64,
-                })
-            }
-            _ => {}
+        let symbols = take(bytes, &mut at, Section::Symbols, h.symbols_len)?;
+        if !h.imports && (at as usize) < bytes.len() {
+            return Err(FormatError::TrailingBytes {
+                extra: bytes.len() as u64 - at,
+            });
         }
         let stored = u32_at(bytes, compact_file::CHECKSUM_RANGE.start);
         let computed = compact_file::checksum(bytes);
@@ -642,27 +632,17 @@ impl<'a> ProgramView<'a> {
             } else {
                 PatchLayout::Body
             },
-            symbols: &[],
+            symbols,
             symbol_count: h.symbol_count,
             bounds: &[],
             imports: crate::ImportTable::default(),
             compact_symbols: true,
-            header_bounds: Some(h.bounds),
+            header_bounds: h.bounds,
             header_placement: h.placement,
         };
-        // the symbol records delimit themselves: the section ends after the last
-        let mut end = symbols_at;
-        for index in 0..h.symbol_count as usize {
-            let (_, used) = decode_symbol_raw(index, sub(bytes, end, bytes.len()), true)?;
-            end += used;
-        }
-        view.symbols = sub(bytes, symbols_at, end);
         if h.imports {
-            view.imports = crate::ImportTable::parse(sub(bytes, end, bytes.len()), data.len())?;
-        } else if end < bytes.len() {
-            return Err(FormatError::TrailingBytes {
-                extra: (bytes.len() - end) as u64,
-            });
+            view.imports =
+                crate::ImportTable::parse(sub(bytes, at as usize, bytes.len()), data.len())?;
         }
         #[cfg(feature = "alloc")]
         if let Some(placement) = h.placement {
@@ -720,7 +700,7 @@ impl<'a> ProgramView<'a> {
 
     /// The instruction bounds the file carries (version 4), or None (older versions).
     pub fn instruction_bounds(&self) -> Option<InstructionBounds> {
-        if self.header_bounds.is_some() {
+        if self.version == COMPACT_FILE_VERSION {
             self.header_bounds
         } else if self.bounds.is_empty() {
             None
@@ -757,7 +737,7 @@ impl<'a> ProgramView<'a> {
         if self.layout == PatchLayout::Placed {
             return PatchIter::Records([].iter());
         }
-        if self.layout == PatchLayout::Body {
+        if self.layout == PatchLayout::Body || !cfg!(feature = "legacy") {
             return PatchIter::Compact(CompactPatches::from_body(
                 self.patches,
                 self.patch_count,
@@ -933,7 +913,7 @@ impl Iterator for OffsetIter<'_> {
 
     fn next(&mut self) -> Option<u32> {
         self.remaining = self.remaining.checked_sub(1)?;
-        if !self.compact {
+        if !self.compact && cfg!(feature = "legacy") {
             let (b, rest) = self.rest.split_first_chunk::<4>()?;
             self.rest = rest;
             return Some(u32::from_le_bytes(*b));
