@@ -164,7 +164,7 @@ mod tests {
                     .map(|_| {
                         state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
                         // mostly zero words, some zero bytes inside stored words
-                        if (state >> 40) % 3 == 0 {
+                        if (state >> 40).is_multiple_of(3) {
                             (state >> 33) as u8
                         } else {
                             0

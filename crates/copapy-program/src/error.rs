@@ -268,7 +268,7 @@ impl fmt::Display for FormatError {
                 f,
                 "not a copapy program: file starts with {m:02x?}, expected {MAGIC:02x?} (\"CPPY\")"
             ),
-            UnsupportedVersion { found } if found >= OLDEST_VERSION && found < OLDEST_READ => {
+            UnsupportedVersion { found } if (OLDEST_VERSION..OLDEST_READ).contains(&found) => {
                 write!(
                     f,
                     "program file format version {found} is not supported (this runner reads \
