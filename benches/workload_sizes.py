@@ -99,7 +99,8 @@ def breakdown(name: str, arch: str) -> dict[str, int]:
 
 
 def main_breakdown() -> None:
-    print("| workload | target | code + data | data as stored | patches | patch section | symbol table | header |")
+    print("| workload | target | code + data | data as stored | patches | patch section | "
+          "symbol table | header |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in W.WORKLOADS:
         for arch in ("x86_64", "cortex-m4", "riscv32"):
