@@ -71,7 +71,8 @@ def test_int_program_and_errors_from_c(c_runner: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.cpy"
     cases = []
     flipped = bytearray(data)
-    flipped[50] ^= 1
+    code_at = int(program_layout.header9(bytes(data))["code at"][0])  # type: ignore[index]
+    flipped[code_at + 1] ^= 1
     cases.append((flipped, "error -9 checksum mismatch"))
     cases.append((data[:-1], "error -7 file truncated"))
     foreign = program_layout.with_arch(data, 4)  # thumb
