@@ -195,14 +195,23 @@ impl<'a> CompactPatches<'a> {
                 scales[slot] = scales[slot].min(d.trailing_zeros());
             }
         };
+        // the kinds a writer lists: each once, in the order the patches first use them
+        let mut kinds_used = 0usize;
         for patch in &mut rest {
             let p = patch?;
+            let tag = (p.encoding as u8) | ((p.base as u8) << 7);
+            match self.kinds.iter().position(|&k| k == tag) {
+                Some(k) if k == kinds_used => kinds_used += 1,
+                Some(k) if k < kinds_used => {}
+                _ => return Err(FormatError::BadPatchStream { index: rest.index }),
+            }
             let slot = p.base as usize;
             step(0, offset, p.offset);
             step(1 + slot, targets[slot & 1], p.target);
             (offset, targets[slot & 1]) = (p.offset, p.target);
         }
         if !rest.stream.is_empty()
+            || kinds_used != self.kinds.len()
             || scales
                 != [
                     self.offset_scale,
@@ -281,8 +290,11 @@ impl<'a> CompactPatches<'a> {
         };
         let previous_addend = self.addends.get(kind).copied().ok_or(bad)?;
         let addend = if new_addend {
+            // a new addend is another one: a step of 0 would be a second encoding
+            let step = unzigzag(self.uleb()?);
             i64::from(previous_addend)
-                .checked_add(unzigzag(self.uleb()?))
+                .checked_add(step)
+                .filter(|_| step != 0)
                 .and_then(|a| i32::try_from(a).ok())
                 .ok_or(bad)?
         } else {
@@ -586,6 +598,48 @@ mod tests {
         let mut out = Vec::new();
         crate::leb128::write(&mut out, v);
         out
+    }
+
+    /// A patch that announces a new addend must change it: a step of 0 (the kind's
+    /// previous addend spelled out) is a second encoding (found by fuzzing).
+    #[test]
+    fn a_new_addend_equal_to_the_previous_is_refused() {
+        let patches = [
+            patch(0, Encoding::Rel32, Data, 0, 4),
+            patch(4, Encoding::Rel32, Data, 40, 4),
+        ];
+        for stream in [Stream::Plain, Stream::Implied, Stream::Predicted] {
+            let good = encode(&patches, stream);
+            CompactPatches::new(&good, 2, stream)
+                .validate(&good)
+                .unwrap();
+            // the second patch again, with its new-addend bit set and a step of 0
+            let first = encode(&patches[..1], stream);
+            let mut bad = first.clone();
+            let tail = &good[first.len()..];
+            let (head, used) = crate::leb128::read(tail).unwrap();
+            let (number, more) = crate::leb128::read(&tail[used..]).unwrap();
+            match stream {
+                Stream::Plain => bad.extend(leb(head | 1)),
+                _ => bad.extend(leb(head)),
+            }
+            match stream {
+                Stream::Plain => bad.extend(leb(number)),
+                _ => bad.extend(leb(number | 1)),
+            }
+            assert_eq!(
+                used + more,
+                tail.len(),
+                "{stream:?}: no addend step in the good file"
+            );
+            bad.push(0); // addend step 0
+            let len = (bad.len() - 4) as u32;
+            bad[..4].copy_from_slice(&len.to_le_bytes());
+            assert!(
+                CompactPatches::new(&bad, 2, stream).validate(&bad).is_err(),
+                "{stream:?}"
+            );
+        }
     }
 
     /// Every number of a section written longer than it must be (a zero group added on
