@@ -11,15 +11,13 @@ with a zero that came from a constant zero entry or from ``0 * x`` (README, "x*0
 
 from __future__ import annotations
 
-import struct
 import sys
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import workloads as W  # noqa: E402
-
-HEADER_BYTES = 44  # crates/copapy-program/src/format.rs
+from workload_sizes import layout  # noqa: E402
 
 
 def written_counts() -> Counter[str]:
@@ -38,9 +36,9 @@ def compiled_counts() -> tuple[Counter[str], int]:
     x, p = step(*inputs)
     tg = cp.Target("x86_64")
     tg.compile(list(x) + list(p))
-    data = tg.program_bytes()
-    code_len = struct.unpack_from("<I", data, 16)[0]
-    code = data[HEADER_BYTES:HEADER_BYTES + code_len]
+    data = bytes(tg.program_bytes())
+    sections = layout(data)  # format version 9: the code follows the header's numbers
+    code = data[sections["header"]:sections["header"] + sections["code"]]
     md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
     kinds = {"addss": "add", "subss": "add", "mulss": "mul", "divss": "div"}
     counts: Counter[str] = Counter(kinds.get(i.mnemonic, "other") for i in md.disasm(code, 0))

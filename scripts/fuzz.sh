@@ -14,7 +14,7 @@ HYPOTHESIS_PROFILE=fuzz .venv/bin/python -m pytest -q -p no:cacheprovider \
 # The cargo-fuzz targets (fuzz/fuzz_targets: program files, frames, whole network
 # sessions), FUZZ_SECONDS each, when cargo-fuzz and a nightly toolchain are installed.
 if cargo +nightly fuzz --version >/dev/null 2>&1; then
-  for t in program_decode frame_parser session_stream; do
+  for t in program_decode leb128 frame_parser session_stream; do
     (cd fuzz && cargo +nightly fuzz run "$t" -- -max_total_time="${FUZZ_SECONDS:-60}")
   done
 else

@@ -1,9 +1,11 @@
 """Program file layout read in Python from docs/program-format.md, for tests that edit files.
 
-Independent of the Rust reader: the header fields, the compact patch section of versions 5,
-7 and 8 (`crates/copapy-program/src/compact.rs` and `predict.rs` document the same stream) and the 16-byte
-patch records of versions 2 to 4, so a test can turn a file into the one an older writer
-made.
+Independent of the Rust reader: the header fields of the 44-byte header (versions 2 to 8)
+and of version 9's header of LEB128 numbers, the compact patch section of versions 5, 7, 8
+and 9 (`crates/copapy-program/src/compact.rs` and `predict.rs` document the same stream),
+the 16-byte patch records of versions 2 to 4, both symbol record layouts and version 9's
+map of non-zero data words, so a test can find any field of a file, edit it, and turn a
+file into the one an older writer made.
 """
 
 from __future__ import annotations
@@ -24,13 +26,19 @@ PAIR_FIRST = {5, 12, 15, 17}  # ADRP, ARM MOVW, Thumb MOVW, RISC-V HI20
 PAIR_SECOND = {6, 7, 8, 9, 10, 13, 16, 18, 19}  # AArch64 LO12, MOVT, RISC-V LO12 (I, S)
 PENDING = 4  # first halves a base keeps waiting
 PLACEMENT = 16
+COMPACT_FILE_VERSION = 9  # LEB128 header, compact symbols, data as a map of non-zero words
+FIXED = 13  # version 9: magic, version, CRC-32, architecture, flags, alignments
 
 Patch = tuple[int, int, int, int, int]  # offset, encoding, base, target, addend
 
 
 def reseal(b: bytearray) -> bytes:
-    """Rewrites the CRC-32 (zlib's, over the header's first 40 bytes and all after it)."""
-    b[40:44] = struct.pack("<I", zlib.crc32(bytes(b[:40]) + bytes(b[44:])))
+    """Rewrites the CRC-32 (zlib's): over the header's first 40 bytes and all after it, or
+    in version 9 over bytes 0..6 and all after the field at 6..10."""
+    if version(bytes(b)) == COMPACT_FILE_VERSION:
+        b[6:10] = struct.pack("<I", zlib.crc32(bytes(b[:6]) + bytes(b[10:])))
+    else:
+        b[40:44] = struct.pack("<I", zlib.crc32(bytes(b[:40]) + bytes(b[44:])))
     return bytes(b)
 
 
@@ -39,7 +47,10 @@ def version(data: bytes) -> int:
 
 
 def patch_section(data: bytes) -> tuple[int, int]:
-    """(start, end) of the patch section in the file."""
+    """(start, end) of the patch section in the file (version 9: its length number included;
+    start == end when there is none)."""
+    if version(data) == COMPACT_FILE_VERSION:
+        return header9(data)["patches at"]
     code, dlen, count = struct.unpack_from("<III", data, 16)
     start = HEADER + code + dlen
     if version(data) == PRELINKED_VERSION:  # a pre-linked image: its placement, no patches
@@ -49,15 +60,98 @@ def patch_section(data: bytes) -> tuple[int, int]:
     return start, start + RECORD * count
 
 
+NUMBERS = ("features", "code", "data", "entry", "symbols", "symbol bytes")
+
+
+def header9(data: bytes) -> dict[str, object]:
+    """Version 9's header fields, each number's (start, end) in the file ("<name> at"), and
+    where code, data and patches lie (docs/program-format.md)."""
+    flags = data[11]
+    names = list(NUMBERS) + (["code base", "data base"] if flags & 1 else ["patches"])
+    names += [] if flags & 2 else ["fewest", "most - fewest"]
+    out: dict[str, object] = {"arch": data[10], "flags": flags,
+                              "code align": 1 << (data[12] & 15), "data align": 1 << (data[12] >> 4)}
+    at = FIXED
+    for name in names:
+        start = at
+        out[name], at = _uleb(data, at)
+        out[name + " at"] = (start, at)
+    out.setdefault("patches", 0)
+    out["code at"] = (at, at + int(out["code"]))  # type: ignore[call-overload]
+    at += int(out["code"])  # type: ignore[call-overload]
+    words = (int(out["data"]) + 3) // 4  # type: ignore[call-overload]
+    data_at, image = at, bytearray(int(out["data"]))  # type: ignore[call-overload]
+    at += (words + 7) // 8
+    for i in range(words):
+        if data[data_at + i // 8] >> (i % 8) & 1:
+            n = min(4, len(image) - 4 * i)
+            image[4 * i:4 * i + n] = data[at:at + n]
+            at += n
+    out["data at"], out["image"] = (data_at, at), bytes(image)
+    start = at
+    if out["patches"]:
+        length, at = _uleb(data, at)
+        at += length
+    out["patches at"] = (start, at)
+    return out
+
+
+def symbols(data: bytes) -> list[dict[str, object]]:
+    """Every symbol record: role, dtype, shape, name, offsets, and where the record, its
+    type byte and its name are in the file ("at", "dtype at", "name at")."""
+    v9 = version(data) == COMPACT_FILE_VERSION
+    count = int(header9(data)["symbols"]) if v9 else struct.unpack_from("<I", data, 28)[0]  # type: ignore[call-overload]
+    at = patch_section(data)[1]
+    out = []
+    for _ in range(count):
+        start = at
+        if v9:
+            head = data[at]
+            role, dtype, rank = head & 3, (head >> 2) & 3, (head >> 4) & 7
+            at += 1
+            shape = []
+            for _ in range(rank):
+                d, at = _uleb(data, at)
+                shape.append(d)
+            name_len, at = _uleb(data, at)
+        else:
+            role, dtype, rank = data[at], data[at + 1], data[at + 2]
+            name_len = struct.unpack_from("<H", data, at + 4)[0]
+            shape = list(struct.unpack_from(f"<{rank}I", data, at + 8))
+            at += 8 + 4 * rank
+        name_at, at = at, at + name_len
+        elements = 1
+        for d in shape:
+            elements *= d
+        offsets = []
+        unit = -1
+        for _ in range(elements):
+            if v9:
+                step, at = _uleb(data, at)
+                unit += _unzigzag(step) + 1
+                offsets.append(unit * (1 if dtype == 3 else 4))
+            else:
+                offsets.append(struct.unpack_from("<I", data, at)[0])
+                at += 4
+        out.append({"role": role, "dtype": dtype, "shape": shape, "offsets": offsets,
+                    "name": data[name_at:name_at + name_len], "at": (start, at),
+                    "dtype at": start if v9 else start + 1, "name at": (name_at, name_at + name_len)})
+    return out
+
+
 def _uleb(data: bytes, at: int) -> tuple[int, int]:
+    """A LEB128 number in its shortest form (docs/program-format.md); ValueError otherwise."""
     value = shift = 0
-    while True:
+    for i in range(10):
         b = data[at]
         value |= (b & 0x7F) << shift
         at += 1
         shift += 7
         if not b & 0x80:
+            if (b == 0 and i > 0) or value >= 1 << 64:
+                raise ValueError(f"overlong LEB128 number ending at byte {at}")
             return value, at
+    raise ValueError(f"LEB128 number longer than 10 bytes at byte {at}")
 
 
 def _unzigzag(v: int) -> int:
@@ -66,8 +160,14 @@ def _unzigzag(v: int) -> int:
 
 def patches(data: bytes) -> list[Patch]:
     """Every patch in file order, from either encoding."""
-    count = struct.unpack_from("<I", data, 24)[0]
     start, end = patch_section(data)
+    if version(data) == COMPACT_FILE_VERSION:
+        count = int(header9(data)["patches"])  # type: ignore[call-overload]
+        if count == 0:
+            return []
+        start = _uleb(data, start)[1] - 4  # the body, where older versions have a u32 length
+    else:
+        count = struct.unpack_from("<I", data, 24)[0]
     if version(data) == PRELINKED_VERSION:
         return []
     if version(data) < COMPACT_VERSION:
@@ -78,7 +178,7 @@ def patches(data: bytes) -> list[Patch]:
     at += 2
     offset, targets, addends = 0, [0, 0], [0] * len(kinds)
     implied_targets = version(data) == IMPLIED_TARGETS_VERSION
-    predicted = version(data) == PREDICTED_TARGETS_VERSION
+    predicted = version(data) in (PREDICTED_TARGETS_VERSION, COMPACT_FILE_VERSION)
     written: list[list[int]] = [[0, 0], [0, 0]]  # per base, the last two written, newest first
     pending: list[list[int]] = [[], []]  # per base, first halves of pairs waiting
     out: list[Patch] = []
@@ -119,13 +219,66 @@ def patches(data: bytes) -> list[Patch]:
 
 
 def as_version(data: bytes, wanted: int) -> bytes:
-    """The same program as a writer of format `wanted` (2, 3 or 4) made it: 16-byte patch
-    records, and no instruction bounds before version 4."""
-    start, end = patch_section(data)
+    """The same program as a writer of format `wanted` (2, 3 or 4) made it: the 44-byte
+    header, 16-byte patch records, fixed-width symbol records, and no instruction bounds
+    before version 4."""
+    if version(data) != COMPACT_FILE_VERSION:
+        start, end = patch_section(data)
+        records = b"".join(struct.pack("<IBBxxIi", *p) for p in patches(data))
+        rest = data[end:]
+        if wanted < 4 and version(data) >= 4:
+            rest = rest[:-BOUNDS]
+        b = bytearray(data[:start] + records + rest)
+        b[4:6] = struct.pack("<H", wanted)
+        return reseal(b)
+    h = header9(data)
+    assert not h["flags"] & 5, "a relocatable file without imports"  # type: ignore[operator]
+    syms = b""
+    for sym in symbols(data):
+        shape, name = list(sym["shape"]), bytes(sym["name"])  # type: ignore[call-overload]
+        syms += struct.pack("<BBBxHxx", sym["role"], sym["dtype"], len(shape), len(name))
+        syms += struct.pack(f"<{len(shape)}I", *shape) + name
+        syms += struct.pack(f"<{len(sym['offsets'])}I", *sym["offsets"])  # type: ignore[arg-type]
     records = b"".join(struct.pack("<IBBxxIi", *p) for p in patches(data))
-    rest = data[end:]
-    if wanted < 4 and version(data) >= 4:
-        rest = rest[:-BOUNDS]
-    b = bytearray(data[:start] + records + rest)
-    b[4:6] = struct.pack("<H", wanted)
+    count = len(symbols(data))
+    header = b"CPPY" + struct.pack("<HBxIHHIIIIII", wanted, h["arch"], h["features"], h["code align"],
+                                   h["data align"], h["code"], h["data"], int(h["patches"]),  # type: ignore[call-overload]
+                                   count, len(syms), h["entry"]) + bytes(4)
+    code_at = h["code at"]
+    body = data[code_at[0]:code_at[1]] + bytes(h["image"]) + records + syms  # type: ignore[index, call-overload]
+    if wanted >= 4:
+        fewest = h.get("fewest")
+        bounds = (1, 0, 0) if fewest is None else (0, fewest, fewest + h["most - fewest"])  # type: ignore[operator]
+        body += struct.pack("<IQQ", *bounds)
+    return reseal(bytearray(header + body))
+
+
+def _leb(v: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, v = v & 0x7F, v >> 7
+        if not v:
+            out.append(byte)
+            return bytes(out)
+        out.append(byte | 0x80)
+
+
+def edit9(data: bytes, **fields: int) -> bytes:
+    """A version 9 file with header numbers replaced (``features=``, ``entry=``,
+    ``fewest=``, ``most_fewest=`` for "most - fewest", ...) and resealed; each number is
+    written in its shortest form."""
+    h = header9(data)
+    names = [n for n in (*NUMBERS, "code base", "data base", "patches", "fewest", "most - fewest")
+             if n in h]
+    numbers = b""
+    for name in names:
+        numbers += _leb(fields.get(name.replace(" - ", "_").replace(" ", "_"), int(h[name])))  # type: ignore[call-overload]
+    end = h[names[-1] + " at"][1]  # type: ignore[index]
+    return reseal(bytearray(data[:FIXED] + numbers + data[end:]))
+
+
+def with_arch(data: bytes, arch: int) -> bytes:
+    """The file with its architecture byte replaced (byte 6, or 10 in version 9), resealed."""
+    b = bytearray(data)
+    b[10 if version(data) == COMPACT_FILE_VERSION else 6] = arch
     return reseal(b)

@@ -122,7 +122,7 @@ static void load(uint8_t seq, unsigned frame, const uint8_t *file, uint32_t len)
         return;
     }
     io_reset();
-    board_code_written(runner_code, get32(file + 16)); /* the header's code size */
+    board_code_written(runner_code, runner_header_number(file, 1)); /* the code size */
     prog = p;
     loaded = 1;
     program_frame = frame;

@@ -1,4 +1,5 @@
-/* The program buffers and the number formatting shared by runner.c and link.c. */
+/* The program buffers, the number formatting and the header reading shared by runner.c and
+ * link.c. */
 #include "memory.h"
 
 /* memory.h has their sizes; each board's link.ld puts both sections at fixed addresses
@@ -17,4 +18,18 @@ uint32_t runner_format_dec(char out[12], int32_t v) {
     if (v < 0) out[len++] = '-';
     while (n) out[len++] = digits[--n];
     return len;
+}
+
+uint32_t runner_header_number(const uint8_t *file, uint32_t index) {
+    const uint8_t *at = file + 13;
+    for (;; index--) {
+        uint32_t value = 0, shift = 0;
+        uint8_t byte;
+        do {
+            byte = *at++;
+            if (shift < 32) value |= (uint32_t)(byte & 0x7f) << shift;
+            shift += 7;
+        } while (byte & 0x80);
+        if (index == 0) return value;
+    }
 }

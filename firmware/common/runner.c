@@ -98,13 +98,13 @@ static void run_job(uint32_t number, const uint8_t *job, uint32_t default_featur
         put("job ");
         put_dec((int32_t)number);
         put(" needs ");
-        put_hex(read32(file + 8), 8); /* the header's feature bits */
+        put_hex(runner_header_number(file, 0), 8); /* the header's feature bits */
         put(" has ");
         put_hex(copapy_cpu_features(), 8);
         board_putc('\n');
     }
     if (r < 0) return;
-    board_code_written(runner_code, read32(file + 16)); /* the header's code size */
+    board_code_written(runner_code, runner_header_number(file, 1)); /* the code size */
     for (uint32_t s = 0; s < steps; s++) {
         r = copapy_run(&p);
         if (r < 0) {

@@ -14,15 +14,12 @@ Auto-named inputs are ``in0, in1, ...`` in the order the user created them.
 from __future__ import annotations
 
 import os
-import struct
 import subprocess
 import unicodedata
-import zlib
 from pathlib import Path
 from typing import Any
 
 import copapy as cp
-import numpy as np
 import program_layout
 import pytest
 from copapy._core import Target as NativeTarget  # copapy-run runs this machine's code
@@ -145,22 +142,16 @@ def test_every_name_the_writer_accepts_round_trips(name: str) -> None:
 
 def symbol_names(data: bytes) -> list[tuple[int, int]]:
     """(file offset, length) of each symbol name (docs/program-format.md)."""
-    count = struct.unpack_from("<I", data, 28)[0]
-    at = program_layout.patch_section(data)[1]
     out = []
-    for _ in range(count):
-        rank, name_len = data[at + 2], struct.unpack_from("<H", data, at + 4)[0]
-        dims = struct.unpack_from(f"<{rank}I", data, at + 8)
-        start = at + 8 + 4 * rank
-        out.append((start, name_len))
-        at = start + name_len + 4 * int(np.prod(dims, dtype=np.int64))
+    for sym in program_layout.symbols(data):
+        start, end = sym["name at"]  # type: ignore[misc]
+        out.append((start, end - start))
     return out
 
 
 def reseal(data: bytearray) -> bytes:
     """Rewrites the CRC-32 (IEEE, zlib's) so the edited file passes the checksum."""
-    struct.pack_into("<I", data, 40, zlib.crc32(bytes(data[:40]) + bytes(data[44:])))
-    return bytes(data)
+    return program_layout.reseal(data)
 
 
 def program_with(names_: tuple[str, str], target: Any = None) -> bytes:

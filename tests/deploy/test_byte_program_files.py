@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import struct
 import subprocess
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +24,6 @@ from copapy._remote import ERR, GET, LOAD, OK, RUN, SET, VARS, runner_command
 from test_remote import authenticated_socket, frame, read_frame, start_runner
 
 BYTES = [0, 1, 2, 127, 128, 200, 254, 255, 17]
-HEADER = 44
 
 
 def reference(pix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -53,7 +51,7 @@ def saved(tmp_path: Path) -> Path:
 
 
 def reseal(data: bytearray) -> None:
-    struct.pack_into("<I", data, 40, zlib.crc32(bytes(data[:40] + data[HEADER:])))
+    program_layout.reseal(data)
 
 
 def test_byte_arrays_are_named_with_the_byte_dtype() -> None:
@@ -101,7 +99,7 @@ def test_writing_a_byte_variable_by_name_checks_the_range_and_changes_nothing_on
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
     path = saved(tmp_path)
     data = path.read_bytes()
-    assert struct.unpack_from("<H", data, 4)[0] == 8
+    assert struct.unpack_from("<H", data, 4)[0] == 9
     loaded = cp.load(path)
     assert ("pix", "input", "byte", [9]) in loaded.variables()
     assert loaded.read_value("pix") == BYTES
@@ -121,16 +119,10 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
 
 
 def symbol_record(data: bytes, name: bytes) -> int:
-    """Offset of the symbol record named ``name`` (walking the symbol section)."""
-    count = struct.unpack_from("<I", data, 28)[0]
-    at = program_layout.patch_section(data)[1]
-    for _ in range(count):
-        rank, name_len = data[at + 2], struct.unpack_from("<H", data, at + 4)[0]
-        dims = struct.unpack_from(f"<{rank}I", data, at + 8)
-        start = at + 8 + 4 * rank
-        if data[start : start + name_len] == name:
-            return at
-        at = start + name_len + 4 * int(np.prod(dims, dtype=np.int64))
+    """Offset of the byte holding the dtype of the symbol record named ``name``."""
+    for sym in program_layout.symbols(data):
+        if sym["name"] == name:
+            return int(sym["dtype at"])  # type: ignore[call-overload]
     raise AssertionError(f"no symbol {name!r}")
 
 
@@ -141,13 +133,15 @@ def test_damaged_byte_files_are_refused_with_their_own_message(tmp_path: Path) -
     as_v2[4] = 2
     reseal(as_v2)
     cases.append((as_v2, "has a byte variable, which needs version 3"))
-    unknown = bytearray(good)
-    unknown[symbol_record(good, b"pix") + 1] = 4
+    # version 9 has two bits for the dtype, all four known; a version 4 file has a byte
+    v4 = program_layout.as_version(good, 4)
+    unknown = bytearray(v4)
+    unknown[symbol_record(v4, b"pix")] = 4
     reseal(unknown)
     cases.append((unknown, "unknown type 4"))
     cases.append((bytearray(good[:-2]), "file truncated"))
     flipped = bytearray(good)
-    flipped[symbol_record(good, b"pix") + 1] ^= 0x01
+    flipped[symbol_record(good, b"pix")] ^= 0x04
     cases.append((flipped, "checksum mismatch"))
     for data, message in cases:
         with pytest.raises(ValueError, match=message):

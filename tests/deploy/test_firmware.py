@@ -4,12 +4,11 @@ file saved from Python into its own buffers, runs it, and reads variables by nam
 from __future__ import annotations
 
 import shutil
-import struct
 import subprocess
-import zlib
 from pathlib import Path
 
 import numpy as np
+import program_layout
 import pytest
 from copapy._core import Target, value  # the C runner executes this machine's code
 from helpers import F32, ROOT
@@ -72,12 +71,11 @@ def test_int_program_and_errors_from_c(c_runner: Path, tmp_path: Path) -> None:
     bad = tmp_path / "bad.cpy"
     cases = []
     flipped = bytearray(data)
-    flipped[50] ^= 1
+    code_at = int(program_layout.header9(bytes(data))["code at"][0])  # type: ignore[index]
+    flipped[code_at + 1] ^= 1
     cases.append((flipped, "error -9 checksum mismatch"))
     cases.append((data[:-1], "error -7 file truncated"))
-    foreign = bytearray(data)
-    foreign[6] = 4  # thumb
-    struct.pack_into("<I", foreign, 40, zlib.crc32(bytes(foreign[:40] + foreign[44:])))
+    foreign = program_layout.with_arch(data, 4)  # thumb
     cases.append((foreign, "error -5 program is for another architecture"))
     for content, message in cases:
         bad.write_bytes(bytes(content))

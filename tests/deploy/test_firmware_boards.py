@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import program_layout
 import pytest
 import refsem as R
 from conftest import TARGET
@@ -425,7 +426,7 @@ def test_the_firmware_refuses_bad_files_and_runs_nothing_of_them(session: Sessio
         assert (result.load, result.message[: len(message)]) == (code, message), name
         assert result.variables == {}, f"{name}: nothing runs, nothing is read"
     result, file = session.bad["no CPU features"]
-    assert result.needs == (struct.unpack_from("<I", file, 8)[0], 0), "names what it needs and has"
+    assert result.needs == (program_layout.header9(file)["features"], 0), "names what it needs and has"
     assert result.needs[0] & session.board.features == result.needs[0] != 0
 
 
@@ -443,11 +444,10 @@ def test_a_prelinked_image_runs_bit_for_bit_as_the_relocatable_program(session: 
 
 
 def test_a_prelinked_image_is_code_data_and_a_small_header(session: Session) -> None:
-    """No patches: the file is code + data + header, placement, symbols and bounds."""
+    """No patches: the file is header (with the two addresses), code, data and symbols."""
     for case, (emu, _, _) in session.good.items():
-        code_len, data_len, patch_count, _, symbols_len = struct.unpack_from("<IIIII", emu.program, 16)
-        image = emu.prelinked
-        assert (image[4], struct.unpack_from("<I", image, 24)[0]) == (6, 0), case
-        assert struct.unpack_from("<II", image, 16) == (code_len, data_len)
-        assert len(image) == 44 + code_len + data_len + 16 + symbols_len + 20, case
-        assert patch_count > 0 and len(image) < len(emu.program), case
+        h, hi = program_layout.header9(emu.program), program_layout.header9(emu.prelinked)
+        assert (emu.prelinked[4], hi["flags"] & 1, hi["patches"]) == (9, 1, 0), case  # type: ignore[operator]
+        assert (hi["code"], hi["data"]) == (h["code"], h["data"])
+        assert emu.prelinked[hi["data at"][1]:] == emu.program[h["patches at"][1]:], case  # type: ignore[index]
+        assert int(h["patches"]) > 0 and len(emu.prelinked) < len(emu.program), case  # type: ignore[call-overload]

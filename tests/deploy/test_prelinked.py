@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 import copapy as cp
-import numpy as np
+import program_layout
 import pytest
 from conftest import TARGET
 from copapy._core import Target
@@ -59,7 +59,7 @@ def results(tg: Target) -> dict[str, int]:
 
 def host_placement(tg: Target) -> tuple[int, int]:
     """Code at HOST_CODE, data at the page after the code: the layout the host maps."""
-    code_len = struct.unpack_from("<I", tg.program_bytes(), 16)[0]
+    code_len = int(program_layout.header9(tg.program_bytes())["code"])  # type: ignore[call-overload]
     return HOST_CODE, HOST_CODE + -(-code_len // PAGE) * PAGE
 
 
@@ -120,13 +120,17 @@ def test_a_prelinked_image_is_code_data_and_a_small_header() -> None:
     tg = compiled("riscv32")
     relocatable = tg.program_bytes()
     image = tg.program_bytes(code_base=BOARDS["riscv32"][0], data_base=BOARDS["riscv32"][1])
-    code_len, data_len, patches, _, symbols_len = struct.unpack_from("<IIIII", relocatable, 16)
-    assert patches > 0 and struct.unpack_from("<I", image, 24)[0] == 0
-    assert len(image) == 44 + code_len + data_len + 16 + symbols_len + 20
+    h, hi = program_layout.header9(relocatable), program_layout.header9(image)
+    assert int(h["patches"]) > 0 and hi["patches"] == 0  # type: ignore[call-overload]
+    assert (hi["flags"], hi["code base"], hi["data base"]) == (1, *BOARDS["riscv32"])
+    # the header's numbers, code, data, symbols: no patch section
+    (code_at, code_end), (data_at, data_end) = hi["code at"], hi["data at"]  # type: ignore[misc]
+    assert len(image) == data_end + len(relocatable) - h["patches at"][1]  # type: ignore[index]
     # the data image and symbols are the relocatable file's; only patched code differs
-    start = 44 + code_len
-    assert image[start:start + data_len] == relocatable[start:start + data_len]
-    assert np.any(np.frombuffer(image[44:start], np.uint8) != np.frombuffer(relocatable[44:start], np.uint8))
+    r_code, r_data = h["code at"], h["data at"]  # type: ignore[misc]
+    assert image[data_at:data_end] == relocatable[r_data[0]:r_data[1]]
+    assert image[data_end:] == relocatable[h["patches at"][1]:]  # type: ignore[index]
+    assert image[code_at:code_end] != relocatable[r_code[0]:r_code[1]]
 
 
 OPS = ("add", "sub", "mul", "div")

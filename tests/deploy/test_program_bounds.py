@@ -1,16 +1,15 @@
 """Program files carry their instruction bounds (format version 4 on, docs/program-format.md).
 
-The files are edited here with the layout the format document gives (version at byte 4,
-CRC-32 at 40 over the header's first 40 bytes and everything after the header, the
-20-byte bounds section last: flags u32, fewest u64, most u64), using zlib's CRC, so the
-reader is checked against the document rather than against itself.
+The files are edited here with the layout the format document gives (tests/program_layout.py:
+version 9's header numbers; in the version 4 form of the same program the 20-byte bounds
+section last, flags u32, fewest u64, most u64), using zlib's CRC, so the reader is checked
+against the document rather than against itself.
 """
 
 from __future__ import annotations
 
 import struct
 import subprocess
-import zlib
 from pathlib import Path
 
 import copapy as cp
@@ -26,12 +25,13 @@ U64 = st.integers(0, 2**64 - 1)
 
 
 def reseal(b: bytearray) -> bytes:
-    b[40:44] = struct.pack("<I", zlib.crc32(bytes(b[:40]) + bytes(b[44:])))
-    return bytes(b)
+    return program_layout.reseal(b)
 
 
 def with_bounds(file: bytes, flags: int, fewest: int, most: int) -> bytes:
-    b = bytearray(file)
+    """The program as a version 4 file (whose bounds section has room for anything) with
+    these bounds."""
+    b = bytearray(program_layout.as_version(file, 4))
     b[-BOUNDS:] = struct.pack("<IQQ", flags, fewest, most)
     return reseal(b)
 
@@ -53,9 +53,10 @@ def compiled(dtype: str | None = None) -> tuple[cp.Target, bytes]:
 
 def test_saved_bounds_load_back(tmp_path: Path) -> None:
     tg, file = compiled()
-    assert struct.unpack_from("<H", file, 4)[0] == 8
-    flags, fewest, most = struct.unpack_from("<IQQ", file, len(file) - BOUNDS)
-    assert (flags, fewest, most) == (0, tg.min_instructions(), tg.max_instructions())
+    assert struct.unpack_from("<H", file, 4)[0] == 9
+    h = program_layout.header9(file)
+    fewest, most = int(h["fewest"]), int(h["fewest"]) + int(h["most - fewest"])  # type: ignore[call-overload]
+    assert (int(h["flags"]) & 2, fewest, most) == (0, tg.min_instructions(), tg.max_instructions())  # type: ignore[call-overload]
     path = tmp_path / "p.cpy"
     tg.save(str(path))
     loaded = cp.load(str(path))
@@ -73,13 +74,13 @@ def test_files_from_before_version_4_still_load_and_run(dtype: str | None, versi
     loaded.write_value("x", 3.5)
     loaded.run()
     assert np.float32(loaded.read_value("y")) == np.float32(3.5) * np.float32(2.0) + np.float32(1.0)
-    with pytest.raises(ValueError, match="format version 2 or 3"):
+    with pytest.raises(ValueError, match="does not record its instruction bounds"):
         loaded.max_instructions()
     path = tmp_path / "old.cpy"
     path.write_bytes(old)
     done = subprocess.run([standalone_runner(), str(path), "--info"], capture_output=True,
                           text=True, check=True)
-    assert "instructions per run not recorded (a format version 2 or 3 file)" in done.stdout
+    assert "instructions per run not recorded (the file does not carry them)" in done.stdout
 
 
 @pytest.mark.parametrize("dtype", [None, "byte"])
@@ -122,6 +123,15 @@ def test_only_well_formed_bounds_load(flags: int, fewest: int, most: int) -> Non
     else:
         with pytest.raises(ValueError, match="loop kernels without a static bound"):
             loaded.max_instructions()
+
+
+def test_version_9_bounds_past_u64_are_refused() -> None:
+    """Version 9 stores the most as fewest + a difference: one past 2^64 - 1 is refused."""
+    _, file = compiled()
+    top = cp.loads(program_layout.edit9(file, fewest=2**64 - 1, most_fewest=0))
+    assert top.max_instructions() == 2**64 - 1
+    with pytest.raises(ValueError, match="more instructions at fewest than at most"):
+        cp.loads(program_layout.edit9(file, fewest=2**64 - 1, most_fewest=1))
 
 
 def test_fewest_above_most_is_named_by_the_runner(tmp_path: Path) -> None:

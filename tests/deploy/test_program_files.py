@@ -7,6 +7,7 @@ import zlib
 from pathlib import Path
 
 import copapy as cp
+import program_layout
 import pytest
 from helpers import F32
 
@@ -50,13 +51,14 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     tg.save(path)
     data = path.read_bytes()
     assert data == tg.program_bytes()
-    # version 8: compact patches (predicted targets), and its instruction bounds, the
-    # last 20 bytes (flags, fewest, most)
-    assert data[:4] == b"CPPY" and struct.unpack_from("<H", data, 4)[0] == 8
-    assert struct.unpack_from("<IQQ", data, len(data) - 20) == (
-        0, tg.min_instructions(), tg.max_instructions())
-    # the checksum is zlib's CRC-32 over the header without its checksum field, then the rest
-    assert struct.unpack_from("<I", data, 40)[0] == zlib.crc32(data[:40] + data[HEADER:])
+    # version 9: compact patches (predicted targets), and its instruction bounds in the
+    # header (fewest, then most - fewest)
+    assert data[:4] == b"CPPY" and struct.unpack_from("<H", data, 4)[0] == 9
+    h = program_layout.header9(data)
+    assert (h["fewest"], h["most - fewest"]) == (
+        tg.min_instructions(), tg.max_instructions() - tg.min_instructions())
+    # the checksum is zlib's CRC-32 over the six bytes before its field, then the rest
+    assert struct.unpack_from("<I", data, 6)[0] == zlib.crc32(data[:6] + data[10:])
 
     loaded = cp.load(path)
     assert sorted(v[0] for v in loaded.variables()) == ["a", "b", "c"]
@@ -77,7 +79,16 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
 
 
 def reseal(data: bytearray) -> None:
-    struct.pack_into("<I", data, 40, zlib.crc32(bytes(data[:40] + data[HEADER:])))
+    program_layout.reseal(data)
+
+
+def edited(data: bytearray, **fields: int) -> None:
+    """Replaces the file's header numbers (tests/program_layout.py's edit9)."""
+    data[:] = program_layout.edit9(bytes(data), **fields)
+
+
+def code_start(data: bytearray) -> int:
+    return int(program_layout.header9(bytes(data))["code at"][0])  # type: ignore[index]
 
 
 def saved_program() -> bytes:
@@ -91,15 +102,16 @@ def saved_program() -> bytes:
     ("edit", "message"),
     [
         (lambda d: d.__setitem__(slice(0, 4), b"ELF\x7f"), "not a copapy program"),
-        (lambda d: (d.__setitem__(4, 9), reseal(d)), "format version 9 is not supported"),
-        (lambda d: (d.__setitem__(6, 77), reseal(d)), "unknown architecture number 77"),
-        (lambda d: (d.__setitem__(10, d[10] | 0x40), reseal(d)), r"missing 0x400000\)"),
-        (lambda d: (d.__setitem__(12, 3), reseal(d)), "code alignment 3 is not a power of two"),
-        (lambda d: d.__setitem__(HEADER + 1, d[HEADER + 1] ^ 0x40), "checksum mismatch: file corrupted"),
+        (lambda d: (d.__setitem__(4, 10), reseal(d)), "format version 10 is not supported"),
+        (lambda d: (d.__setitem__(10, 77), reseal(d)), "unknown architecture number 77"),
+        (lambda d: edited(d, features=0x400001), r"missing 0x400000\)"),
+        (lambda d: (d.__setitem__(12, d[12] | 0xD), reseal(d)), "code alignment 8192"),
+        (lambda d: d.__setitem__(code_start(d) + 1, d[code_start(d) + 1] ^ 0x40),
+         "checksum mismatch: file corrupted"),
         (lambda d: d.__delitem__(slice(len(d) - 3, None)), "file truncated"),
         (lambda d: d.extend(b"\0"), "bytes after the end"),
-        (lambda d: (struct.pack_into("<I", d, 36, 1 << 20), reseal(d)), "entry point"),
-        (lambda d: (struct.pack_into("<QQ", d, len(d) - 16, 2, 1), reseal(d)),
+        (lambda d: edited(d, entry=1 << 20), "entry point"),
+        (lambda d: edited(d, fewest=2**64 - 1, most_fewest=1),
          "instruction bounds say more instructions at fewest than at most"),
     ],
 )

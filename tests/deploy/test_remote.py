@@ -18,13 +18,13 @@ import socket
 import struct
 import subprocess
 import threading
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import copapy as cp
 import numpy as np
+import program_layout
 import pytest
 from copapy._core import Target
 from copapy._remote import ERR, GET, INFO, LOAD, OK, PERIODIC, RUN, RemoteDevice, RunnerError
@@ -205,9 +205,7 @@ def test_bad_requests_get_error_replies_and_the_runner_survives(runner_port: int
         assert kind == ERR and b"name runs past the end" in body
         s.sendall(frame(INFO))
         assert read_frame(s) == (OK, b"x86_64 sse2")
-        foreign = bytearray(make_program())
-        foreign[6] = 2  # aarch64
-        struct.pack_into("<I", foreign, 40, zlib.crc32(bytes(foreign[:40] + foreign[44:])))
+        foreign = program_layout.with_arch(make_program(), 2)  # aarch64
         s.sendall(frame(LOAD, bytes(foreign)))
         kind, body = read_frame(s)
         assert kind == ERR and b"program is for aarch64 but this runner is x86_64" in body

@@ -389,8 +389,9 @@ def test_a_program_received_in_part_never_runs(line: tuple[Board, FaultyLine, Se
     tg, n = _load_counter(device, board.arch, 1)
     tg.run()
     # a new program (adds 100 per step) cut, damaged or shortened on the way: refused
-    for fault, error in ((("cut", 300), TimeoutError), (("flip", 200, 5), LinkError),
-                         (("drop", 150), LinkError), (("cut", 20), TimeoutError)):
+    # (the program file is about 110 bytes: every fault falls inside its frame)
+    for fault, error in ((("cut", 90), TimeoutError), (("flip", 60, 5), LinkError),
+                         (("drop", 45), LinkError), (("cut", 20), TimeoutError)):
         proxy.add("up", *fault)
         other = cp.Target(board.arch, runner=device)
         m = cp.value(0, name="m")
@@ -484,13 +485,13 @@ def test_noise_between_frames_is_skipped(line: tuple[Board, FaultyLine, SerialDe
 def test_an_oversize_program_is_refused_and_the_old_one_goes_on(qemu: tuple[Board, Qemu]) -> None:
     """A program file larger than the firmware's 64 KiB receive buffer: a clear error, and
     the program loaded before runs on; so does a program for another architecture. (One
-    board: the receive path is link.c's on both, and the 67 KB take QEMU's UART seconds.)"""
+    board: the receive path is link.c's on both, and the 66 KB take QEMU's UART seconds.)"""
     board, q = qemu
     device = SerialDevice.open(q.url(timeout=20)[len("serial:"):])
     try:
         tg, n = _load_counter(device, board.arch, 3)
         tg.run()
-        table = cp.array(np.arange(4200, dtype=F32))  # 16 bytes of file per element
+        table = cp.array(np.arange(10_600, dtype=F32))  # about 6 bytes of file per element
         here = cp.Target(board.arch)
         here.compile(table + 1.0)
         assert 64 * 1024 < len(here.program_bytes()) < 70 * 1024

@@ -59,6 +59,8 @@ pub struct CopapyProgram {
     pub entry: u32,
     /// Architecture number (format table).
     pub arch: u8,
+    /// 1 if the symbol table holds format version 9's compact records, else 0.
+    pub symbol_format: u8,
     /// Start of the data buffer.
     pub data: *mut u8,
     /// Data bytes in use.
@@ -98,7 +100,7 @@ impl CopapyProgram {
         // SAFETY: `symbols` and `symbols_len` describe a table inside the file copapy_load
         // validated (or, for a program without variables, an empty one).
         let bytes = unsafe { slice(self.symbols, self.symbols_len as usize) }.unwrap_or(&[]);
-        SymbolTable::from_raw_parts(bytes, self.symbol_count)
+        SymbolTable::from_raw_parts(bytes, self.symbol_count, self.symbol_format == 1)
     }
 }
 
@@ -246,7 +248,7 @@ pub unsafe extern "C" fn copapy_load_with_imports(
     }
 }
 
-/// [`copapy_load_with_imports`] for pre-linked images only (format version 6, saved with
+/// [`copapy_load_with_imports`] for pre-linked images only (format version 9 with its pre-linked flag, or 6; saved with
 /// `code_base=`/`data_base=`): a relocatable file is refused with
 /// `COPAPY_E_NOT_PRELINKED`. A firmware that calls this instead of `copapy_load` links none
 /// of the patch decoding and field writers: its loader is smaller.
@@ -387,11 +389,12 @@ unsafe fn load<const RELOCATABLE: bool>(
         return code::install_code(&e);
     }
     copapy_runner::imports::write_import_table(view.imports(), data_buf, resolve);
-    let (symbols, symbol_count) = view.symbol_table().raw_parts();
+    let (symbols, symbol_count, compact) = view.symbol_table().raw_parts();
     let mut p = CopapyProgram {
         code,
         entry: view.entry,
         arch: view.arch as u8,
+        symbol_format: u8::from(compact),
         data,
         data_len: view.data.len() as u32,
         symbols: symbols.as_ptr(),

@@ -14,7 +14,8 @@
 //! | 2 | scales: `o`, then `c \| d << 4`: every offset step is a multiple of 2^o, every code target step of 2^c, every data target step of 2^d (each at most 15) |
 //! | … | per patch: `uleb((zigzag(offset step / 2^o) << k \| kind) << 1 \| new_addend)` with `k` the bits of `K − 1`, then `uleb(zigzag(target step / 2^c or 2^d))` (the step from the previous target of the same base), then, if `new_addend`, `uleb(zigzag(addend − previous addend of the kind))` |
 //!
-//! (`uleb` is unsigned LEB128 of at most 10 bytes; `zigzag` maps signed to unsigned
+//! (`uleb` is unsigned LEB128 of at most 10 bytes, in its shortest form only, see
+//! [`crate::leb128`]; `zigzag` maps signed to unsigned
 //! numbers, small magnitudes to small numbers; every "previous" starts at 0.)
 //!
 //! Version [`IMPLIED_TARGETS_VERSION`] has the same section with one change: half of the
@@ -134,7 +135,12 @@ impl<'a> CompactPatches<'a> {
     /// The decoder of `section` (the whole section, length field included) holding
     /// `count` patches, as `stream` (format version 5, 7 or 8).
     pub(crate) fn new(section: &'a [u8], count: u32, stream: Stream) -> CompactPatches<'a> {
-        let body = sub(section, 4, section.len());
+        Self::from_body(sub(section, 4, section.len()), count, stream)
+    }
+
+    /// The decoder of a section's `body` (everything after its length field; version 9
+    /// stores the length as a LEB128 number in front of it).
+    pub(crate) fn from_body(body: &'a [u8], count: u32, stream: Stream) -> CompactPatches<'a> {
         let kind_count = body.first().copied().unwrap_or(0) as usize;
         let table_end = (1 + kind_count).min(body.len());
         let scales_end = (table_end + 2).min(body.len());
@@ -161,8 +167,13 @@ impl<'a> CompactPatches<'a> {
     /// Checks the section as a whole: the kind table fits and names known encodings,
     /// and decoding gives the header's number of patches using up the stream exactly.
     pub(crate) fn validate(&self, section: &[u8]) -> Result<(), FormatError> {
-        let declared = section.get(4).copied().unwrap_or(0) as usize;
-        if section.len() < 7 + declared
+        self.validate_body(sub(section, 4, section.len()))
+    }
+
+    /// [`CompactPatches::validate`] of a section's body (without its length field).
+    pub(crate) fn validate_body(&self, body: &[u8]) -> Result<(), FormatError> {
+        let declared = body.first().copied().unwrap_or(0) as usize;
+        if body.len() < 3 + declared
             || declared > MAX_KINDS
             || self.kinds.len() != declared
             || self.offset_scale > 15
@@ -173,10 +184,41 @@ impl<'a> CompactPatches<'a> {
             Encoding::from_u8(kind & 0x7f).ok_or(self.bad())?;
         }
         let mut rest = self.clone();
+        // the scales a writer chooses: the most trailing zero bits (at most 15) of every
+        // non-zero offset step and target step of each base; any other is a second
+        // encoding of the same patches
+        let (mut offset, mut targets) = (0u32, [0u32; 2]);
+        let mut scales = [15u32; 3];
+        let mut step = |slot: usize, from: u32, to: u32| {
+            let d = to.wrapping_sub(from);
+            if d != 0 {
+                scales[slot] = scales[slot].min(d.trailing_zeros());
+            }
+        };
+        // the kinds a writer lists: each once, in the order the patches first use them
+        let mut kinds_used = 0usize;
         for patch in &mut rest {
-            patch?;
+            let p = patch?;
+            let tag = (p.encoding as u8) | ((p.base as u8) << 7);
+            match self.kinds.iter().position(|&k| k == tag) {
+                Some(k) if k == kinds_used => kinds_used += 1,
+                Some(k) if k < kinds_used => {}
+                _ => return Err(FormatError::BadPatchStream { index: rest.index }),
+            }
+            let slot = p.base as usize;
+            step(0, offset, p.offset);
+            step(1 + slot, targets[slot & 1], p.target);
+            (offset, targets[slot & 1]) = (p.offset, p.target);
         }
-        if !rest.stream.is_empty() {
+        if !rest.stream.is_empty()
+            || kinds_used != self.kinds.len()
+            || scales
+                != [
+                    self.offset_scale,
+                    self.target_scales[0],
+                    self.target_scales[1],
+                ]
+        {
             return Err(FormatError::BadPatchStream { index: rest.index });
         }
         Ok(())
@@ -186,16 +228,11 @@ impl<'a> CompactPatches<'a> {
         FormatError::BadPatchStream { index: self.index }
     }
 
+    /// The next number of the stream: shortest LEB128 only ([`crate::leb128`]).
     fn uleb(&mut self) -> Result<u64, FormatError> {
-        let mut value = 0u64;
-        for (i, &b) in self.stream.iter().enumerate().take(10) {
-            value |= u64::from(b & 0x7f).wrapping_shl(7u32.wrapping_mul(i as u32));
-            if b & 0x80 == 0 {
-                self.stream = sub(self.stream, i + 1, self.stream.len());
-                return Ok(value);
-            }
-        }
-        Err(self.bad())
+        let (value, used) = crate::leb128::read(self.stream).ok_or(self.bad())?;
+        self.stream = sub(self.stream, used, self.stream.len());
+        Ok(value)
     }
 
     // No indexing, shift or division here can panic (every one is checked or `get`):
@@ -253,8 +290,11 @@ impl<'a> CompactPatches<'a> {
         };
         let previous_addend = self.addends.get(kind).copied().ok_or(bad)?;
         let addend = if new_addend {
+            // a new addend is another one: a step of 0 would be a second encoding
+            let step = unzigzag(self.uleb()?);
             i64::from(previous_addend)
-                .checked_add(unzigzag(self.uleb()?))
+                .checked_add(step)
+                .filter(|_| step != 0)
                 .and_then(|a| i32::try_from(a).ok())
                 .ok_or(bad)?
         } else {
@@ -304,17 +344,7 @@ impl Iterator for CompactPatches<'_> {
 pub(crate) fn encode(patches: &[Patch], stream: Stream) -> alloc::vec::Vec<u8> {
     use alloc::vec::Vec;
 
-    fn uleb(out: &mut Vec<u8>, mut v: u64) {
-        loop {
-            let byte = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(byte);
-                return;
-            }
-            out.push(byte | 0x80);
-        }
-    }
+    use crate::leb128::write as uleb;
     let tag = |p: &Patch| (p.encoding as u8) | ((p.base as u8) << 7);
     let mut kinds: Vec<u8> = Vec::new();
     for p in patches {
@@ -564,16 +594,90 @@ mod tests {
             .is_err());
     }
 
-    fn leb(mut v: u64) -> Vec<u8> {
+    fn leb(v: u64) -> Vec<u8> {
         let mut out = Vec::new();
-        loop {
-            let byte = (v & 0x7f) as u8;
-            v >>= 7;
-            if v == 0 {
-                out.push(byte);
-                return out;
+        crate::leb128::write(&mut out, v);
+        out
+    }
+
+    /// A patch that announces a new addend must change it: a step of 0 (the kind's
+    /// previous addend spelled out) is a second encoding (found by fuzzing).
+    #[test]
+    fn a_new_addend_equal_to_the_previous_is_refused() {
+        let patches = [
+            patch(0, Encoding::Rel32, Data, 0, 4),
+            patch(4, Encoding::Rel32, Data, 40, 4),
+        ];
+        for stream in [Stream::Plain, Stream::Implied, Stream::Predicted] {
+            let good = encode(&patches, stream);
+            CompactPatches::new(&good, 2, stream)
+                .validate(&good)
+                .unwrap();
+            // the second patch again, with its new-addend bit set and a step of 0
+            let first = encode(&patches[..1], stream);
+            let mut bad = first.clone();
+            let tail = &good[first.len()..];
+            let (head, used) = crate::leb128::read(tail).unwrap();
+            let (number, more) = crate::leb128::read(&tail[used..]).unwrap();
+            match stream {
+                Stream::Plain => bad.extend(leb(head | 1)),
+                _ => bad.extend(leb(head)),
             }
-            out.push(byte | 0x80);
+            match stream {
+                Stream::Plain => bad.extend(leb(number)),
+                _ => bad.extend(leb(number | 1)),
+            }
+            assert_eq!(
+                used + more,
+                tail.len(),
+                "{stream:?}: no addend step in the good file"
+            );
+            bad.push(0); // addend step 0
+            let len = (bad.len() - 4) as u32;
+            bad[..4].copy_from_slice(&len.to_le_bytes());
+            assert!(
+                CompactPatches::new(&bad, 2, stream).validate(&bad).is_err(),
+                "{stream:?}"
+            );
+        }
+    }
+
+    /// Every number of a section written longer than it must be (a zero group added on
+    /// top) is refused: one encoding per program.
+    #[test]
+    fn overlong_numbers_in_a_section_are_refused() {
+        let patches: Vec<Patch> = (0..12)
+            .map(|i| {
+                patch(
+                    i * 6,
+                    Encoding::Rel32,
+                    Data,
+                    (i * 52) % 300,
+                    -4 + i as i32 % 2,
+                )
+            })
+            .collect();
+        for stream in [Stream::Plain, Stream::Implied, Stream::Predicted] {
+            let bytes = encode(&patches, stream);
+            let body_at = 4 + 1 + bytes[4] as usize + 2;
+            let mut at = body_at;
+            let mut lengthened = 0;
+            while at < bytes.len() {
+                let (_, used) = crate::leb128::read(&bytes[at..]).unwrap();
+                let mut b = bytes[..at + used].to_vec();
+                *b.last_mut().unwrap() |= 0x80;
+                b.push(0);
+                b.extend_from_slice(&bytes[at + used..]);
+                let len = (b.len() - 4) as u32;
+                b[..4].copy_from_slice(&len.to_le_bytes());
+                assert!(
+                    CompactPatches::new(&b, 12, stream).validate(&b).is_err(),
+                    "{stream:?}: number at {at} written one byte longer"
+                );
+                lengthened += 1;
+                at += used;
+            }
+            assert!(lengthened >= 12);
         }
     }
 

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::format::{Section, BYTES_VERSION, MAGIC, OLDEST_VERSION, VERSION};
+use crate::format::{Section, BYTES_VERSION, MAGIC, OLDEST_READ, OLDEST_VERSION, VERSION};
 use crate::names::{NameExcerpt, NameProblem, NAME_RULE};
 use crate::{Arch, Base};
 
@@ -169,6 +169,12 @@ pub enum FormatError {
         /// Index of the first patch that does not decode (or the count if bytes are left over).
         index: usize,
     },
+    /// Version 9's data image ([`crate::compact_file`]) marks a word as stored that is all
+    /// zero bytes, or sets a map bit past the last word: each image has one encoding.
+    BadDataImage {
+        /// The word (4-byte group of the data) where it goes wrong.
+        word: usize,
+    },
     /// The symbol records do not fill the symbol section exactly.
     BadSymbolTable {
         /// Index of the first symbol that does not fit (or the count if bytes are left over).
@@ -262,10 +268,18 @@ impl fmt::Display for FormatError {
                 f,
                 "not a copapy program: file starts with {m:02x?}, expected {MAGIC:02x?} (\"CPPY\")"
             ),
+            UnsupportedVersion { found } if (OLDEST_VERSION..OLDEST_READ).contains(&found) => {
+                write!(
+                    f,
+                    "program file format version {found} is not supported (this runner reads \
+                     version {OLDEST_READ}, which every copapy since it writes); re-save the \
+                     program with the current copapy (cp.load(path).save(path)) or recompile it"
+                )
+            }
             UnsupportedVersion { found } => write!(
                 f,
                 "program file format version {found} is not supported (this runner reads versions \
-                 {OLDEST_VERSION} to {VERSION}); recompile the program with a matching copapy"
+                 {OLDEST_READ} to {VERSION}); recompile the program with a matching copapy"
             ),
             VersionMismatch { found, needed } if needed == BYTES_VERSION => write!(
                 f,
@@ -362,6 +376,11 @@ impl fmt::Display for FormatError {
                 f,
                 "compact patch section is malformed at patch {index}: the file is damaged or \
                  was not written by copapy"
+            ),
+            BadDataImage { word } => write!(
+                f,
+                "data image is malformed at word {word} (a stored word of zeros, or a map bit \
+                 past the data): the file is damaged or was not written by copapy"
             ),
             BadSymbolTable { index } => write!(
                 f,

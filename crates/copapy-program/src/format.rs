@@ -41,9 +41,16 @@ use crate::{Arch, ElementType, FormatError, Patch};
 /// `b"CPPY"`: the first four bytes of every program file.
 pub const MAGIC: [u8; 4] = *b"CPPY";
 /// The newest format version this crate reads and writes.
-pub const VERSION: u16 = PREDICTED_TARGETS_VERSION;
-/// The oldest format version this crate reads.
+pub const VERSION: u16 = COMPACT_FILE_VERSION;
+/// The oldest format version this crate writes, and reads with the `legacy` feature.
 pub const OLDEST_VERSION: u16 = 2;
+/// The oldest format version this build reads: [`OLDEST_VERSION`], or without the
+/// `legacy` feature (a firmware runner) [`COMPACT_FILE_VERSION`].
+pub const OLDEST_READ: u16 = if cfg!(feature = "legacy") {
+    OLDEST_VERSION
+} else {
+    COMPACT_FILE_VERSION
+};
 /// The version a program with a byte symbol needs: the first that has byte elements.
 pub const BYTES_VERSION: u16 = 3;
 /// The version a program carrying its instruction bounds needs: the first with the
@@ -62,16 +69,21 @@ pub const IMPLIED_TARGETS_VERSION: u16 = 7;
 /// The version of relocatable files written now: version 7 whose compact patches predict
 /// targets from instruction pairs and from the last two targets written ([`crate::predict`]).
 pub const PREDICTED_TARGETS_VERSION: u16 = 8;
+/// The version written now: the sections of version 8 (or, pre-linked, of version 6)
+/// behind a header of LEB128 numbers, with compact symbol records and bounds
+/// ([`crate::compact_file`]).
+pub const COMPACT_FILE_VERSION: u16 = 9;
 
-/// The version a file holding symbols of these element types, and instruction bounds
-/// or not, is written in: the oldest that can hold them, so runners that predate byte
-/// symbols or bounds still load every program without them. A version 2 or 3 file
-/// marked with another of the two is refused ([`FormatError::VersionMismatch`]), which
-/// keeps each program's encoding unique. A program with bounds is written as version 8
-/// (compact patches with predicted targets, [`crate::compact`], [`crate::predict`]);
-/// version 4 files (16-byte patch records and bounds), version 5 files (compact patches
-/// without implied targets) and version 7 files (implied targets of adjacent pairs only)
-/// are still read ([`version_accepted`]).
+/// The version a writer before version 9 chose for a file holding symbols of these element
+/// types, and instruction bounds or not: the oldest that could hold them, so runners that
+/// predate byte symbols or bounds still loaded every program without them. A version 2 or
+/// 3 file marked with another of the two is refused ([`FormatError::VersionMismatch`]),
+/// which keeps each program's encoding unique. A program with bounds was written as
+/// version 8 (compact patches with predicted targets, [`crate::compact`],
+/// [`crate::predict`]); version 4 files (16-byte patch records and bounds), version 5 files
+/// (compact patches without implied targets) and version 7 files (implied targets of
+/// adjacent pairs only) are still read ([`version_accepted`]). Every program is written as
+/// version 9 now ([`crate::compact_file`]).
 pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: bool) -> u16 {
     if has_bounds {
         PREDICTED_TARGETS_VERSION
@@ -81,9 +93,10 @@ pub fn version_for(mut types: impl Iterator<Item = ElementType>, has_bounds: boo
         OLDEST_VERSION
     }
 }
-/// Whether a file of version `found` may hold what calls for version `needed`
-/// ([`version_for`]): the same version, or a version 4, 5 or 7 file where 8 is written
-/// now, or a pre-linked image (version 6 holds everything the relocatable versions do).
+/// Whether a file of version `found` (2 to 8) may hold what calls for version `needed`
+/// ([`version_for`]): the same version, or a version 4, 5 or 7 file where 8 was written
+/// last, or a pre-linked image (version 6 holds everything the relocatable versions do).
+/// Version 9 holds every program.
 pub fn version_accepted(found: u16, needed: u16) -> bool {
     found == needed
         || (matches!(
@@ -91,6 +104,7 @@ pub fn version_accepted(found: u16, needed: u16) -> bool {
             BOUNDS_VERSION | COMPACT_VERSION | IMPLIED_TARGETS_VERSION
         ) && needed == PREDICTED_TARGETS_VERSION)
         || found == PRELINKED_VERSION
+        || found == COMPACT_FILE_VERSION
 }
 
 /// Size of the fixed header.

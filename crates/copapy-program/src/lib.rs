@@ -19,10 +19,13 @@ extern crate alloc;
 
 pub mod bounds;
 pub mod compact;
+pub mod compact_file;
+mod data_image;
 mod error;
 pub mod format;
 pub mod imports;
 pub mod isas;
+pub mod leb128;
 pub mod names;
 pub mod placement;
 pub mod predict;
@@ -33,6 +36,7 @@ mod types;
 mod view;
 
 pub use bounds::InstructionBounds;
+pub use data_image::DataImage;
 pub use error::FormatError;
 #[cfg(feature = "alloc")]
 pub use imports::Import;

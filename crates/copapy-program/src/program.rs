@@ -5,8 +5,8 @@ use alloc::vec::Vec;
 
 use crate::bounds::BOUNDS_BYTES;
 use crate::format::{
-    check_align, check_layout, version_for, Crc32, Section, SymbolSlots, CHECKSUM_AT, HEADER_BYTES,
-    MAGIC, MAX_RANK, PATCH_RECORD_BYTES, SYMBOL_RECORD_BYTES,
+    check_align, check_layout, Crc32, Section, SymbolSlots, CHECKSUM_AT, HEADER_BYTES, MAGIC,
+    MAX_RANK, PATCH_RECORD_BYTES, SYMBOL_RECORD_BYTES,
 };
 use crate::names::{check_name, duplicate, NameExcerpt, NameProblem};
 use crate::{Arch, ElementType, FormatError, InstructionBounds, Patch, ProgramView, Role};
@@ -212,20 +212,11 @@ impl Program {
         crate::format::check_features(self.features, runner)
     }
 
-    /// The format version [`Program::encode`] writes: the oldest that holds the
-    /// program's symbols (see [`crate::format::version_for`]).
+    /// The format version [`Program::encode`] writes: 9, which holds every program
+    /// (older writers chose the oldest version that held it, see
+    /// [`crate::format::version_for`]).
     pub fn format_version(&self) -> u16 {
-        if self.placement.is_some() {
-            return crate::placement::PRELINKED_VERSION;
-        }
-        if !self.imports.is_empty() {
-            // imports came with version 5; its compact patches are written as version 8's
-            return crate::format::PREDICTED_TARGETS_VERSION;
-        }
-        version_for(
-            self.symbols.iter().map(|s| s.ty),
-            self.instructions.is_some(),
-        )
+        crate::format::COMPACT_FILE_VERSION
     }
 
     fn symbols_bytes(&self) -> usize {
@@ -242,9 +233,27 @@ impl Program {
         self.encode_as(self.format_version())
     }
 
+    /// Encodes the program as the copapy before format version 9 wrote it (version 2 or 3
+    /// without instruction bounds, 8 with them, 6 for a pre-linked image), for a runner that
+    /// predates version 9; tests edit the fixed offsets of these files.
+    pub fn encode_legacy(&self) -> Vec<u8> {
+        let version = if self.placement.is_some() {
+            crate::placement::PRELINKED_VERSION
+        } else if !self.imports.is_empty() {
+            crate::format::PREDICTED_TARGETS_VERSION
+        } else {
+            let types = self.symbols.iter().map(|s| s.ty);
+            crate::format::version_for(types, self.instructions.is_some())
+        };
+        self.encode_as(version)
+    }
+
     /// Encodes the program as format `version` (the tests write version 4 files, which
     /// readers still accept, with it).
     pub(crate) fn encode_as(&self, version: u16) -> Vec<u8> {
+        if version == crate::format::COMPACT_FILE_VERSION {
+            return crate::compact_file::encode(self);
+        }
         const MSG: &str = "program does not fit the file format; see Program::validate";
         let symbols_len = self.symbols_bytes();
         let stream = crate::compact::Stream::of_version(version);
@@ -462,7 +471,7 @@ mod tests {
 
     #[test]
     fn truncated() {
-        let bytes = sample().encode();
+        let bytes = sample().encode_legacy();
         let e = err(&bytes[..10]);
         assert_eq!(
             e,
@@ -527,12 +536,12 @@ mod tests {
 
     #[test]
     fn unknown_and_wrong_arch() {
-        let mut bytes = sample().encode();
+        let mut bytes = sample().encode_legacy();
         bytes[6] = 200;
         assert_eq!(err(&bytes), FormatError::UnknownArch(200));
         let mut p = sample();
         p.arch = Arch::AArch64;
-        let e = ProgramView::parse(&p.encode())
+        let e = ProgramView::parse(&p.encode_legacy())
             .unwrap()
             .check_arch(Arch::X86_64)
             .unwrap_err();
@@ -648,15 +657,15 @@ mod tests {
                 offset: 2
             })
         );
-        assert_eq!(err(&q.encode()), q.validate().unwrap_err());
-        assert!(err(&p.encode())
+        assert_eq!(err(&q.encode_legacy()), q.validate().unwrap_err());
+        assert!(err(&p.encode_legacy())
             .to_string()
             .starts_with("symbol 1 out of range"));
     }
 
     #[test]
     fn bad_records() {
-        let bytes = sample().encode();
+        let bytes = sample().encode_legacy();
         let patches_at = HEADER_BYTES + 12 + 8;
         let mut b = bytes.clone();
         // one past the last encoding, and zero, are not encodings
@@ -719,7 +728,7 @@ mod tests {
     fn features_and_alignment() {
         let mut p = sample();
         p.features = 0b101;
-        let bytes = p.encode();
+        let bytes = p.encode_legacy();
         let v = ProgramView::parse(&bytes).unwrap();
         assert_eq!(v.features, 0b101);
         assert_eq!((v.code_align, v.data_align), (16, 4));
@@ -747,7 +756,7 @@ mod tests {
                 align: 24
             })
         );
-        let mut b = sample().encode();
+        let mut b = sample().encode_legacy();
         b[14] = 0; // data alignment 0
         reseal(&mut b);
         assert_eq!(
@@ -873,17 +882,17 @@ mod tests {
 
     #[test]
     fn byte_symbols_need_version_3_and_nothing_else_does() {
-        assert_eq!(sample().format_version(), 2);
-        let bytes = sample().encode();
+        // written as version 9 now; older writers chose 2 or 3, which is still checked
+        assert_eq!(sample().format_version(), 9);
+        let bytes = sample().encode_legacy();
         assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 2);
         let p = with_bytes();
         p.validate().unwrap();
-        assert_eq!(p.format_version(), 3);
-        let bytes = p.encode();
+        let bytes = p.encode_legacy();
         assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 3);
         let back = Program::decode(&bytes).unwrap();
         assert_eq!(back, p);
-        assert_eq!(back.encode(), bytes);
+        assert_eq!(back.encode_legacy(), bytes);
         let view = ProgramView::parse(&bytes).unwrap();
         let b = view.symbol("b").unwrap();
         assert_eq!(
@@ -909,7 +918,7 @@ mod tests {
                 .contains("has a byte variable, which needs version 3"),
             "{e}"
         );
-        let mut new = sample().encode();
+        let mut new = sample().encode_legacy();
         new[4] = 3;
         reseal(&mut new);
         let e = err(&new);
@@ -924,13 +933,13 @@ mod tests {
             e.to_string().contains("uses nothing beyond version 2"),
             "{e}"
         );
-        for v in [1u8, 9] {
+        for v in [1u8, 10] {
             let mut b = bytes.clone();
             b[4] = v;
             reseal(&mut b);
             let e = err(&b);
             assert_eq!(e, FormatError::UnsupportedVersion { found: v.into() });
-            assert!(e.to_string().contains("reads versions 2 to 8"), "{e}");
+            assert!(e.to_string().contains("reads versions 2 to 9"), "{e}");
         }
     }
 
@@ -947,7 +956,7 @@ mod tests {
                 data_len: 8
             }
         );
-        assert_eq!(err(&p.encode()), e);
+        assert_eq!(err(&p.encode_legacy()), e);
         // a 4-byte element at an odd offset is still refused
         let mut p = with_bytes();
         p.symbols[0].offsets[0] = 3;
@@ -959,7 +968,7 @@ mod tests {
             })
         );
         // the type byte: 3 is byte, 4 is nothing
-        let bytes = with_bytes().encode();
+        let bytes = with_bytes().encode_legacy();
         let every_flip_detected = (0..bytes.len()).all(|i| {
             let mut b = bytes.clone();
             b[i] ^= 0x10;
@@ -997,7 +1006,7 @@ mod tests {
     }
 
     #[test]
-    fn instruction_bounds_make_version_8_and_round_trip() {
+    fn instruction_bounds_make_version_9_and_round_trip() {
         for p in [
             bounded(sample(), 40, 40),
             bounded(with_bytes(), 7, 1 << 40),
@@ -1007,20 +1016,27 @@ mod tests {
             },
         ] {
             p.validate().unwrap();
-            assert_eq!(p.format_version(), 8);
+            assert_eq!(p.format_version(), 9);
             let bytes = p.encode();
-            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 8);
+            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 9);
             // the same program in version 4 (16-byte patch records), 5 (compact patches
-            // without implied targets) and 7 (implied targets of adjacent pairs) still reads
-            for old in [4, 5, 7] {
+            // without implied targets), 7 (implied targets of adjacent pairs) and 8 (44-byte
+            // header) still reads
+            for old in [4, 5, 7, 8] {
                 let file = p.encode_as(old);
                 assert_eq!(u16::from_le_bytes([file[4], file[5]]), old);
                 assert_eq!(Program::decode(&file).unwrap(), p);
             }
-            let v4 = p.encode_as(4);
+            let (v4, v8) = (p.encode_as(4), p.encode_as(8));
             let compact =
                 crate::compact::encode(&p.patches, crate::compact::Stream::Predicted).len();
-            assert_eq!(v4.len() - bytes.len(), p.patches.len() * 16 - compact);
+            assert_eq!(v4.len() - v8.len(), p.patches.len() * 16 - compact);
+            assert!(
+                bytes.len() + 50 < v8.len(),
+                "{} against {}",
+                bytes.len(),
+                v8.len()
+            );
             let back = Program::decode(&bytes).unwrap();
             assert_eq!(back, p);
             assert_eq!(back.encode(), bytes);
@@ -1042,7 +1058,7 @@ mod tests {
     fn files_without_bounds_stay_version_2_and_3() {
         // what runners before version 4 read, byte for byte as they were written
         for (p, version) in [(sample(), 2u16), (with_bytes(), 3)] {
-            let bytes = p.encode();
+            let bytes = p.encode_legacy();
             assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), version);
             let back = Program::decode(&bytes).unwrap();
             assert_eq!(back.instructions, None);
@@ -1050,7 +1066,7 @@ mod tests {
                 ProgramView::parse(&bytes).unwrap().instruction_bounds(),
                 None
             );
-            assert_eq!(back.encode(), bytes);
+            assert_eq!(back.encode_legacy(), bytes);
         }
         // relabelling a version 4 file as 3 (or the reverse) leaves the sections wrong
         let mut b = bounded(with_bytes(), 1, 2).encode_as(4);
@@ -1059,12 +1075,12 @@ mod tests {
         assert_eq!(err(&b), FormatError::TrailingBytes { extra: 20 });
         // and so does relabelling a version 5 file (compact patches) as 3 or 4
         for v in [3, 4] {
-            let mut b = bounded(with_bytes(), 1, 2).encode();
+            let mut b = bounded(with_bytes(), 1, 2).encode_legacy();
             b[4] = v;
             reseal(&mut b);
             assert!(Program::decode(&b).is_err(), "version 5 relabelled {v}");
         }
-        let mut b = with_bytes().encode();
+        let mut b = with_bytes().encode_legacy();
         b[4] = 4;
         reseal(&mut b);
         assert!(matches!(
@@ -1087,13 +1103,13 @@ mod tests {
                 problem: BoundsProblem::FewestAboveMost
             }
         );
-        assert_eq!(err(&p.encode()), e);
+        assert_eq!(err(&p.encode_as(8)), e);
         assert_eq!(
             e.to_string(),
             "program file's instruction bounds say more instructions at fewest than at most: \
              the file is damaged or was not written by copapy"
         );
-        let bytes = bounded(sample(), 0, 0).encode();
+        let bytes = bounded(sample(), 0, 0).encode_as(8);
         let at = bytes.len() - BOUNDS_BYTES;
         let mut b = bytes.clone();
         b[at] = 1; // unbounded, yet with counts
@@ -1129,11 +1145,11 @@ mod tests {
     }
 
     #[test]
-    fn prelinked_images_are_version_6_round_trip_and_carry_no_patches() {
+    fn prelinked_images_of_version_6_round_trip_and_carry_no_patches() {
         let p = prelinked();
         p.validate().unwrap();
-        assert_eq!(p.format_version(), 6);
-        let bytes = p.encode();
+        assert_eq!(p.format_version(), 9);
+        let bytes = p.encode_as(6);
         // header, code, data, placement, symbols, bounds: nothing else
         let symbols = p.symbols_bytes();
         assert_eq!(
@@ -1142,7 +1158,7 @@ mod tests {
         );
         let back = Program::decode(&bytes).unwrap();
         assert_eq!(back, p);
-        assert_eq!(back.encode(), bytes);
+        assert_eq!(back.encode_as(6), bytes);
         let view = ProgramView::parse(&bytes).unwrap();
         assert_eq!(view.placement(), p.placement);
         assert_eq!(view.patches().count(), 0);
@@ -1180,9 +1196,75 @@ mod tests {
         assert!(Program::decode(&b).is_err());
     }
 
+    /// Version 9 ([`crate::compact_file`]): every program round-trips to the same bytes,
+    /// and every flipped bit, cut, byte added at the end or number written longer than its
+    /// shortest form is refused.
+    #[test]
+    fn version_9_files_are_canonical_and_every_damage_is_refused() {
+        let relocatable = bounded(with_bytes(), 7, 1 << 40);
+        let unbounded = Program {
+            instructions: Some(InstructionBounds::Unbounded),
+            ..sample()
+        };
+        let no_patches = Program {
+            patches: Vec::new(),
+            ..bounded(sample(), 1, 1)
+        };
+        for p in [relocatable, unbounded, prelinked(), no_patches] {
+            p.validate().unwrap();
+            let bytes = p.encode();
+            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 9);
+            let back = Program::decode(&bytes).unwrap();
+            assert_eq!(back, p);
+            assert_eq!(back.encode(), bytes);
+            // the same program in the 44-byte-header versions is larger
+            let old = p.encode_as(if p.placement.is_some() { 6 } else { 8 });
+            assert_eq!(Program::decode(&old).unwrap(), p);
+            assert!(
+                bytes.len() + 40 < old.len(),
+                "{} against {}",
+                bytes.len(),
+                old.len()
+            );
+            for i in 0..bytes.len() {
+                for bit in [0x01, 0x10, 0x80] {
+                    let mut b = bytes.clone();
+                    b[i] ^= bit;
+                    assert!(Program::decode(&b).is_err(), "flip {bit:#x} at {i}");
+                }
+            }
+            for cut in 0..bytes.len() {
+                assert!(Program::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+            }
+            let mut longer = bytes.clone();
+            longer.push(0);
+            let crc = crate::compact_file::checksum(&longer);
+            longer[6..10].copy_from_slice(&crc.to_le_bytes());
+            assert!(matches!(
+                Program::decode(&longer),
+                Err(FormatError::TrailingBytes { extra: 1 })
+            ));
+            // each header number one byte longer (a zero group on top) is refused
+            let mut at = crate::compact_file::FIXED_BYTES;
+            let numbers =
+                6 + 2 + usize::from(p.instructions != Some(InstructionBounds::Unbounded)) * 2;
+            for _ in 0..numbers - usize::from(p.placement.is_none()) {
+                let (_, used) = crate::leb128::read(&bytes[at..]).unwrap();
+                let mut b = bytes[..at + used].to_vec();
+                *b.last_mut().unwrap() |= 0x80;
+                b.push(0);
+                b.extend_from_slice(&bytes[at + used..]);
+                let crc = crate::compact_file::checksum(&b);
+                b[6..10].copy_from_slice(&crc.to_le_bytes());
+                assert!(Program::decode(&b).is_err(), "number at {at} lengthened");
+                at += used;
+            }
+        }
+    }
+
     #[test]
     fn huge_sizes_in_header_do_not_overflow() {
-        let mut b = sample().encode();
+        let mut b = sample().encode_legacy();
         for at in [16, 20, 24, 32] {
             b[at..at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
         }

@@ -2,7 +2,9 @@
 
 use crate::bounds::BOUNDS_BYTES;
 use crate::compact::{self, CompactPatches, Stream};
+use crate::compact_file;
 use crate::format::version_accepted;
+use crate::format::COMPACT_FILE_VERSION;
 use crate::format::{
     check_align, check_layout, sub, u16_at, u32_at, version_for, Crc32, Section, SymbolSlots,
     BOUNDS_VERSION, CHECKSUM_AT, HEADER_BYTES, MAGIC, MAX_RANK, OLDEST_VERSION, PATCH_RECORD_BYTES,
@@ -39,8 +41,9 @@ pub struct ProgramView<'a> {
     pub data_align: u32,
     /// Machine code (before patching).
     pub code: &'a [u8],
-    /// Initial data image.
-    pub data: &'a [u8],
+    /// Initial data image (its bytes, or version 9's map of non-zero words: use
+    /// [`DataImage::copy_to`]).
+    pub data: crate::DataImage<'a>,
     /// Entry offset into code.
     pub entry: u32,
     /// The file's format version.
@@ -56,6 +59,11 @@ pub struct ProgramView<'a> {
     bounds: &'a [u8],
     /// The imported functions (version 5; empty before).
     imports: crate::ImportTable<'a>,
+    /// Version 9: symbol records are compact ([`crate::compact_file`]).
+    compact_symbols: bool,
+    /// Version 9: the bounds and placement, read from the header.
+    header_bounds: Option<InstructionBounds>,
+    header_placement: Option<crate::Placement>,
 }
 
 /// What the section after the data holds.
@@ -67,6 +75,8 @@ enum PatchLayout {
     Compact,
     /// A pre-linked image's placement (version 6): no patches.
     Placed,
+    /// Version 9: version 8's compact stream without its length field.
+    Body,
 }
 
 fn decode_patch(index: usize, r: &[u8; PATCH_RECORD_BYTES]) -> Result<Patch, FormatError> {
@@ -95,7 +105,50 @@ struct RawSymbol<'a> {
     ty: ElementType,
     rank: u8,
     dims: [u32; MAX_RANK],
-    offsets: &'a [u8],
+    offsets: Offsets<'a>,
+}
+
+/// Where a symbol's element offsets are, and how they are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Offsets<'a> {
+    bytes: &'a [u8],
+    count: u32,
+    /// Version 9's numbers (in units of `size`) instead of `u32`s.
+    compact: bool,
+    size: u8,
+}
+
+impl<'a> Offsets<'a> {
+    fn iter(&self) -> OffsetIter<'a> {
+        OffsetIter {
+            rest: self.bytes,
+            remaining: self.count,
+            compact: self.compact,
+            size: self.size,
+            previous: -1,
+        }
+    }
+}
+
+/// The `len` bytes of `bytes` at `*at` (then past them), or the truncation error of
+/// `section`.
+fn take<'a>(
+    bytes: &'a [u8],
+    at: &mut u64,
+    section: Section,
+    len: u64,
+) -> Result<&'a [u8], FormatError> {
+    let present = (bytes.len() as u64).saturating_sub(*at);
+    if present < len {
+        return Err(FormatError::Truncated {
+            section,
+            expected: len,
+            found: present,
+        });
+    }
+    let slice = sub(bytes, *at as usize, (*at + len) as usize);
+    *at += len;
+    Ok(slice)
 }
 
 /// The error for symbol `index` named `name` that breaks the naming rule (out of line:
@@ -111,8 +164,12 @@ fn bad_name(index: usize, name: &[u8], problem: NameProblem) -> FormatError {
 }
 
 /// Reads the symbol record at the start of `rest`; returns it and the record length.
-fn decode_symbol(index: usize, rest: &[u8]) -> Result<(SymbolView<'_>, usize), FormatError> {
-    let (raw, used) = decode_symbol_raw(index, rest)?;
+fn decode_symbol(
+    index: usize,
+    rest: &[u8],
+    compact: bool,
+) -> Result<(SymbolView<'_>, usize), FormatError> {
+    let (raw, used) = decode_symbol_raw(index, rest, compact)?;
     let name = core::str::from_utf8(raw.name).map_err(|e| {
         bad_name(
             index,
@@ -134,7 +191,14 @@ fn decode_symbol(index: usize, rest: &[u8]) -> Result<(SymbolView<'_>, usize), F
 }
 
 /// [`decode_symbol`] without making the name a `str` (it is checked to be UTF-8).
-fn decode_symbol_raw(index: usize, rest: &[u8]) -> Result<(RawSymbol<'_>, usize), FormatError> {
+fn decode_symbol_raw(
+    index: usize,
+    rest: &[u8],
+    compact: bool,
+) -> Result<(RawSymbol<'_>, usize), FormatError> {
+    if compact || !cfg!(feature = "legacy") {
+        return decode_compact_symbol(index, rest);
+    }
     let head: &[u8; SYMBOL_RECORD_BYTES] = rest
         .first_chunk()
         .ok_or(FormatError::BadSymbolTable { index })?;
@@ -185,9 +249,80 @@ fn decode_symbol_raw(index: usize, rest: &[u8]) -> Result<(RawSymbol<'_>, usize)
         ty,
         rank,
         dims,
-        offsets: sub(rest, name_end, end),
+        offsets: Offsets {
+            bytes: sub(rest, name_end, end),
+            count: count as u32,
+            compact: false,
+            size: ty.size() as u8,
+        },
     };
     Ok((sym, end))
+}
+
+/// A version 9 symbol record ([`crate::compact_file`]) at the start of `rest`, checked
+/// number by number (each in its shortest form, every offset a `u32`).
+fn decode_compact_symbol(index: usize, rest: &[u8]) -> Result<(RawSymbol<'_>, usize), FormatError> {
+    let bad = FormatError::BadSymbolTable { index };
+    let head = *rest.first().ok_or(bad)?;
+    let role = Role::from_u8(head & 3).ok_or(FormatError::UnknownRole {
+        index,
+        value: head & 3,
+    })?;
+    let ty = ElementType::from_u8((head >> 2) & 3).ok_or(bad)?;
+    let rank = (head >> 4) & 7;
+    if head & 0x80 != 0 {
+        return Err(FormatError::ReservedNotZero {
+            section: Section::Symbols,
+            index,
+        });
+    }
+    if rank as usize > MAX_RANK {
+        return Err(FormatError::BadRank { index, rank });
+    }
+    let mut n = crate::compact_file::Numbers { bytes: rest, at: 1 };
+    let mut dims = [0u32; MAX_RANK];
+    let mut count: u64 = 1;
+    for d in dims.iter_mut().take(rank as usize) {
+        *d = n.next_u32(bad)?;
+        count = count.saturating_mul(u64::from(*d));
+    }
+    let name_len = n.next(bad)? as usize;
+    let name_end = n.at.saturating_add(name_len);
+    let name = rest.get(n.at..name_end).ok_or(bad)?;
+    check_name(name).map_err(|problem| bad_name(index, name, problem))?;
+    // every element takes at least one byte
+    if count > rest.len().saturating_sub(name_end) as u64 {
+        return Err(FormatError::BadShape { index });
+    }
+    n.at = name_end;
+    let size = ty.size() as i64;
+    let mut previous = -1i64;
+    for _ in 0..count {
+        let step = n.next(bad)?;
+        let unit = previous
+            .checked_add(((step >> 1) as i64) ^ -((step & 1) as i64))
+            .and_then(|u| u.checked_add(1))
+            .ok_or(bad)?;
+        // an offset is a u32 (so a unit is at most u32::MAX / size)
+        if unit < 0 || unit.saturating_mul(size) > i64::from(u32::MAX) {
+            return Err(bad);
+        }
+        previous = unit;
+    }
+    let sym = RawSymbol {
+        name,
+        role,
+        ty,
+        rank,
+        dims,
+        offsets: Offsets {
+            bytes: sub(rest, name_end, n.at),
+            count: count as u32,
+            compact: true,
+            size: size as u8,
+        },
+    };
+    Ok((sym, n.at))
 }
 
 impl<'a> ProgramView<'a> {
@@ -219,6 +354,12 @@ impl<'a> ProgramView<'a> {
         if bytes.len() >= 6 {
             let version = u16_at(bytes, 4);
             if !(OLDEST_VERSION..=VERSION).contains(&version) {
+                return Err(FormatError::UnsupportedVersion { found: version });
+            }
+            if version == COMPACT_FILE_VERSION {
+                return Self::parse_compact::<RELOCATABLE>(bytes);
+            }
+            if !cfg!(feature = "legacy") {
                 return Err(FormatError::UnsupportedVersion { found: version });
             }
             if !RELOCATABLE && version != PRELINKED_VERSION {
@@ -322,7 +463,7 @@ impl<'a> ProgramView<'a> {
             code_align,
             data_align,
             code: sub(bytes, bounds[0].0, bounds[0].1),
-            data: sub(bytes, bounds[1].0, bounds[1].1),
+            data: crate::DataImage::raw(sub(bytes, bounds[1].0, bounds[1].1)),
             entry,
             version,
             patches: sub(bytes, bounds[2].0, bounds[2].1),
@@ -338,6 +479,9 @@ impl<'a> ProgramView<'a> {
             symbol_count,
             bounds: sub(bytes, bounds[4].0, bounds[4].1),
             imports: crate::ImportTable::default(),
+            compact_symbols: false,
+            header_bounds: None,
+            header_placement: None,
         };
         let view = if has_imports {
             let section = sub(bytes, imports_at, bytes.len());
@@ -375,17 +519,7 @@ impl<'a> ProgramView<'a> {
                 decode_patch(index, r)?;
             }
         }
-        let mut rest = view.symbols;
-        for index in 0..symbol_count as usize {
-            let (_, used) = decode_symbol_raw(index, rest)?;
-            rest = sub(rest, used, rest.len());
-        }
-        if !rest.is_empty() {
-            return Err(FormatError::BadSymbolTable {
-                index: symbol_count as usize,
-            });
-        }
-        view.check_unique_names()?;
+        view.check_symbols()?;
         // Their contents are checked where they can be used (the `alloc` readers:
         // `Program::decode`, copapy-run, cp.load). A firmware build keeps nothing of
         // them, so its loader checks only their length and checksum: the check would
@@ -394,27 +528,136 @@ impl<'a> ProgramView<'a> {
         if bounds_len > 0 {
             InstructionBounds::from_bytes(view.bounds)?;
         }
+        view.check_version_and_layout::<RELOCATABLE>(bounds_len > 0)
+    }
+
+    /// Every symbol record decodes and the records fill the section exactly, and no two
+    /// share a name.
+    fn check_symbols(&self) -> Result<(), FormatError> {
+        let mut rest = self.symbols;
+        for index in 0..self.symbol_count as usize {
+            let (_, used) = decode_symbol_raw(index, rest, self.compact_symbols)?;
+            rest = sub(rest, used, rest.len());
+        }
+        if !rest.is_empty() {
+            return Err(FormatError::BadSymbolTable {
+                index: self.symbol_count as usize,
+            });
+        }
+        self.check_unique_names()
+    }
+
+    /// The version is the one the contents call for, and the entry, every patch and
+    /// every symbol element lie inside their buffers.
+    fn check_version_and_layout<const RELOCATABLE: bool>(
+        self,
+        has_bounds: bool,
+    ) -> Result<ProgramView<'a>, FormatError> {
         let (found, needed) = (
-            version,
-            version_for(view.raw_symbols().map(|s| s.ty), bounds_len > 0),
+            self.version,
+            version_for(self.raw_symbols().map(|s| s.ty), has_bounds),
         );
-        if !version_accepted(found, needed) {
+        // version 9 holds every program; an older writer chose the oldest that held it
+        if found != COMPACT_FILE_VERSION && !version_accepted(found, needed) {
             return Err(FormatError::VersionMismatch { found, needed });
         }
-
-        let symbols = view.raw_symbols().map(|s| SymbolSlots {
+        let symbols = self.raw_symbols().map(|s| SymbolSlots {
             size: s.ty.size(),
-            offsets: OffsetIter {
-                rest: s.offsets.as_chunks::<4>().0.iter(),
-            },
+            offsets: s.offsets.iter(),
         });
-        let (code_len, data_len) = (view.code.len(), view.data.len());
+        let (code_len, data_len) = (self.code.len(), self.data.len());
         if RELOCATABLE {
-            check_layout(code_len, data_len, entry, view.patches(), symbols)?;
+            check_layout(code_len, data_len, self.entry, self.patches(), symbols)?;
         } else {
-            check_layout(code_len, data_len, entry, core::iter::empty(), symbols)?;
+            check_layout(code_len, data_len, self.entry, core::iter::empty(), symbols)?;
         }
-        Ok(view)
+        Ok(self)
+    }
+
+    /// [`ProgramView::parse_as`] for a version 9 file ([`crate::compact_file`]).
+    fn parse_compact<const RELOCATABLE: bool>(
+        bytes: &'a [u8],
+    ) -> Result<ProgramView<'a>, FormatError> {
+        let h = compact_file::parse_header(bytes)?;
+        let prelinked = h.placement.is_some();
+        if !RELOCATABLE && !prelinked {
+            return Err(FormatError::NotPrelinked {
+                found: COMPACT_FILE_VERSION,
+            });
+        }
+        if prelinked && h.patch_count != 0 {
+            return Err(compact_file::HAS_PATCHES);
+        }
+        let mut at = h.end as u64;
+        let code = take(bytes, &mut at, Section::Code, h.code_len)?;
+        let (data, used) =
+            crate::DataImage::parse_mapped(sub(bytes, at as usize, bytes.len()), h.data_len)?;
+        at += used as u64;
+        let patches = if h.patch_count == 0 {
+            &[]
+        } else {
+            let rest = sub(bytes, at as usize, bytes.len());
+            let (len, used) = crate::leb128::read(rest).ok_or(FormatError::Truncated {
+                section: Section::Patches,
+                expected: rest.len() as u64 + 1,
+                found: rest.len() as u64,
+            })?;
+            at += used as u64;
+            take(bytes, &mut at, Section::Patches, len)?
+        };
+        let symbols = take(bytes, &mut at, Section::Symbols, h.symbols_len)?;
+        if !h.imports && (at as usize) < bytes.len() {
+            return Err(FormatError::TrailingBytes {
+                extra: bytes.len() as u64 - at,
+            });
+        }
+        let stored = u32_at(bytes, compact_file::CHECKSUM_RANGE.start);
+        let computed = compact_file::checksum(bytes);
+        if computed != stored {
+            return Err(FormatError::ChecksumMismatch { stored, computed });
+        }
+        let mut view = ProgramView {
+            arch: h.arch,
+            features: h.features,
+            code_align: h.code_align,
+            data_align: h.data_align,
+            code,
+            data,
+            entry: h.entry,
+            version: COMPACT_FILE_VERSION,
+            patches,
+            patch_count: h.patch_count,
+            layout: if prelinked {
+                PatchLayout::Placed
+            } else {
+                PatchLayout::Body
+            },
+            symbols,
+            symbol_count: h.symbol_count,
+            bounds: &[],
+            imports: crate::ImportTable::default(),
+            compact_symbols: true,
+            header_bounds: h.bounds,
+            header_placement: h.placement,
+        };
+        if h.imports {
+            view.imports =
+                crate::ImportTable::parse(sub(bytes, at as usize, bytes.len()), data.len())?;
+        }
+        #[cfg(feature = "alloc")]
+        if let Some(placement) = h.placement {
+            placement.check(
+                h.arch,
+                (code.len(), h.code_align),
+                (data.len(), h.data_align),
+            )?;
+        }
+        if RELOCATABLE && h.patch_count != 0 {
+            CompactPatches::from_body(patches, h.patch_count, Stream::Predicted)
+                .validate_body(patches)?;
+        }
+        view.check_symbols()?;
+        view.check_version_and_layout::<RELOCATABLE>(true)
     }
 
     /// Refuses two symbols of one name: a lookup by name would silently pick one.
@@ -435,9 +678,9 @@ impl<'a> ProgramView<'a> {
     /// The symbols with their names as bytes: what validation needs, without
     /// `core::str::from_utf8` (see [`crate::names`]).
     fn raw_symbols(&self) -> impl Iterator<Item = RawSymbol<'a>> + Clone {
-        let mut rest = self.symbols;
+        let (mut rest, compact) = (self.symbols, self.compact_symbols);
         (0..self.symbol_count as usize).map_while(move |index| {
-            let (sym, used) = decode_symbol_raw(index, rest).ok()?;
+            let (sym, used) = decode_symbol_raw(index, rest, compact).ok()?;
             rest = sub(rest, used, rest.len());
             Some(sym)
         })
@@ -457,7 +700,9 @@ impl<'a> ProgramView<'a> {
 
     /// The instruction bounds the file carries (version 4), or None (older versions).
     pub fn instruction_bounds(&self) -> Option<InstructionBounds> {
-        if self.bounds.is_empty() {
+        if self.version == COMPACT_FILE_VERSION {
+            self.header_bounds
+        } else if self.bounds.is_empty() {
             None
         } else {
             InstructionBounds::from_bytes(self.bounds).ok()
@@ -481,6 +726,9 @@ impl<'a> ProgramView<'a> {
 
     /// Where a pre-linked image (version 6) must be loaded; None for a relocatable file.
     pub fn placement(&self) -> Option<crate::Placement> {
+        if self.header_placement.is_some() {
+            return self.header_placement;
+        }
         (self.layout == PatchLayout::Placed).then(|| crate::Placement::from_bytes(self.patches))
     }
 
@@ -488,6 +736,13 @@ impl<'a> ProgramView<'a> {
     pub fn patches(&self) -> PatchIter<'a> {
         if self.layout == PatchLayout::Placed {
             return PatchIter::Records([].iter());
+        }
+        if self.layout == PatchLayout::Body || !cfg!(feature = "legacy") {
+            return PatchIter::Compact(CompactPatches::from_body(
+                self.patches,
+                self.patch_count,
+                Stream::Predicted,
+            ));
         }
         if self.layout == PatchLayout::Compact {
             return PatchIter::Compact(CompactPatches::new(
@@ -520,6 +775,7 @@ impl<'a> ProgramView<'a> {
         SymbolTable {
             bytes: self.symbols,
             count: self.symbol_count,
+            compact: self.compact_symbols,
         }
     }
 }
@@ -534,17 +790,25 @@ impl<'a> ProgramView<'a> {
 pub struct SymbolTable<'a> {
     bytes: &'a [u8],
     count: u32,
+    /// Version 9's records ([`crate::compact_file`]) rather than the fixed ones.
+    compact: bool,
 }
 
 impl<'a> SymbolTable<'a> {
-    /// The table over `bytes` with `count` records, as [`SymbolTable::raw_parts`] gave.
-    pub const fn from_raw_parts(bytes: &'a [u8], count: u32) -> SymbolTable<'a> {
-        SymbolTable { bytes, count }
+    /// The table over `bytes` with `count` records, compact (version 9) or not, as
+    /// [`SymbolTable::raw_parts`] gave.
+    pub const fn from_raw_parts(bytes: &'a [u8], count: u32, compact: bool) -> SymbolTable<'a> {
+        SymbolTable {
+            bytes,
+            count,
+            compact,
+        }
     }
 
-    /// The table's bytes (inside the program file) and its record count.
-    pub const fn raw_parts(&self) -> (&'a [u8], u32) {
-        (self.bytes, self.count)
+    /// The table's bytes (inside the program file), its record count and whether its
+    /// records are version 9's compact ones.
+    pub const fn raw_parts(&self) -> (&'a [u8], u32, bool) {
+        (self.bytes, self.count, self.compact)
     }
 
     /// The symbols, in file order.
@@ -553,6 +817,7 @@ impl<'a> SymbolTable<'a> {
             rest: self.bytes,
             index: 0,
             count: self.count as usize,
+            compact: self.compact,
         }
     }
 
@@ -563,7 +828,7 @@ impl<'a> SymbolTable<'a> {
 }
 
 /// Iterator over the patches of a [`ProgramView`]: 16-byte records (up to version 4)
-/// or the compact stream (versions 5, 7 and 8).
+/// or the compact stream (versions 5, 7, 8 and 9).
 #[derive(Clone, Debug)]
 // the compact decoder keeps one addend per kind (a few hundred bytes, on the stack while
 // a program is placed); without an allocator there is nothing to box it in
@@ -606,7 +871,7 @@ pub struct SymbolView<'a> {
     pub ty: ElementType,
     rank: u8,
     dims: [u32; MAX_RANK],
-    offsets: &'a [u8],
+    offsets: Offsets<'a>,
 }
 
 impl<'a> SymbolView<'a> {
@@ -617,37 +882,54 @@ impl<'a> SymbolView<'a> {
 
     /// Number of elements (1 for a scalar).
     pub fn len(&self) -> usize {
-        self.offsets.len() / 4
+        self.offsets.count as usize
     }
 
     /// Whether the symbol has no elements (a zero dimension).
     pub fn is_empty(&self) -> bool {
-        self.offsets.is_empty()
+        self.offsets.count == 0
     }
 
     /// Data offset of every element, row-major.
     pub fn offsets(&self) -> OffsetIter<'a> {
-        OffsetIter {
-            rest: self.offsets.as_chunks::<4>().0.iter(),
-        }
+        self.offsets.iter()
     }
 }
 
 /// Iterator over the element offsets of a [`SymbolView`].
 #[derive(Clone, Debug)]
 pub struct OffsetIter<'a> {
-    rest: core::slice::Iter<'a, [u8; 4]>,
+    rest: &'a [u8],
+    remaining: u32,
+    /// Version 9's steps in units of `size` (see [`crate::compact_file`]), or `u32`s.
+    compact: bool,
+    size: u8,
+    /// The previous element's unit (version 9).
+    previous: i64,
 }
 
 impl Iterator for OffsetIter<'_> {
     type Item = u32;
 
     fn next(&mut self) -> Option<u32> {
-        self.rest.next().map(|b| u32::from_le_bytes(*b))
+        self.remaining = self.remaining.checked_sub(1)?;
+        if !self.compact && cfg!(feature = "legacy") {
+            let (b, rest) = self.rest.split_first_chunk::<4>()?;
+            self.rest = rest;
+            return Some(u32::from_le_bytes(*b));
+        }
+        // validated by `parse`; a step that somehow does not decode ends the iteration
+        let (step, used) = crate::leb128::read(self.rest)?;
+        self.rest = sub(self.rest, used, self.rest.len());
+        let unit = self
+            .previous
+            .checked_add((((step >> 1) as i64) ^ -((step & 1) as i64)).checked_add(1)?)?;
+        self.previous = unit;
+        u32::try_from(unit.checked_mul(i64::from(self.size))?).ok()
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        self.rest.size_hint()
+        (0, Some(self.remaining as usize))
     }
 }
 
@@ -657,6 +939,7 @@ pub struct SymbolIter<'a> {
     rest: &'a [u8],
     index: usize,
     count: usize,
+    compact: bool,
 }
 
 impl<'a> Iterator for SymbolIter<'a> {
@@ -666,7 +949,7 @@ impl<'a> Iterator for SymbolIter<'a> {
         if self.index >= self.count {
             return None;
         }
-        let (sym, used) = decode_symbol(self.index, self.rest).ok()?;
+        let (sym, used) = decode_symbol(self.index, self.rest, self.compact).ok()?;
         self.rest = sub(self.rest, used, self.rest.len());
         self.index += 1;
         Some(sym)

@@ -209,7 +209,7 @@ pub fn place_program<'py>(
     let thumb = u64::from(view.arch == copapy_program::Arch::Thumb);
     Ok((
         PyBytes::new(py, &code),
-        PyBytes::new(py, view.data),
+        PyBytes::new(py, &view.data.to_vec()),
         (code_addr + view.entry as u64) | thumb,
     ))
 }

@@ -241,8 +241,8 @@ impl Target {
                 )),
                 None => Err(PyValueError::new_err(
                     "this program was read from a program file that does not record its \
-                     instruction bounds (format version 2 or 3, written before copapy saved \
-                     them): compile it with tg.compile(...) and save it again",
+                     instruction bounds (written before copapy saved them, or where they could \
+                     not be counted): compile it with tg.compile(...) and save it again",
                 )),
             };
         };

@@ -63,8 +63,7 @@ fn placement_line(placement: Option<copapy_program::Placement>) -> String {
     match placement {
         None => "placement relocatable: patched for wherever a runner loads it\n".into(),
         Some(p) => format!(
-            "placement pre-linked: code at {:#x}, data at {:#x} (format version 6, no \
-             patches); a runner loads it only at these addresses\n",
+            "placement pre-linked: code at {:#x}, data at {:#x} (no patches); a runner loads it only at these addresses\n",
             p.code, p.data
         ),
     }
@@ -82,7 +81,7 @@ fn instructions_line(bounds: Option<InstructionBounds>) -> String {
         Some(InstructionBounds::Unbounded) => {
             "instructions per run unbounded: has loop kernels without a static bound\n".into()
         }
-        None => "instructions per run not recorded (a format version 2 or 3 file)\n".into(),
+        None => "instructions per run not recorded (the file does not carry them)\n".into(),
     }
 }
 
@@ -353,7 +352,7 @@ mod tests {
         };
         assert_eq!(
             line(&p),
-            "instructions per run not recorded (a format version 2 or 3 file)"
+            "instructions per run not recorded (the file does not carry them)"
         );
         p.instructions = Some(InstructionBounds::Known { fewest: 1, most: 1 });
         assert_eq!(line(&p), "instructions per run 1 to 1 (constant)");

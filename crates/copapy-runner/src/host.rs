@@ -204,7 +204,7 @@ impl LoadedProgram {
             view.arch,
             view.features,
             view.code,
-            view.data,
+            &view.data.to_vec(),
             view.entry,
             view.placement(),
             view.patches(),

@@ -119,7 +119,10 @@ fn random_programs_prelinked_install_to_the_same_bytes_and_round_trip() {
         installed += 1;
         assert!(linked.patches.is_empty());
         let image = linked.encode();
-        assert_eq!(image[4], 6, "a pre-linked image is format version 6");
+        assert_eq!(
+            image[4], 9,
+            "a pre-linked image is written as format version 9"
+        );
         assert_eq!(Program::decode(&image).unwrap(), linked);
         assert_eq!(Program::decode(&image).unwrap().encode(), image);
         // the image holds the patched code itself, and installs to the same bytes
@@ -199,7 +202,7 @@ fn paired_program(rng: &mut Rng) -> Program {
     p
 }
 
-/// Format 8's predicted targets over programs shaped like the compiler's: every program
+/// Format 9 (version 8's predicted targets) over programs shaped like the compiler's: every program
 /// round-trips bit for bit, and every truncation and every flipped bit is refused.
 #[test]
 fn paired_patches_round_trip_and_every_damage_is_refused() {
@@ -208,8 +211,7 @@ fn paired_patches_round_trip_and_every_damage_is_refused() {
         let program = paired_program(&mut rng);
         program.validate().unwrap();
         let file = program.encode();
-        let version = if program.instructions.is_some() { 8 } else { 2 };
-        assert_eq!(file[4], version, "compact patches come with the bounds");
+        assert_eq!(file[4], 9, "every program is written as version 9");
         assert_eq!(Program::decode(&file).unwrap(), program);
         assert_eq!(Program::decode(&file).unwrap().encode(), file);
         for cut in 0..file.len() {
