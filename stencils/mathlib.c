@@ -679,8 +679,11 @@ CPM_INLINE float cpm_tanf_body(float x, int vec) {
     float rh, rl;
     uint32_t q = cpm_reduce(ax & ~nan, &rh, &rl, vec);
     float z = rh * rh;
-    float p = (rh * z) *
-              (T0 + z * (T1 + z * (T2 + z * (T3 + z * (T4 + z * (T5 + z * (T6 + z * (T7 + z * T8))))))));
+    /* one rounding at T0's weight as in Horner's form; the higher terms in pairs
+     * (Estrin), a chain of 7 operations instead of 16 */
+    float z2 = z * z, z4 = z2 * z2;
+    float hi = ((T2 + z * T3) + z2 * (T4 + z * T5)) + z4 * ((T6 + z * T7) + z2 * T8);
+    float p = (rh * z) * (T0 + (z * T1 + z2 * hi));
     float t0 = rh + p;
     cpm_df t = cpm_df_norm(rh, p);
     t = cpm_df_norm(t.h, t.l + (rl + rl * (t0 * t0)));
