@@ -288,9 +288,12 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
  * 512 and |kl| <= 256, both found by the rounding constants above (no conversion on
  * the critical path). For y < 2^20 every product kh Ci, kl Ci (i <= 3) is exact, and
  * y - kh C1 and the next subtraction of kl C1 are exact (their results lie on y's grid,
- * below 2^9, or on 2^-15's, below 4): |rh + rl| <= pi/4 (+ a hair), accurate to ~2^-55
- * absolute. Larger y (< 2^30) run the same steps with rounded products: rh + rl is then
- * off by about y 2^-24 (docs/math.md, "Large arguments"). Returns kl: k mod 4 is
+ * below 2^9, or on 2^-15's, below 4): t1. k C2 + k C3 = p + pe + p2e + p3e exactly,
+ * formed beside that chain; p rounded to the grid of 2^-24 (ph) is subtracted from t1
+ * exactly, and the rest (l, at most ~2^-22) is known before t1 - ph: one TwoSum at the
+ * end. |rh + rl| <= pi/4 plus the rounding of y 2/pi (|rh| < 0.877), accurate to
+ * ~2^-50 absolute. Larger y (< 2^22) run the same steps with rounded products: rh + rl is
+ * then off by about y 2^-24 (docs/math.md, "Large arguments"). Returns kl: k mod 4 is
  * kl mod 4, as kh is a multiple of 512. */
 CPM_INLINE float cpm_rem_pio2_cw(float y, float *rh, float *rl) {
     float t = y * CPM_TWO_OVER_PI;
@@ -298,33 +301,35 @@ CPM_INLINE float cpm_rem_pio2_cw(float y, float *rh, float *rl) {
     float kh = (t + CPM_ROUND_512) - CPM_ROUND_512;
     float kl = k - kh;
     float t1 = (y - kh * CPM_PIO2_C1) - kl * CPM_PIO2_C1; /* both exact */
-    /* k C2 and k C3 as exact sums p + pe, formed beside t1 (a shorter dependency chain);
-     * |kh| > |kl| unless kh = 0, so Fast2Sum is exact */
-    float p2, p2e, p3, p3e, p, pe, h, hl;
+    /* k C2 + k C3 as an exact sum, beside t1 (|kh| > |kl| unless kh = 0, and
+     * |k C2| > |k C3|: Fast2Sum is exact) */
+    float p2, p2e, p3, p3e, p, pe;
     cpm_fast_two_sum(kh * CPM_PIO2_C2, kl * CPM_PIO2_C2, &p2, &p2e);
     cpm_fast_two_sum(kh * CPM_PIO2_C3, kl * CPM_PIO2_C3, &p3, &p3e);
     cpm_fast_two_sum(p2, p3, &p, &pe);
-    cpm_two_sum(t1, -p, &h, &hl);
-    float l = hl - ((pe + (p2e + p3e)) + (kh * CPM_PIO2_C4 + kl * CPM_PIO2_C4));
-    cpm_fast_two_sum(h, l, rh, rl);
+    /* p <= 0 rounded to the grid of 2^-24 (or coarser), which t1 lies on (y >= 1/2
+     * where k != 0): t1 - ph is exact, |t1 - ph| < 1 */
+    float ph = (p - 0.75f) + 0.75f;
+    float l = -(((p - ph) + pe) + ((p2e + p3e) + (kh * CPM_PIO2_C4 + kl * CPM_PIO2_C4)));
+    cpm_two_sum(t1 - ph, l, rh, rl);
     return kl;
 }
 
 /* |x| (bits ax, finite or not) as rh + rl and its quadrant (mod 4), without a branch:
  * Cody-Waite on every input, |x| clamped to 2^22 (inf and NaN too: the callers pick NaN
- * for those). For |x| <= pi/4, k = 0 and the steps give rh = |x|, rl = 0 exactly. Below
- * 2^20 |rh| <= 0.885 (pi/4 plus the rounding of |x| 2/pi); from 2^20 to 2^22 the
- * rounded products add at most 0.14, so |rh| < 1.03 and the kernels stay bounded (no
- * overflow, no NaN, |sin|, |cos| <= 1) with no clamp on the critical path. Shared by
- * sin/cos and tan. */
+ * for those). For |x| <= pi/4, k = 0 and the steps give rh = |x|, rl = 0 exactly (checked
+ * on every float). Below 2^20 |rh| < 0.877 (pi/4 plus the rounding of |x| 2/pi); from
+ * 2^20 to 2^22 the rounded products add to it, |rh| < 1.151 (every float checked), so
+ * the kernels stay bounded (no overflow, no NaN, |sin|, |cos| <= 1) with no clamp on
+ * the critical path. Shared by sin/cos and tan. */
 CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl, int vec) {
     float kl = cpm_rem_pio2_cw(cpm_min_pos(cpm_from_bits(ax), 0x1p22f, vec), rh, rl);
     return (uint32_t)(int32_t)kl; /* |kl| <= 256: in range on every target */
 }
 
-/* sin(rh + rl) for |rh| <= pi/4, |rl| <= ulp(rh). Minimax coefficients for sin(x)/x
- * on [-pi/4, pi/4] (from FreeBSD/musl __sindf, |error| < 2^-37.5); the polynomial in
- * Estrin's form (two independent halves: a shorter dependency chain than Horner's). */
+/* sin(rh + rl) for |rh| <= pi/4 (+ the rounding of y 2/pi), |rl| <= ulp(rh). Minimax
+ * coefficients for sin(x)/x on [-pi/4, pi/4] (from FreeBSD/musl __sindf, |error| <
+ * 2^-37.5). */
 CPM_INLINE float cpm_sin_kernel(float rh, float rl) {
     const float S1 = -0.166666666416265235595f, S2 = 0.0083333293858894631756f,
                 S3 = -0.000198393348360966317347f, S4 = 0.0000027183114939898219064f;
@@ -344,7 +349,7 @@ CPM_INLINE void cpm_two_square(float a, float *p, float *e) {
     *p = x;
 }
 
-/* cos(rh + rl) for |rh| <= pi/4. 1 - rh^2/2 is formed exactly (Dekker product plus
+/* cos(rh + rl) for |rh| <= pi/4 (+ a little, as for sin). 1 - rh^2/2 is formed exactly (Dekker product plus
  * the rounding error of the subtraction) so only the final addition rounds at full
  * weight. Coefficients from FreeBSD/musl __cosdf (C0 + 0.5 folded separately). */
 CPM_INLINE float cpm_cos_kernel(float rh, float rl) {
@@ -357,7 +362,7 @@ CPM_INLINE float cpm_cos_kernel(float rh, float rl) {
     float w = 1.0f - hz;
     float werr = (1.0f - w) - hz;
     float z2 = z * z;
-    float tail = z * C0P + z2 * (C1 + (z * C2 + z2 * C3));
+    float tail = z * C0P + z2 * (C1 + (z * C2 + z2 * C3)); /* one rounding at C1's weight */
     /* ez (the longest chain) is added last */
     return w + ((tail + (werr - rh * rl)) - 0.5f * ez);
 }
