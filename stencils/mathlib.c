@@ -292,9 +292,9 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
  * formed beside that chain; p rounded to the grid of 2^-24 (ph) is subtracted from t1
  * exactly, and the rest (l, at most ~2^-22) is known before t1 - ph: one TwoSum at the
  * end. |rh + rl| <= pi/4 plus the rounding of y 2/pi (|rh| < 0.877), accurate to
- * ~2^-50 absolute. Larger y (< 2^22) run the same steps with rounded products: rh + rl is
- * then off by about y 2^-24 (docs/math.md, "Large arguments"). Returns kl: k mod 4 is
- * kl mod 4, as kh is a multiple of 512. */
+ * 2^-46 absolute (stencils/check_reduction.py). Larger y (< 2^22) run the same steps
+ * with rounded products: rh + rl is then off by about y 2^-24 (docs/math.md, "Large
+ * arguments"). Returns kl: k mod 4 is kl mod 4, as kh is a multiple of 512. */
 CPM_INLINE float cpm_rem_pio2_cw(float y, float *rh, float *rl) {
     float t = y * CPM_TWO_OVER_PI;
     float k = (t + CPM_ROUND_1) - CPM_ROUND_1;
