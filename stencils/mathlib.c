@@ -94,6 +94,17 @@ CPM_INLINE float cpm_min_pos(float v, float b, int vec) { /* v >= 0 or NaN, b > 
 #endif
 }
 
+/* 1.0f if c else +0.0f: on x86_64 and AArch64 a compare and an and (fcsel) in the
+ * floating-point registers, elsewhere a mask on the bits */
+CPM_INLINE float cpm_one_if(int c, int vec) {
+#if defined(__x86_64__) || defined(__aarch64__)
+    (void)vec;
+    return c ? 1.0f : 0.0f;
+#else
+    return cpm_from_bits(cpm_mask_v((uint32_t)c, vec) & 0x3f800000u);
+#endif
+}
+
 /* v clamped into [lo, hi] by masks (a ternary becomes a branch on RISC-V) */
 CPM_INLINE uint32_t cpm_clamp_iv(int32_t v, int32_t lo, int32_t hi, int vec) {
     uint32_t r = cpm_selu(cpm_mask_v(v < lo, vec), (uint32_t)lo, (uint32_t)v);
@@ -284,8 +295,8 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
 #define CPM_ROUND_1 0x1.8p23f
 #define CPM_ROUND_512 0x1.8p32f
 
-/* Cody-Waite: y = k pi/2 + (rh + rl), k = rint(y 2/pi) = kh + kl with kh a multiple of
- * 512 and |kl| <= 256, both found by the rounding constants above (no conversion on
+/* Cody-Waite: y = k pi/2 + (rh + rl), k = y 2/pi rounded (ties up) = kh + kl with kh a
+ * multiple of 512 and |kl| <= 257, both found by the rounding constants above (no conversion on
  * the critical path). For y < 2^20 every product kh Ci, kl Ci (i <= 3) is exact, and
  * y - kh C1 and the next subtraction of kl C1 are exact (their results lie on y's grid,
  * below 2^9, or on 2^-15's, below 4): t1. k C2 + k C3 = p + pe + p2e + p3e exactly,
@@ -295,9 +306,13 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
  * 2^-46 absolute (stencils/check_reduction.py). Larger y (< 2^22) run the same steps
  * with rounded products: rh + rl is then off by about y 2^-24 (docs/math.md, "Large
  * arguments"). Returns kl: k mod 4 is kl mod 4, as kh is a multiple of 512. */
-CPM_INLINE float cpm_rem_pio2_cw(float y, float *rh, float *rl) {
+CPM_INLINE float cpm_rem_pio2_cw(float y, float *rh, float *rl, int vec) {
     float t = y * CPM_TWO_OVER_PI;
     float k = (t + CPM_ROUND_1) - CPM_ROUND_1;
+    /* a tie (t = n + 1/2 exactly) goes up, as (int)(t + 0.5) did: t = y C lies below
+     * y 2/pi (C < 2/pi), so k is then mostly the nearest integer and |rh| <= pi/4 (ties
+     * to even gave |rh| up to 0.877 more often: sin 0.83 ulp instead of 0.81) */
+    k = k + cpm_one_if(t - k == 0.5f, vec);
     float kh = (t + CPM_ROUND_512) - CPM_ROUND_512;
     float kl = k - kh;
     float t1 = (y - kh * CPM_PIO2_C1) - kl * CPM_PIO2_C1; /* both exact */
@@ -323,8 +338,8 @@ CPM_INLINE float cpm_rem_pio2_cw(float y, float *rh, float *rl) {
  * the kernels stay bounded (no overflow, no NaN, |sin|, |cos| <= 1) with no clamp on
  * the critical path. Shared by sin/cos and tan. */
 CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl, int vec) {
-    float kl = cpm_rem_pio2_cw(cpm_min_pos(cpm_from_bits(ax), 0x1p22f, vec), rh, rl);
-    return (uint32_t)(int32_t)kl; /* |kl| <= 256: in range on every target */
+    float kl = cpm_rem_pio2_cw(cpm_min_pos(cpm_from_bits(ax), 0x1p22f, vec), rh, rl, vec);
+    return (uint32_t)(int32_t)kl; /* |kl| <= 257: in range on every target */
 }
 
 /* sin(rh + rl) for |rh| <= pi/4 (+ the rounding of y 2/pi), |rl| <= ulp(rh). Minimax
