@@ -54,6 +54,57 @@ CPM_INLINE float cpm_self(uint32_t m, float a, float b) {
     return cpm_from_bits(cpm_selu(m, cpm_bits(a), cpm_bits(b)));
 }
 
+/* Float choices and sign flips that stay in the floating-point registers where the target
+ * has bit operations there (x86_64 SSE2, AArch64 NEON): a value picked on a critical path
+ * then never crosses to the integer registers and back (about 6 cycles). The mask m (all
+ * ones or zero) and the flip f come from the integer side, off that path. Elsewhere, and
+ * in the array kernels' vector loops (vec = 1), the integer forms. Same bits everywhere. */
+#if defined(__x86_64__) || defined(__aarch64__)
+typedef uint32_t cpm_v4u __attribute__((vector_size(16)));
+typedef float cpm_v4f __attribute__((vector_size(16)));
+CPM_INLINE cpm_v4u cpm_v4(float a) {
+    cpm_v4f v = {a, a, a, a};
+    return (cpm_v4u)v;
+}
+CPM_INLINE cpm_v4u cpm_v4_bits(uint32_t m) {
+    cpm_v4u v = {m, m, m, m};
+    return v;
+}
+CPM_INLINE float cpm_v4_first(cpm_v4u v) { return ((cpm_v4f)v)[0]; }
+#endif
+
+/* (a & ma | b & mb) ^ f on the bits: a choice of a or b (or neither) and a flip */
+CPM_INLINE float cpm_fpick(float a, uint32_t ma, float b, uint32_t mb, uint32_t f, int vec) {
+#if defined(__x86_64__) || defined(__aarch64__)
+    if (!vec)
+        return cpm_v4_first(((cpm_v4(a) & cpm_v4_bits(ma)) | (cpm_v4(b) & cpm_v4_bits(mb))) ^ cpm_v4_bits(f));
+#endif
+    return cpm_from_bits(((cpm_bits(a) & ma) | (cpm_bits(b) & mb)) ^ f);
+}
+
+/* min(v, b) for v >= 0 or NaN (then b): on x86_64 and AArch64 one minss or fcsel,
+ * without a trip through the integer registers; elsewhere by a mask on the bits (a
+ * ternary on floats can become a branch, e.g. on RISC-V). */
+CPM_INLINE float cpm_min_pos(float v, float b, int vec) { /* v >= 0 or NaN, b > 0: NaN gives b */
+#if defined(__x86_64__) || defined(__aarch64__)
+    (void)vec;
+    return v < b ? v : b;
+#else
+    return cpm_from_bits(cpm_selu(cpm_mask_v(cpm_bits(v) > cpm_bits(b), vec), cpm_bits(b), cpm_bits(v)));
+#endif
+}
+
+/* 1.0f if c else +0.0f: on x86_64 and AArch64 a compare and an and (fcsel) in the
+ * floating-point registers, elsewhere a mask on the bits */
+CPM_INLINE float cpm_one_if(int c, int vec) {
+#if defined(__x86_64__) || defined(__aarch64__)
+    (void)vec;
+    return c ? 1.0f : 0.0f;
+#else
+    return cpm_from_bits(cpm_mask_v((uint32_t)c, vec) & 0x3f800000u);
+#endif
+}
+
 /* v clamped into [lo, hi] by masks (a ternary becomes a branch on RISC-V) */
 CPM_INLINE uint32_t cpm_clamp_iv(int32_t v, int32_t lo, int32_t hi, int vec) {
     uint32_t r = cpm_selu(cpm_mask_v(v < lo, vec), (uint32_t)lo, (uint32_t)v);
@@ -228,8 +279,8 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
     *p = x;
 }
 
-/* pi/2 = C1 + C2 + C3 + C4 (+ 1e-23): C1..C3 have at most 15 significant bits, so
- * k * Ci is exact for k < 2^9. */
+/* pi/2 = C1 + C2 + C3 + C4 (+ 1e-23): C1..C3 have at most 14 significant bits, so
+ * kh * Ci (kh < 2^20 a multiple of 512) and kl * Ci (|kl| <= 256) are exact. */
 #define CPM_PIO2_C1 0x1.922p+0f
 #define CPM_PIO2_C2 (-0x1.2afp-18f)
 #define CPM_PIO2_C3 0x1.0b48p-34f
@@ -238,58 +289,82 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
 #define CPM_PIO2_HI 0x1.921fb6p+0f
 #define CPM_PIO2_LO (-0x1.777a5cp-25f)
 #define CPM_TWO_OVER_PI 0x1.45f306p-1f
+/* (t + M) - M rounds t to the nearest multiple of ulp(M) (ties to even): of 1 for
+ * 1.5 2^23 (|t| < 2^22), of 512 for 1.5 2^32 (|t| < 2^31). Two additions, no
+ * float -> int -> float round trip on the way to the reduction. */
+#define CPM_ROUND_1 0x1.8p23f
+#define CPM_ROUND_512 0x1.8p32f
 
-/* Cody-Waite: y = k pi/2 + (rh + rl) with k = 512 kh + kl, kl < 512. For y < 2^18
- * (k < 2^18, so kh < 2^9) every product of kh (a multiple of 512) or kl with C1, C2, C3
- * is exact, and y - 512 kh C1 and the next subtraction of kl C1 are exact (both
- * multiples of 2^-14 below 2^10): |rh + rl| <= pi/4 (+ a hair), accurate to ~2^-55
- * absolute; for y < 512 (kh = 0) the steps are those of plain Cody-Waite with k. Larger
- * y (< 2^30, so k fits an int32) run the same steps with rounded products: rh + rl is
- * then off by about y 2^-24 (docs/math.md, "Large arguments"). */
-CPM_INLINE uint32_t cpm_rem_pio2_cw(float y, float *rh, float *rl) {
-    int32_t ki = (int32_t)(y * CPM_TWO_OVER_PI + 0.5f);
-    float kh = (float)(ki >> 9) * 512.0f, kl = (float)(ki & 511);
+/* Cody-Waite: y = k pi/2 + (rh + rl), k = y 2/pi rounded (ties up) = kh + kl with kh a
+ * multiple of 512 and |kl| <= 257, both found by the rounding constants above (no conversion on
+ * the critical path). For y < 2^20 every product kh Ci, kl Ci (i <= 3) is exact, and
+ * y - kh C1 and the next subtraction of kl C1 are exact (their results lie on y's grid,
+ * below 2^9, or on 2^-15's, below 4): t1. k C2 + k C3 = p + pe + p2e + p3e exactly,
+ * formed beside that chain; p rounded to the grid of 2^-24 (ph) is subtracted from t1
+ * exactly, and the rest (l, at most ~2^-22) is known before t1 - ph: one TwoSum at the
+ * end. |rh + rl| <= pi/4 plus the rounding of y 2/pi (|rh| < 0.802), accurate to
+ * 2^-46 absolute (stencils/check_reduction.py). Larger y (< 2^22) run the same steps
+ * with rounded products: rh + rl is then off by about y 2^-24 (docs/math.md, "Large
+ * arguments"). Returns kl: k mod 4 is kl mod 4, as kh is a multiple of 512. */
+CPM_INLINE float cpm_rem_pio2_cw(float y, float *rh, float *rl, int vec) {
+    float t = y * CPM_TWO_OVER_PI;
+    float k = (t + CPM_ROUND_1) - CPM_ROUND_1;
+    /* a tie (t = n + 1/2 exactly) goes up, as (int)(t + 0.5) did: t = y C lies below
+     * y 2/pi (C < 2/pi), so k is then mostly the nearest integer and |rh| <= pi/4 (ties
+     * to even gave |rh| up to 0.877: sin 0.83 ulp instead of 0.81) */
+    k = k + cpm_one_if(t - k == 0.5f, vec);
+    float kh = (t + CPM_ROUND_512) - CPM_ROUND_512;
+    float kl = k - kh;
     float t1 = (y - kh * CPM_PIO2_C1) - kl * CPM_PIO2_C1; /* both exact */
-    /* k C2 and k C3 as exact sums p + pe, formed beside t1 (a shorter dependency chain) */
-    float p2, p2e, p3, p3e, h2, l2, h3, l3;
-    cpm_two_sum(kh * CPM_PIO2_C2, kl * CPM_PIO2_C2, &p2, &p2e);
-    cpm_two_sum(kh * CPM_PIO2_C3, kl * CPM_PIO2_C3, &p3, &p3e);
-    cpm_two_sum(t1, -p2, &h2, &l2);
-    cpm_two_sum(h2, -p3, &h3, &l3);
-    float l = (l2 + l3) - ((p2e + p3e) + (kh * CPM_PIO2_C4 + kl * CPM_PIO2_C4));
-    cpm_fast_two_sum(h3, l, rh, rl);
-    return (uint32_t)ki;
+    /* k C2 + k C3 as an exact sum, beside t1 (|kh| > |kl| unless kh = 0, and
+     * |k C2| > |k C3|: Fast2Sum is exact) */
+    float p2, p2e, p3, p3e, p, pe;
+    cpm_fast_two_sum(kh * CPM_PIO2_C2, kl * CPM_PIO2_C2, &p2, &p2e);
+    cpm_fast_two_sum(kh * CPM_PIO2_C3, kl * CPM_PIO2_C3, &p3, &p3e);
+    cpm_fast_two_sum(p2, p3, &p, &pe);
+    /* p <= 0 rounded to the grid of 2^-24 (or coarser), which t1 lies on (y >= 1/2
+     * where k != 0): t1 - ph is exact, |t1 - ph| < 1 */
+    float ph = (p - 0.75f) + 0.75f;
+    float l = -(((p - ph) + pe) + ((p2e + p3e) + (kh * CPM_PIO2_C4 + kl * CPM_PIO2_C4)));
+    cpm_two_sum(t1 - ph, l, rh, rl);
+    return kl;
 }
 
-/* |x| (bits ax, finite) as rh + rl in [-pi/4, pi/4] and its quadrant, without a branch:
- * Cody-Waite on every input (|x| clamped below 2^30), arguments up to pi/4 pass through
- * unreduced (picked by masks). Shared by sin/cos and tan. */
+/* |x| (bits ax, finite or not) as rh + rl and its quadrant (mod 4), without a branch:
+ * Cody-Waite on every input, |x| clamped to 2^22 (inf and NaN too: the callers pick NaN
+ * for those). For |x| < pi/4, k = 0 and the steps give rh = |x|, rl = 0 exactly (checked
+ * on every float). Below 2^20 |rh| < 0.802 (pi/4 plus the rounding of |x| 2/pi); from
+ * 2^20 to 2^22 the rounded products add to it, |rh| < 0.849 (every float checked), so
+ * the kernels stay bounded (no overflow, no NaN, |sin|, |cos| <= 1) with no clamp on
+ * the critical path. Shared by sin/cos and tan. */
 CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl, int vec) {
-    uint32_t small = cpm_mask_v(ax <= 0x3f490fdbu, vec);
-    float ch, cl;
-    uint32_t qc = cpm_rem_pio2_cw(cpm_from_bits(cpm_selu(cpm_mask_v(ax >= 0x4e800000u, vec),
-                                                         0x4e800000u, ax)), &ch, &cl);
-    /* |x| >= 2^20: the rounded reduction may leave [-pi/4, pi/4] (by up to |x| 2^-23);
-     * clamp, so the kernels stay bounded (no overflow, no NaN) */
-    uint32_t over = cpm_mask_v((ax >= 0x49800000u) & ((cpm_bits(ch) & 0x7fffffffu) > 0x3f490fdbu), vec);
-    ch = cpm_from_bits(cpm_selu(over, (cpm_bits(ch) & 0x80000000u) | 0x3f490fdbu, cpm_bits(ch)));
-    *rh = cpm_self(small, cpm_from_bits(ax), ch);
-    *rl = cpm_self(small | over, 0.0f, cl);
-    return qc & ~small;
+    float kl = cpm_rem_pio2_cw(cpm_min_pos(cpm_from_bits(ax), 0x1p22f, vec), rh, rl, vec);
+    return (uint32_t)(int32_t)kl; /* |kl| <= 257: in range on every target */
 }
 
-/* sin(rh + rl) for |rh| <= pi/4, |rl| <= ulp(rh). Minimax coefficients for sin(x)/x
- * on [-pi/4, pi/4] (from FreeBSD/musl __sindf, |error| < 2^-37.5). */
+/* sin(rh + rl) for |rh| <= pi/4 (+ the rounding of y 2/pi), |rl| <= ulp(rh). Minimax
+ * coefficients for sin(x)/x on [-pi/4, pi/4] (from FreeBSD/musl __sindf, |error| <
+ * 2^-37.5). */
 CPM_INLINE float cpm_sin_kernel(float rh, float rl) {
     const float S1 = -0.166666666416265235595f, S2 = 0.0083333293858894631756f,
                 S3 = -0.000198393348360966317347f, S4 = 0.0000027183114939898219064f;
     float z = rh * rh;
+    /* Horner's form: a pairwise (Estrin) form measured 0.813 ulp for cos (0.809 here) */
     float s3 = (rh * z) * (S1 + z * (S2 + z * (S3 + z * S4)));
     float small = (rl - (0.5f * z) * rl) + s3; /* rl cos(rh) + rh^3 P(rh^2) */
     return rh + small;
 }
 
-/* cos(rh + rl) for |rh| <= pi/4. 1 - rh^2/2 is formed exactly (Dekker product plus
+/* rh^2 = z + ez exactly: Dekker's product for a square (one Veltkamp split; the two
+ * cross terms are one doubled product, as exact as Dekker's sum of both) */
+CPM_INLINE void cpm_two_square(float a, float *p, float *e) {
+    float x = a * a, ah, al;
+    cpm_split(a, &ah, &al);
+    *e = ((ah * ah - x) + 2.0f * (ah * al)) + al * al;
+    *p = x;
+}
+
+/* cos(rh + rl) for |rh| <= pi/4 (+ a little, as for sin). 1 - rh^2/2 is formed exactly (Dekker product plus
  * the rounding error of the subtraction) so only the final addition rounds at full
  * weight. Coefficients from FreeBSD/musl __cosdf (C0 + 0.5 folded separately). */
 CPM_INLINE float cpm_cos_kernel(float rh, float rl) {
@@ -297,35 +372,36 @@ CPM_INLINE float cpm_cos_kernel(float rh, float rl) {
         C1 = 0.0416666233237390631894f, C2 = -0.00138867637746099294692f,
                 C3 = 0.0000243904487962774090654f;
     float z, ez;
-    cpm_two_prod(rh, rh, &z, &ez);
+    cpm_two_square(rh, &z, &ez);
     float hz = 0.5f * z;
     float w = 1.0f - hz;
     float werr = (1.0f - w) - hz;
-    float tail = z * C0P + (z * z) * (C1 + z * (C2 + z * C3));
-    return w + (werr + (tail - (0.5f * ez + rh * rl)));
+    float z2 = z * z;
+    float tail = z * C0P + z2 * (C1 + (z * C2 + z2 * C3)); /* one rounding at C1's weight */
+    /* ez (the longest chain) is added last */
+    return w + ((tail + (werr - rh * rl)) - 0.5f * ez);
 }
 
 /* sin x and cos x from one reduction, without a branch: both kernels run, the quadrant
  * picks by masks. sin, cos and the fused sincos (cp.sin and cp.cos of one value) are this
- * one body, so the fused pair gives the bits of the separate calls. */
+ * one body, so the fused pair gives the bits of the separate calls. No mask for tiny
+ * |x|: below 2^-12 the kernels already give x and 1 (rh = |x|, rl = 0, and the
+ * corrections stay under half an ulp), nor for |results| > 1: |rh| <= pi/4 keeps
+ * |sin| <= 0.71 and cos <= 1. */
 CPM_INLINE void cpm_sincos_body(float x, float *sp, float *cp, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    uint32_t nan = cpm_mask_v(ax >= CPM_INF_BITS, vec);
-    uint32_t tiny = cpm_mask_v(ax < 0x39800000u, vec); /* |x| < 2^-12: x and 1 are correctly rounded */
     float rh, rl;
-    uint32_t q = cpm_reduce(ax & ~nan, &rh, &rl, vec);
-    uint32_t ks = cpm_bits(cpm_sin_kernel(rh, rl)), kc = cpm_bits(cpm_cos_kernel(rh, rl));
-    uint32_t odd = cpm_mask_v(q & 1u, vec);
-    /* sin: quadrants 2 and 3 negate, sin is odd; cos: quadrants 1 and 2 negate */
-    uint32_t s = cpm_selu(odd, kc, ks) ^ ((((q >> 1) ^ (ux >> 31)) & 1u) << 31);
-    uint32_t c = cpm_selu(odd, ks, kc) ^ ((((q + 1u) >> 1) & 1u) << 31);
-    /* |x| >= 2^20: the reduction is approximate; the results stay in [-1, 1] */
-    s = cpm_selu(cpm_mask_v((s & 0x7fffffffu) > 0x3f800000u, vec), (s & 0x80000000u) | 0x3f800000u, s);
-    c = cpm_selu(cpm_mask_v((c & 0x7fffffffu) > 0x3f800000u, vec), (c & 0x80000000u) | 0x3f800000u, c);
-    s = cpm_selu(tiny, ux, s);
-    c = cpm_selu(tiny, 0x3f800000u, c);
-    *sp = cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, s));
-    *cp = cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, c));
+    uint32_t q = cpm_reduce(ax, &rh, &rl, vec);
+    float ks = cpm_sin_kernel(rh, rl), kc = cpm_cos_kernel(rh, rl);
+    /* off the critical path, from x and q: which kernel each result takes (neither for
+     * inf and NaN) and the flip after it: the sign (sin: quadrants 2 and 3 and a
+     * negative x; cos: quadrants 1 and 2; the shift by 31 keeps bit 0 only), or the
+     * NaN's bits onto the zero that inf and NaN leave */
+    uint32_t nan = cpm_mask_v(ax >= CPM_INF_BITS, vec), odd = cpm_mask_v(q & 1u, vec);
+    uint32_t ss = cpm_selu(nan, CPM_NAN_BITS, ((q >> 1) ^ (ux >> 31)) << 31);
+    uint32_t cs = cpm_selu(nan, CPM_NAN_BITS, ((q + 1u) >> 1) << 31);
+    *sp = cpm_fpick(kc, odd & ~nan, ks, ~(odd | nan), ss, vec);
+    *cp = cpm_fpick(ks, odd & ~nan, kc, ~(odd | nan), cs, vec);
 }
 
 /* one result of the pair, for the array kernels' vector loops (gen_arrays.py) */
@@ -623,6 +699,7 @@ CPM_INLINE float cpm_tanf_body(float x, int vec) {
     float rh, rl;
     uint32_t q = cpm_reduce(ax & ~nan, &rh, &rl, vec);
     float z = rh * rh;
+    /* Horner's form: an Estrin form measured 1.18 ulp */
     float p = (rh * z) *
               (T0 + z * (T1 + z * (T2 + z * (T3 + z * (T4 + z * (T5 + z * (T6 + z * (T7 + z * T8))))))));
     float t0 = rh + p;

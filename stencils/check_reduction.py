@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Check the sin/cos/tan argument reduction of stencils/mathlib.c on every float32.
+
+The claims of docs/math.md ("sin and cos", "Large arguments") about `cpm_reduce`, each
+checked on every bit pattern in its range with a native build of mathlib.c (zig cc -O2
+-ffp-contract=off, like ulp_error.py):
+
+* |x| < pi/4: rh = |x| and rl = +0 exactly, quadrant 0 (pi/4 itself is a tie of
+  |x| 2/pi = 1/2, which goes up: k = 1);
+* pi/4 < |x| < 2^20: rh + rl against the exact reduced argument |x| - k pi/2 (k from the
+  quadrant, pi/2 in three 33-bit double pieces, so the reference is exact to ~2^-100):
+  the largest absolute error (below 2^-46) and, for information, the largest error
+  relative to |r|; |rh| bound;
+* 2^20 <= |x| <= 2^22 (the rounded reduction): |rh| bound (the kernels' range).
+
+Usage: python3 stencils/check_reduction.py   (about 10 s; exits 1 if a claim fails)
+"""
+import ctypes
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+HARNESS = r"""
+#include "%s"
+/* pi/2 = P1 + P2 + P3, P1 and P2 of 33 bits: k Pi is exact in double for k < 2^20 */
+static const double P1 = 0x1.921fb544p+0, P2 = 0x1.0b4611a6p-34, P3 = 0x1.3198a2e037073p-69;
+/* out: [0] small inputs not passed through, [1] max abs error, [2] max error / |r|,
+ * [3] max |rh| below 2^20, [4] max |rh| from 2^20 to 2^22, [5] quadrant mismatches */
+void cpm_check_reduction(double *out) {
+    for (int i = 0; i < 6; i++) out[i] = 0;
+    for (uint32_t ax = 0; ax <= 0x4a800000u; ax++) {
+        float rh, rl;
+        uint32_t q = cpm_reduce(ax, &rh, &rl, 0) & 3u;
+        if (ax < 0x3f490fdbu) {
+            if (cpm_bits(rh) != ax || cpm_bits(rl) != 0 || q != 0) out[0] += 1;
+            continue;
+        }
+        double a = rh < 0 ? -(double)rh : (double)rh;
+        if (ax >= 0x49800000u) {
+            if (a > out[4]) out[4] = a;
+            continue;
+        }
+        if (a > out[3]) out[3] = a;
+        double y = cpm_from_bits(ax);
+        double k = __builtin_round(y * 0x1.45f306dc9c883p-1); /* nearest k */
+        /* the reduction's own k (its quadrant) may be the neighbour at ties */
+        double r = 0, best = 1e300;
+        for (int d = -1; d <= 1; d++) {
+            double kk = k + d;
+            if ((((uint32_t)(int64_t)kk) & 3u) != q) continue;
+            double rr = ((y - kk * P1) - kk * P2) - kk * P3;
+            double e = rr - ((double)rh + (double)rl);
+            if (__builtin_fabs(e) < best) { best = __builtin_fabs(e); r = rr; }
+        }
+        if (best == 1e300) { out[5] += 1; continue; }
+        if (best > out[1]) out[1] = best;
+        if (r != 0 && best / __builtin_fabs(r) > out[2]) out[2] = best / __builtin_fabs(r);
+    }
+}
+"""
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "reduction.c")
+        with open(src, "w") as f:
+            f.write(HARNESS % os.path.join(HERE, "mathlib.c"))
+        so = os.path.join(tmp, "libreduction.so")
+        subprocess.run([sys.executable, "-m", "ziglang", "cc", "-O2", "-ffp-contract=off",
+                        "-fno-builtin", "-shared", "-fPIC", "-o", so, src], check=True)
+        lib = ctypes.CDLL(so)
+        out = (ctypes.c_double * 6)()
+        lib.cpm_check_reduction(out)
+    small, abs_err, rel_err, rh20, rh22, qbad = list(out)
+    print(f"|x| < pi/4 not passed through exactly: {small:.0f}")
+    print(f"pi/4 < |x| < 2^20: quadrant mismatches {qbad:.0f}; max |rh + rl - r| = 2^{_log2(abs_err)}"
+          f"; max |rh + rl - r| / |r| = 2^{_log2(rel_err)}; max |rh| = {rh20:.6f}")
+    print(f"2^20 <= |x| <= 2^22: max |rh| = {rh22:.6f}")
+    ok = small == 0 and qbad == 0 and abs_err < 2.0**-46 and rh20 < 0.802 and rh22 < 0.849
+    print("ok" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+def _log2(v):
+    import math
+    return f"{math.log2(v):.1f}" if v > 0 else "-inf"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
