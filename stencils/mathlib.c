@@ -62,6 +62,18 @@ CPM_INLINE uint32_t cpm_clamp_iv(int32_t v, int32_t lo, int32_t hi, int vec) {
 
 CPM_INLINE uint32_t cpm_clamp_i(int32_t v, int32_t lo, int32_t hi) { return cpm_clamp_iv(v, lo, hi, 0); }
 
+/* The address of a read-only table. x86_64 code is not position independent
+ * (-fno-pic), so clang would index a table with a 32-bit absolute address, which the
+ * linker does not patch; a RIP-relative lea (R_X86_64_PC32) reaches it instead (the
+ * table must be `used`: only the asm names it). Other targets address it PC-relatively
+ * or from a literal already. */
+#if defined(__x86_64__)
+#define CPM_RODATA(sym) \
+    ({ const float *p_; __asm__("leaq " #sym "(%%rip), %0" : "=r"(p_)); p_; })
+#else
+#define CPM_RODATA(sym) (&(sym)[0][0])
+#endif
+
 /* floor(log2(v)) for 0 < v < 2^24: the int->float conversion is exact, so its
  * exponent field is the position of the leading bit (no clz, which some targets
  * would turn into a library call). */
@@ -102,7 +114,7 @@ CPM_INLINE uint32_t cpm_mulmod(uint32_t a, uint32_t b, uint32_t my, uint32_t inv
 
 /* Exact fmodf: |x| = mx 2^ex, |y| = my 2^ey (integer mantissas), so
  * |x| mod |y| = ((mx * 2^(ex-ey)) mod my) 2^ey. 2^d mod my is computed by
- * square-and-multiply over the 9 bits of d (d <= 276) with Barrett reductions,
+ * square-and-multiply over the bits of d (d <= 276) with Barrett reductions,
  * so the cost does not depend on the operands. */
 CPM_NOINLINE float cpm_fmodf(float x, float y) {
     uint32_t ux = cpm_bits(x), uy = cpm_bits(y);
@@ -126,26 +138,23 @@ CPM_NOINLINE float cpm_fmodf(float x, float y) {
     my <<= s;
     uint32_t d = ex - ey + (uint32_t)s; /* 0 <= d <= 276, since |x| >= |y| */
 
-    /* inv = floor(2^48 / my) by restoring division (fixed 24 steps) */
-    uint32_t rem = (1u << 24) - my;
-    uint32_t ge0 = cpm_mask(rem >= my);
-    rem -= ge0 & my;
-    uint32_t inv = 1u + (ge0 & 1u);
-    /* both loops fully unrolled: straight-line steps, so the stencil build bounds
-     * fmod's instruction count (stencils/bounds.py) without a loop to walk */
-#pragma clang loop unroll(full)
-    for (int k = 0; k < 24; k++) {
-        rem <<= 1;
-        inv <<= 1;
-        uint32_t ge = rem >= my;
-        rem -= cpm_mask(ge) & my;
-        inv |= ge;
-    }
+    /* inv = floor(2^48 / my), in (2^24, 2^25]: the float quotient (my is exact in a
+     * float) is the exact one rounded to the grid of 2, so within 1; the residual
+     * 2^48 - q my lies in [-my, my] and fits 32 bits (2^48 is 0 modulo 2^32), and one
+     * step each way makes q the floor */
+    uint32_t q = (uint32_t)(int32_t)(0x1p48f / (float)(int32_t)my);
+    int32_t res = (int32_t)(0u - q * my);
+    uint32_t inv = q - (cpm_mask(res < 0) & 1u) + (cpm_mask(res >= (int32_t)my) & 1u);
 
-    /* t = 2^d mod my */
-    uint32_t t = 1;
+    /* t = 2^d mod my by square-and-multiply over the bits of d; its top five bits
+     * (d >> 4 <= 17) give 2^(d >> 4) < my directly, four squarings the rest; the loop
+     * is fully unrolled (straight-line steps: stencils/bounds.py bounds fmod's
+     * instruction count without a loop to walk) */
+    uint32_t t = 1u << (d >> 4);
+    __asm__("" : "+r"(t)); /* else clang squares the power of 2 by a 64-bit shift, which
+                            * branches on 32-bit RISC-V */
 #pragma clang loop unroll(full)
-    for (int k = 8; k >= 0; k--) {
+    for (int k = 3; k >= 0; k--) {
         t = cpm_mulmod(t, t, my, inv);
         t <<= (d >> k) & 1u;
         t -= cpm_mask(t >= my) & my;
@@ -517,35 +526,80 @@ CPM_INLINE float cpm_expf_body(float x, int vec) {
 
 CPM_NOINLINE float cpm_expf(float x) { return cpm_expf_body(x, 0); }
 
-/* log(x) as a double-float for finite x > 0, relative error about 2^-40:
- * x = 2^e m with m in [sqrt(1/2), sqrt(2)), s = (m - 1)/(m + 1) in double-float
- * (|s| <= 0.1716), log m = 2 atanh(s) = 2s + s^3 (2/3 + s^2 T(s^2)) with the first two
- * terms in double-float; T is a minimax fit, |s^5 T - (2 atanh s - 2s - 2s^3/3)| < 2^-42.
- * e ln 2 = e C1 + e C2 (both exact) + e C3. */
-CPM_INLINE cpm_df cpm_log_df(float x, int vec) {
-    const float T0 = 0x1.999998p-2f, T1 = 0x1.2493bap-2f, T2 = 0x1.c63eaap-3f,
-                T3 = 0x1.905558p-3f;
-    const float C23H = 0x1.555556p-1f, C23L = -0x1.555556p-26f; /* 2/3 */
+/* log x = e ln 2 + log c + log1p(r), table-driven (stencils/log_table.py): x = 2^e m
+ * with m in [0.7109, 1.4219) (exponent split at OFF; subnormals scaled by 2^25 first),
+ * the top 5 bits of bits(x) - OFF pick c, and r = m invc - 1 (|r| <= 1/64) is exact as
+ * rh + rl: Dekker's product with invc (12 significant bits, so unsplit) and p - 1 exact
+ * (Sterbenz). e C1 + logc_h is exact (both multiples of 2^-15); the subinterval holding
+ * 1 has invc = 1 and logc = 0, so near 1 the result is r - r^2/2 + r^3 P(r) with r = m - 1
+ * exact and no cancellation. log1p(r) - r + r^2/2 = r^3 P(r), relative error < 2^-38.
+ * Returns hi + lo unrounded; precise (a constant) forms r^2 exactly and adds it by
+ * TwoSum and e C3, for pow: then hi + lo is log x to about 2^-36 relative, normalised. */
+#define CPM_LOG_OFF 0x3f360000u
+__attribute__((used)) static const float cpm_log_table[32][3] = { /* invc, logc_h, logc_l */
+    {0x1.642p+0f, -0x1.5208p-2f, 0x1.202e7ap-18f},
+    {0x1.5cap+0f, -0x1.3c38p-2f, -0x1.939b5ap-17f},
+    {0x1.556p+0f, -0x1.26b8p-2f, 0x1.df6cbp-18f},
+    {0x1.4e6p+0f, -0x1.118p-2f, 0x1.17e202p-18f},
+    {0x1.47ap+0f, -0x1.f94p-3f, 0x1.8ec634p-17f},
+    {0x1.414p+0f, -0x1.d1p-3f, 0x1.20376ap-17f},
+    {0x1.3b2p+0f, -0x1.a99p-3f, 0x1.2dc748p-19f},
+    {0x1.352p+0f, -0x1.823p-3f, -0x1.64c1a4p-23f},
+    {0x1.2f6p+0f, -0x1.5bcp-3f, 0x1.fd076p-18f},
+    {0x1.29ep+0f, -0x1.364p-3f, -0x1.e5682cp-18f},
+    {0x1.24ap+0f, -0x1.11ep-3f, 0x1.c6875cp-17f},
+    {0x1.1f8p+0f, -0x1.db6p-4f, 0x1.b1fcfp-17f},
+    {0x1.1a8p+0f, -0x1.938p-4f, 0x1.43554ep-17f},
+    {0x1.15cp+0f, -0x1.4ep-4f, -0x1.108a36p-20f},
+    {0x1.112p+0f, -0x1.094p-4f, 0x1.9eb178p-18f},
+    {0x1.0cap+0f, -0x1.8a4p-5f, -0x1.a9cc62p-17f},
+    {0x1.084p+0f, -0x1.03cp-5f, -0x1.5d85e8p-17f},
+    {0x1.042p+0f, -0x1.06p-6f, 0x1.ab87dap-18f},
+    {0x1p+0f, 0x0p+0f, 0x0p+0f},
+    {0x1.f08p-1f, 0x1.f78p-6f, 0x1.4d8b3cp-17f},
+    {0x1.e1ep-1f, 0x1.f0cp-5f, 0x1.86088cp-20f},
+    {0x1.d42p-1f, 0x1.6fp-4f, -0x1.5ae7f6p-17f},
+    {0x1.c72p-1f, 0x1.e26p-4f, -0x1.f11faap-17f},
+    {0x1.bacp-1f, 0x1.29ap-3f, -0x1.679cfcp-18f},
+    {0x1.af2p-1f, 0x1.602p-3f, -0x1.3e2462p-17f},
+    {0x1.a42p-1f, 0x1.951p-3f, -0x1.957feep-17f},
+    {0x1.99ap-1f, 0x1.c8ep-3f, -0x1.068caep-20f},
+    {0x1.8fap-1f, 0x1.fb8p-3f, -0x1.3c888ep-18f},
+    {0x1.862p-1f, 0x1.166p-2f, 0x1.caecbap-18f},
+    {0x1.7dp-1f, 0x1.2eap-2f, -0x1.d431eep-18f},
+    {0x1.746p-1f, 0x1.461p-2f, 0x1.78538cp-19f},
+    {0x1.6c2p-1f, 0x1.5dp-2f, 0x1.dc4ap-18f},
+};
+
+CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
+    const float P0 = 0x1.555556p-2f, P1 = -0x1p-2f, P2 = 0x1.99b39p-3f, P3 = -0x1.556fd4p-3f;
     uint32_t u = cpm_bits(x);
-    /* subnormal: scaled up exactly (picked by a mask) */
     uint32_t sub = cpm_mask_v(u < 0x00800000u, vec);
     u = cpm_selu(sub, cpm_bits(x * 0x1p25f), u);
-    int32_t k = (int32_t)(sub & (uint32_t)-25);
-    uint32_t v = u - 0x3f3504f3u; /* bits of sqrt(1/2): exponent split there */
-    int32_t e = k + ((int32_t)v >> 23);
-    float m = cpm_from_bits((v & 0x007fffffu) + 0x3f3504f3u);
-    cpm_df num = {m - 1.0f, 0.0f}; /* exact (Sterbenz) */
-    cpm_df s = cpm_df_div(num, cpm_df_sum(m, 1.0f));
-    cpm_df s2 = cpm_df_mul(s, s);
-    float z = s2.h;
-    cpm_df c = cpm_df_sum(C23H, z * (T0 + z * (T1 + z * (T2 + z * T3))));
-    c.l += C23L;
-    cpm_df r = cpm_df_mul(cpm_df_mul(s2, s), c);
-    cpm_df lm = cpm_df_add((cpm_df){2.0f * s.h, 2.0f * s.l}, r);
+    uint32_t tmp = u - CPM_LOG_OFF;
+    const float *t = CPM_RODATA(cpm_log_table) + 3u * ((tmp >> 18) & 31u);
+    int32_t e = (int32_t)(sub & (uint32_t)-25) + ((int32_t)tmp >> 23);
+    float m = cpm_from_bits(u - (tmp & 0xff800000u));
+    float invc = t[0], mh, ml;
+    cpm_split(m, &mh, &ml);
+    float p = m * invc;
+    float rl = (mh * invc - p) + ml * invc; /* m invc = p + rl exactly */
+    float rh = p - 1.0f;                    /* exact */
     float fe = (float)e;
-    cpm_df el = cpm_df_sum(fe * CPM_LN2_C1, fe * CPM_LN2_C2);
-    el.l += fe * CPM_LN2_C3;
-    return cpm_df_add(el, lm);
+    float kh = fe * CPM_LN2_C1 + t[1]; /* exact */
+    float kl = fe * CPM_LN2_C2 + t[2];
+    float hi = kh + rh, hl = rh - (hi - kh); /* Fast2Sum: kh = 0 or |kh| > |rh| */
+    float tail = (rh * (rh * rh)) * (P0 + rh * (P1 + rh * (P2 + rh * P3)));
+    if (!precise) {
+        float lo = hl + ((kl + rl * (1.0f - rh)) + (tail - 0.5f * (rh * rh)));
+        return (cpm_df){hi, lo};
+    }
+    float z, ez, h2, e2;
+    cpm_two_prod(rh, rh, &z, &ez);
+    cpm_two_sum(hi, -0.5f * z, &h2, &e2);
+    /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it */
+    float lo = (e2 + hl) + ((kl + fe * CPM_LN2_C3) + (rl * ((1.0f - rh) + z) + (tail - 0.5f * ez)));
+    return cpm_df_norm(h2, lo);
 }
 
 /* Without a branch: the special inputs run the kernel on 1.0, and masks pick their
@@ -554,7 +608,7 @@ CPM_INLINE float cpm_logf_body(float x, int vec) {
     uint32_t u = cpm_bits(x);
     uint32_t zero = cpm_mask_v((u << 1) == 0, vec), nan = cpm_mask_v(u > CPM_INF_BITS, vec),
              inf = cpm_mask_v(u == CPM_INF_BITS, vec);
-    cpm_df r = cpm_log_df(cpm_from_bits(cpm_selu(zero | nan | inf, 0x3f800000u, u)), vec);
+    cpm_df r = cpm_log_tab(cpm_from_bits(cpm_selu(zero | nan | inf, 0x3f800000u, u)), 0, vec);
     uint32_t v = cpm_selu(inf, CPM_INF_BITS, cpm_bits(r.h + r.l));
     v = cpm_selu(nan, CPM_NAN_BITS, v);
     return cpm_from_bits(cpm_selu(zero, 0xff800000u, v)); /* -0 too: the last pick wins */
@@ -583,7 +637,7 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
      * masks pick the special results, the first rule of C99 last (it wins) */
     uint32_t special = cpm_mask_v((ay == 0) | (ax == 0) | (ax >= CPM_INF_BITS) | (ay >= CPM_INF_BITS), vec);
     float xs = cpm_self(special, 2.0f, cpm_from_bits(ax)), ys = cpm_self(special, 1.0f, y);
-    cpm_df l = cpm_log_df(xs, vec);
+    cpm_df l = cpm_log_tab(xs, 1, vec);
     float wh, wl;
     cpm_two_prod(l.h, ys, &wh, &wl);
     cpm_df w = cpm_df_norm(wh, wl + l.l * ys);
