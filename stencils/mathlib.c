@@ -787,30 +787,33 @@ CPM_NOINLINE float cpm_acosf(float x) { return cpm_acosf_body(x, 0); }
 
 /* ------------------------------------------------------------------ atan / atan2 */
 
-/* atan(th + tl) for 0 <= th <= 1 as a double-float. [0, 7/16): the polynomial directly;
- * [7/16, 11/16): atan(1/2) + atan((t - 1/2)/(1 + t/2)); [11/16, 1]: pi/4 +
- * atan((t - 1)/(t + 1)); the reduced argument is a double-float quotient.
- * atan u - u = u^3 A(u^2) on |u| <= 7/16, minimax, relative error < 2^-28.9. */
-CPM_INLINE cpm_df cpm_atan01(float th, float tl, int vec) {
+/* atan(P / Q) for 0 <= P <= Q (finite, Q > 0) as a double-float, with one
+ * double-float division: t = P/Q in [0, 7/16): the polynomial on t; [7/16, 11/16):
+ * atan(1/2) + atan(u); [11/16, 1]: pi/4 + atan(u), u = (t - c)/(1 + c t) =
+ * (P - c Q)/(Q + c P) with c = 1/2 or 1: P - c Q is exact (Sterbenz), Q + c P a TwoSum.
+ * The ranges are told apart by P against 7/16 Q and 11/16 Q (rounded products: a wrong
+ * side at a boundary only moves u a hair past the fit's range). Below 2^-100 the
+ * quotient's residual underflows; atan u = u there and the rounded quotient is the
+ * answer. atan u - u = u^3 A(u^2) on |u| <= 7/16, minimax, relative error < 2^-28.9. */
+CPM_INLINE cpm_df cpm_atan_ratio(float P, float Q, int vec) {
     const float A0 = -0x1.555556p-2f, A1 = 0x1.99998cp-3f, A2 = -0x1.248fc4p-3f,
                 A3 = 0x1.c6ae26p-4f, A4 = -0x1.6f4006p-4f, A5 = 0x1.18ccf6p-4f,
                 A6 = -0x1.239866p-5f;
-    /* both reductions are one formula, (t - c)/(1 + c t) with c = 1/2 or 1 (c t exact);
-     * it runs on every input, and masks pick it or t itself */
-    uint32_t reduce = cpm_mask_v(th >= 0.4375f, vec), half = cpm_mask_v(th < 0.6875f, vec);
-    float c = cpm_self(half, 0.5f, 1.0f);
-    cpm_df n = cpm_df_sum(th - c, tl); /* th - c is exact */
-    cpm_df d = cpm_df_sum(1.0f, c * th);
-    d.l += c * tl;
-    cpm_df q = cpm_df_div(n, d);
+    uint32_t reduce = cpm_mask_v(P >= 0.4375f * Q, vec), half = cpm_mask_v(P < 0.6875f * Q, vec);
+    float c = cpm_self(reduce, cpm_self(half, 0.5f, 1.0f), 0.0f);
+    float n = P - c * Q; /* exact */
+    cpm_df d = cpm_df_sum(Q, c * P);
+    float q = n / d.h, p, pe;
+    cpm_two_prod(q, d.h, &p, &pe);
+    float ql = cpm_self(cpm_mask_v((cpm_bits(q) & 0x7fffffffu) >= 0x0d800000u, vec), /* |q| >= 2^-100 */
+                        (((n - p) - pe) - q * d.l) / d.h, 0.0f);
     /* atan(1/2) or pi/4 */
     float ch = cpm_self(reduce, cpm_self(half, 0x1.dac670p-2f, 0x1.921fb6p-1f), 0.0f);
     float cl = cpm_self(reduce, cpm_self(half, 0x1.586ed4p-28f, -0x1.777a5cp-26f), 0.0f);
-    cpm_df u = {cpm_self(reduce, q.h, th), cpm_self(reduce, q.l, tl)};
-    float z = u.h * u.h;
-    float tail = (u.h * z) * (A0 + z * (A1 + z * (A2 + z * (A3 + z * (A4 + z * (A5 + z * A6))))));
-    cpm_df s = cpm_df_sum(ch, u.h);
-    return cpm_df_norm(s.h, s.l + (cl + ((u.l - u.l * z) + tail)));
+    float z = q * q;
+    float tail = (q * z) * (A0 + z * (A1 + z * (A2 + z * (A3 + z * (A4 + z * (A5 + z * A6))))));
+    cpm_df s = cpm_df_sum(ch, q);
+    return cpm_df_norm(s.h, s.l + (cl + ((ql - ql * z) + tail)));
 }
 
 /* (kh + kl) + sgn * r, rounded once */
@@ -824,13 +827,10 @@ CPM_INLINE float cpm_atan_finish(float kh, float kl, cpm_df r, uint32_t neg, int
 CPM_INLINE float cpm_atanf_body(float x, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
     float a = cpm_from_bits(ax);
-    /* a <= 1: atan a; a > 1: pi/2 - atan(1/a), 1/a as a double-float. One atan01 call
-     * on the argument picked by masks; both finishes run. */
+    /* a <= 1: atan a; a > 1: pi/2 - atan(1/a); one atan_ratio call on a / 1 or 1 / a
+     * (picked by masks), both finishes run */
     uint32_t inv = cpm_mask_v(a > 1.0f, vec);
-    float th = 1.0f / a, p, pe;
-    cpm_two_prod(th, a, &p, &pe);
-    float tl = ((1.0f - p) - pe) / a;
-    cpm_df t = cpm_atan01(cpm_self(inv, th, a), cpm_self(inv, tl, 0.0f), vec);
+    cpm_df t = cpm_atan_ratio(cpm_self(inv, 1.0f, a), cpm_self(inv, a, 1.0f), vec);
     float r = cpm_self(inv, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, t, 1, vec), t.h + t.l);
     r = cpm_self(cpm_mask_v(ax >= 0x4c800000u, vec), CPM_PIO2_HI, r); /* |x| >= 2^26: pi/2 - 1/x rounds to pi/2 */
     uint32_t v = cpm_bits(r) | (ux & 0x80000000u);
@@ -868,12 +868,7 @@ CPM_INLINE float cpm_atan2f_body(float y, float x, int vec) {
     int32_t k = 159 - (int32_t)(cpm_bits(fb) >> 23);
     fb = cpm_ldexp2(fb, k);
     fs = cpm_ldexp2(fs, k);
-    float th = fs / fb, p, pe;
-    cpm_two_prod(th, fb, &p, &pe);
-    /* below 2^-100 the residual underflows; atan t = t there and t = fs/fb is
-     * correctly rounded on its own */
-    float tl = cpm_self(cpm_mask_v(th >= 0x1p-100f, vec), ((fs - p) - pe) / fb, 0.0f);
-    cpm_df a = cpm_atan01(th, tl, vec);
+    cpm_df a = cpm_atan_ratio(fs, fb, vec);
     /* x > 0: a or pi/2 - a; x < 0: pi - a or pi/2 + a */
     float r = cpm_self(swap, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, a, !xneg, vec),
                        cpm_self(cpm_mask_v(xneg, vec), cpm_atan_finish(CPM_PI_HI, CPM_PI_LO, a, 1, vec),
