@@ -407,16 +407,6 @@ CPM_INLINE cpm_df cpm_df_div(cpm_df a, cpm_df b) {
     return cpm_df_norm(q, r / b.h);
 }
 
-/* v * 2^n for n in [-151, 128] with a single rounding (two steps when the result is
- * subnormal or 2^n is not a normal float): v 2^e1 2^e2, the exponents picked by masks
- * (e2 = 0 multiplies by 1, exactly). */
-CPM_INLINE float cpm_scale2(float v, int32_t n, int vec) {
-    uint32_t hi = cpm_mask_v(n > 127, vec), lo = cpm_mask_v(n < -126, vec);
-    uint32_t e1 = cpm_selu(hi, 127u, cpm_selu(lo, (uint32_t)(n + 64), (uint32_t)n));
-    uint32_t e2 = cpm_selu(hi, (uint32_t)(n - 127), cpm_selu(lo, (uint32_t)-64, 0u));
-    return (v * cpm_from_bits((e1 + 127u) << 23)) * cpm_from_bits((e2 + 127u) << 23);
-}
-
 /* ------------------------------------------------------------------ exp / log / pow */
 
 /* ln 2 = C1 + C2 + C3 (to 2^-62): C1 and C2 have 16 significant bits, so n * C1 and
@@ -425,58 +415,6 @@ CPM_INLINE float cpm_scale2(float v, int32_t n, int vec) {
 #define CPM_LN2_C2 0x1.7f7ep-20f
 #define CPM_LN2_C3 (-0x1.c610cap-37f)
 #define CPM_LOG2E 0x1.715476p+0f
-
-/* exp(rh + rl) for |rh| <= 0.36, |rl| <= 2^-20, as an unrounded sum hi + lo in
- * [0.7, 1.42]: 1 + rh + rh^2/2 are summed exactly (Dekker square, Fast2Sum, TwoSum)
- * so only the final addition rounds at full weight; the tail rh^3 Q(rh) (< 0.008) is a
- * minimax fit, |error| < 2^-31.7 (fit_poly.py). */
-CPM_INLINE cpm_df cpm_exp_kernel(float rh, float rl) {
-    const float Q0 = 0x1.555556p-3f, Q1 = 0x1.5554dcp-5f, Q2 = 0x1.11108ap-7f,
-                Q3 = 0x1.6d5b88p-10f, Q4 = 0x1.a1abc2p-13f;
-    float z, ez, s2, e2;
-    cpm_two_prod(rh, rh, &z, &ez);
-    float s = 1.0f + rh;
-    float e1 = (1.0f - s) + rh;
-    cpm_two_sum(s, 0.5f * z, &s2, &e2);
-    float tail = (rh * z) * (Q0 + rh * (Q1 + rh * (Q2 + rh * (Q3 + rh * Q4))));
-    float lo = ((e1 + e2) + 0.5f * ez) + ((rl + rl * rh) + tail);
-    return (cpm_df){s2, lo};
-}
-
-/* exp(wh + wl) for -104 <= wh <= 89, |wl| <= ulp(wh): Cody-Waite reduction by n ln 2
- * (wh - n C1 is exact: |result| <= 0.35 is below both operands), the kernel, and the
- * scaling by 2^n (n in [-150, 128]) with one rounding, also for subnormal results. */
-/* exp(wh + wl) = (k.h + k.l) 2^n, unrounded: the reduction and kernel shared by exp,
- * pow and tanh. */
-CPM_INLINE cpm_df cpm_exp_split(float wh, float wl, int32_t *np) {
-    /* round to nearest: +-0.5 with the sign of wh (by bits: a ternary on two float
-     * constants becomes a 2-entry table with an absolute address on x86_64) */
-    float half = cpm_from_bits(0x3f000000u | (cpm_bits(wh) & 0x80000000u));
-    int32_t n = (int32_t)(wh * CPM_LOG2E + half);
-    float fn = (float)n;
-    float t = wh - fn * CPM_LN2_C1;
-    cpm_df r = cpm_df_sum(t, -(fn * CPM_LN2_C2));
-    cpm_df rr = cpm_df_sum(r.h, r.l + (wl - fn * CPM_LN2_C3));
-    *np = n;
-    return cpm_exp_kernel(rr.h, rr.l);
-}
-
-CPM_INLINE float cpm_exp_df(float wh, float wl, int vec) {
-    int32_t n;
-    cpm_df k = cpm_exp_split(wh, wl, &n);
-    /* normal result: scaling is exact */
-    float normal = cpm_scale2(k.h + k.l, n, vec);
-    /* subnormal result: scaled by 2^64 (exactly) it lies below B = 2^-62, whose binade
-     * has the spacing 2^-85 of the subnormal grid times 2^64; adding B makes the one
-     * rounding happen on that grid, subtracting B and scaling back are exact. Both run;
-     * a mask picks one (the other's scale factor may be meaningless). */
-    float sc = cpm_from_bits((uint32_t)(n + 64 + 127) << 23);
-    float hs, es;
-    cpm_two_sum(0x1p-62f, k.h * sc, &hs, &es);
-    float v = hs + (es + k.l * sc);
-    float sub = (v - 0x1p-62f) * 0x1p-64f;
-    return cpm_self(cpm_mask_v((n > -126) | ((n == -126) & (k.h >= 1.0f)), vec), normal, sub);
-}
 
 /* exp(x) without a branch: x clamped into [-104, 89], n = round(x / ln 2) by the
  * 1.5 2^23 shift (exact integer in the low mantissa bits, no float-to-int conversion),
@@ -508,6 +446,30 @@ CPM_INLINE int32_t cpm_exp_parts(float w, float *s, float *lo) {
     *s = one;
     *lo = (e1 + rl) + tail;
     return n;
+}
+
+/* exp(wh + wl) for -104 <= wh <= 89, |wl| <= ulp(wh), for pow: exp's reduction and
+ * kernel on wh (cpm_exp_parts, about 0.2 ulp before the one rounding), wl folded in as
+ * exp(wh) wl (wl^2 < 2^-36), and the scaling by 2^n (n in [-150, 128]) with one
+ * rounding, also for subnormal results. */
+CPM_INLINE float cpm_exp_df(float wh, float wl, int vec) {
+    float s, lo;
+    int32_t n = cpm_exp_parts(wh, &s, &lo);
+    lo = lo + (s + lo) * wl; /* s + lo, not s: lo holds rh^2/2 and more */
+    /* normal result: both scalings are exact */
+    int32_t n1 = n >> 1;
+    float normal = ((s + lo) * cpm_from_bits((uint32_t)(n1 + 127) << 23)) *
+                   cpm_from_bits((uint32_t)(n - n1 + 127) << 23);
+    /* subnormal result: scaled by 2^64 (exactly) it lies below B = 2^-62, whose binade
+     * has the spacing 2^-85 of the subnormal grid times 2^64; adding B makes the one
+     * rounding happen on that grid, subtracting B and scaling back are exact. Both run;
+     * a mask picks one (the other's scale factor may be meaningless). */
+    float sc = cpm_from_bits((uint32_t)(n + 64 + 127) << 23);
+    float hs, es;
+    cpm_two_sum(0x1p-62f, s * sc, &hs, &es);
+    float v = hs + (es + lo * sc);
+    float sub = (v - 0x1p-62f) * 0x1p-64f;
+    return cpm_self(cpm_mask_v((n > -126) | ((n == -126) & (s >= 1.0f)), vec), normal, sub);
 }
 
 CPM_INLINE float cpm_expf_body(float x, int vec) {
