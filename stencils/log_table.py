@@ -18,7 +18,6 @@ import struct
 
 import mpmath as mp
 import numpy as np
-
 from fit_poly import fit
 
 mp.mp.prec = 120
