@@ -750,13 +750,14 @@ CPM_NOINLINE float cpm_acosf(float x) { return cpm_acosf_body(x, 0); }
 /* ------------------------------------------------------------------ atan / atan2 */
 
 /* atan(P / Q) for 0 <= P <= Q (finite, Q > 0) as a double-float, with one
- * double-float division: t = P/Q in [0, 7/16): the polynomial on t; [7/16, 11/16):
+ * double-float division (one float division): t = P/Q in [0, 7/16): the polynomial on
+ * t; [7/16, 11/16):
  * atan(1/2) + atan(u); [11/16, 1]: pi/4 + atan(u), u = (t - c)/(1 + c t) =
  * (P - c Q)/(Q + c P) with c = 1/2 or 1: P - c Q is exact (Sterbenz), Q + c P a TwoSum.
  * The ranges are told apart by P against 7/16 Q and 11/16 Q (rounded products: a wrong
- * side at a boundary only moves u a hair past the fit's range). Below 2^-100 the
- * quotient's residual underflows; atan u = u there and the rounded quotient is the
- * answer. atan u - u = u^3 A(u^2) on |u| <= 7/16, minimax, relative error < 2^-28.9. */
+ * side at a boundary only moves u a hair past the fit's range). For tiny quotients the
+ * Dekker terms may underflow, but the residual stays exact to 2^-149 against n, which
+ * is 2^-32 ulp of q or less (atan2 scales Q to [2^32, 2^33)). atan u - u = u^3 A(u^2) on |u| <= 7/16, minimax, relative error < 2^-28.9. */
 CPM_INLINE cpm_df cpm_atan_ratio(float P, float Q, int vec) {
     const float A0 = -0x1.555556p-2f, A1 = 0x1.99998cp-3f, A2 = -0x1.248fc4p-3f,
                 A3 = 0x1.c6ae26p-4f, A4 = -0x1.6f4006p-4f, A5 = 0x1.18ccf6p-4f,
@@ -765,10 +766,12 @@ CPM_INLINE cpm_df cpm_atan_ratio(float P, float Q, int vec) {
     float c = cpm_self(reduce, cpm_self(half, 0.5f, 1.0f), 0.0f);
     float n = P - c * Q; /* exact */
     cpm_df d = cpm_df_sum(Q, c * P);
-    float q = n / d.h, p, pe;
+    /* q = n (1/dh): one division, q within 1.5 ulp; q + ql is the quotient to 2^-46 all
+     * the same, since the residual n - q dh is exact (Dekker) whatever q is */
+    float y = 1.0f / d.h;
+    float q = n * y, p, pe;
     cpm_two_prod(q, d.h, &p, &pe);
-    float ql = cpm_self(cpm_mask_v((cpm_bits(q) & 0x7fffffffu) >= 0x0d800000u, vec), /* |q| >= 2^-100 */
-                        (((n - p) - pe) - q * d.l) / d.h, 0.0f);
+    float ql = (((n - p) - pe) - q * d.l) * y;
     /* atan(1/2) or pi/4 */
     float ch = cpm_self(reduce, cpm_self(half, 0x1.dac670p-2f, 0x1.921fb6p-1f), 0.0f);
     float cl = cpm_self(reduce, cpm_self(half, 0x1.586ed4p-28f, -0x1.777a5cp-26f), 0.0f);
