@@ -11,8 +11,9 @@ the Python call), against a C loop calling glibc's ``sinf``, ``expf``, ... over 
 Per call: 256 independent scalar operations ``f(value)`` in one program (the time of 8 of
 them subtracted), against the same C loop (a glibc call is the same call either way).
 Inputs are uniform in the range each row names. Ratios are copapy / glibc: below 1 is
-faster. Best of several interleaved repeats; timings vary with the machine's load, the
-ratios much less.
+faster. The fastest single run of many (a run no other process preempted; an average
+would count the machine's load), glibc's loop likewise; timings vary with the machine,
+the ratios much less.
 """
 
 from __future__ import annotations
@@ -116,13 +117,14 @@ def program(name: str, n: int, scalar: bool) -> Any:
 
 
 def best_run(tg: Any, runs: int, repeats: int) -> float:
-    run = tg.run
+    """The fastest single run: on a loaded machine a run that was not preempted is the
+    measurement (an average over runs would count the other processes' time)."""
+    run, clock = tg.run, time.perf_counter
     best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(runs):
-            run()
-        best = min(best, (time.perf_counter() - t0) / runs)
+    for _ in range(repeats * runs):
+        t0 = clock()
+        run()
+        best = min(best, clock() - t0)
     return best
 
 
