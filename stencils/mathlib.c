@@ -100,14 +100,15 @@ CPM_NOINLINE float cpm_floorf(float x) {
 
 /* ------------------------------------------------------------------ fmod */
 
-/* (a * b) mod my for a, b < 2^24, my in [2^23, 2^24), inv = floor(2^48 / my).
- * Barrett reduction: the quotient estimate is at most 2 too small. */
+/* (a * b) mod my for a, b < 2^24, my in [2^23, 2^24), inv = floor(2^49 / my).
+ * Barrett reduction with a bit more than it needs: top = n / 2^22 and inv each lose
+ * less than 1, which costs less than 2^22 / my + n / 2^49 < 1 of the quotient, so the
+ * estimate is at most 1 too small and one conditional subtraction finishes. */
 CPM_INLINE uint32_t cpm_mulmod(uint32_t a, uint32_t b, uint32_t my, uint32_t inv) {
     uint64_t n = (uint64_t)a * b;                                 /* < 2^48 */
-    uint32_t top = (uint32_t)(n >> 23);                           /* < 2^25 */
-    uint32_t qe = (uint32_t)(((uint64_t)top * inv) >> 25);        /* q - 2 <= qe <= q */
-    uint32_t r = (uint32_t)(n - (uint64_t)qe * my);               /* < 3 my */
-    r -= cpm_mask(r >= my) & my;
+    uint32_t top = (uint32_t)(n >> 22);                           /* < 2^26 */
+    uint32_t qe = (uint32_t)(((uint64_t)top * inv) >> 27);        /* q - 1 <= qe <= q */
+    uint32_t r = (uint32_t)(n - (uint64_t)qe * my);               /* < 2 my */
     r -= cpm_mask(r >= my) & my;
     return r;
 }
@@ -138,13 +139,14 @@ CPM_NOINLINE float cpm_fmodf(float x, float y) {
     my <<= s;
     uint32_t d = ex - ey + (uint32_t)s; /* 0 <= d <= 276, since |x| >= |y| */
 
-    /* inv = floor(2^48 / my), in (2^24, 2^25]: the float quotient (my is exact in a
-     * float) is the exact one rounded to the grid of 2, so within 1; the residual
-     * 2^48 - q my lies in [-my, my] and fits 32 bits (2^48 is 0 modulo 2^32), and one
-     * step each way makes q the floor */
-    uint32_t q = (uint32_t)(int32_t)(0x1p48f / (float)(int32_t)my);
-    int32_t res = (int32_t)(0u - q * my);
-    uint32_t inv = q - (cpm_mask(res < 0) & 1u) + (cpm_mask(res >= (int32_t)my) & 1u);
+    /* inv = floor(2^49 / my), in (2^25, 2^26]: the float quotient (my is exact in a
+     * float) is the exact one rounded to the grid of 4, so within 2; the residual
+     * 2^49 - q my lies in [-2 my, 2 my] and fits 32 bits (2^49 is 0 modulo 2^32), and
+     * two steps each way make q the floor */
+    uint32_t q = (uint32_t)(int32_t)(0x1p49f / (float)(int32_t)my);
+    int32_t res = (int32_t)(0u - q * my), m = (int32_t)my;
+    uint32_t inv = q - (cpm_mask(res < 0) & 1u) - (cpm_mask(res < -m) & 1u) +
+                   (cpm_mask(res >= m) & 1u) + (cpm_mask(res >= 2 * m) & 1u);
 
     /* t = 2^d mod my by square-and-multiply over the bits of d; its top five bits
      * (d >> 4 <= 17) give 2^(d >> 4) < my directly, four squarings the rest; the loop
