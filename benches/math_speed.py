@@ -11,8 +11,9 @@ the Python call), against a C loop calling glibc's ``sinf``, ``expf``, ... over 
 Per call: 256 independent scalar operations ``f(value)`` in one program (the time of 8 of
 them subtracted), against the same C loop (a glibc call is the same call either way).
 Inputs are uniform in the range each row names. Ratios are copapy / glibc: below 1 is
-faster. Best of several interleaved repeats; timings vary with the machine's load, the
-ratios much less.
+faster. The fastest single run of many (a run no other process preempted; an average
+would count the machine's load), glibc's loop likewise; timings vary with the machine,
+the ratios much less.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fit the polynomial coefficients used in mathlib.c (exp, log, tan, asin, atan).
+"""Fit the polynomial coefficients used in mathlib.c (exp, tan, asin, atan; log's table
+and polynomial come from log_table.py).
 
 Near-minimax fits by Lawson's iteratively reweighted least squares on 4000 Chebyshev
 nodes, with the target computed in 120-bit mpmath; the coefficients are rounded to
@@ -7,7 +8,6 @@ float32 and the printed error is measured with the rounded coefficients (so it i
 their rounding, which dominates for tan, asin and atan). mathlib.c uses:
 
     exp  Q, 5 terms  expm1(r) - r - r^2/2 = r^3 Q(r),      |r| <= 0.3535  (absolute error)
-    log  T, 4 terms  2 atanh s - 2s - 2s^3/3 = s^5 T(s^2),  s <= 0.1733   (absolute)
     tan  T, 9 terms  tan x - x = x^3 T(x^2),                x <= 0.7878   (relative to tan)
     asin P, 7 terms  asin x - x = x^3 P(x^2),               x <= 1/2      (relative to asin)
     atan A, 7 terms  atan x - x = x^3 A(x^2),               x <= 0.4384   (relative to atan)
@@ -43,8 +43,6 @@ def fit(target, powers, lo, hi, weight, n=4000, iters=60):
 FITS = {
     "exp Q": (lambda r: mp.expm1(r) - r - r * r / 2, [3, 4, 5, 6, 7], -0.3466 * 1.02, 0.3466 * 1.02,
               lambda r: 1),
-    "log T": (lambda s: 2 * mp.atanh(s) - 2 * s - 2 * s ** 3 / 3, [5, 7, 9, 11], 1e-6, 0.1716 * 1.01,
-              lambda s: 1),
     "tan T": (lambda x: mp.tan(x) - x, [3 + 2 * k for k in range(9)], 1e-6, 0.7854 * 1.003,
               lambda x: 1 / mp.tan(x)),
     "asin P": (lambda x: mp.asin(x) - x, [3 + 2 * k for k in range(7)], 1e-6, 0.5,

@@ -113,6 +113,18 @@ CPM_INLINE uint32_t cpm_clamp_iv(int32_t v, int32_t lo, int32_t hi, int vec) {
 
 CPM_INLINE uint32_t cpm_clamp_i(int32_t v, int32_t lo, int32_t hi) { return cpm_clamp_iv(v, lo, hi, 0); }
 
+/* The address of a read-only table. x86_64 code is not position independent
+ * (-fno-pic), so clang would index a table with a 32-bit absolute address, which the
+ * linker does not patch; a RIP-relative lea (R_X86_64_PC32) reaches it instead (the
+ * table must be `used`: only the asm names it). Other targets address it PC-relatively
+ * or from a literal already. */
+#if defined(__x86_64__)
+#define CPM_RODATA(sym) \
+    ({ const float *p_; __asm__("leaq " #sym "(%%rip), %0" : "=r"(p_)); p_; })
+#else
+#define CPM_RODATA(sym) (&(sym)[0][0])
+#endif
+
 /* floor(log2(v)) for 0 < v < 2^24: the int->float conversion is exact, so its
  * exponent field is the position of the leading bit (no clz, which some targets
  * would turn into a library call). */
@@ -139,21 +151,22 @@ CPM_NOINLINE float cpm_floorf(float x) {
 
 /* ------------------------------------------------------------------ fmod */
 
-/* (a * b) mod my for a, b < 2^24, my in [2^23, 2^24), inv = floor(2^48 / my).
- * Barrett reduction: the quotient estimate is at most 2 too small. */
+/* (a * b) mod my for a, b < 2^24, my in [2^23, 2^24), inv = floor(2^49 / my).
+ * Barrett reduction with a bit more than it needs: top = n / 2^22 and inv each lose
+ * less than 1, which costs less than 2^22 / my + n / 2^49 < 1 of the quotient, so the
+ * estimate is at most 1 too small and one conditional subtraction finishes. */
 CPM_INLINE uint32_t cpm_mulmod(uint32_t a, uint32_t b, uint32_t my, uint32_t inv) {
     uint64_t n = (uint64_t)a * b;                                 /* < 2^48 */
-    uint32_t top = (uint32_t)(n >> 23);                           /* < 2^25 */
-    uint32_t qe = (uint32_t)(((uint64_t)top * inv) >> 25);        /* q - 2 <= qe <= q */
-    uint32_t r = (uint32_t)(n - (uint64_t)qe * my);               /* < 3 my */
-    r -= cpm_mask(r >= my) & my;
+    uint32_t top = (uint32_t)(n >> 22);                           /* < 2^26 */
+    uint32_t qe = (uint32_t)(((uint64_t)top * inv) >> 27);        /* q - 1 <= qe <= q */
+    uint32_t r = (uint32_t)(n - (uint64_t)qe * my);               /* < 2 my */
     r -= cpm_mask(r >= my) & my;
     return r;
 }
 
 /* Exact fmodf: |x| = mx 2^ex, |y| = my 2^ey (integer mantissas), so
  * |x| mod |y| = ((mx * 2^(ex-ey)) mod my) 2^ey. 2^d mod my is computed by
- * square-and-multiply over the 9 bits of d (d <= 276) with Barrett reductions,
+ * square-and-multiply over the bits of d (d <= 276) with Barrett reductions,
  * so the cost does not depend on the operands. */
 CPM_NOINLINE float cpm_fmodf(float x, float y) {
     uint32_t ux = cpm_bits(x), uy = cpm_bits(y);
@@ -177,26 +190,24 @@ CPM_NOINLINE float cpm_fmodf(float x, float y) {
     my <<= s;
     uint32_t d = ex - ey + (uint32_t)s; /* 0 <= d <= 276, since |x| >= |y| */
 
-    /* inv = floor(2^48 / my) by restoring division (fixed 24 steps) */
-    uint32_t rem = (1u << 24) - my;
-    uint32_t ge0 = cpm_mask(rem >= my);
-    rem -= ge0 & my;
-    uint32_t inv = 1u + (ge0 & 1u);
-    /* both loops fully unrolled: straight-line steps, so the stencil build bounds
-     * fmod's instruction count (stencils/bounds.py) without a loop to walk */
-#pragma clang loop unroll(full)
-    for (int k = 0; k < 24; k++) {
-        rem <<= 1;
-        inv <<= 1;
-        uint32_t ge = rem >= my;
-        rem -= cpm_mask(ge) & my;
-        inv |= ge;
-    }
+    /* inv = floor(2^49 / my), in (2^25, 2^26]: the float quotient (my is exact in a
+     * float) is the exact one rounded to the grid of 4, so within 2; the residual
+     * 2^49 - q my lies in [-2 my, 2 my] and fits 32 bits (2^49 is 0 modulo 2^32), and
+     * two steps each way make q the floor */
+    uint32_t q = (uint32_t)(int32_t)(0x1p49f / (float)(int32_t)my);
+    int32_t res = (int32_t)(0u - q * my), m = (int32_t)my;
+    uint32_t inv = q - (cpm_mask(res < 0) & 1u) - (cpm_mask(res < -m) & 1u) +
+                   (cpm_mask(res >= m) & 1u) + (cpm_mask(res >= 2 * m) & 1u);
 
-    /* t = 2^d mod my */
-    uint32_t t = 1;
+    /* t = 2^d mod my by square-and-multiply over the bits of d; its top five bits
+     * (d >> 4 <= 17) give 2^(d >> 4) < my directly, four squarings the rest; the loop
+     * is fully unrolled (straight-line steps: stencils/bounds.py bounds fmod's
+     * instruction count without a loop to walk) */
+    uint32_t t = 1u << (d >> 4);
+    __asm__("" : "+r"(t)); /* else clang squares the power of 2 by a 64-bit shift, which
+                            * branches on 32-bit RISC-V */
 #pragma clang loop unroll(full)
-    for (int k = 8; k >= 0; k--) {
+    for (int k = 3; k >= 0; k--) {
         t = cpm_mulmod(t, t, my, inv);
         t <<= (d >> k) & 1u;
         t -= cpm_mask(t >= my) & my;
@@ -474,16 +485,6 @@ CPM_INLINE cpm_df cpm_df_div(cpm_df a, cpm_df b) {
     return cpm_df_norm(q, r / b.h);
 }
 
-/* v * 2^n for n in [-151, 128] with a single rounding (two steps when the result is
- * subnormal or 2^n is not a normal float): v 2^e1 2^e2, the exponents picked by masks
- * (e2 = 0 multiplies by 1, exactly). */
-CPM_INLINE float cpm_scale2(float v, int32_t n, int vec) {
-    uint32_t hi = cpm_mask_v(n > 127, vec), lo = cpm_mask_v(n < -126, vec);
-    uint32_t e1 = cpm_selu(hi, 127u, cpm_selu(lo, (uint32_t)(n + 64), (uint32_t)n));
-    uint32_t e2 = cpm_selu(hi, (uint32_t)(n - 127), cpm_selu(lo, (uint32_t)-64, 0u));
-    return (v * cpm_from_bits((e1 + 127u) << 23)) * cpm_from_bits((e2 + 127u) << 23);
-}
-
 /* ------------------------------------------------------------------ exp / log / pow */
 
 /* ln 2 = C1 + C2 + C3 (to 2^-62): C1 and C2 have 16 significant bits, so n * C1 and
@@ -492,58 +493,6 @@ CPM_INLINE float cpm_scale2(float v, int32_t n, int vec) {
 #define CPM_LN2_C2 0x1.7f7ep-20f
 #define CPM_LN2_C3 (-0x1.c610cap-37f)
 #define CPM_LOG2E 0x1.715476p+0f
-
-/* exp(rh + rl) for |rh| <= 0.36, |rl| <= 2^-20, as an unrounded sum hi + lo in
- * [0.7, 1.42]: 1 + rh + rh^2/2 are summed exactly (Dekker square, Fast2Sum, TwoSum)
- * so only the final addition rounds at full weight; the tail rh^3 Q(rh) (< 0.008) is a
- * minimax fit, |error| < 2^-31.7 (fit_poly.py). */
-CPM_INLINE cpm_df cpm_exp_kernel(float rh, float rl) {
-    const float Q0 = 0x1.555556p-3f, Q1 = 0x1.5554dcp-5f, Q2 = 0x1.11108ap-7f,
-                Q3 = 0x1.6d5b88p-10f, Q4 = 0x1.a1abc2p-13f;
-    float z, ez, s2, e2;
-    cpm_two_prod(rh, rh, &z, &ez);
-    float s = 1.0f + rh;
-    float e1 = (1.0f - s) + rh;
-    cpm_two_sum(s, 0.5f * z, &s2, &e2);
-    float tail = (rh * z) * (Q0 + rh * (Q1 + rh * (Q2 + rh * (Q3 + rh * Q4))));
-    float lo = ((e1 + e2) + 0.5f * ez) + ((rl + rl * rh) + tail);
-    return (cpm_df){s2, lo};
-}
-
-/* exp(wh + wl) for -104 <= wh <= 89, |wl| <= ulp(wh): Cody-Waite reduction by n ln 2
- * (wh - n C1 is exact: |result| <= 0.35 is below both operands), the kernel, and the
- * scaling by 2^n (n in [-150, 128]) with one rounding, also for subnormal results. */
-/* exp(wh + wl) = (k.h + k.l) 2^n, unrounded: the reduction and kernel shared by exp,
- * pow and tanh. */
-CPM_INLINE cpm_df cpm_exp_split(float wh, float wl, int32_t *np) {
-    /* round to nearest: +-0.5 with the sign of wh (by bits: a ternary on two float
-     * constants becomes a 2-entry table with an absolute address on x86_64) */
-    float half = cpm_from_bits(0x3f000000u | (cpm_bits(wh) & 0x80000000u));
-    int32_t n = (int32_t)(wh * CPM_LOG2E + half);
-    float fn = (float)n;
-    float t = wh - fn * CPM_LN2_C1;
-    cpm_df r = cpm_df_sum(t, -(fn * CPM_LN2_C2));
-    cpm_df rr = cpm_df_sum(r.h, r.l + (wl - fn * CPM_LN2_C3));
-    *np = n;
-    return cpm_exp_kernel(rr.h, rr.l);
-}
-
-CPM_INLINE float cpm_exp_df(float wh, float wl, int vec) {
-    int32_t n;
-    cpm_df k = cpm_exp_split(wh, wl, &n);
-    /* normal result: scaling is exact */
-    float normal = cpm_scale2(k.h + k.l, n, vec);
-    /* subnormal result: scaled by 2^64 (exactly) it lies below B = 2^-62, whose binade
-     * has the spacing 2^-85 of the subnormal grid times 2^64; adding B makes the one
-     * rounding happen on that grid, subtracting B and scaling back are exact. Both run;
-     * a mask picks one (the other's scale factor may be meaningless). */
-    float sc = cpm_from_bits((uint32_t)(n + 64 + 127) << 23);
-    float hs, es;
-    cpm_two_sum(0x1p-62f, k.h * sc, &hs, &es);
-    float v = hs + (es + k.l * sc);
-    float sub = (v - 0x1p-62f) * 0x1p-64f;
-    return cpm_self(cpm_mask_v((n > -126) | ((n == -126) & (k.h >= 1.0f)), vec), normal, sub);
-}
 
 /* exp(x) without a branch: x clamped into [-104, 89], n = round(x / ln 2) by the
  * 1.5 2^23 shift (exact integer in the low mantissa bits, no float-to-int conversion),
@@ -577,6 +526,30 @@ CPM_INLINE int32_t cpm_exp_parts(float w, float *s, float *lo) {
     return n;
 }
 
+/* exp(wh + wl) for -104 <= wh <= 89, |wl| <= ulp(wh), for pow: exp's reduction and
+ * kernel on wh (cpm_exp_parts, about 0.2 ulp before the one rounding), wl folded in as
+ * exp(wh) wl (wl^2 < 2^-36), and the scaling by 2^n (n in [-150, 128]) with one
+ * rounding, also for subnormal results. */
+CPM_INLINE float cpm_exp_df(float wh, float wl, int vec) {
+    float s, lo;
+    int32_t n = cpm_exp_parts(wh, &s, &lo);
+    lo = lo + (s + lo) * wl; /* s + lo, not s: lo holds rh^2/2 and more */
+    /* normal result: both scalings are exact */
+    int32_t n1 = n >> 1;
+    float normal = ((s + lo) * cpm_from_bits((uint32_t)(n1 + 127) << 23)) *
+                   cpm_from_bits((uint32_t)(n - n1 + 127) << 23);
+    /* subnormal result: scaled by 2^64 (exactly) it lies below B = 2^-62, whose binade
+     * has the spacing 2^-85 of the subnormal grid times 2^64; adding B makes the one
+     * rounding happen on that grid, subtracting B and scaling back are exact. Both run;
+     * a mask picks one (the other's scale factor may be meaningless). */
+    float sc = cpm_from_bits((uint32_t)(n + 64 + 127) << 23);
+    float hs, es;
+    cpm_two_sum(0x1p-62f, s * sc, &hs, &es);
+    float v = hs + (es + lo * sc);
+    float sub = (v - 0x1p-62f) * 0x1p-64f;
+    return cpm_self(cpm_mask_v((n > -126) | ((n == -126) & (s >= 1.0f)), vec), normal, sub);
+}
+
 CPM_INLINE float cpm_expf_body(float x, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
     uint32_t nan = cpm_mask_v(ax > CPM_INF_BITS, vec), over = cpm_mask_v(x > 89.0f, vec),
@@ -593,35 +566,80 @@ CPM_INLINE float cpm_expf_body(float x, int vec) {
 
 CPM_NOINLINE float cpm_expf(float x) { return cpm_expf_body(x, 0); }
 
-/* log(x) as a double-float for finite x > 0, relative error about 2^-40:
- * x = 2^e m with m in [sqrt(1/2), sqrt(2)), s = (m - 1)/(m + 1) in double-float
- * (|s| <= 0.1716), log m = 2 atanh(s) = 2s + s^3 (2/3 + s^2 T(s^2)) with the first two
- * terms in double-float; T is a minimax fit, |s^5 T - (2 atanh s - 2s - 2s^3/3)| < 2^-42.
- * e ln 2 = e C1 + e C2 (both exact) + e C3. */
-CPM_INLINE cpm_df cpm_log_df(float x, int vec) {
-    const float T0 = 0x1.999998p-2f, T1 = 0x1.2493bap-2f, T2 = 0x1.c63eaap-3f,
-                T3 = 0x1.905558p-3f;
-    const float C23H = 0x1.555556p-1f, C23L = -0x1.555556p-26f; /* 2/3 */
+/* log x = e ln 2 + log c + log1p(r), table-driven (stencils/log_table.py): x = 2^e m
+ * with m in [0.7109, 1.4219) (exponent split at OFF; subnormals scaled by 2^25 first),
+ * the top 5 bits of bits(x) - OFF pick c, and r = m invc - 1 (|r| <= 1/64) is exact as
+ * rh + rl: Dekker's product with invc (12 significant bits, so unsplit) and p - 1 exact
+ * (Sterbenz). e C1 + logc_h is exact (both multiples of 2^-15); the subinterval holding
+ * 1 has invc = 1 and logc = 0, so near 1 the result is r - r^2/2 + r^3 P(r) with r = m - 1
+ * exact and no cancellation. log1p(r) - r + r^2/2 = r^3 P(r), relative error < 2^-38.
+ * Returns hi + lo unrounded; precise (a constant) forms r^2 exactly and adds it by
+ * TwoSum and e C3, for pow: then hi + lo is log x to about 2^-36 relative, normalised. */
+#define CPM_LOG_OFF 0x3f360000u
+__attribute__((used)) static const float cpm_log_table[32][3] = { /* invc, logc_h, logc_l */
+    {0x1.642p+0f, -0x1.5208p-2f, 0x1.202e7ap-18f},
+    {0x1.5cap+0f, -0x1.3c38p-2f, -0x1.939b5ap-17f},
+    {0x1.556p+0f, -0x1.26b8p-2f, 0x1.df6cbp-18f},
+    {0x1.4e6p+0f, -0x1.118p-2f, 0x1.17e202p-18f},
+    {0x1.47ap+0f, -0x1.f94p-3f, 0x1.8ec634p-17f},
+    {0x1.414p+0f, -0x1.d1p-3f, 0x1.20376ap-17f},
+    {0x1.3b2p+0f, -0x1.a99p-3f, 0x1.2dc748p-19f},
+    {0x1.352p+0f, -0x1.823p-3f, -0x1.64c1a4p-23f},
+    {0x1.2f6p+0f, -0x1.5bcp-3f, 0x1.fd076p-18f},
+    {0x1.29ep+0f, -0x1.364p-3f, -0x1.e5682cp-18f},
+    {0x1.24ap+0f, -0x1.11ep-3f, 0x1.c6875cp-17f},
+    {0x1.1f8p+0f, -0x1.db6p-4f, 0x1.b1fcfp-17f},
+    {0x1.1a8p+0f, -0x1.938p-4f, 0x1.43554ep-17f},
+    {0x1.15cp+0f, -0x1.4ep-4f, -0x1.108a36p-20f},
+    {0x1.112p+0f, -0x1.094p-4f, 0x1.9eb178p-18f},
+    {0x1.0cap+0f, -0x1.8a4p-5f, -0x1.a9cc62p-17f},
+    {0x1.084p+0f, -0x1.03cp-5f, -0x1.5d85e8p-17f},
+    {0x1.042p+0f, -0x1.06p-6f, 0x1.ab87dap-18f},
+    {0x1p+0f, 0x0p+0f, 0x0p+0f},
+    {0x1.f08p-1f, 0x1.f78p-6f, 0x1.4d8b3cp-17f},
+    {0x1.e1ep-1f, 0x1.f0cp-5f, 0x1.86088cp-20f},
+    {0x1.d42p-1f, 0x1.6fp-4f, -0x1.5ae7f6p-17f},
+    {0x1.c72p-1f, 0x1.e26p-4f, -0x1.f11faap-17f},
+    {0x1.bacp-1f, 0x1.29ap-3f, -0x1.679cfcp-18f},
+    {0x1.af2p-1f, 0x1.602p-3f, -0x1.3e2462p-17f},
+    {0x1.a42p-1f, 0x1.951p-3f, -0x1.957feep-17f},
+    {0x1.99ap-1f, 0x1.c8ep-3f, -0x1.068caep-20f},
+    {0x1.8fap-1f, 0x1.fb8p-3f, -0x1.3c888ep-18f},
+    {0x1.862p-1f, 0x1.166p-2f, 0x1.caecbap-18f},
+    {0x1.7dp-1f, 0x1.2eap-2f, -0x1.d431eep-18f},
+    {0x1.746p-1f, 0x1.461p-2f, 0x1.78538cp-19f},
+    {0x1.6c2p-1f, 0x1.5dp-2f, 0x1.dc4ap-18f},
+};
+
+CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
+    const float P0 = 0x1.555556p-2f, P1 = -0x1p-2f, P2 = 0x1.99b39p-3f, P3 = -0x1.556fd4p-3f;
     uint32_t u = cpm_bits(x);
-    /* subnormal: scaled up exactly (picked by a mask) */
     uint32_t sub = cpm_mask_v(u < 0x00800000u, vec);
     u = cpm_selu(sub, cpm_bits(x * 0x1p25f), u);
-    int32_t k = (int32_t)(sub & (uint32_t)-25);
-    uint32_t v = u - 0x3f3504f3u; /* bits of sqrt(1/2): exponent split there */
-    int32_t e = k + ((int32_t)v >> 23);
-    float m = cpm_from_bits((v & 0x007fffffu) + 0x3f3504f3u);
-    cpm_df num = {m - 1.0f, 0.0f}; /* exact (Sterbenz) */
-    cpm_df s = cpm_df_div(num, cpm_df_sum(m, 1.0f));
-    cpm_df s2 = cpm_df_mul(s, s);
-    float z = s2.h;
-    cpm_df c = cpm_df_sum(C23H, z * (T0 + z * (T1 + z * (T2 + z * T3))));
-    c.l += C23L;
-    cpm_df r = cpm_df_mul(cpm_df_mul(s2, s), c);
-    cpm_df lm = cpm_df_add((cpm_df){2.0f * s.h, 2.0f * s.l}, r);
+    uint32_t tmp = u - CPM_LOG_OFF;
+    const float *t = CPM_RODATA(cpm_log_table) + 3u * ((tmp >> 18) & 31u);
+    int32_t e = (int32_t)(sub & (uint32_t)-25) + ((int32_t)tmp >> 23);
+    float m = cpm_from_bits(u - (tmp & 0xff800000u));
+    float invc = t[0], mh, ml;
+    cpm_split(m, &mh, &ml);
+    float p = m * invc;
+    float rl = (mh * invc - p) + ml * invc; /* m invc = p + rl exactly */
+    float rh = p - 1.0f;                    /* exact */
     float fe = (float)e;
-    cpm_df el = cpm_df_sum(fe * CPM_LN2_C1, fe * CPM_LN2_C2);
-    el.l += fe * CPM_LN2_C3;
-    return cpm_df_add(el, lm);
+    float kh = fe * CPM_LN2_C1 + t[1]; /* exact */
+    float kl = fe * CPM_LN2_C2 + t[2];
+    float hi = kh + rh, hl = rh - (hi - kh); /* Fast2Sum: kh = 0 or |kh| > |rh| */
+    float tail = (rh * (rh * rh)) * (P0 + rh * (P1 + rh * (P2 + rh * P3)));
+    if (!precise) {
+        float lo = hl + ((kl + rl * (1.0f - rh)) + (tail - 0.5f * (rh * rh)));
+        return (cpm_df){hi, lo};
+    }
+    float z, ez, h2, e2;
+    cpm_two_prod(rh, rh, &z, &ez);
+    cpm_two_sum(hi, -0.5f * z, &h2, &e2);
+    /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it */
+    float lo = (e2 + hl) + ((kl + fe * CPM_LN2_C3) + (rl * ((1.0f - rh) + z) + (tail - 0.5f * ez)));
+    return cpm_df_norm(h2, lo);
 }
 
 /* Without a branch: the special inputs run the kernel on 1.0, and masks pick their
@@ -630,7 +648,7 @@ CPM_INLINE float cpm_logf_body(float x, int vec) {
     uint32_t u = cpm_bits(x);
     uint32_t zero = cpm_mask_v((u << 1) == 0, vec), nan = cpm_mask_v(u > CPM_INF_BITS, vec),
              inf = cpm_mask_v(u == CPM_INF_BITS, vec);
-    cpm_df r = cpm_log_df(cpm_from_bits(cpm_selu(zero | nan | inf, 0x3f800000u, u)), vec);
+    cpm_df r = cpm_log_tab(cpm_from_bits(cpm_selu(zero | nan | inf, 0x3f800000u, u)), 0, vec);
     uint32_t v = cpm_selu(inf, CPM_INF_BITS, cpm_bits(r.h + r.l));
     v = cpm_selu(nan, CPM_NAN_BITS, v);
     return cpm_from_bits(cpm_selu(zero, 0xff800000u, v)); /* -0 too: the last pick wins */
@@ -659,7 +677,7 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
      * masks pick the special results, the first rule of C99 last (it wins) */
     uint32_t special = cpm_mask_v((ay == 0) | (ax == 0) | (ax >= CPM_INF_BITS) | (ay >= CPM_INF_BITS), vec);
     float xs = cpm_self(special, 2.0f, cpm_from_bits(ax)), ys = cpm_self(special, 1.0f, y);
-    cpm_df l = cpm_log_df(xs, vec);
+    cpm_df l = cpm_log_tab(xs, 1, vec);
     float wh, wl;
     cpm_two_prod(l.h, ys, &wh, &wl);
     cpm_df w = cpm_df_norm(wh, wl + l.l * ys);
@@ -810,30 +828,36 @@ CPM_NOINLINE float cpm_acosf(float x) { return cpm_acosf_body(x, 0); }
 
 /* ------------------------------------------------------------------ atan / atan2 */
 
-/* atan(th + tl) for 0 <= th <= 1 as a double-float. [0, 7/16): the polynomial directly;
- * [7/16, 11/16): atan(1/2) + atan((t - 1/2)/(1 + t/2)); [11/16, 1]: pi/4 +
- * atan((t - 1)/(t + 1)); the reduced argument is a double-float quotient.
- * atan u - u = u^3 A(u^2) on |u| <= 7/16, minimax, relative error < 2^-28.9. */
-CPM_INLINE cpm_df cpm_atan01(float th, float tl, int vec) {
+/* atan(P / Q) for 0 <= P <= Q (finite, Q > 0) as a double-float, with one
+ * double-float division (one float division): t = P/Q in [0, 7/16): the polynomial on
+ * t; [7/16, 11/16):
+ * atan(1/2) + atan(u); [11/16, 1]: pi/4 + atan(u), u = (t - c)/(1 + c t) =
+ * (P - c Q)/(Q + c P) with c = 1/2 or 1: P - c Q is exact (Sterbenz), Q + c P a TwoSum.
+ * The ranges are told apart by P against 7/16 Q and 11/16 Q (rounded products: a wrong
+ * side at a boundary only moves u a hair past the fit's range). For tiny quotients the
+ * Dekker terms may underflow, but the residual stays exact to 2^-149 against n, which
+ * is 2^-32 ulp of q or less (atan2 scales Q to [2^32, 2^33)). atan u - u = u^3 A(u^2) on |u| <= 7/16, minimax, relative error < 2^-28.9. */
+CPM_INLINE cpm_df cpm_atan_ratio(float P, float Q, int vec) {
     const float A0 = -0x1.555556p-2f, A1 = 0x1.99998cp-3f, A2 = -0x1.248fc4p-3f,
                 A3 = 0x1.c6ae26p-4f, A4 = -0x1.6f4006p-4f, A5 = 0x1.18ccf6p-4f,
                 A6 = -0x1.239866p-5f;
-    /* both reductions are one formula, (t - c)/(1 + c t) with c = 1/2 or 1 (c t exact);
-     * it runs on every input, and masks pick it or t itself */
-    uint32_t reduce = cpm_mask_v(th >= 0.4375f, vec), half = cpm_mask_v(th < 0.6875f, vec);
-    float c = cpm_self(half, 0.5f, 1.0f);
-    cpm_df n = cpm_df_sum(th - c, tl); /* th - c is exact */
-    cpm_df d = cpm_df_sum(1.0f, c * th);
-    d.l += c * tl;
-    cpm_df q = cpm_df_div(n, d);
+    uint32_t reduce = cpm_mask_v(P >= 0.4375f * Q, vec), half = cpm_mask_v(P < 0.6875f * Q, vec);
+    float c = cpm_self(reduce, cpm_self(half, 0.5f, 1.0f), 0.0f);
+    float n = P - c * Q; /* exact */
+    cpm_df d = cpm_df_sum(Q, c * P);
+    /* q = n (1/dh): one division, q within 1.5 ulp; q + ql is the quotient to 2^-46 all
+     * the same, since the residual n - q dh is exact (Dekker) whatever q is */
+    float y = 1.0f / d.h;
+    float q = n * y, p, pe;
+    cpm_two_prod(q, d.h, &p, &pe);
+    float ql = (((n - p) - pe) - q * d.l) * y;
     /* atan(1/2) or pi/4 */
     float ch = cpm_self(reduce, cpm_self(half, 0x1.dac670p-2f, 0x1.921fb6p-1f), 0.0f);
     float cl = cpm_self(reduce, cpm_self(half, 0x1.586ed4p-28f, -0x1.777a5cp-26f), 0.0f);
-    cpm_df u = {cpm_self(reduce, q.h, th), cpm_self(reduce, q.l, tl)};
-    float z = u.h * u.h;
-    float tail = (u.h * z) * (A0 + z * (A1 + z * (A2 + z * (A3 + z * (A4 + z * (A5 + z * A6))))));
-    cpm_df s = cpm_df_sum(ch, u.h);
-    return cpm_df_norm(s.h, s.l + (cl + ((u.l - u.l * z) + tail)));
+    float z = q * q;
+    float tail = (q * z) * (A0 + z * (A1 + z * (A2 + z * (A3 + z * (A4 + z * (A5 + z * A6))))));
+    cpm_df s = cpm_df_sum(ch, q);
+    return cpm_df_norm(s.h, s.l + (cl + ((ql - ql * z) + tail)));
 }
 
 /* (kh + kl) + sgn * r, rounded once */
@@ -847,13 +871,10 @@ CPM_INLINE float cpm_atan_finish(float kh, float kl, cpm_df r, uint32_t neg, int
 CPM_INLINE float cpm_atanf_body(float x, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
     float a = cpm_from_bits(ax);
-    /* a <= 1: atan a; a > 1: pi/2 - atan(1/a), 1/a as a double-float. One atan01 call
-     * on the argument picked by masks; both finishes run. */
+    /* a <= 1: atan a; a > 1: pi/2 - atan(1/a); one atan_ratio call on a / 1 or 1 / a
+     * (picked by masks), both finishes run */
     uint32_t inv = cpm_mask_v(a > 1.0f, vec);
-    float th = 1.0f / a, p, pe;
-    cpm_two_prod(th, a, &p, &pe);
-    float tl = ((1.0f - p) - pe) / a;
-    cpm_df t = cpm_atan01(cpm_self(inv, th, a), cpm_self(inv, tl, 0.0f), vec);
+    cpm_df t = cpm_atan_ratio(cpm_self(inv, 1.0f, a), cpm_self(inv, a, 1.0f), vec);
     float r = cpm_self(inv, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, t, 1, vec), t.h + t.l);
     r = cpm_self(cpm_mask_v(ax >= 0x4c800000u, vec), CPM_PIO2_HI, r); /* |x| >= 2^26: pi/2 - 1/x rounds to pi/2 */
     uint32_t v = cpm_bits(r) | (ux & 0x80000000u);
@@ -891,12 +912,7 @@ CPM_INLINE float cpm_atan2f_body(float y, float x, int vec) {
     int32_t k = 159 - (int32_t)(cpm_bits(fb) >> 23);
     fb = cpm_ldexp2(fb, k);
     fs = cpm_ldexp2(fs, k);
-    float th = fs / fb, p, pe;
-    cpm_two_prod(th, fb, &p, &pe);
-    /* below 2^-100 the residual underflows; atan t = t there and t = fs/fb is
-     * correctly rounded on its own */
-    float tl = cpm_self(cpm_mask_v(th >= 0x1p-100f, vec), ((fs - p) - pe) / fb, 0.0f);
-    cpm_df a = cpm_atan01(th, tl, vec);
+    cpm_df a = cpm_atan_ratio(fs, fb, vec);
     /* x > 0: a or pi/2 - a; x < 0: pi - a or pi/2 + a */
     float r = cpm_self(swap, cpm_atan_finish(CPM_PIO2_HI, CPM_PIO2_LOF, a, !xneg, vec),
                        cpm_self(cpm_mask_v(xneg, vec), cpm_atan_finish(CPM_PI_HI, CPM_PI_LO, a, 1, vec),
