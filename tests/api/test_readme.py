@@ -18,7 +18,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from helpers import ROOT
+
+if __name__ == "__main__":  # run as a script (--write): tests/ holds the shared helpers
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from helpers import ROOT  # noqa: E402
 
 README = ROOT / "README.md"
 # a Python block, and the text block right after it (one blank line between), if any
