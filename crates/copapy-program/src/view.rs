@@ -42,7 +42,7 @@ pub struct ProgramView<'a> {
     /// Machine code (before patching).
     pub code: &'a [u8],
     /// Initial data image (its bytes, or version 9's map of non-zero words: use
-    /// [`DataImage::copy_to`]).
+    /// [`crate::DataImage::copy_to`]).
     pub data: crate::DataImage<'a>,
     /// Entry offset into code.
     pub entry: u32,
