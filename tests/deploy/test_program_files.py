@@ -87,6 +87,11 @@ def edited(data: bytearray, **fields: int) -> None:
     data[:] = program_layout.edit9(bytes(data), **fields)
 
 
+def features(data: bytearray) -> int:
+    """The feature bits the file asks for (the target's own, on every target's pass)."""
+    return int(program_layout.header9(bytes(data))["features"])  # type: ignore[call-overload]
+
+
 def code_start(data: bytearray) -> int:
     return int(program_layout.header9(bytes(data))["code at"][0])  # type: ignore[index]
 
@@ -104,7 +109,7 @@ def saved_program() -> bytes:
         (lambda d: d.__setitem__(slice(0, 4), b"ELF\x7f"), "not a copapy program"),
         (lambda d: (d.__setitem__(4, 10), reseal(d)), "format version 10 is not supported"),
         (lambda d: (d.__setitem__(10, 77), reseal(d)), "unknown architecture number 77"),
-        (lambda d: edited(d, features=0x400001), r"missing 0x400000\)"),
+        (lambda d: edited(d, features=features(d) | 0x400000), r"missing 0x400000\)"),
         (lambda d: (d.__setitem__(12, d[12] | 0xD), reseal(d)), "code alignment 8192"),
         (lambda d: d.__setitem__(code_start(d) + 1, d[code_start(d) + 1] ^ 0x40),
          "checksum mismatch: file corrupted"),
