@@ -11,6 +11,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import refsem as R
+from helpers import run
 
 LOG_OFF = 0x3F360000  # mathlib.c CPM_LOG_OFF: the split of the exponent
 
@@ -20,10 +21,7 @@ def _f32(bits: list[int]) -> list[float]:
 
 
 def _run(outs: list[Any]) -> list[Any]:
-    tg = cp.Target()
-    tg.compile(outs)
-    tg.run()
-    got: list[Any] = tg.read_value(outs)
+    got: list[Any] = run(outs).read_value(outs)
     return got
 
 

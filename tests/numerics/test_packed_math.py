@@ -22,6 +22,7 @@ import copapy as cp
 import numpy as np
 import pytest
 import refsem as R
+from helpers import run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -84,10 +85,7 @@ def _build(ops: list[tuple[float, float | None, bool]]) -> tuple[list[Any], list
 
 
 def _run(outs: list[Any]) -> list[float]:
-    tg = cp.Target()
-    tg.compile(outs)
-    tg.run()
-    got: list[float] = tg.read_value(outs)
+    got: list[float] = run(outs).read_value(outs)
     return got
 
 
