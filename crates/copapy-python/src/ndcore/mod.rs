@@ -8,16 +8,24 @@
 
 use pyo3::prelude::*;
 
+mod cast;
 mod errors;
 mod leaves;
 mod pack;
+mod reduce;
 mod shapes;
+mod sort;
+mod storage;
 mod sums;
 
+pub use cast::*;
 pub use errors::*;
 pub use leaves::*;
 pub use pack::*;
+pub use reduce::*;
 pub use shapes::*;
+pub use sort::*;
+pub use storage::*;
 pub use sums::*;
 
 /// Registers the core's functions in `copapy._core`.
@@ -53,5 +61,22 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_pack_threshold, m)?)?;
     m.add_function(wrap_pyfunction!(nd_wants_pack, m)?)?;
     m.add_function(wrap_pyfunction!(nd_pack, m)?)?;
+    // the methods every container has, over both storage modes
+    m.add_function(wrap_pyfunction!(nd_reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_sort, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_astype, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_transpose, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_reshape_to, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_flat, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_broadcast_to, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_item, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_tolist, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_get_scalar, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_element, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_get_values, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_map, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_homogenize, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_take, m)?)?;
     Ok(())
 }
