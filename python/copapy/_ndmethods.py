@@ -83,10 +83,11 @@ class NdMethods(Generic[TNum]):
         """The transpose (all axes reversed)."""
         return self.transpose()
 
-    def reshape(self, *shape: int | Sequence[int]) -> Any:
+    def reshape(self, *shape: int | Sequence[int]) -> Self:
         """The same elements with a new shape (ints or one sequence of them; one may be
-        negative, inferred as NumPy does); no code."""
-        return _core.nd_reshape_to(self, shape)
+        negative, inferred as NumPy does); no code. (A vector given more dimensions
+        becomes a tensor.)"""
+        return _core.nd_reshape_to(self, shape)  # type: ignore[no-any-return]
 
     def flatten(self) -> Self:
         """The elements as a 1-D container in row-major order; no code."""
