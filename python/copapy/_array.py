@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import sys
 from array import array as _pyarray
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from . import _core
@@ -35,7 +35,7 @@ from ._core import ArrayNode, Container, ElementTypeError, value
 from ._core import nd_plain_int as plain_int
 from ._elements import element_dtype, scalar_or_none, type_name
 from ._ndmethods import NdMethods
-from ._optable import BinaryOp, UnaryOp, is_binary, is_unary
+from ._optable import is_binary, is_unary
 
 TNum = TypeVar("TNum", int, float)
 
@@ -112,15 +112,6 @@ def _data_node(dtype: str, raw: bytes) -> ArrayNode:
 def _clamp(i: value[Any], dim: int) -> Any:
     """A runtime index wrapped once if negative, then clamped to ``0 .. dim - 1``."""
     return _core.math_binary("min", _core.math_binary("max", i + (i < 0) * dim, 0), dim - 1)
-
-
-def _operator(op: BinaryOp, reflected: bool = False) -> Callable[[array[Any], Any], Any]:
-    """The method of a binary operator: ``array._binary`` with ``op``."""
-
-    def method(self: array[Any], o: Any) -> Any:
-        return self._binary(op, o, reflected)
-
-    return method
 
 
 class array(NdMethods[TNum]):
@@ -206,7 +197,6 @@ class array(NdMethods[TNum]):
             "the truth value of an array is ambiguous: reduce it first, e.g. (a > 0).sum() > 0"
         )
 
-    __hash__ = None  # type: ignore[assignment]
 
     # --- elements and views ------------------------------------------------------------
 
@@ -301,100 +291,7 @@ class array(NdMethods[TNum]):
             raise IndexError(f"index {k} is out of range for a dimension of size {dim}")
         return k % dim
 
-    # --- element-wise ------------------------------------------------------------------
-
-    def _binary(self, op: BinaryOp, other: Any, reflected: bool = False) -> Any:
-        if isinstance(other, array):
-            if other.shape != self.shape:
-                shape = _core.nd_broadcast(self.shape, other.shape, op)
-                return self.broadcast_to(shape)._binary(op, other.broadcast_to(shape), reflected)
-            b: Any = other._cp_node
-        else:
-            b = scalar_or_none(other)
-            if b is None:
-                return NotImplemented
-        a, b = (b, self._cp_node) if reflected else (self._cp_node, b)
-        return array._of(_core.array_binary(op, a, b), self.shape)
-
-    # the operators: one array stencil each (``_binary``); ``**`` with an int constant is ``_powi``
-    __add__ = _operator("add")
-    __radd__ = _operator("add", reflected=True)
-    __sub__ = _operator("sub")
-    __rsub__ = _operator("sub", reflected=True)
-    __mul__ = _operator("mul")
-    __rmul__ = _operator("mul", reflected=True)
-    __truediv__ = _operator("div")
-    __rtruediv__ = _operator("div", reflected=True)
-    __floordiv__ = _operator("floordiv")
-    __rfloordiv__ = _operator("floordiv", reflected=True)
-    __mod__ = _operator("mod")
-    __rmod__ = _operator("mod", reflected=True)
-    __and__ = _operator("and")
-    __rand__ = _operator("and", reflected=True)
-    __or__ = _operator("or")
-    __ror__ = _operator("or", reflected=True)
-    __xor__ = _operator("xor")
-    __rxor__ = _operator("xor", reflected=True)
-    __lshift__ = _operator("shl")
-    __rlshift__ = _operator("shl", reflected=True)
-    __rshift__ = _operator("shr")
-    __rrshift__ = _operator("shr", reflected=True)
-    __lt__ = _operator("lt")
-    __le__ = _operator("le")
-    __gt__ = _operator("gt")
-    __ge__ = _operator("ge")
-    __rpow__ = _operator("pow", reflected=True)
-
-    def __eq__(self, o: Any) -> Any:
-        return self._binary("eq", o)
-
-    def __ne__(self, o: Any) -> Any:
-        return self._binary("ne", o)
-
-    def __pow__(self, o: Any) -> Any:
-        n = scalar_or_none(o)
-        if isinstance(n, int) and not isinstance(n, bool):
-            return self._powi(n)
-        return self._binary("pow", o)
-
-    def _powi(self, n: int) -> array[Any]:
-        """``self ** n`` for an integer constant as the scalar rule does it (README,
-        "Powers"): multiplications left to right for ``|n| < 8`` (Copapy's order), square
-        and multiply above, ``1 / x ** -n`` for negative ``n``, ones for ``n == 0``; so an
-        int array stays int (wrapping) and a float one gets the scalar bits, not ``powf``'s."""
-        if n == 0:
-            ones = [1.0 if self.dtype == "float" else 1] * self.size
-            return array(ones, "float" if self.dtype == "float" else "int").reshape(self.shape)
-        base: array[Any] = self * 1 if self.dtype == "bool" else self  # bools count as ints
-        m = -n if n < 0 else n
-        if m < 8:
-            acc = base
-            for _ in range(m - 1):
-                acc = acc * base
-        else:
-            acc_or_none: array[Any] | None = None
-            while True:
-                if m & 1:
-                    acc_or_none = base if acc_or_none is None else acc_or_none * base
-                m >>= 1
-                if m == 0:
-                    break
-                base = base * base
-            assert acc_or_none is not None
-            acc = acc_or_none
-        return acc if n > 0 else 1.0 / acc
-
-    def _unary(self, op: UnaryOp) -> array[Any]:
-        return array._of(_core.array_unary(op, self._cp_node), self.shape)
-
-    def __neg__(self) -> array[TNum]:
-        return self._unary("neg")
-
-    def __pos__(self) -> array[TNum]:
-        return self
-
-    def __abs__(self) -> array[TNum]:
-        return self._unary("abs")
+    # --- reductions and products (the rest: NdMethods) ------------------------------
 
     def all(self) -> value[int]:
         """Whether every element is non-zero, a bool value (one compare and one reduction)."""
@@ -499,7 +396,7 @@ def unary(x: array[Any], name: str) -> array[Any]:
     """Math function ``name`` element-wise (one stencil)."""
     if not is_unary(name):
         raise ValueError(f"unknown array function '{name}'")
-    return x._unary(name)
+    return _core.nd_unary(x, name)  # type: ignore[no-any-return]
 
 
 def binary(name: str, a: Any, b: Any) -> Any:
@@ -507,8 +404,8 @@ def binary(name: str, a: Any, b: Any) -> Any:
     if not is_binary(name):
         raise ValueError(f"unknown array operation '{name}'")
     if isinstance(a, array):
-        return a._binary(name, b)
-    return b._binary(name, a, True)
+        return _core.nd_binary(a, b, name, False)
+    return _core.nd_binary(b, a, name, True)
 
 
 def iif(cond: array[Any], a: Any, b: Any) -> array[Any]:

@@ -22,10 +22,48 @@ from ._core import value
 from ._elements import TNum
 
 
+def _operator(op: str, reflected: bool = False) -> Callable[[Any, Any], Any]:
+    """The method of a binary operator (``op`` in the op table's spelling): the n-d core's
+    ``nd_binary`` (NumPy's broadcasting; ``NotImplemented`` for operands it cannot take)."""
+
+    def method(self: Any, other: Any) -> Any:
+        return _core.nd_binary(self, other, op, reflected)
+
+    return method
+
+
 class NdMethods(Generic[TNum]):
-    """The shared method set; a container class adds storage, operators and typing."""
+    """The shared method set; a container class adds storage and typing."""
 
     __slots__ = ()
+
+    # the operators, one stencil each for an array (a class narrows their types by
+    # overloads); ``**`` with an int constant follows the scalar rule (README, "Powers")
+    __add__, __radd__ = _operator("add"), _operator("add", True)
+    __sub__, __rsub__ = _operator("sub"), _operator("sub", True)
+    __mul__, __rmul__ = _operator("mul"), _operator("mul", True)
+    __truediv__, __rtruediv__ = _operator("div"), _operator("div", True)
+    __floordiv__, __rfloordiv__ = _operator("floordiv"), _operator("floordiv", True)
+    __mod__, __rmod__ = _operator("mod"), _operator("mod", True)
+    __pow__, __rpow__ = _operator("pow"), _operator("pow", True)
+    __and__, __rand__ = _operator("and"), _operator("and", True)
+    __or__, __ror__ = _operator("or"), _operator("or", True)
+    __xor__, __rxor__ = _operator("xor"), _operator("xor", True)
+    __lshift__, __rlshift__ = _operator("shl"), _operator("shl", True)
+    __rshift__, __rrshift__ = _operator("shr"), _operator("shr", True)
+    __lt__, __le__ = _operator("lt"), _operator("le")
+    __gt__, __ge__ = _operator("gt"), _operator("ge")
+    __eq__, __ne__ = _operator("eq"), _operator("ne")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __neg__(self) -> Self:
+        return _core.nd_unary(self, "neg")  # type: ignore[no-any-return]
+
+    def __pos__(self) -> Self:
+        return self
+
+    def __abs__(self) -> Self:
+        return _core.nd_unary(self, "abs")  # type: ignore[no-any-return]
 
     @overload
     def sum(self: NdMethods[int], axis: None = None, keepdims: bool = False) -> int | value[int]: ...

@@ -1,3 +1,6 @@
+# tensor narrows the shared operators' types (NdMethods: any operand, any result) by
+# overloads, which mypy reports as incompatible overrides; that is intended.
+# mypy: disable-error-code="override"
 """``cp.tensor`` (also ``cp.matrix``): an n-D container of traced values and/or plain numbers.
 
 ``cp.vector`` (``_vectors``) is a 1-D tensor with its geometric methods; every method here
@@ -13,7 +16,7 @@ from __future__ import annotations
 import math
 import operator as _op
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, ClassVar, SupportsIndex, TypeAlias, TypeVar, overload
+from typing import Any, ClassVar, SupportsIndex, TypeAlias, overload
 
 from . import _core, _packing
 from . import _elements as A
@@ -21,8 +24,6 @@ from ._core import nd_gather as _gather
 from ._core import value
 from ._elements import TNum
 from ._ndmethods import NdMethods
-
-U = TypeVar("U", int, float)
 
 _TIntLike: TypeAlias = "tensor[int] | value[int] | int"
 _TAnyLike: TypeAlias = "tensor[Any] | value[Any] | float | Sequence[Any]"
@@ -51,15 +52,6 @@ def _packed_ten(node: Any, shape: tuple[int, ...], cls: type[tensor[Any]] | None
     t.shape = shape
     t._arr = node
     return t
-
-
-def _elementwise(op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Callable[..., Any]:
-    """The method of a binary operator without narrower typing: ``tensor._binop`` with ``op``."""
-
-    def method(self: tensor[Any], other: Any) -> Any:
-        return self._binop(other, op, name, rev)
-
-    return method
 
 
 class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
@@ -122,8 +114,10 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
         """The class of ``self op other`` (a vector only between vectors and sequences)."""
         return tensor
 
-    def _from_node(self, node: Any, shape: tuple[int, ...]) -> tensor[Any]:
-        return _packed_ten(node, shape, type(self) if len(shape) == 1 else tensor)
+    @classmethod
+    def _from_node(cls, node: Any, shape: tuple[int, ...]) -> tensor[Any]:
+        """A container of this kind (a tensor unless 1-D) aliasing array ``node``."""
+        return _packed_ten(node, shape, cls if len(shape) == 1 else tensor)
 
     def __repr__(self) -> str:
         if len(self.values) <= 64:
@@ -165,41 +159,8 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
 
     def _binop(self, other: Any, op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Any:
         """``self op other`` (``other op self`` if ``rev``) element by element, broadcast as
-        NumPy; one array stencil when the container packs (``_packing``)."""
-        kind = self._result_kind(other)
-        if _packing.wants(self) and (
-            isinstance(other, _SCALARS) or (isinstance(other, tensor) and other.shape == self.shape)
-        ):
-            node = _packing.binop(self, other, name, rev)
-            if node is not None:
-                return _packed_ten(node, self.shape, kind)
-        make = _ten if kind is tensor else self._like
-        if isinstance(other, _SCALARS):
-            if rev:
-                return make(tuple([op(other, x) for x in self.values]), self.shape)
-            return make(tuple([op(x, other) for x in self.values]), self.shape)
-        if not isinstance(other, tensor):
-            if isinstance(other, A.ArrayBase):
-                return NotImplemented  # a quaternion: its own reflected method decides
-            s = A.scalar_or_none(other)
-            if s is not None:
-                return self._binop(s, op, name, rev)
-            if isinstance(other, (str, bytes)) or not isinstance(other, Iterable):
-                return NotImplemented
-            other = tensor(other)
-        a, b = self.values, other.values
-        sa, sb = self.shape, other.shape
-        shape = sa
-        if sa != sb:
-            what = "vectors" if kind is not tensor else "tensors"
-            shape = _core.nd_broadcast(sb, sa, name, what) if rev else _core.nd_broadcast(sa, sb, name, what)
-            if sa != shape:
-                a = _gather(a, 0, shape, _core.nd_broadcast_strides(sa, shape, what))
-            if sb != shape:
-                b = _gather(b, 0, shape, _core.nd_broadcast_strides(sb, shape, what))
-        if len(shape) != 1:
-            make = _ten
-        return make(tuple(map(op, b, a) if rev else map(op, a, b)), shape)
+        NumPy (the n-d core's ``nd_binary``; ``op`` is Python's operator ``name``)."""
+        return _core.nd_binary(self, other, name, rev)
 
     @overload
     def __add__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
@@ -291,15 +252,6 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
     def __rpow__(self, other: Any) -> Any:
         return self._binop(other, _op.pow, "pow", True)
 
-    def __neg__(self) -> tensor[TNum]:
-        return self._like(tuple(map(_op.neg, self.values)), self.shape)
-
-    def __pos__(self) -> tensor[TNum]:
-        return self
-
-    def __abs__(self) -> tensor[TNum]:
-        return self._like(tuple(map(abs, self.values)), self.shape)
-
     def __lt__(self, other: _TAnyLike) -> tensor[int]:
         return self._binop(other, _op.lt, "lt")  # type: ignore[no-any-return]
 
@@ -319,13 +271,6 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
         return self._binop(other, _op.ne, "ne")  # type: ignore[no-any-return]
 
     __hash__ = None  # type: ignore[assignment]
-
-    # bitwise operators of int and bool elements, as ``cp.array``'s
-    __and__, __rand__ = _elementwise(_op.and_, "and"), _elementwise(_op.and_, "and", True)
-    __or__, __ror__ = _elementwise(_op.or_, "or"), _elementwise(_op.or_, "or", True)
-    __xor__, __rxor__ = _elementwise(_op.xor, "xor"), _elementwise(_op.xor, "xor", True)
-    __lshift__, __rlshift__ = _elementwise(_op.lshift, "lshift"), _elementwise(_op.lshift, "lshift", True)
-    __rshift__, __rrshift__ = _elementwise(_op.rshift, "rshift"), _elementwise(_op.rshift, "rshift", True)
 
     def to_numpy(self, target: Any = None) -> Any:
         """The elements as a NumPy array: the constants themselves, or with ``target`` the

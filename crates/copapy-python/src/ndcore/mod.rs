@@ -8,6 +8,7 @@
 
 use pyo3::prelude::*;
 
+mod binary;
 mod cast;
 mod errors;
 mod leaves;
@@ -18,6 +19,7 @@ mod sort;
 mod storage;
 mod sums;
 
+pub use binary::*;
 pub use cast::*;
 pub use errors::*;
 pub use leaves::*;
@@ -78,5 +80,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_map, m)?)?;
     m.add_function(wrap_pyfunction!(nd_homogenize, m)?)?;
     m.add_function(wrap_pyfunction!(nd_take, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_binary, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_unary, m)?)?;
     Ok(())
 }
