@@ -32,7 +32,11 @@ fn op_name(name: &str) -> &str {
 }
 
 /// `a op b` by Python's operator (a traced value's builds a node; numbers fold).
-fn apply<'py>(op: &str, a: &Bound<'py, PyAny>, b: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+fn apply<'py>(
+    op: &str,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
     use pyo3::basic::CompareOp::*;
     match op {
         "add" => a.add(b),
@@ -79,7 +83,11 @@ fn power(x: &Value, dtype: &str, n: i64) -> PyResult<Value> {
         };
         return built(array::data(ty, vec![one; len]));
     }
-    let mut base = if dtype == "bool" { mul(x, &Value::constant(ScalarType::Int, 1))? } else { x.clone() };
+    let mut base = if dtype == "bool" {
+        mul(x, &Value::constant(ScalarType::Int, 1))?
+    } else {
+        x.clone()
+    };
     let mut m = n.unsigned_abs();
     let acc = if m < 8 {
         let mut acc = base.clone();
@@ -107,7 +115,11 @@ fn power(x: &Value, dtype: &str, n: i64) -> PyResult<Value> {
     if n > 0 {
         return Ok(acc);
     }
-    built(array::binary(Op::Div, &Value::constant(ScalarType::Float, 1.0f32.to_bits()), &acc))
+    built(array::binary(
+        Op::Div,
+        &Value::constant(ScalarType::Float, 1.0f32.to_bits()),
+        &acc,
+    ))
 }
 
 fn array_binary<'py>(
@@ -120,18 +132,30 @@ fn array_binary<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = nd.py();
     let Some(code) = Op::from_name(op).filter(|o| Op::BINARY.contains(o)) else {
-        return Err(PyValueError::new_err(format!("unknown array operation '{op}'")));
+        return Err(PyValueError::new_err(format!(
+            "unknown array operation '{op}'"
+        )));
     };
     if let Some(b) = node_of(other)? {
         let bshape: Vec<usize> = other.getattr(intern!(py, "shape"))?.extract()?;
         if bshape != nd.shape {
-            let shape: Vec<usize> = nd_broadcast(py, nd.shape.clone(), bshape.clone(), op, "arrays")?.extract()?;
-            let a = Nd::of(&nd.con.call_method1(intern!(py, "broadcast_to"), (tuple(py, &shape)?,))?)?;
+            let shape: Vec<usize> =
+                nd_broadcast(py, nd.shape.clone(), bshape.clone(), op, "arrays")?.extract()?;
+            let a = Nd::of(
+                &nd.con
+                    .call_method1(intern!(py, "broadcast_to"), (tuple(py, &shape)?,))?,
+            )?;
             let b = other.call_method1(intern!(py, "broadcast_to"), (tuple(py, &shape)?,))?;
-            let Contents::Array { node, dtype } = &a.contents else { unreachable!() };
+            let Contents::Array { node, dtype } = &a.contents else {
+                unreachable!()
+            };
             return array_binary(&a, node, dtype, op, &b, reflected);
         }
-        let (x, y) = if reflected { (b, node.clone()) } else { (node.clone(), b) };
+        let (x, y) = if reflected {
+            (b, node.clone())
+        } else {
+            (node.clone(), b)
+        };
         return nd.node(built(array::binary(code, &x, &y))?, &nd.shape, None);
     }
     let Some(s) = nd_scalar(other)? else {
@@ -141,17 +165,28 @@ fn array_binary<'py>(
         return nd.node(power(node, dtype, s.extract()?)?, &nd.shape, None);
     }
     let s = operand(&s)?;
-    let (x, y) = if reflected { (s, node.clone()) } else { (node.clone(), s) };
+    let (x, y) = if reflected {
+        (s, node.clone())
+    } else {
+        (node.clone(), s)
+    };
     nd.node(built(array::binary(code, &x, &y))?, &nd.shape, None)
 }
 
 /// Leaves `op` other (a leaf or a container of leaves of the same shape) as one array
 /// stencil, when `con` packs (and `other` too, if a container).
-fn packed<'py>(nd: &Nd<'py>, op: &str, other: &Bound<'py, PyAny>, reflected: bool) -> PyResult<Option<Value>> {
+fn packed<'py>(
+    nd: &Nd<'py>,
+    op: &str,
+    other: &Bound<'py, PyAny>,
+    reflected: bool,
+) -> PyResult<Option<Value>> {
     let Some(code) = Op::from_name(op).filter(|o| Op::BINARY.contains(o) && *o != Op::Pow) else {
         return Ok(None);
     };
-    let Some(a) = nd_pack(&nd.con, false)? else { return Ok(None) };
+    let Some(a) = nd_pack(&nd.con, false)? else {
+        return Ok(None);
+    };
     let b = if is_leaf(other) {
         operand(other)?
     } else {
@@ -175,11 +210,22 @@ fn leaves_binary<'py>(
     // the class of the result (a vector only between vectors and sequences), its hooks
     let kind = nd.con.call_method1(intern!(py, "_result_kind"), (other,))?;
     let like = |vals: Vec<Bound<'py, PyAny>>, shape: &[usize]| {
-        kind.call_method1(intern!(py, "_like"), (&nd.con, pyo3::types::PyTuple::new(py, vals)?, tuple(py, shape)?))
+        kind.call_method1(
+            intern!(py, "_like"),
+            (
+                &nd.con,
+                pyo3::types::PyTuple::new(py, vals)?,
+                tuple(py, shape)?,
+            ),
+        )
     };
     let tensor = registry()?.matrix.clone_ref(py).into_bound(py);
     let is_tensor = other.is_instance(&tensor)?;
-    let same_shape = is_tensor && other.getattr(intern!(py, "shape"))?.extract::<Vec<usize>>()? == nd.shape;
+    let same_shape = is_tensor
+        && other
+            .getattr(intern!(py, "shape"))?
+            .extract::<Vec<usize>>()?
+            == nd.shape;
     if nd_wants_pack(&nd.con, None)? && (is_leaf(other) || same_shape) {
         if let Some(node) = packed(nd, op, other, reflected)? {
             let n = Bound::new(py, PyArrayNode::new(node))?;
@@ -190,7 +236,13 @@ fn leaves_binary<'py>(
     if is_leaf(other) {
         let out = a
             .iter()
-            .map(|x| if reflected { apply(op, other, x) } else { apply(op, x, other) })
+            .map(|x| {
+                if reflected {
+                    apply(op, other, x)
+                } else {
+                    apply(op, x, other)
+                }
+            })
             .collect::<PyResult<_>>()?;
         return like(out, &nd.shape);
     }
@@ -203,14 +255,21 @@ fn leaves_binary<'py>(
         if let Some(s) = nd_scalar(other)? {
             return leaves_binary(nd, op, &s, reflected);
         }
-        if other.is_instance_of::<PyString>() || other.is_instance_of::<PyBytes>() || !other.hasattr("__iter__")? {
+        if other.is_instance_of::<PyString>()
+            || other.is_instance_of::<PyBytes>()
+            || !other.hasattr("__iter__")?
+        {
             return Ok(py.NotImplemented().into_bound(py));
         }
         tensor.call1((other,))?
     };
     let o = Nd::of(&other)?;
     let b = o.elements()?;
-    let what = if kind.is(&tensor) { "tensors" } else { "vectors" };
+    let what = if kind.is(&tensor) {
+        "tensors"
+    } else {
+        "vectors"
+    };
     let (sa, sb) = (&nd.shape, &o.shape);
     let shape: Vec<usize> = if sa == sb {
         sa.clone()
@@ -224,13 +283,22 @@ fn leaves_binary<'py>(
             return vals;
         }
         let st = shape::signed(&shape::broadcast_strides(from, &shape));
-        shape::view_indices(0, &shape, &st).into_iter().map(|k| vals[k].clone()).collect()
+        shape::view_indices(0, &shape, &st)
+            .into_iter()
+            .map(|k| vals[k].clone())
+            .collect()
     };
     let (a, b) = (spread(a, sa), spread(b, sb));
     let out = a
         .iter()
         .zip(&b)
-        .map(|(x, y)| if reflected { apply(op, y, x) } else { apply(op, x, y) })
+        .map(|(x, y)| {
+            if reflected {
+                apply(op, y, x)
+            } else {
+                apply(op, x, y)
+            }
+        })
         .collect::<PyResult<_>>()?;
     like(out, &shape)
 }
@@ -257,7 +325,9 @@ pub fn nd_binary<'py>(
 pub fn nd_unary<'py>(con: &Bound<'py, PyAny>, op: &str) -> PyResult<Bound<'py, PyAny>> {
     let nd = Nd::of(con)?;
     let Some(code) = Op::from_name(op).filter(|o| Op::UNARY.contains(o)) else {
-        return Err(PyValueError::new_err(format!("unknown array function '{op}'")));
+        return Err(PyValueError::new_err(format!(
+            "unknown array function '{op}'"
+        )));
     };
     match &nd.contents {
         Contents::Array { node, .. } => nd.node(built(array::unary(code, node))?, &nd.shape, None),

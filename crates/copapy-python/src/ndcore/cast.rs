@@ -27,7 +27,10 @@ fn cast_leaf<'py>(x: Bound<'py, PyAny>, dtype: &str) -> PyResult<Bound<'py, PyAn
         if dtype == "byte" {
             return Ok(value::math_unary(py, v, Op::ToByte)?.into_bound(py));
         }
-        return scalar(py, built(trace::cast(v.get().value(), parse_dtype(dtype)?))?);
+        return scalar(
+            py,
+            built(trace::cast(v.get().value(), parse_dtype(dtype)?))?,
+        );
     }
     match dtype {
         "float" => py.get_type::<PyFloat>().call1((x,)),
@@ -68,7 +71,10 @@ pub fn astype<'py>(nd: &Nd<'py>, dtype: &str) -> PyResult<Bound<'py, PyAny>> {
         }
         Contents::Leaves(t) => {
             let Some(packed) = nd_pack(&nd.con, false)? else {
-                let out = t.iter().map(|x| cast_leaf(x, dtype)).collect::<PyResult<_>>()?;
+                let out = t
+                    .iter()
+                    .map(|x| cast_leaf(x, dtype))
+                    .collect::<PyResult<_>>()?;
                 return nd.leaves(out, &nd.shape);
             };
             let node = packed.cast::<PyArrayNode>()?.get().value().clone();

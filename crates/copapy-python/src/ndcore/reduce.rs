@@ -38,7 +38,11 @@ impl Reduction {
 
 /// NumPy's `minimum`/`maximum` of two leaves: traced ones by one stencil, numbers in
 /// Python (a NaN wins, as in NumPy).
-fn nan_fold<'py>(a: Bound<'py, PyAny>, b: Bound<'py, PyAny>, r: Reduction) -> PyResult<Bound<'py, PyAny>> {
+fn nan_fold<'py>(
+    a: Bound<'py, PyAny>,
+    b: Bound<'py, PyAny>,
+    r: Reduction,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = a.py();
     if is_traced(&a) || is_traced(&b) {
         let name = if r == Reduction::Min { "min" } else { "max" };
@@ -50,12 +54,20 @@ fn nan_fold<'py>(a: Bound<'py, PyAny>, b: Bound<'py, PyAny>, r: Reduction) -> Py
     if b.ne(&b)? {
         return Ok(b);
     }
-    let b_wins = if r == Reduction::Min { b.lt(&a)? } else { b.gt(&a)? };
+    let b_wins = if r == Reduction::Min {
+        b.lt(&a)?
+    } else {
+        b.gt(&a)?
+    };
     Ok(if b_wins { b } else { a })
 }
 
 /// The leaves' reduction in the documented order.
-fn fold_leaves<'py>(py: Python<'py>, terms: Vec<Bound<'py, PyAny>>, r: Reduction) -> PyResult<Bound<'py, PyAny>> {
+fn fold_leaves<'py>(
+    py: Python<'py>,
+    terms: Vec<Bound<'py, PyAny>>,
+    r: Reduction,
+) -> PyResult<Bound<'py, PyAny>> {
     if r == Reduction::Sum {
         return nd_sum(py, terms);
     }
@@ -97,14 +109,27 @@ fn ones(node: &Value, n: usize) -> PyResult<Value> {
 }
 
 /// The reduction over the sorted `axes` (not all, not none), a container of `out` shape.
-fn over_axes<'py>(nd: &Nd<'py>, r: Reduction, axes: &[usize], out: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+fn over_axes<'py>(
+    nd: &Nd<'py>,
+    r: Reduction,
+    axes: &[usize],
+    out: &[usize],
+) -> PyResult<Bound<'py, PyAny>> {
     let py = nd.py();
     let s = &nd.shape;
     let Contents::Array { node, dtype } = &nd.contents else {
         let (groups, _) = shape::reduction_groups(s, axes);
         let results = groups
             .into_iter()
-            .map(|g| fold_leaves(py, g.into_iter().map(|k| nd.element(k)).collect::<PyResult<_>>()?, r))
+            .map(|g| {
+                fold_leaves(
+                    py,
+                    g.into_iter()
+                        .map(|k| nd.element(k))
+                        .collect::<PyResult<_>>()?,
+                    r,
+                )
+            })
             .collect::<PyResult<Vec<_>>>()?;
         return nd.leaves(results, out);
     };
@@ -126,7 +151,11 @@ fn over_axes<'py>(nd: &Nd<'py>, r: Reduction, axes: &[usize], out: &[usize]) -> 
     } else {
         let perm: Vec<usize> = kept.iter().chain(axes).copied().collect();
         let t = nd.permuted(&perm)?;
-        t.getattr("_cp_node")?.cast::<PyArrayNode>()?.get().value().clone()
+        t.getattr("_cp_node")?
+            .cast::<PyArrayNode>()?
+            .get()
+            .value()
+            .clone()
     };
     if r == Reduction::Sum {
         let sum = built(array::matmul(&rows, &ones(node, n)?, m32, n32, 1))?;
@@ -137,15 +166,33 @@ fn over_axes<'py>(nd: &Nd<'py>, r: Reduction, axes: &[usize], out: &[usize]) -> 
 }
 
 /// The reduction `r` of `nd` over `axes` (None: all), with the reduced axes kept as 1.
-fn reduce<'py>(nd: &Nd<'py>, r: Reduction, axes: Option<Vec<usize>>, keepdims: bool) -> PyResult<Bound<'py, PyAny>> {
+fn reduce<'py>(
+    nd: &Nd<'py>,
+    r: Reduction,
+    axes: Option<Vec<usize>>,
+    keepdims: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let ndim = nd.shape.len();
     let axes = axes.filter(|a| a.len() != ndim);
     let keep: Vec<usize> = (0..ndim)
-        .map(|d| if axes.as_ref().is_none_or(|a| a.contains(&d)) { 1 } else { nd.shape[d] })
+        .map(|d| {
+            if axes.as_ref().is_none_or(|a| a.contains(&d)) {
+                1
+            } else {
+                nd.shape[d]
+            }
+        })
         .collect();
-    let reduced: usize = (0..ndim).filter(|&d| keep[d] == 1).map(|d| nd.shape[d]).product();
+    let reduced: usize = (0..ndim)
+        .filter(|&d| keep[d] == 1)
+        .map(|d| nd.shape[d])
+        .product();
     if r != Reduction::Sum && reduced == 0 {
-        let which = if r == Reduction::Min { "minimum" } else { "maximum" };
+        let which = if r == Reduction::Min {
+            "minimum"
+        } else {
+            "maximum"
+        };
         return Err(PyValueError::new_err(format!(
             "zero-size {} of shape {} has no {which}: reduce over axes with elements",
             nd.kind(),
@@ -155,7 +202,10 @@ fn reduce<'py>(nd: &Nd<'py>, r: Reduction, axes: Option<Vec<usize>>, keepdims: b
     match axes {
         Some(a) if a.is_empty() => Ok(nd.con.clone()),
         Some(a) => {
-            let plain: Vec<usize> = (0..ndim).filter(|d| !a.contains(d)).map(|d| nd.shape[d]).collect();
+            let plain: Vec<usize> = (0..ndim)
+                .filter(|d| !a.contains(d))
+                .map(|d| nd.shape[d])
+                .collect();
             over_axes(nd, r, &a, if keepdims { &keep } else { &plain })
         }
         None if keepdims => {
@@ -165,7 +215,11 @@ fn reduce<'py>(nd: &Nd<'py>, r: Reduction, axes: Option<Vec<usize>>, keepdims: b
                 Contents::Array { dtype, .. } => {
                     let v = s.cast::<crate::value::PyValue>()?.get().value().clone();
                     let one = built(array::pack(v.ty(), &[v]))?;
-                    let dtype = if r == Reduction::Sum { None } else { Some(dtype.as_str()) };
+                    let dtype = if r == Reduction::Sum {
+                        None
+                    } else {
+                        Some(dtype.as_str())
+                    };
                     nd.node(one, &keep, dtype)
                 }
             }
@@ -196,7 +250,11 @@ pub fn nd_reduce<'py>(
         "min" => Reduction::Min,
         "max" => Reduction::Max,
         "mean" => return mean(&nd, axes, keepdims),
-        _ => return Err(PyValueError::new_err(format!("unknown reduction '{which}'"))),
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown reduction '{which}'"
+            )))
+        }
     };
     reduce(&nd, r, axes, keepdims)
 }
@@ -204,7 +262,11 @@ pub fn nd_reduce<'py>(
 /// The mean: int, bool and byte terms are converted to float32 first (one stencil per
 /// traced leaf or one loop for an array), so the sum cannot wrap; NumPy too accumulates
 /// int means in floating point. Plain numbers need nothing: Python sums them exactly.
-fn mean<'py>(nd: &Nd<'py>, axes: Option<Vec<usize>>, keepdims: bool) -> PyResult<Bound<'py, PyAny>> {
+fn mean<'py>(
+    nd: &Nd<'py>,
+    axes: Option<Vec<usize>>,
+    keepdims: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = nd.py();
     let count: usize = match &axes {
         None => nd.size(),
@@ -213,15 +275,26 @@ fn mean<'py>(nd: &Nd<'py>, axes: Option<Vec<usize>>, keepdims: bool) -> PyResult
     let ints = match &nd.contents {
         Contents::Array { dtype, .. } => dtype != "float",
         Contents::Leaves(t) => t.iter().any(|x| {
-            is_traced(&x) && x.cast::<crate::value::PyValue>().is_ok_and(|v| v.get().value().ty() != ScalarType::Float)
+            is_traced(&x)
+                && x.cast::<crate::value::PyValue>()
+                    .is_ok_and(|v| v.get().value().ty() != ScalarType::Float)
         }),
     };
-    let floats = if ints { Nd::of(&astype(nd, "float")?)? } else { Nd::of(&nd.con)? };
+    let floats = if ints {
+        Nd::of(&astype(nd, "float")?)?
+    } else {
+        Nd::of(&nd.con)?
+    };
     let total = reduce(&floats, Reduction::Sum, axes, keepdims)?;
     if count > 0 {
         return total.div(count as f64);
     }
-    PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), c"Mean of empty slice", 2)?;
+    PyErr::warn(
+        py,
+        &py.get_type::<PyRuntimeWarning>(),
+        c"Mean of empty slice",
+        2,
+    )?;
     let nan = PyFloat::new(py, f64::NAN).into_any();
     if !total.hasattr(pyo3::intern!(py, "values"))? {
         return Ok(nan); // a scalar mean
@@ -235,16 +308,27 @@ fn mean<'py>(nd: &Nd<'py>, axes: Option<Vec<usize>>, keepdims: bool) -> PyResult
 pub fn nd_trace<'py>(con: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let nd = Nd::of(con)?;
     let [n, m] = nd.shape[..] else {
-        return Err(PyValueError::new_err(format!("trace needs a square matrix, got shape {}", show(&nd.shape))));
+        return Err(PyValueError::new_err(format!(
+            "trace needs a square matrix, got shape {}",
+            show(&nd.shape)
+        )));
     };
     if n != m {
-        return Err(PyValueError::new_err(format!("trace needs a square matrix, got shape {}", show(&nd.shape))));
+        return Err(PyValueError::new_err(format!(
+            "trace needs a square matrix, got shape {}",
+            show(&nd.shape)
+        )));
     }
     match &nd.contents {
         Contents::Leaves(_) => {
-            let diagonal = (0..n).map(|k| nd.element(k * (n + 1))).collect::<PyResult<_>>()?;
+            let diagonal = (0..n)
+                .map(|k| nd.element(k * (n + 1)))
+                .collect::<PyResult<_>>()?;
             nd_sum(nd.py(), diagonal)
         }
-        Contents::Array { .. } => whole(&Nd::of(&nd.view(0, &[n], &[n as isize + 1])?)?, Reduction::Sum),
+        Contents::Array { .. } => whole(
+            &Nd::of(&nd.view(0, &[n], &[n as isize + 1])?)?,
+            Reduction::Sum,
+        ),
     }
 }

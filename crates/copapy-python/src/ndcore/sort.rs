@@ -20,7 +20,10 @@ use crate::shape::show;
 
 /// The stable order of numbers, NaNs last.
 fn number_order(items: &[Bound<'_, PyAny>]) -> PyResult<Vec<usize>> {
-    let nan = items.iter().map(|x| x.ne(x)).collect::<PyResult<Vec<bool>>>()?;
+    let nan = items
+        .iter()
+        .map(|x| x.ne(x))
+        .collect::<PyResult<Vec<bool>>>()?;
     let mut failed = None;
     let mut less = |i: usize, j: usize| match items[i].lt(&items[j]) {
         Ok(b) => b,
@@ -66,7 +69,10 @@ pub fn nd_sort<'py>(con: &Bound<'py, PyAny>, indices: bool) -> PyResult<Bound<'p
     if !leaves.iter().any(is_traced) {
         let order = number_order(&leaves)?;
         let out = if indices {
-            order.into_iter().map(|i| PyInt::new(py, i).into_any()).collect()
+            order
+                .into_iter()
+                .map(|i| PyInt::new(py, i).into_any())
+                .collect()
         } else {
             order.into_iter().map(|i| leaves[i].clone()).collect()
         };
@@ -76,11 +82,16 @@ pub fn nd_sort<'py>(con: &Bound<'py, PyAny>, indices: bool) -> PyResult<Bound<'p
     let node = match nd_pack(con, false)? {
         Some(n) => n,
         None => {
-            let n = array_pack(py, nd_dtype(leaves.clone())?, leaves)?.into_bound(py).into_any();
+            let n = array_pack(py, nd_dtype(leaves.clone())?, leaves)?
+                .into_bound(py)
+                .into_any();
             con.setattr(intern!(py, "_arr"), &n)?;
             n
         }
     };
-    let sorted = built(array::sort(node.cast::<PyArrayNode>()?.get().value(), indices))?;
+    let sorted = built(array::sort(
+        node.cast::<PyArrayNode>()?.get().value(),
+        indices,
+    ))?;
     nd.node(sorted, &nd.shape, None)
 }

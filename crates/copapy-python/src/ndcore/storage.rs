@@ -60,7 +60,11 @@ impl<'py> Nd<'py> {
             },
             None => Contents::Leaves(con.getattr(intern!(py, "values"))?.cast_into::<PyTuple>()?),
         };
-        Ok(Nd { con: con.clone(), contents, shape })
+        Ok(Nd {
+            con: con.clone(),
+            contents,
+            shape,
+        })
     }
 
     pub fn py(&self) -> Python<'py> {
@@ -86,15 +90,25 @@ impl<'py> Nd<'py> {
     }
 
     /// A container of this kind holding `leaves` with `shape`.
-    pub fn leaves(&self, leaves: Vec<Bound<'py, PyAny>>, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+    pub fn leaves(
+        &self,
+        leaves: Vec<Bound<'py, PyAny>>,
+        shape: &[usize],
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py();
         let t = PyTuple::new(py, leaves)?;
-        self.con.call_method1(intern!(py, "_like"), (t, tuple(py, shape)?))
+        self.con
+            .call_method1(intern!(py, "_like"), (t, tuple(py, shape)?))
     }
 
     /// A container around array `node`: an array of `dtype` (the node's when None), or a
     /// tensor whose elements alias the node.
-    pub fn node(&self, node: Value, shape: &[usize], dtype: Option<&str>) -> PyResult<Bound<'py, PyAny>> {
+    pub fn node(
+        &self,
+        node: Value,
+        shape: &[usize],
+        dtype: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = self.py();
         let n = Bound::new(py, PyArrayNode::new(node))?;
         let shape = tuple(py, shape)?;
@@ -108,7 +122,9 @@ impl<'py> Nd<'py> {
     pub fn element(&self, k: usize) -> PyResult<Bound<'py, PyAny>> {
         match &self.contents {
             Contents::Leaves(t) => t.get_item(k),
-            Contents::Array { node, .. } => scalar(self.py(), built(array::element(node, k as u32))?),
+            Contents::Array { node, .. } => {
+                scalar(self.py(), built(array::element(node, k as u32))?)
+            }
         }
     }
 
@@ -123,10 +139,18 @@ impl<'py> Nd<'py> {
     /// The strided view (`offset`, `shape`, `strides` over the flat elements) as a new
     /// container: leaves gathered, or one strided-copy stencil (size-1 dimensions dropped,
     /// contiguous ones merged; none for the same elements; element by element past four).
-    pub fn view(&self, offset: isize, shape: &[usize], strides: &[isize]) -> PyResult<Bound<'py, PyAny>> {
+    pub fn view(
+        &self,
+        offset: isize,
+        shape: &[usize],
+        strides: &[isize],
+    ) -> PyResult<Bound<'py, PyAny>> {
         let Contents::Array { node, dtype } = &self.contents else {
             let idx = shape::view_indices(offset, shape, strides);
-            let items = idx.into_iter().map(|k| self.element(k)).collect::<PyResult<_>>()?;
+            let items = idx
+                .into_iter()
+                .map(|k| self.element(k))
+                .collect::<PyResult<_>>()?;
             return self.leaves(items, shape);
         };
         let dims = shape::merged(shape, strides);
@@ -165,7 +189,10 @@ impl<'py> Nd<'py> {
 
 /// `transpose(*axes)`: the axes permuted (reversed if none are given), as NumPy.
 #[pyfunction]
-pub fn nd_transpose<'py>(con: &Bound<'py, PyAny>, axes: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+pub fn nd_transpose<'py>(
+    con: &Bound<'py, PyAny>,
+    axes: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
     let nd = Nd::of(con)?;
     let perm = nd_permutation(axes, nd.shape.len(), &nd.what())?;
     nd.permuted(&perm)
@@ -173,7 +200,10 @@ pub fn nd_transpose<'py>(con: &Bound<'py, PyAny>, axes: &Bound<'py, PyTuple>) ->
 
 /// `reshape(*shape)`: NumPy's reshape (one dimension may be negative, inferred).
 #[pyfunction]
-pub fn nd_reshape_to<'py>(con: &Bound<'py, PyAny>, spec: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+pub fn nd_reshape_to<'py>(
+    con: &Bound<'py, PyAny>,
+    spec: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
     let nd = Nd::of(con)?;
     let what = match nd.contents {
         Contents::Leaves(_) => nd.what(),
@@ -197,9 +227,16 @@ pub fn nd_flat<'py>(con: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 
 /// `broadcast_to(shape)`: the elements repeated to `shape` by NumPy's rules.
 #[pyfunction]
-pub fn nd_broadcast_to<'py>(con: &Bound<'py, PyAny>, target: Vec<usize>) -> PyResult<Bound<'py, PyAny>> {
+pub fn nd_broadcast_to<'py>(
+    con: &Bound<'py, PyAny>,
+    target: Vec<usize>,
+) -> PyResult<Bound<'py, PyAny>> {
     let nd = Nd::of(con)?;
-    let a = if nd.kind() == "array" { "an array" } else { "a tensor" };
+    let a = if nd.kind() == "array" {
+        "an array"
+    } else {
+        "a tensor"
+    };
     let strides = nd_broadcast_strides(nd.shape.clone(), target.clone(), a)?;
     nd.view(0, &target, &strides)
 }
@@ -229,7 +266,10 @@ pub fn nd_tolist(con: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
 
 /// `get_scalar(*key)`: the element at one index per dimension.
 #[pyfunction]
-pub fn nd_get_scalar<'py>(con: &Bound<'py, PyAny>, key: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+pub fn nd_get_scalar<'py>(
+    con: &Bound<'py, PyAny>,
+    key: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
     let nd = Nd::of(con)?;
     if key.len() != nd.shape.len() {
         return Err(PyIndexError::new_err(format!(
@@ -245,7 +285,10 @@ pub fn nd_get_scalar<'py>(con: &Bound<'py, PyAny>, key: &Bound<'py, PyTuple>) ->
 
 /// `element(i)`: the element at flat index `i` of the row-major order (negative from the end).
 #[pyfunction]
-pub fn nd_element<'py>(con: &Bound<'py, PyAny>, index: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+pub fn nd_element<'py>(
+    con: &Bound<'py, PyAny>,
+    index: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
     let nd = Nd::of(con)?;
     let Some(i) = nd_plain_int(index)? else {
         return Err(PyTypeError::new_err(format!(
@@ -255,7 +298,9 @@ pub fn nd_element<'py>(con: &Bound<'py, PyAny>, index: &Bound<'py, PyAny>) -> Py
     };
     let n = nd.size() as i64;
     if !(-n..n).contains(&i) {
-        return Err(PyIndexError::new_err(format!("index {i} is out of range for {n} elements")));
+        return Err(PyIndexError::new_err(format!(
+            "index {i} is out of range for {n} elements"
+        )));
     }
     nd.element(i.rem_euclid(n) as usize)
 }
@@ -264,7 +309,10 @@ pub fn nd_element<'py>(con: &Bound<'py, PyAny>, index: &Bound<'py, PyAny>) -> Py
 #[pyfunction]
 pub fn nd_get_values(con: &Bound<'_, PyAny>, data: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     let nd = Nd::of(con)?;
-    let flat: Vec<Py<PyAny>> = data.try_iter()?.map(|x| x.map(Bound::unbind)).collect::<PyResult<_>>()?;
+    let flat: Vec<Py<PyAny>> = data
+        .try_iter()?
+        .map(|x| x.map(Bound::unbind))
+        .collect::<PyResult<_>>()?;
     if flat.len() != nd.size() {
         return Err(PyValueError::new_err(format!(
             "get_values needs {} elements for shape {}, got {}",
@@ -279,9 +327,16 @@ pub fn nd_get_values(con: &Bound<'_, PyAny>, data: &Bound<'_, PyAny>) -> PyResul
 /// `map(func)`: `func(x)` for each element `x`, in a container of the same shape (an
 /// array's results are gathered into a new array).
 #[pyfunction]
-pub fn nd_map<'py>(con: &Bound<'py, PyAny>, func: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+pub fn nd_map<'py>(
+    con: &Bound<'py, PyAny>,
+    func: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
     let nd = Nd::of(con)?;
-    let out = nd.elements()?.into_iter().map(|x| func.call1((x,))).collect::<PyResult<Vec<_>>>()?;
+    let out = nd
+        .elements()?
+        .into_iter()
+        .map(|x| func.call1((x,)))
+        .collect::<PyResult<Vec<_>>>()?;
     match nd.contents {
         Contents::Leaves(_) => nd.leaves(out, &nd.shape),
         Contents::Array { .. } => {
@@ -296,14 +351,22 @@ pub fn nd_map<'py>(con: &Bound<'py, PyAny>, func: &Bound<'py, PyAny>) -> PyResul
 #[pyfunction]
 pub fn nd_homogenize<'py>(con: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let nd = Nd::of(con)?;
-    let Contents::Leaves(t) = &nd.contents else { return Ok(con.clone()) };
+    let Contents::Leaves(t) = &nd.contents else {
+        return Ok(con.clone());
+    };
     if !t.iter().any(|x| is_traced(&x)) {
         return Ok(con.clone());
     }
     let value = nd.py().get_type::<PyValue>();
     let out = t
         .iter()
-        .map(|x| if is_traced(&x) { Ok(x) } else { value.call1((x,)) })
+        .map(|x| {
+            if is_traced(&x) {
+                Ok(x)
+            } else {
+                value.call1((x,))
+            }
+        })
         .collect::<PyResult<Vec<_>>>()?;
     nd.leaves(out, &nd.shape)
 }
