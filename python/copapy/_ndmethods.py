@@ -22,9 +22,10 @@ from ._core import value
 from ._elements import TNum
 
 
-def _operator(op: str, reflected: bool = False) -> Callable[[Any, Any], Any]:
+def _operator(op: str, reflected: bool = False) -> Any:
     """The method of a binary operator (``op`` in the op table's spelling): the n-d core's
-    ``nd_binary`` (NumPy's broadcasting; ``NotImplemented`` for operands it cannot take)."""
+    ``nd_binary`` (NumPy's broadcasting; ``NotImplemented`` for operands it cannot take).
+    Typed Any, so a class may narrow it (overloads, ``_typed_ops``' protocols)."""
 
     def method(self: Any, other: Any) -> Any:
         return _core.nd_binary(self, other, op, reflected)

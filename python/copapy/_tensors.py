@@ -1,6 +1,3 @@
-# tensor narrows the shared operators' types (NdMethods: any operand, any result) by
-# overloads, which mypy reports as incompatible overrides; that is intended.
-# mypy: disable-error-code="override"
 """``cp.tensor`` (also ``cp.matrix``): an n-D container of traced values and/or plain numbers.
 
 ``cp.vector`` (``_vectors``) is a 1-D tensor with its geometric methods; every method here
