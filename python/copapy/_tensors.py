@@ -17,7 +17,6 @@ from typing import Any, ClassVar, SupportsIndex, TypeAlias, overload
 
 from . import _core, _packing
 from . import _elements as A
-from ._core import nd_gather as _gather
 from ._core import value
 from ._elements import TNum
 from ._ndmethods import NdMethods
@@ -141,7 +140,7 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
             # runtime indices: wrapped once if negative, then clamped (a lookup table)
             return _packed_ten(*_packing.runtime_subscript(self, keys))
         offset, sub, strides = _core.nd_view(key, shape, "tensor")
-        return _ten(_gather(self.values, offset, sub, strides), sub)
+        return _core.nd_take(self, offset, sub, strides)  # type: ignore[no-any-return]
 
     def __iter__(self) -> Iterator[tensor[TNum]]:
         if not self.shape:

@@ -2,7 +2,7 @@
 //! `quaternion`): NumPy's rules for shapes, axes, reshapes, transposes, broadcasts and
 //! static indices (with NumPy's errors), flat-to-nested and nested-to-flat data, and the
 //! documented summation order with Copapy's sparse-constant rules. Written once, over two
-//! storage modes: a tuple of leaves (values and plain numbers, `nd_gather`, `nd_groups`,
+//! storage modes: a tuple of leaves (values and plain numbers, `nd_take`, `nd_reduce`,
 //! `nd_sum`, `nd_dot`) and one contiguous array node (the Python `cp.array` asks for views:
 //! offset, shape, strides). The arithmetic of shapes is `shape.rs`'.
 
@@ -42,17 +42,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_broadcast_strides, m)?)?;
     m.add_function(wrap_pyfunction!(nd_axes, m)?)?;
     m.add_function(wrap_pyfunction!(nd_permutation, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_transposed, m)?)?;
     m.add_function(wrap_pyfunction!(nd_reshape, m)?)?;
     m.add_function(wrap_pyfunction!(nd_view, m)?)?;
     m.add_function(wrap_pyfunction!(nd_merged, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_view_indices, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_gather, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_groups, m)?)?;
     m.add_function(wrap_pyfunction!(nd_nest, m)?)?;
     m.add_function(wrap_pyfunction!(nd_scalar, m)?)?;
     m.add_function(wrap_pyfunction!(nd_flatten, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_tree_fold, m)?)?;
     m.add_function(wrap_pyfunction!(nd_sum, m)?)?;
     m.add_function(wrap_pyfunction!(nd_dot, m)?)?;
     m.add_function(wrap_pyfunction!(nd_dtype, m)?)?;

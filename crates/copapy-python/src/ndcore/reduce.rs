@@ -14,7 +14,7 @@ use super::cast::astype;
 use super::leaves::is_traced;
 use super::pack::{nd_pack, nd_wants_pack};
 use super::shapes::nd_axes;
-use super::storage::{built, scalar, Contents, Nd};
+use super::storage::{built, kernel, scalar, Contents, Nd};
 use super::sums::nd_sum;
 use crate::array_ops::PyArrayNode;
 use crate::shape::{self, show};
@@ -32,6 +32,15 @@ impl Reduction {
         match self {
             Reduction::Min => Op::Min,
             _ => Op::Max,
+        }
+    }
+
+    /// The name of its array kernel (`array_kernels.rs`).
+    fn name(self) -> &'static str {
+        match self {
+            Reduction::Sum => "sum",
+            Reduction::Min => "min",
+            Reduction::Max => "max",
         }
     }
 }
@@ -77,10 +86,7 @@ fn fold_leaves<'py>(
 
 /// The reduction of an array node to one value.
 fn whole_node(node: &Value, r: Reduction) -> PyResult<Value> {
-    built(match r {
-        Reduction::Sum => array::sum(node),
-        _ => array::extreme(r.op(), node),
-    })
+    kernel(r.name(), std::slice::from_ref(node), &[])
 }
 
 /// The reduction of every element: one value (or number).
@@ -137,11 +143,14 @@ fn over_axes<'py>(
     let m = nd.size() / n;
     let contiguous = axes.windows(2).all(|w| w[1] == w[0] + 1);
     let before: usize = s[..axes[0]].iter().product();
-    let (m32, n32) = (m as u32, n as u32);
     if r == Reduction::Sum && contiguous && before == 1 {
         // leading axes: ones (1 x n) @ the elements (n x m), no copy; x * 1 is x exactly,
         // so each entry is the documented sum of its terms
-        let sum = built(array::matmul(&ones(node, n)?, node, 1, n32, m32))?;
+        let sum = kernel(
+            "matmul",
+            &[ones(node, n)?, node.clone()],
+            &[1, n as i64, m as i64],
+        )?;
         return nd.node(sum, out, None);
     }
     // rows of terms: the kept axes first (a transposed copy unless they are already)
@@ -158,10 +167,14 @@ fn over_axes<'py>(
             .clone()
     };
     if r == Reduction::Sum {
-        let sum = built(array::matmul(&rows, &ones(node, n)?, m32, n32, 1))?;
+        let sum = kernel("matmul", &[rows, ones(node, n)?], &[m as i64, n as i64, 1])?;
         return nd.node(sum, out, None);
     }
-    let folded = built(array::rows_extreme(r.op(), &rows, m32, n32))?;
+    let folded = kernel(
+        &format!("rows_{}", r.name()),
+        &[rows],
+        &[m as i64, n as i64],
+    )?;
     nd.node(folded, out, Some(dtype))
 }
 

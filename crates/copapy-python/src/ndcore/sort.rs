@@ -10,11 +10,9 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyInt;
 
-use copapy_compiler::array;
-
 use super::leaves::{is_traced, nd_dtype};
 use super::pack::nd_pack;
-use super::storage::{built, Contents, Nd};
+use super::storage::{kernel, Contents, Nd};
 use crate::array_ops::{array_pack, PyArrayNode};
 use crate::shape::show;
 
@@ -62,7 +60,12 @@ pub fn nd_sort<'py>(con: &Bound<'py, PyAny>, indices: bool) -> PyResult<Bound<'p
     let leaves = match &nd.contents {
         Contents::Array { node, dtype } => {
             let dtype = if indices { "int" } else { dtype.as_str() };
-            return nd.node(built(array::sort(node, indices))?, &nd.shape, Some(dtype));
+            let name = if indices { "argsort" } else { "sort" };
+            return nd.node(
+                kernel(name, std::slice::from_ref(node), &[])?,
+                &nd.shape,
+                Some(dtype),
+            );
         }
         Contents::Leaves(t) => t.iter().collect::<Vec<_>>(),
     };
@@ -89,9 +92,7 @@ pub fn nd_sort<'py>(con: &Bound<'py, PyAny>, indices: bool) -> PyResult<Bound<'p
             n
         }
     };
-    let sorted = built(array::sort(
-        node.cast::<PyArrayNode>()?.get().value(),
-        indices,
-    ))?;
+    let node = node.cast::<PyArrayNode>()?.get().value().clone();
+    let sorted = kernel(if indices { "argsort" } else { "sort" }, &[node], &[])?;
     nd.node(sorted, &nd.shape, None)
 }

@@ -43,6 +43,14 @@ pub fn built(r: Result<Value, TraceError>) -> PyResult<Value> {
     r.map_err(|e| PyTypeError::new_err(e.message))
 }
 
+/// Structural array operation `name` (a row of the compiler's kernel table:
+/// `array_kernels.rs`) of `operands` with the integer `params` its shape rule takes.
+pub fn kernel(name: &str, operands: &[Value], params: &[i64]) -> PyResult<Value> {
+    built(copapy_compiler::array_kernels::build(
+        name, operands, params,
+    ))
+}
+
 /// A traced scalar for a graph value.
 pub fn scalar(py: Python<'_>, v: Value) -> PyResult<Bound<'_, PyAny>> {
     Ok(Bound::new(py, PyValue::from_graph(v))?.into_any())
@@ -157,8 +165,9 @@ impl<'py> Nd<'py> {
         let out = if offset == 0 && dims == [(self.size(), 1)] {
             node.clone()
         } else if dims.len() <= 4 {
-            let dims: Vec<(u32, i64)> = dims.iter().map(|&(n, s)| (n as u32, s as i64)).collect();
-            built(array::strided(node, offset as i64, &dims))?
+            let mut params = vec![offset as i64];
+            params.extend(dims.iter().flat_map(|&(n, s)| [n as i64, s as i64]));
+            kernel("strided", std::slice::from_ref(node), &params)?
         } else {
             let elements = shape::view_indices(offset, shape, strides)
                 .into_iter()
