@@ -12,6 +12,7 @@ float32 numbers over many magnitudes, so a sum is only right in the documented o
 from __future__ import annotations
 
 import math
+import operator
 import os
 import warnings
 from typing import Any
@@ -209,3 +210,32 @@ def test_shared_errors_name_the_container(kind: str) -> None:
             x.sort()
         with pytest.raises(ValueError, match="trace needs a square matrix"):
             x.trace()
+
+
+_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.divide, "lt": np.less,
+        "ge": np.greater_equal, "eq": np.equal}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", sorted(_OPS))
+@_SETTINGS
+@given(shape=shapes, seed=st.integers(0, 2**16), form=st.sampled_from(["number", "list", "container"]),
+       reflected=st.booleans())
+def test_operators_broadcast_as_numpy_in_every_storage(kind: str, name: str, shape: tuple[int, ...],
+                                                       seed: int, form: str, reflected: bool) -> None:
+    # one n-d core (ndcore/binary.rs): the other operand is a number, a nested list or a
+    # container (of the same storage, or of plain numbers), broadcast as NumPy does
+    if kind == "vector":
+        shape = shape[:1]
+    rng = np.random.default_rng(seed)
+    a = _floats(shape, seed)
+    b = _floats(tuple(d if rng.integers(2) else 1 for d in shape[rng.integers(len(shape)):]), seed + 1)
+    other = {"number": float(b.reshape(-1)[0]), "list": b.tolist(),
+             "container": _make("array" if kind == "array" else "plain", b)}[form]
+    ref_b = np.asarray(b.reshape(-1)[0] if form == "number" else b, dtype=F32)
+    op, ref_op = getattr(operator, name), _OPS[name]
+    if reflected and form != "container":  # the other operand on the left: x's reflected method
+        got, ref = op(other, _make(kind, a)), ref_op(ref_b, a)
+    else:
+        got, ref = op(_make(kind, a), other), ref_op(a, ref_b)
+    assert_bits(_results([got])[0].astype(F32), np.asarray(ref).astype(F32))

@@ -159,7 +159,13 @@ fn array_binary<'py>(
         return nd.node(built(array::binary(code, &x, &y))?, &nd.shape, None);
     }
     let Some(s) = nd_scalar(other)? else {
-        return Ok(py.NotImplemented().into_bound(py));
+        // nested sequences and NumPy data become an array first, as NumPy takes them;
+        // another container decides by its own reflected method
+        if other.hasattr(intern!(py, "__copapy__"))? || !is_data(other)? {
+            return Ok(py.NotImplemented().into_bound(py));
+        }
+        let b = nd.con.get_type().call1((other,))?;
+        return array_binary(nd, node, dtype, op, &b, reflected);
     };
     if code == Op::Pow && !reflected && is_int_constant(&s) {
         return nd.node(power(node, dtype, s.extract()?)?, &nd.shape, None);
@@ -255,10 +261,7 @@ fn leaves_binary<'py>(
         if let Some(s) = nd_scalar(other)? {
             return leaves_binary(nd, op, &s, reflected);
         }
-        if other.is_instance_of::<PyString>()
-            || other.is_instance_of::<PyBytes>()
-            || !other.hasattr("__iter__")?
-        {
+        if !is_data(other)? {
             return Ok(py.NotImplemented().into_bound(py));
         }
         tensor.call1((other,))?
@@ -343,6 +346,13 @@ pub fn nd_unary<'py>(con: &Bound<'py, PyAny>, op: &str) -> PyResult<Bound<'py, P
             nd.leaves(out, &nd.shape)
         }
     }
+}
+
+/// Whether `x` may be nested data (an iterable, not text).
+fn is_data(x: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(!x.is_instance_of::<PyString>()
+        && !x.is_instance_of::<PyBytes>()
+        && x.hasattr(intern!(x.py(), "__iter__"))?)
 }
 
 /// Whether `x` is an int constant (not a bool): `**`'s integer power rule.
