@@ -1,18 +1,17 @@
 """``cp.array``: an n-d array stored contiguously (row-major) in data memory.
 
 An operation on arrays compiles to one stencil that loops over the elements, so code
-size and compile time do not depend on the number of elements. The Rust core sees
-flat arrays only (``_core.ArrayNode``); shapes, dtype names and NumPy's rules live here.
+size and compile time do not depend on the number of elements. This module holds the
+storage (one ``_core.ArrayNode`` with a shape and a dtype), its construction from data,
+runtime indexing and the products; the methods every container has (reductions over axes,
+``sort``/``argsort``, ``astype``, reshapes, the operators) are ``_ndmethods.NdMethods``',
+written once for ``cp.array`` and the tensors in the Rust n-d core (``ndcore/``).
 
-Reductions (``sum``, ``dot``, ``@``) add in one fixed order on every target (see
-``stencils/README.md``, "Array stencils"): element k goes into partial sum k % 8, then the
-partials are combined pairwise (l + 4, then l + 2, then the last two).
-
-Reductions over axes (``sum``, ``mean``, ``min``, ``max`` with an int or a tuple
-``axis``): each result element reduces its terms in row-major order of the reduced axes
-(taken in increasing axis order, whatever order the tuple gives them in), as one sequence
-in the fixed order above; ``axis=None`` is every axis. ``min``/``max`` fold NumPy's
-``minimum``/``maximum`` in the same order (a NaN anywhere gives NaN).
+Reductions (``sum``, ``mean``, ``min``, ``max``, ``dot``, ``@``) add in one fixed order on
+every target (see ``stencils/README.md``, "Array stencils"): element k goes into partial
+sum k % 8, then the partials are combined pairwise (l + 4, then l + 2, then the last two);
+over axes, each result element reduces its terms in row-major order of the reduced axes.
+``min``/``max`` fold NumPy's ``minimum``/``maximum`` in the same order (a NaN gives NaN).
 
 Runtime indices (int or bool values) wrap once if negative and are then clamped to
 their dimension, in every position: ``a[i, j]`` is an element, ``a[i]``, ``a[i, :]``,

@@ -1,12 +1,13 @@
 """``cp.tensor`` (also ``cp.matrix``): an n-D container of traced values and/or plain numbers.
 
-``cp.vector`` (``_vectors``) is a 1-D tensor with its geometric methods; every method here
-(reductions over axes, ``min``/``max``, ``sort``, ``reshape``, ``T``, ``astype``, …) works on
-both, with the same names and semantics as ``cp.array``'s, so code never depends on which
-storage a value got. Shapes, axes, broadcasting, indexing, nested data and the summation
-order are the Rust n-d core's (``_core.nd_*``, ``crates/copapy-python/src/ndcore/``);
-elements ``_elements``'; the array-stencil path for large containers ``_packing``'.
-The constructors (``zeros ones arange eye identity diagonal concat``) are ``_constructors``'."""
+``cp.vector`` (``_vectors``) is a 1-D tensor with its geometric methods. The methods every
+container has (reductions over axes, ``min``/``max``, ``sort``, ``reshape``, ``T``,
+``astype``, the operators, …) are ``_ndmethods.NdMethods``', written once for tensors and
+``cp.array`` in the Rust n-d core (``crates/copapy-python/src/ndcore/``), so code never
+depends on which storage a value got; this module holds the storage (a tuple of leaves,
+optionally packed into an array node: ``_packing``), its hooks for the core (``_like``,
+``_from_node``, ``_result_kind``), indexing, the operators' typing and products. The
+constructors (``zeros ones arange eye identity diagonal concat``) are ``_constructors``'."""
 
 from __future__ import annotations
 
