@@ -81,6 +81,12 @@ def shape_and_axes(draw: Any) -> tuple[tuple[int, ...], Any]:
     return shape, axis
 
 
+def _fit(kind: str, case: tuple[tuple[int, ...], Any]) -> tuple[tuple[int, ...], Any]:
+    """A shape and axis a ``kind`` container takes (a vector: 1-D)."""
+    shape, axis = case
+    return (shape[:1], None if axis is None else 0) if kind == "vector" else (shape, axis)
+
+
 def _ordered(data: np.ndarray[Any, Any], axis: Any, keepdims: bool) -> np.ndarray[Any, Any]:
     """NumPy reference of the documented order over ``axis``: the reduced axes moved last
     (in increasing order), flattened row-major, summed by ``helpers.pairwise``."""
@@ -97,9 +103,7 @@ def _ordered(data: np.ndarray[Any, Any], axis: Any, keepdims: bool) -> np.ndarra
 @given(case=shape_and_axes(), keepdims=st.booleans(), seed=st.integers(0, 2**16))
 def test_sums_and_means_have_the_documented_bits_in_every_storage(kind: str, case: Any, keepdims: bool,
                                                                   seed: int) -> None:
-    shape, axis = case
-    if kind == "vector":
-        shape, axis = shape[:1], None if axis is None else 0
+    shape, axis = _fit(kind, case)
     data = _floats(shape, seed)
     x = _make(kind, data)
     got_sum, got_mean = _results([x.sum(axis=axis, keepdims=keepdims), x.mean(axis=axis, keepdims=keepdims)])
@@ -114,9 +118,7 @@ def test_sums_and_means_have_the_documented_bits_in_every_storage(kind: str, cas
 @given(case=shape_and_axes(), keepdims=st.booleans(), seed=st.integers(0, 2**16))
 def test_min_and_max_follow_numpy_with_nans_in_every_storage(kind: str, case: Any, keepdims: bool,
                                                              seed: int) -> None:
-    shape, axis = case
-    if kind == "vector":
-        shape, axis = shape[:1], None if axis is None else 0
+    shape, axis = _fit(kind, case)
     data = _floats(shape, seed, nan=seed % 2 == 0)
     data.reshape(-1)[0] = -0.0 if seed % 3 else 0.0
     x = _make(kind, data)
