@@ -320,18 +320,15 @@ fn mean<'py>(
 #[pyfunction]
 pub fn nd_trace<'py>(con: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let nd = Nd::of(con)?;
-    let [n, m] = nd.shape[..] else {
-        return Err(PyValueError::new_err(format!(
-            "trace needs a square matrix, got shape {}",
-            show(&nd.shape)
-        )));
+    let n = match nd.shape[..] {
+        [n, m] if n == m => n,
+        _ => {
+            let shape = show(&nd.shape);
+            return Err(PyValueError::new_err(format!(
+                "trace needs a square matrix, got shape {shape}"
+            )));
+        }
     };
-    if n != m {
-        return Err(PyValueError::new_err(format!(
-            "trace needs a square matrix, got shape {}",
-            show(&nd.shape)
-        )));
-    }
     match &nd.contents {
         Contents::Leaves(_) => {
             let diagonal = (0..n)
