@@ -1,18 +1,17 @@
 """``cp.array``: an n-d array stored contiguously (row-major) in data memory.
 
 An operation on arrays compiles to one stencil that loops over the elements, so code
-size and compile time do not depend on the number of elements. The Rust core sees
-flat arrays only (``_core.ArrayNode``); shapes, dtype names and NumPy's rules live here.
+size and compile time do not depend on the number of elements. This module holds the
+storage (one ``_core.ArrayNode`` with a shape and a dtype), its construction from data,
+runtime indexing and the products; the methods every container has (reductions over axes,
+``sort``/``argsort``, ``astype``, reshapes, the operators) are ``_ndmethods.NdMethods``',
+written once for ``cp.array`` and the tensors in the Rust n-d core (``ndcore/``).
 
-Reductions (``sum``, ``dot``, ``@``) add in one fixed order on every target (see
-``stencils/README.md``, "Array stencils"): element k goes into partial sum k % 8, then the
-partials are combined pairwise (l + 4, then l + 2, then the last two).
-
-Reductions over axes (``sum``, ``mean``, ``min``, ``max`` with an int or a tuple
-``axis``): each result element reduces its terms in row-major order of the reduced axes
-(taken in increasing axis order, whatever order the tuple gives them in), as one sequence
-in the fixed order above; ``axis=None`` is every axis. ``min``/``max`` fold NumPy's
-``minimum``/``maximum`` in the same order (a NaN anywhere gives NaN).
+Reductions (``sum``, ``mean``, ``min``, ``max``, ``dot``, ``@``) add in one fixed order on
+every target (see ``stencils/README.md``, "Array stencils"): element k goes into partial
+sum k % 8, then the partials are combined pairwise (l + 4, then l + 2, then the last two);
+over axes, each result element reduces its terms in row-major order of the reduced axes.
+``min``/``max`` fold NumPy's ``minimum``/``maximum`` in the same order (a NaN gives NaN).
 
 Runtime indices (int or bool values) wrap once if negative and are then clamped to
 their dimension, in every position: ``a[i, j]`` is an element, ``a[i]``, ``a[i, :]``,
@@ -25,17 +24,17 @@ their input order).
 
 from __future__ import annotations
 
-import math
 import sys
 from array import array as _pyarray
-from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from . import _core
 from ._core import ArrayNode, Container, ElementTypeError, value
 from ._core import nd_plain_int as plain_int
 from ._elements import element_dtype, scalar_or_none, type_name
-from ._optable import BinaryOp, UnaryOp, is_binary, is_unary
+from ._ndmethods import NdMethods
+from ._optable import is_binary, is_unary
 
 TNum = TypeVar("TNum", int, float)
 
@@ -114,16 +113,7 @@ def _clamp(i: value[Any], dim: int) -> Any:
     return _core.math_binary("min", _core.math_binary("max", i + (i < 0) * dim, 0), dim - 1)
 
 
-def _operator(op: BinaryOp, reflected: bool = False) -> Callable[[array[Any], Any], Any]:
-    """The method of a binary operator: ``array._binary`` with ``op``."""
-
-    def method(self: array[Any], o: Any) -> Any:
-        return self._binary(op, o, reflected)
-
-    return method
-
-
-class array(Generic[TNum]):
+class array(NdMethods[TNum]):
     """Homogeneous n-dimensional array, stored contiguously in the target's data memory.
 
     ``cp.array(values, dtype=None)``: ``values`` are nested sequences (or a NumPy array)
@@ -206,38 +196,12 @@ class array(Generic[TNum]):
             "the truth value of an array is ambiguous: reduce it first, e.g. (a > 0).sum() > 0"
         )
 
-    __hash__ = None  # type: ignore[assignment]
 
     # --- elements and views ------------------------------------------------------------
 
     def _flat_index(self, index: tuple[Any, ...]) -> int:
         offset: int = _core.nd_view(index, self.shape, "array")[0]
         return offset
-
-    def element(self, flat_index: int) -> value[TNum]:
-        """The element at ``flat_index`` of the row-major order (negative from the end),
-        an alias into the array: no code (Copapy's ``array.element``)."""
-        flat = plain_int(flat_index)
-        if flat is None:
-            raise TypeError(f"element() takes an int flat index, not {type_name(flat_index)}")
-        return _core.array_element(self._cp_node, self._flat_index_dim(flat, self.size))
-
-    def get_values(self, data: Sequence[Any]) -> list[Any]:
-        """Flat element data (``size`` numbers in row-major order) nested as lists of
-        this array's shape (Copapy's ``array.get_values``)."""
-        flat = list(data)
-        if len(flat) != self.size:
-            raise ValueError(f"get_values needs {self.size} elements for shape {self.shape}, got {len(flat)}")
-        nested: list[Any] = _core.nd_nest(flat, self.shape)
-        return nested
-
-    @staticmethod
-    def flatten_data(data: Any) -> list[Any]:
-        """The numbers of (nested) sequences or a NumPy array in row-major order
-        (Copapy's ``array.flatten_data``); ragged data is a ``ValueError``."""
-        flat: list[Any] = []
-        _flatten(data, flat)
-        return flat
 
     def __getitem__(self, key: Any) -> Any:
         index = key if isinstance(key, tuple) else (key,)
@@ -260,7 +224,7 @@ class array(Generic[TNum]):
         offset, shape, strides = _core.nd_view(index, self.shape, "array")
         if 0 in shape:
             raise ValueError("the slice selects no elements: arrays cannot be empty")
-        return self._gather(shape, strides, offset)
+        return _core.nd_take(self, offset, shape, strides)
 
     def _runtime_element(self, index: tuple[Any, ...]) -> value[Any]:
         """The element at indices some of which are values: each runtime index wraps once
@@ -326,290 +290,7 @@ class array(Generic[TNum]):
             raise IndexError(f"index {k} is out of range for a dimension of size {dim}")
         return k % dim
 
-    def reshape(self, *shape: Any) -> array[TNum]:
-        """The same elements with a new shape (ints or one sequence of them; one may be
-        negative, inferred as NumPy does); no code."""
-        dims = _core.nd_reshape(shape, self.size, f"an array of size {self.size}")
-        if not dims:
-            raise ValueError(
-                "an array needs at least one dimension: use a[0] or .element(0) for its one element"
-            )
-        return array._of(self._cp_node, dims, self.dtype)
-
-    def flatten(self) -> array[TNum]:
-        """A 1-D array of the elements in row-major order; no code."""
-        return self.reshape(self.size)
-
-    ravel = flatten
-
-    def astype(self, dtype: str) -> array[Any]:
-        """The elements converted to ``dtype`` ('float', 'int', 'bool', 'byte'; the rules of
-        ``cp.cast``): one loop stencil, none if the array has that dtype already. A byte
-        array is read as ints (widened on use) and stored saturating."""
-        if dtype == self.dtype:
-            return self
-        if dtype == "byte":
-            return array._of(_core.array_to_bytes(self._cp_node), self.shape, "byte")
-        return array._of(_core.array_cast(self._cp_node, dtype), self.shape, dtype)
-
-    # --- element-wise ------------------------------------------------------------------
-
-    def _gather(self, shape: tuple[int, ...], strides: Sequence[int], offset: int = 0) -> array[Any]:
-        """A new array of ``shape`` whose element at index ``i`` is this array's flat
-        element ``offset + sum(i[d] * strides[d])``: one strided-copy stencil (dimensions
-        of size 1 dropped, contiguous ones merged; more than 4 left are gathered element
-        by element, code growing with the size)."""
-        dims = _core.nd_merged(shape, strides)
-        if offset == 0 and dims == [(self.size, 1)]:
-            return array._of(self._cp_node, shape, self.dtype)  # the same elements: no copy
-        if len(dims) <= 4:
-            node = _core.array_strided(self._cp_node, offset, [n for n, _ in dims], [st for _, st in dims])
-            return array._of(node, shape, self.dtype)
-        flat = _core.nd_view_indices(offset, shape, strides)
-        elements = [_core.array_element(self._cp_node, k) for k in flat]
-        return array._of(_core.array_pack(self._cp_node.dtype, elements), shape, self.dtype)
-
-    def _expand(self, shape: tuple[int, ...]) -> array[Any]:
-        """This array repeated to a broadcast shape (gathered; code grows with the size)."""
-        if shape == self.shape:
-            return self
-        return self._gather(shape, _core.nd_broadcast_strides(self.shape, shape, "an array"))
-
-    def transpose(self, *axes: Any) -> array[TNum]:
-        """The axes permuted (reversed if none are given), as NumPy; a gathered copy."""
-        order = _core.nd_permutation(axes, self.ndim, f"an array of shape {self.shape}")
-        if order == list(range(self.ndim)):
-            return self
-        return self._gather(*_core.nd_transposed(self.shape, order))
-
-    @property
-    def T(self) -> array[TNum]:
-        """The transpose (axes reversed)."""
-        return self.transpose()
-
-    def broadcast_to(self, shape: Sequence[int]) -> array[TNum]:
-        """This array repeated to ``shape`` by NumPy's broadcasting rules; a gathered copy."""
-        target = tuple(shape)
-        return self._gather(target, _core.nd_broadcast_strides(self.shape, target, "an array"))
-
-    def _binary(self, op: BinaryOp, other: Any, reflected: bool = False) -> Any:
-        if isinstance(other, array):
-            if other.shape != self.shape:
-                shape = _core.nd_broadcast(self.shape, other.shape, op)
-                return self._expand(shape)._binary(op, other._expand(shape), reflected)
-            b: Any = other._cp_node
-        else:
-            b = scalar_or_none(other)
-            if b is None:
-                return NotImplemented
-        a, b = (b, self._cp_node) if reflected else (self._cp_node, b)
-        return array._of(_core.array_binary(op, a, b), self.shape)
-
-    # the operators: one array stencil each (``_binary``); ``**`` with an int constant is ``_powi``
-    __add__ = _operator("add")
-    __radd__ = _operator("add", reflected=True)
-    __sub__ = _operator("sub")
-    __rsub__ = _operator("sub", reflected=True)
-    __mul__ = _operator("mul")
-    __rmul__ = _operator("mul", reflected=True)
-    __truediv__ = _operator("div")
-    __rtruediv__ = _operator("div", reflected=True)
-    __floordiv__ = _operator("floordiv")
-    __rfloordiv__ = _operator("floordiv", reflected=True)
-    __mod__ = _operator("mod")
-    __rmod__ = _operator("mod", reflected=True)
-    __and__ = _operator("and")
-    __rand__ = _operator("and", reflected=True)
-    __or__ = _operator("or")
-    __ror__ = _operator("or", reflected=True)
-    __xor__ = _operator("xor")
-    __rxor__ = _operator("xor", reflected=True)
-    __lshift__ = _operator("shl")
-    __rlshift__ = _operator("shl", reflected=True)
-    __rshift__ = _operator("shr")
-    __rrshift__ = _operator("shr", reflected=True)
-    __lt__ = _operator("lt")
-    __le__ = _operator("le")
-    __gt__ = _operator("gt")
-    __ge__ = _operator("ge")
-    __rpow__ = _operator("pow", reflected=True)
-
-    def __eq__(self, o: Any) -> Any:
-        return self._binary("eq", o)
-
-    def __ne__(self, o: Any) -> Any:
-        return self._binary("ne", o)
-
-    def __pow__(self, o: Any) -> Any:
-        n = scalar_or_none(o)
-        if isinstance(n, int) and not isinstance(n, bool):
-            return self._powi(n)
-        return self._binary("pow", o)
-
-    def _powi(self, n: int) -> array[Any]:
-        """``self ** n`` for an integer constant as the scalar rule does it (README,
-        "Powers"): multiplications left to right for ``|n| < 8`` (Copapy's order), square
-        and multiply above, ``1 / x ** -n`` for negative ``n``, ones for ``n == 0``; so an
-        int array stays int (wrapping) and a float one gets the scalar bits, not ``powf``'s."""
-        if n == 0:
-            ones = [1.0 if self.dtype == "float" else 1] * self.size
-            return array(ones, "float" if self.dtype == "float" else "int").reshape(self.shape)
-        base: array[Any] = self * 1 if self.dtype == "bool" else self  # bools count as ints
-        m = -n if n < 0 else n
-        if m < 8:
-            acc = base
-            for _ in range(m - 1):
-                acc = acc * base
-        else:
-            acc_or_none: array[Any] | None = None
-            while True:
-                if m & 1:
-                    acc_or_none = base if acc_or_none is None else acc_or_none * base
-                m >>= 1
-                if m == 0:
-                    break
-                base = base * base
-            assert acc_or_none is not None
-            acc = acc_or_none
-        return acc if n > 0 else 1.0 / acc
-
-    def _unary(self, op: UnaryOp) -> array[Any]:
-        return array._of(_core.array_unary(op, self._cp_node), self.shape)
-
-    def __neg__(self) -> array[TNum]:
-        return self._unary("neg")
-
-    def __pos__(self) -> array[TNum]:
-        return self
-
-    def __abs__(self) -> array[TNum]:
-        return self._unary("abs")
-
-    # --- reductions --------------------------------------------------------------------
-
-    def _axes(self, axis: Any) -> tuple[int, ...] | None:
-        return _core.nd_axes(axis, self.ndim, f"an array of shape {self.shape}")
-
-    def _rows(self, axes: tuple[int, ...]) -> tuple[array[Any], int, int, tuple[int, ...], tuple[int, ...]]:
-        """This array as a (rows, n) array whose rows hold the terms of each result
-        element in row-major order of ``axes``: kept axes first (a transposed copy only if
-        the reduced axes are not already last); also the result's shape without and with
-        the reduced axes kept as 1."""
-        kept = [d for d in range(self.ndim) if d not in axes]
-        n = math.prod(self.shape[d] for d in axes)
-        src: array[Any] = self if kept == list(range(len(kept))) else self.transpose(kept + list(axes))
-        plain = tuple(self.shape[d] for d in kept)
-        keep = tuple(1 if d in axes else self.shape[d] for d in range(self.ndim))
-        return src.reshape(self.size // n, n), self.size // n, n, plain, keep
-
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """Sum of all elements (a value), or over ``axis`` (an int or a tuple of ints: an
-        array), in the fixed order of the module docstring; ``keepdims`` keeps the summed
-        axes with length 1."""
-        axes = self._axes(axis)
-        if axes is not None and len(axes) == self.ndim:
-            axes = None
-        if axes is None:
-            total = _core.array_sum(self._cp_node)
-            if not keepdims:
-                return total
-            return array._of(_core.array_pack(total.dtype, [total]), (1,) * self.ndim)
-        if not axes:
-            return self
-        if len(axes) == 1:
-            return self._sum_axis(axes[0], keepdims)
-        rows, m, n, plain, keep = self._rows(axes)
-        # a dot product with ones per output element: x * 1 is x exactly, so each entry
-        # is the documented sum of its terms
-        ones = array([1] * n, "float" if self._cp_node.dtype == "float" else "int")
-        node = _core.array_matmul(rows._cp_node, ones._cp_node, m, n, 1)
-        return array._of(node, keep if keepdims else plain)
-
-    def _sum_axis(self, axis: int, keepdims: bool) -> array[Any]:
-        kept = self.shape[:axis] + ((1,) if keepdims else ()) + self.shape[axis + 1:]
-        n = self.shape[axis]
-        before = math.prod(self.shape[:axis])
-        after = self.size // (before * n)
-        src: array[Any] = self
-        if before > 1 and after > 1:  # a middle axis: move it last first
-            order = [d for d in range(self.ndim) if d != axis] + [axis]
-            src = self.transpose(order)
-            before, after = self.size // n, 1
-        dtype = "float" if self._cp_node.dtype == "float" else "int"
-        ones = array([1] * n, dtype)
-        if after == 1:
-            flat = src.reshape(before, n)._cp_node
-            node = _core.array_matmul(flat, ones._cp_node, before, n, 1)
-        else:
-            flat = src.reshape(n, after)._cp_node
-            node = _core.array_matmul(ones._cp_node, flat, 1, n, after)
-        return array._of(node, kept)
-
-    def _count(self, axis: Any) -> int:
-        axes = self._axes(axis)
-        return self.size if axes is None else math.prod(self.shape[d] for d in axes)
-
-    def _extreme(self, which: str, axis: Any, keepdims: bool) -> Any:
-        axes = self._axes(axis)
-        if axes is not None and len(axes) == self.ndim:
-            axes = None
-        if axes is None:
-            out = _core.array_extreme(which, self._cp_node)
-            if not keepdims:
-                return out
-            return array._of(_core.array_pack(self._cp_node.dtype, [out]), (1,) * self.ndim, self.dtype)
-        if not axes:
-            return self
-        rows, m, n, plain, keep = self._rows(axes)
-        node = _core.array_rows_extreme(which, rows._cp_node, m, n)
-        return array._of(node, keep if keepdims else plain, self.dtype)
-
-    def min(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """The smallest element (a value), or over ``axis`` (an int or a tuple of ints: an
-        array): NumPy's ``minimum`` folded in the order of the sums, a NaN gives NaN."""
-        return self._extreme("min", axis, keepdims)
-
-    def max(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """The largest element (a value), or over ``axis`` (an int or a tuple of ints: an
-        array): NumPy's ``maximum`` folded in the order of the sums, a NaN gives NaN."""
-        return self._extreme("max", axis, keepdims)
-
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """The sum (all elements or over ``axis``) divided by the number of its terms, in
-        float: an int, bool or byte array is converted to float32 first, so the mean never
-        wraps (NumPy accumulates int means in floating point too; copapy's is float32)."""
-        src = self
-        if self.dtype != "float":
-            src = array._of(_core.array_cast(self._cp_node, "float"), self.shape, "float")
-        return src.sum(axis, keepdims) / float(self._count(axis))
-
-    # --- the methods every container has (tensor and vector too) ----------------------
-
-    def item(self) -> value[TNum]:
-        """The only element of a one-element array (an alias: no code)."""
-        if self.size != 1:
-            raise ValueError(f"item() needs an array with one element, this one has shape {self.shape}")
-        return _core.array_element(self._cp_node, 0)
-
-    def tolist(self) -> list[Any]:
-        """The elements (values aliasing the array: no code) as nested lists of the shape."""
-        nested: list[Any] = _core.nd_nest(_core.array_elements(self._cp_node), self.shape)
-        return nested
-
-    def get_scalar(self, *key: int) -> value[TNum]:
-        """The element at the given indices (one per dimension)."""
-        if len(key) != self.ndim:
-            raise IndexError(f"get_scalar needs {self.ndim} indices for shape {self.shape}, got {len(key)}")
-        return _core.array_element(self._cp_node, self._flat_index(key))
-
-    def map(self, func: Callable[[Any], Any]) -> array[Any]:
-        """An array of the same shape holding ``func(x)`` for each element ``x`` (traced
-        element by element, then gathered: code grows with the size)."""
-        return array([func(x) for x in _core.array_elements(self._cp_node)]).reshape(self.shape)
-
-    def homogenize(self) -> array[TNum]:
-        """The array itself: its elements are values already (``tensor.homogenize``)."""
-        return self
+    # --- reductions and products (the rest: NdMethods) ------------------------------
 
     def all(self) -> value[int]:
         """Whether every element is non-zero, a bool value (one compare and one reduction)."""
@@ -620,14 +301,6 @@ class array(Generic[TNum]):
         """Whether any element is non-zero, a bool value (one compare and one reduction)."""
         out: value[int] = (self != 0).max() != 0
         return out
-
-    def trace(self) -> value[TNum]:
-        """Sum of the diagonal of a square matrix (one gather and one sum)."""
-        if self.ndim != 2 or self.shape[0] != self.shape[1]:
-            raise ValueError(f"trace needs a square matrix, got shape {self.shape}")
-        n = self.shape[0]
-        diagonal: value[TNum] = self._gather((n,), [n + 1]).sum()
-        return diagonal
 
     def dot(self, other: array[Any]) -> value[Any]:
         """The sum of the products of corresponding elements (sum in the fixed order).
@@ -644,15 +317,6 @@ class array(Generic[TNum]):
                 "product use @"
             )
         return _core.array_dot(self._cp_node, other._cp_node)
-
-    def sort(self) -> array[TNum]:
-        """``cp.sort(self)``: the sorted copy of a 1-D array (Copapy's ``array.sort``)."""
-        return sort(self)
-
-    def argsort(self) -> array[int]:
-        """``cp.argsort(self)``: the indices that sort a 1-D array, stable (Copapy's
-        ``array.argsort``)."""
-        return argsort(self)
 
     def __matmul__(self, other: Any) -> Any:
         if not isinstance(other, array):
@@ -731,7 +395,7 @@ def unary(x: array[Any], name: str) -> array[Any]:
     """Math function ``name`` element-wise (one stencil)."""
     if not is_unary(name):
         raise ValueError(f"unknown array function '{name}'")
-    return x._unary(name)
+    return _core.nd_unary(x, name)  # type: ignore[no-any-return]
 
 
 def binary(name: str, a: Any, b: Any) -> Any:
@@ -739,8 +403,8 @@ def binary(name: str, a: Any, b: Any) -> Any:
     if not is_binary(name):
         raise ValueError(f"unknown array operation '{name}'")
     if isinstance(a, array):
-        return a._binary(name, b)
-    return b._binary(name, a, True)
+        return _core.nd_binary(a, b, name, False)
+    return _core.nd_binary(b, a, name, True)
 
 
 def iif(cond: array[Any], a: Any, b: Any) -> array[Any]:
@@ -761,11 +425,11 @@ def iif(cond: array[Any], a: Any, b: Any) -> array[Any]:
     for x in (a, b):
         if isinstance(x, array) and x.shape != shape:
             shape = _core.nd_broadcast(shape, x.shape, "select between")
-    cond = cond._expand(shape)
+    cond = cond.broadcast_to(shape)
     ops = []
     for x in (a, b):
         if isinstance(x, array):
-            ops.append(x._expand(shape)._cp_node)
+            ops.append(x.broadcast_to(shape)._cp_node)
         else:
             s = scalar_or_none(x)
             if s is None:
@@ -774,21 +438,11 @@ def iif(cond: array[Any], a: Any, b: Any) -> array[Any]:
     return array._of(_core.array_select(cond._cp_node, ops[0], ops[1]), shape)
 
 
-def _sort_node(x: array[Any], argsort: bool) -> ArrayNode:
-    if x.ndim != 1:
-        raise ValueError(
-            f"sort and argsort take a 1-D array, got shape {x.shape}: flatten it or index a row"
-        )
-    return _core.array_sort(x._cp_node, argsort)
-
-
 def sort(x: array[Any]) -> array[Any]:
-    """``np.sort(x, kind='stable')`` of a 1-D array (NaNs last): one sorting-network stencil,
-    its time independent of the data."""
-    return array._of(_sort_node(x, False), x.shape, x.dtype)
+    """``np.sort(x, kind='stable')`` of a 1-D array (``array.sort``)."""
+    return x.sort()
 
 
 def argsort(x: array[Any]) -> array[int]:
-    """``np.argsort(x, kind='stable')`` of a 1-D array (NaNs last, ties in index order) as an
-    int array: one sorting-network stencil."""
-    return array._of(_sort_node(x, True), x.shape, "int")
+    """``np.argsort(x, kind='stable')`` of a 1-D array as an int array (``array.argsort``)."""
+    return x.argsort()  # type: ignore[no-any-return]

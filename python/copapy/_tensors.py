@@ -1,28 +1,26 @@
 """``cp.tensor`` (also ``cp.matrix``): an n-D container of traced values and/or plain numbers.
 
-``cp.vector`` (``_vectors``) is a 1-D tensor with its geometric methods; every method here
-(reductions over axes, ``min``/``max``, ``sort``, ``reshape``, ``T``, ``astype``, …) works on
-both, with the same names and semantics as ``cp.array``'s, so code never depends on which
-storage a value got. Shapes, axes, broadcasting, indexing, nested data and the summation
-order are the Rust n-d core's (``_core.nd_*``, ``crates/copapy-python/src/ndcore/``);
-elements ``_elements``'; the array-stencil path for large containers ``_packing``'.
-The constructors (``zeros ones arange eye identity diagonal concat``) are ``_constructors``'."""
+``cp.vector`` (``_vectors``) is a 1-D tensor with its geometric methods. The methods every
+container has (reductions over axes, ``min``/``max``, ``sort``, ``reshape``, ``T``,
+``astype``, the operators, …) are ``_ndmethods.NdMethods``', written once for tensors and
+``cp.array`` in the Rust n-d core (``crates/copapy-python/src/ndcore/``), so code never
+depends on which storage a value got; this module holds the storage (a tuple of leaves,
+optionally packed into an array node: ``_packing``), its hooks for the core (``_like``,
+``_from_node``, ``_result_kind``), indexing, the operators' typing and products. The
+constructors (``zeros ones arange eye identity diagonal concat``) are ``_constructors``'."""
 
 from __future__ import annotations
 
 import math
 import operator as _op
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, ClassVar, SupportsIndex, TypeAlias, TypeVar, cast, overload
+from typing import Any, ClassVar, SupportsIndex, TypeAlias, overload
 
 from . import _core, _packing
 from . import _elements as A
-from ._array import array
-from ._core import nd_gather as _gather
 from ._core import value
 from ._elements import TNum
-
-U = TypeVar("U", int, float)
+from ._ndmethods import NdMethods
 
 _TIntLike: TypeAlias = "tensor[int] | value[int] | int"
 _TAnyLike: TypeAlias = "tensor[Any] | value[Any] | float | Sequence[Any]"
@@ -53,30 +51,7 @@ def _packed_ten(node: Any, shape: tuple[int, ...], cls: type[tensor[Any]] | None
     return t
 
 
-def _elementwise(op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Callable[..., Any]:
-    """The method of a binary operator without narrower typing: ``tensor._binop`` with ``op``."""
-
-    def method(self: tensor[Any], other: Any) -> Any:
-        return self._binop(other, op, name, rev)
-
-    return method
-
-
-def _nan_fold(a: Any, b: Any, which: str) -> Any:
-    """NumPy's ``minimum``/``maximum`` of two elements: traced ones by one stencil, numbers
-    in Python (a NaN wins, as in NumPy)."""
-    if type(a) is _V or type(b) is _V:
-        return _core.math_binary("min" if which == "min" else "max", a, b)
-    if a != a or b != b:
-        return a if a != a else b
-    return min(a, b) if which == "min" else max(a, b)
-
-
-def _nan_last(x: Any) -> tuple[bool, Any]:
-    return (x != x, 0 if x != x else x)
-
-
-class tensor(A.ArrayBase[TNum]):
+class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
     """An n-dimensional array (``cp.matrix`` is the same class) of ``cp.value``s and/or plain
     Python numbers, stored flat in row-major order (``values``) with a ``shape``.
 
@@ -136,8 +111,10 @@ class tensor(A.ArrayBase[TNum]):
         """The class of ``self op other`` (a vector only between vectors and sequences)."""
         return tensor
 
-    def _from_node(self, node: Any, shape: tuple[int, ...]) -> tensor[Any]:
-        return _packed_ten(node, shape, type(self) if len(shape) == 1 else tensor)
+    @classmethod
+    def _from_node(cls, node: Any, shape: tuple[int, ...]) -> tensor[Any]:
+        """A container of this kind (a tensor unless 1-D) aliasing array ``node``."""
+        return _packed_ten(node, shape, cls if len(shape) == 1 else tensor)
 
     def __repr__(self) -> str:
         if len(self.values) <= 64:
@@ -153,25 +130,7 @@ class tensor(A.ArrayBase[TNum]):
         """Number of elements."""
         return len(self.values)
 
-    def item(self) -> value[TNum] | TNum:
-        """The only element of a tensor with one element."""
-        if len(self.values) != 1:
-            raise ValueError(f"item() needs a tensor with one element, this one has shape {self.shape}")
-        return self.values[0]
-
-    def tolist(self) -> Any:
-        """The elements as nested lists (the element itself for a 0-d tensor)."""
-        return _core.nd_nest(list(self.values), self.shape)
-
     # --- indexing -------------------------------------------------------------------------
-
-    def get_scalar(self, *key: int) -> value[TNum] | TNum:
-        """The element at the given indices (one per dimension)."""
-        if len(key) != len(self.shape):
-            raise IndexError(
-                f"get_scalar needs {len(self.shape)} indices for shape {self.shape}, got {len(key)}"
-            )
-        return self.values[_core.nd_view(key, self.shape, "tensor")[0]]
 
     def __getitem__(self, key: SupportsIndex | slice | tuple[SupportsIndex | slice, ...]) -> tensor[TNum]:
         shape = self.shape
@@ -182,7 +141,7 @@ class tensor(A.ArrayBase[TNum]):
             # runtime indices: wrapped once if negative, then clamped (a lookup table)
             return _packed_ten(*_packing.runtime_subscript(self, keys))
         offset, sub, strides = _core.nd_view(key, shape, "tensor")
-        return _ten(_gather(self.values, offset, sub, strides), sub)
+        return _core.nd_take(self, offset, sub, strides)  # type: ignore[no-any-return]
 
     def __iter__(self) -> Iterator[tensor[TNum]]:
         if not self.shape:
@@ -197,41 +156,8 @@ class tensor(A.ArrayBase[TNum]):
 
     def _binop(self, other: Any, op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Any:
         """``self op other`` (``other op self`` if ``rev``) element by element, broadcast as
-        NumPy; one array stencil when the container packs (``_packing``)."""
-        kind = self._result_kind(other)
-        if _packing.wants(self) and (
-            isinstance(other, _SCALARS) or (isinstance(other, tensor) and other.shape == self.shape)
-        ):
-            node = _packing.binop(self, other, name, rev)
-            if node is not None:
-                return _packed_ten(node, self.shape, kind)
-        make = _ten if kind is tensor else self._like
-        if isinstance(other, _SCALARS):
-            if rev:
-                return make(tuple([op(other, x) for x in self.values]), self.shape)
-            return make(tuple([op(x, other) for x in self.values]), self.shape)
-        if not isinstance(other, tensor):
-            if isinstance(other, A.ArrayBase):
-                return NotImplemented  # a quaternion: its own reflected method decides
-            s = A.scalar_or_none(other)
-            if s is not None:
-                return self._binop(s, op, name, rev)
-            if isinstance(other, (str, bytes)) or not isinstance(other, Iterable):
-                return NotImplemented
-            other = tensor(other)
-        a, b = self.values, other.values
-        sa, sb = self.shape, other.shape
-        shape = sa
-        if sa != sb:
-            what = "vectors" if kind is not tensor else "tensors"
-            shape = _core.nd_broadcast(sb, sa, name, what) if rev else _core.nd_broadcast(sa, sb, name, what)
-            if sa != shape:
-                a = _gather(a, 0, shape, _core.nd_broadcast_strides(sa, shape, what))
-            if sb != shape:
-                b = _gather(b, 0, shape, _core.nd_broadcast_strides(sb, shape, what))
-        if len(shape) != 1:
-            make = _ten
-        return make(tuple(map(op, b, a) if rev else map(op, a, b)), shape)
+        NumPy (the n-d core's ``nd_binary``; ``op`` is Python's operator ``name``)."""
+        return _core.nd_binary(self, other, name, rev)
 
     @overload
     def __add__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
@@ -323,15 +249,6 @@ class tensor(A.ArrayBase[TNum]):
     def __rpow__(self, other: Any) -> Any:
         return self._binop(other, _op.pow, "pow", True)
 
-    def __neg__(self) -> tensor[TNum]:
-        return self._like(tuple(map(_op.neg, self.values)), self.shape)
-
-    def __pos__(self) -> tensor[TNum]:
-        return self
-
-    def __abs__(self) -> tensor[TNum]:
-        return self._like(tuple(map(abs, self.values)), self.shape)
-
     def __lt__(self, other: _TAnyLike) -> tensor[int]:
         return self._binop(other, _op.lt, "lt")  # type: ignore[no-any-return]
 
@@ -352,71 +269,6 @@ class tensor(A.ArrayBase[TNum]):
 
     __hash__ = None  # type: ignore[assignment]
 
-    # bitwise operators of int and bool elements, as ``cp.array``'s
-    __and__, __rand__ = _elementwise(_op.and_, "and"), _elementwise(_op.and_, "and", True)
-    __or__, __ror__ = _elementwise(_op.or_, "or"), _elementwise(_op.or_, "or", True)
-    __xor__, __rxor__ = _elementwise(_op.xor, "xor"), _elementwise(_op.xor, "xor", True)
-    __lshift__, __rlshift__ = _elementwise(_op.lshift, "lshift"), _elementwise(_op.lshift, "lshift", True)
-    __rshift__, __rrshift__ = _elementwise(_op.rshift, "rshift"), _elementwise(_op.rshift, "rshift", True)
-
-    def map(self, func: Callable[[Any], value[U] | U]) -> tensor[U]:
-        """A tensor of the same shape holding ``func(x)`` for each element ``x``."""
-        return self._like(tuple(map(func, self.values)), self.shape)
-
-    def homogenize(self) -> tensor[TNum]:
-        """If any element is a value, the plain numbers become ``cp.value`` inputs too."""
-        if any(type(x) is _V for x in self.values):
-            vals = tuple(x if type(x) is _V else value(cast(Any, x)) for x in self.values)
-            return self._like(vals, self.shape)
-        return self
-
-    # --- shape ----------------------------------------------------------------------------
-
-    def reshape(self, *new_shape: int | Sequence[int]) -> tensor[TNum]:
-        """The same elements with a new shape; one dimension may be negative (inferred), as
-        in NumPy."""
-        dims = _core.nd_reshape(new_shape, len(self.values), f"a tensor of shape {self.shape}")
-        return _ten(self.values, dims)
-
-    def flatten(self) -> tensor[TNum]:
-        """The elements as a 1-D container (row-major order)."""
-        return self._like(self.values, (len(self.values),))
-
-    ravel = flatten
-
-    def transpose(self, *axes: int | Sequence[int]) -> tensor[TNum]:
-        """The axes permuted (reversed if none are given)."""
-        perm = _core.nd_permutation(axes, len(self.shape), f"a tensor of shape {self.shape}")
-        if perm == list(range(len(self.shape))):
-            return self
-        shape, strides = _core.nd_transposed(self.shape, perm)
-        return _ten(_gather(self.values, 0, shape, strides), shape)
-
-    @property
-    def T(self) -> tensor[TNum]:
-        """The transpose (all axes reversed)."""
-        return self.transpose()
-
-    def broadcast_to(self, shape: Sequence[int]) -> tensor[TNum]:
-        """The elements repeated to ``shape`` by NumPy's broadcasting rules."""
-        target = tuple(shape)
-        strides = _core.nd_broadcast_strides(self.shape, target, "a tensor")
-        return self._like(_gather(self.values, 0, target, strides), target)
-
-    def astype(self, dtype: str) -> tensor[Any]:
-        """The elements converted to ``dtype`` ('float', 'int', 'bool', 'byte'; the rules of
-        ``cp.cast``): one loop stencil when the container packs, else one per traced element."""
-        node = _packing.array_of(self)
-        if node is not None:
-            if dtype == "byte":
-                out = _core.array_unary("tobyte", node)
-            elif node.dtype == dtype:
-                return self
-            else:
-                out = _core.array_cast(node, dtype)
-            return self._from_node(out, self.shape)
-        return self._like(tuple(A.cast_scalar(v, dtype) for v in self.values), self.shape)
-
     def to_numpy(self, target: Any = None) -> Any:
         """The elements as a NumPy array: the constants themselves, or with ``target`` the
         current contents there (float32, int32 or bool, as ``cp.array.to_numpy``)."""
@@ -427,124 +279,9 @@ class tensor(A.ArrayBase[TNum]):
         dtype = {"float": np.float32, "int": np.int32, "bool": np.bool_}[self.dtype]
         return np.asarray(target.read_value(self), dtype=dtype).reshape(self.shape)
 
-    # --- reductions and products ----------------------------------------------------------
-
-    def _reduce(self, axis: Any, keepdims: bool, whole: Callable[[Sequence[Any]], Any],
-                packed: Callable[[Any], Any] | None) -> Any:
-        """A reduction of every element (``axis=None``) or over axes, in the documented
-        order (``_core.nd_groups``); one array stencil for a packed whole."""
-        shape = self.shape
-        axes = _core.nd_axes(axis, len(shape), f"a tensor of shape {shape}")
-        if axes is None or len(axes) == len(shape):
-            s = packed(self) if packed is not None and _packing.wants(self) else None
-            if s is None:
-                s = whole(self.values)
-            return _ten((s,), (1,) * len(shape)) if keepdims else s
-        if not axes:
-            return self
-        out = tuple([whole(terms) for terms in _core.nd_groups(self.values, shape, axes)])
-        if keepdims:
-            return _ten(out, tuple(1 if d in axes else n for d, n in enumerate(shape)))
-        return self._like(out, tuple(n for d, n in enumerate(shape) if d not in axes))
-
-    @overload
-    def sum(self: tensor[int], axis: None = None, keepdims: bool = False) -> int | value[int]: ...
-    @overload
-    def sum(self: tensor[float], axis: None = None, keepdims: bool = False) -> float | value[float]: ...
-    @overload
-    def sum(self, axis: int | Sequence[int], keepdims: bool = False) -> tensor[TNum]: ...
-    def sum(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
-        """Sum of all elements (a scalar), or along the given axis/axes (a tensor; a scalar if
-        every axis is summed, as in Copapy). Terms are added in the documented order."""
-        return self._reduce(axis, keepdims, A.sum_elements, _packing.total)
-
-    def _extreme(self, which: str, axis: Any, keepdims: bool) -> Any:
-        if not self.values:
-            raise ValueError(f"zero-size tensor of shape {self.shape} has no {which}imum")
-
-        def whole(xs: Sequence[Any]) -> Any:
-            return _core.nd_tree_fold(xs, lambda a, b: _nan_fold(a, b, which))
-
-        def packed(t: tensor[Any]) -> Any:
-            node = _packing.array_of(t)
-            return None if node is None else _core.array_extreme(which, node)
-
-        return self._reduce(axis, keepdims, whole, packed)
-
-    def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
-        """The smallest element, or along the given axis/axes: NumPy's ``minimum`` folded in
-        the order of the sums (a NaN gives NaN), as ``cp.array.min``."""
-        return self._extreme("min", axis, keepdims)
-
-    def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
-        """The largest element, or along the given axis/axes: NumPy's ``maximum`` folded in
-        the order of the sums (a NaN gives NaN), as ``cp.array.max``."""
-        return self._extreme("max", axis, keepdims)
-
-    def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
-        """Mean of all elements, or along the given axis/axes: the sum divided by the count,
-        in float (``float_terms``: int and bool values are converted to float32 first, so
-        the mean never wraps). An empty mean is NaN, with NumPy's ``RuntimeWarning``."""
-        axes = _core.nd_axes(axis, len(self.shape), f"a tensor of shape {self.shape}")
-        n = len(self.values) if axes is None else math.prod(self.shape[a] for a in axes)
-        total = float_terms(self).sum(axis, keepdims)
-        if n == 0:
-            A.warn_empty_mean()
-            if isinstance(total, tensor):
-                return _ten((math.nan,) * len(total.values), total.shape)
-            return math.nan
-        return total / n
-
-    def _sorted(self, indices: bool) -> tensor[Any]:
-        if len(self.shape) != 1:
-            raise ValueError(f"sort and argsort take a 1-D container, got shape {self.shape}: "
-                             "flatten it or index a row")
-        vals = self.values
-        if not any(type(x) is _V for x in vals):
-            order = sorted(range(len(vals)), key=lambda i: _nan_last(vals[i]))
-            return self._like(tuple(order) if indices else tuple(vals[i] for i in order), self.shape)
-        node = _core.array_sort(_packing.lookup_array(self), indices)
-        return self._from_node(node, self.shape)
-
-    def sort(self) -> tensor[TNum]:
-        """The sorted copy of a 1-D container, as ``np.sort(kind='stable')`` (NaNs last):
-        one sorting-network stencil when traced (the same as ``cp.sort``)."""
-        return self._sorted(False)
-
-    def argsort(self) -> tensor[int]:
-        """The indices that sort a 1-D container, as ``np.argsort(kind='stable')``."""
-        return self._sorted(True)
-
     def dot(self, other: Any) -> Any:
         """``numpy.dot``: the dot product of 1-D operands, else the matrix product."""
         return _matmul(self, other)
-
-    def element(self, flat_index: int) -> value[TNum] | TNum:
-        """The element at ``flat_index`` of the row-major order (negative from the end), as
-        ``cp.array.element``."""
-        n = len(self.values)
-        i = _op.index(flat_index)
-        if not -n <= i < n:
-            raise IndexError(f"index {i} is out of range for {n} elements")
-        return self.values[i]
-
-    def get_values(self, data: Sequence[Any]) -> Any:
-        """Flat element data (one number per element, row-major) nested as lists of this
-        container's shape, as ``cp.array.get_values``."""
-        flat = list(data)
-        if len(flat) != len(self.values):
-            raise ValueError(f"get_values needs {len(self.values)} elements for shape {self.shape}, "
-                             f"got {len(flat)}")
-        return _core.nd_nest(flat, self.shape)
-
-    flatten_data = staticmethod(array.flatten_data)
-
-    def trace(self) -> value[TNum] | TNum:
-        """Sum of the diagonal of a square matrix (documented order)."""
-        if len(self.shape) != 2 or self.shape[0] != self.shape[1]:
-            raise ValueError(f"trace needs a square matrix, got shape {self.shape}")
-        n = self.shape[0]
-        return A.sum_elements(self.values[:: n + 1]) if n else 0
 
     def matmul(self, other: Any) -> Any:
         """Matrix product ``self @ other`` (see ``__matmul__``)."""
@@ -600,14 +337,9 @@ def _matmul(a: Any, b: Any) -> Any:
     return _ten(out, (len(out),))
 
 
-
-
 def float_terms(x: tensor[Any]) -> tensor[Any]:
-    """``x`` ready to be averaged: if it holds int or bool values, ``x`` converted to float
-    (one stencil per value, or one loop for a packed container), so the sum is a float sum
-    and cannot wrap at 32 bits; NumPy too accumulates int means in floating point (float64;
-    copapy's mean is float32, the sum in the documented order of the converted terms). Plain
-    numbers need nothing: Python sums them exactly."""
+    """``x`` ready to be averaged: converted to float if it holds traced int or bool values
+    (``mean``'s rule: the sum cannot wrap at 32 bits; plain numbers are summed exactly)."""
     if all(type(v) is not _V or v.dtype == "float" for v in x.values):
         return x
-    return x.astype("float")
+    return x.astype("float")  # type: ignore[no-any-return]

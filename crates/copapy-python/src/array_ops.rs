@@ -74,7 +74,7 @@ fn wrap_value(py: Python<'_>, r: Result<Value, TraceError>) -> PyResult<Py<PyVal
 }
 
 /// An operand: an array handle, a `value`, or a Python number (a constant).
-fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+pub(crate) fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     if let Ok(a) = obj.cast::<PyArrayNode>() {
         return Ok(a.get().v.clone());
     }

@@ -9,51 +9,9 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple};
 use super::errors::{axis_error, element_error, tuple};
 use crate::container::{self, Contents};
 use crate::convert::{check_dtype, type_name};
-use crate::shape::{self, show};
+use crate::shape::show;
 use crate::value::PyValue;
 use crate::walk;
-
-/// The leaves of a strided view of `values` (row-major), as a tuple.
-#[pyfunction]
-pub fn nd_gather<'py>(
-    values: &Bound<'py, PyTuple>,
-    offset: isize,
-    shape: Vec<usize>,
-    strides: Vec<isize>,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let idx = shape::view_indices(offset, &shape, &strides);
-    let items = idx
-        .into_iter()
-        .map(|i| values.get_item(i))
-        .collect::<PyResult<Vec<_>>>()?;
-    PyTuple::new(values.py(), items)
-}
-
-/// The leaves of `values` (of `shape`) grouped for a reduction over the sorted `axes`: one
-/// tuple per result element, its terms in the documented order of reductions over axes.
-#[pyfunction]
-pub fn nd_groups<'py>(
-    values: &Bound<'py, PyTuple>,
-    shape: Vec<usize>,
-    axes: Vec<usize>,
-) -> PyResult<Vec<Bound<'py, PyTuple>>> {
-    if axes.iter().any(|&a| a >= shape.len()) {
-        return Err(PyValueError::new_err(
-            "nd_groups: an axis beyond the dimensions",
-        ));
-    }
-    let (groups, _) = shape::reduction_groups(&shape, &axes);
-    groups
-        .into_iter()
-        .map(|g| {
-            let items = g
-                .into_iter()
-                .map(|i| values.get_item(i))
-                .collect::<PyResult<Vec<_>>>()?;
-            PyTuple::new(values.py(), items)
-        })
-        .collect()
-}
 
 /// Row-major items as nested lists of `shape` (the one item itself for `()`).
 #[pyfunction]

@@ -2,22 +2,32 @@
 //! `quaternion`): NumPy's rules for shapes, axes, reshapes, transposes, broadcasts and
 //! static indices (with NumPy's errors), flat-to-nested and nested-to-flat data, and the
 //! documented summation order with Copapy's sparse-constant rules. Written once, over two
-//! storage modes: a tuple of leaves (values and plain numbers, `nd_gather`, `nd_groups`,
+//! storage modes: a tuple of leaves (values and plain numbers, `nd_take`, `nd_reduce`,
 //! `nd_sum`, `nd_dot`) and one contiguous array node (the Python `cp.array` asks for views:
 //! offset, shape, strides). The arithmetic of shapes is `shape.rs`'.
 
 use pyo3::prelude::*;
 
+mod binary;
+mod cast;
 mod errors;
 mod leaves;
 mod pack;
+mod reduce;
 mod shapes;
+mod sort;
+mod storage;
 mod sums;
 
+pub use binary::*;
+pub use cast::*;
 pub use errors::*;
 pub use leaves::*;
 pub use pack::*;
+pub use reduce::*;
 pub use shapes::*;
+pub use sort::*;
+pub use storage::*;
 pub use sums::*;
 
 /// Registers the core's functions in `copapy._core`.
@@ -32,17 +42,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_broadcast_strides, m)?)?;
     m.add_function(wrap_pyfunction!(nd_axes, m)?)?;
     m.add_function(wrap_pyfunction!(nd_permutation, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_transposed, m)?)?;
     m.add_function(wrap_pyfunction!(nd_reshape, m)?)?;
     m.add_function(wrap_pyfunction!(nd_view, m)?)?;
     m.add_function(wrap_pyfunction!(nd_merged, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_view_indices, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_gather, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_groups, m)?)?;
     m.add_function(wrap_pyfunction!(nd_nest, m)?)?;
     m.add_function(wrap_pyfunction!(nd_scalar, m)?)?;
     m.add_function(wrap_pyfunction!(nd_flatten, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_tree_fold, m)?)?;
     m.add_function(wrap_pyfunction!(nd_sum, m)?)?;
     m.add_function(wrap_pyfunction!(nd_dot, m)?)?;
     m.add_function(wrap_pyfunction!(nd_dtype, m)?)?;
@@ -53,5 +58,24 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_pack_threshold, m)?)?;
     m.add_function(wrap_pyfunction!(nd_wants_pack, m)?)?;
     m.add_function(wrap_pyfunction!(nd_pack, m)?)?;
+    // the methods every container has, over both storage modes
+    m.add_function(wrap_pyfunction!(nd_reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_sort, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_astype, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_transpose, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_reshape_to, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_flat, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_broadcast_to, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_item, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_tolist, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_get_scalar, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_element, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_get_values, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_map, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_homogenize, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_take, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_binary, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_unary, m)?)?;
     Ok(())
 }

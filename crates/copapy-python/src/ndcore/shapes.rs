@@ -220,22 +220,6 @@ pub fn nd_permutation(axes: &Bound<'_, PyTuple>, ndim: usize, what: &str) -> PyR
     Ok(perm.into_iter().map(|d| d as usize).collect())
 }
 
-/// `shape` with its axes permuted by `perm`, and the strides that read it so.
-#[pyfunction]
-pub fn nd_transposed(
-    py: Python<'_>,
-    shape: Vec<usize>,
-    perm: Vec<usize>,
-) -> PyResult<(Bound<'_, PyTuple>, Vec<isize>)> {
-    if perm.iter().any(|&a| a >= shape.len()) {
-        return Err(PyValueError::new_err(
-            "nd_transposed: an axis beyond the dimensions",
-        ));
-    }
-    let (s, st) = shape::transposed(&shape, &perm);
-    Ok((tuple(py, &s)?, shape::signed(&st)))
-}
-
 /// NumPy's reshape of `size` elements to `spec` (ints or one sequence of ints; one may be
 /// negative, inferred), within the size limit; `what` names the container in errors.
 #[pyfunction]
@@ -322,10 +306,4 @@ pub fn nd_view<'py>(
 #[pyfunction]
 pub fn nd_merged(shape: Vec<usize>, strides: Vec<isize>) -> Vec<(usize, isize)> {
     shape::merged(&shape, &strides)
-}
-
-/// The flat indices of a strided view, row-major (a gather element by element).
-#[pyfunction]
-pub fn nd_view_indices(offset: isize, shape: Vec<usize>, strides: Vec<isize>) -> Vec<usize> {
-    shape::view_indices(offset, &shape, &strides)
 }

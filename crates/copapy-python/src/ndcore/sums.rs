@@ -1,26 +1,11 @@
 //! The documented summation order over leaves, with Copapy's sparse-constant rules.
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyFloat;
 use pyo3::{intern, IntoPyObjectExt};
 
 use super::leaves::is_traced;
 use crate::shape;
-
-/// `fold` (a Python callable; `+` when None) over the terms in the documented order.
-#[pyfunction]
-#[pyo3(signature = (terms, fold = None))]
-pub fn nd_tree_fold<'py>(
-    terms: Vec<Bound<'py, PyAny>>,
-    fold: Option<Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let r = match &fold {
-        Some(f) => shape::tree_fold(terms, |a, b| f.call1((a, b))),
-        None => shape::tree_fold(terms, |a, b| a.add(b)),
-    }?;
-    r.ok_or_else(|| PyValueError::new_err("a fold needs at least one term"))
-}
 
 fn tree_sum<'py>(py: Python<'py>, terms: Vec<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
     match shape::tree_fold(terms, |a, b| a.add(b))? {

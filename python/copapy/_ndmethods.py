@@ -1,0 +1,181 @@
+"""The methods every container has (``cp.tensor``, ``cp.matrix``, ``cp.vector``,
+``cp.array``), written once over both storage modes: a tuple of leaves (values and plain
+numbers, which keeps Copapy's sparse-constant folding) or one contiguous array node.
+Each is one call into the Rust n-d core (``crates/copapy-python/src/ndcore/``:
+``storage.rs`` the switch, ``reduce.rs``, ``sort.rs``, ``cast.rs``), which returns the
+result in the container's own storage mode through its hooks ``_like`` (leaves),
+``_from_node`` (a tensor aliasing an array) and ``_of`` (an array).
+
+Reductions (``sum``, ``mean``, ``min``, ``max``, ``trace``) add or fold their terms in one
+documented order on every target and in both modes: term k into partial k % 8, then the
+partials pairwise (``_elements``); over axes, each result element reduces its terms in
+row-major order of the reduced axes. ``min``/``max`` are NumPy's ``minimum``/``maximum``
+folded (a NaN gives NaN); ``sort``/``argsort`` are ``kind='stable'`` with NaNs last."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, Self, overload
+
+from . import _core
+from ._core import value
+from ._elements import TNum
+
+
+def _operator(op: str, reflected: bool = False) -> Any:
+    """The method of a binary operator (``op`` in the op table's spelling): the n-d core's
+    ``nd_binary`` (NumPy's broadcasting; ``NotImplemented`` for operands it cannot take).
+    Typed Any, so a class may narrow it (overloads, ``_typed_ops``' protocols)."""
+
+    def method(self: Any, other: Any) -> Any:
+        return _core.nd_binary(self, other, op, reflected)
+
+    return method
+
+
+class NdMethods(Generic[TNum]):
+    """The shared method set; a container class adds storage and typing."""
+
+    __slots__ = ()
+
+    # the operators, one stencil each for an array (a class narrows their types by
+    # overloads); ``**`` with an int constant follows the scalar rule (README, "Powers")
+    __add__, __radd__ = _operator("add"), _operator("add", True)
+    __sub__, __rsub__ = _operator("sub"), _operator("sub", True)
+    __mul__, __rmul__ = _operator("mul"), _operator("mul", True)
+    __truediv__, __rtruediv__ = _operator("div"), _operator("div", True)
+    __floordiv__, __rfloordiv__ = _operator("floordiv"), _operator("floordiv", True)
+    __mod__, __rmod__ = _operator("mod"), _operator("mod", True)
+    __pow__, __rpow__ = _operator("pow"), _operator("pow", True)
+    __and__, __rand__ = _operator("and"), _operator("and", True)
+    __or__, __ror__ = _operator("or"), _operator("or", True)
+    __xor__, __rxor__ = _operator("xor"), _operator("xor", True)
+    __lshift__, __rlshift__ = _operator("shl"), _operator("shl", True)
+    __rshift__, __rrshift__ = _operator("shr"), _operator("shr", True)
+    __lt__, __le__ = _operator("lt"), _operator("le")
+    __gt__, __ge__ = _operator("gt"), _operator("ge")
+    __eq__, __ne__ = _operator("eq"), _operator("ne")
+    __hash__ = None  # type: ignore[assignment]
+
+    def __neg__(self) -> Self:
+        return _core.nd_unary(self, "neg")  # type: ignore[no-any-return]
+
+    def __pos__(self) -> Self:
+        return self
+
+    def __abs__(self) -> Self:
+        return _core.nd_unary(self, "abs")  # type: ignore[no-any-return]
+
+    @overload
+    def sum(self: NdMethods[int], axis: None = None, keepdims: bool = False) -> int | value[int]: ...
+    @overload
+    def sum(self: NdMethods[float], axis: None = None, keepdims: bool = False) -> float | value[float]: ...
+    @overload
+    def sum(self, axis: int | Sequence[int], keepdims: bool = False) -> Self: ...
+    def sum(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
+        """Sum of all elements (a scalar), or over ``axis`` (an int or a tuple of ints: a
+        container; ``keepdims`` keeps the summed axes with length 1)."""
+        return _core.nd_reduce(self, "sum", axis, keepdims)
+
+    def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
+        """The sum divided by the number of its terms, in float: int, bool and byte terms
+        are converted to float32 first, so the mean never wraps (NumPy accumulates int
+        means in floating point too). An empty mean is NaN, with NumPy's RuntimeWarning."""
+        return _core.nd_reduce(self, "mean", axis, keepdims)
+
+    def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
+        """The smallest element, or over ``axis``: NumPy's ``minimum`` folded in the order
+        of the sums (a NaN gives NaN)."""
+        return _core.nd_reduce(self, "min", axis, keepdims)
+
+    def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
+        """The largest element, or over ``axis``: NumPy's ``maximum`` folded in the order
+        of the sums (a NaN gives NaN)."""
+        return _core.nd_reduce(self, "max", axis, keepdims)
+
+    def trace(self) -> Any:
+        """Sum of the diagonal of a square matrix (documented order)."""
+        return _core.nd_trace(self)
+
+    def sort(self) -> Self:
+        """The sorted copy of a 1-D container, ``np.sort(kind='stable')`` (NaNs last; -0.0
+        and +0.0 keep their order): one sorting-network stencil when traced (``cp.sort``)."""
+        return _core.nd_sort(self, False)  # type: ignore[no-any-return]
+
+    def argsort(self) -> Any:
+        """The int indices that sort a 1-D container, ``np.argsort(kind='stable')``."""
+        return _core.nd_sort(self, True)
+
+    def astype(self, dtype: str) -> Any:
+        """The elements converted to ``dtype`` ('float', 'int', 'bool', 'byte'; the rules of
+        ``cp.cast``): one loop stencil for an array (none if it has that dtype already) or
+        a container that packs, else one per traced element. A byte array is read as ints
+        (widened on use) and stored saturating."""
+        return _core.nd_astype(self, dtype)
+
+    def transpose(self, *axes: int | Sequence[int]) -> Self:
+        """The axes permuted (reversed if none are given), as NumPy; a gathered copy."""
+        return _core.nd_transpose(self, axes)  # type: ignore[no-any-return]
+
+    @property
+    def T(self) -> Self:
+        """The transpose (all axes reversed)."""
+        return self.transpose()
+
+    def reshape(self, *shape: int | Sequence[int]) -> Self:
+        """The same elements with a new shape (ints or one sequence of them; one may be
+        negative, inferred as NumPy does); no code. (A vector given more dimensions
+        becomes a tensor.)"""
+        return _core.nd_reshape_to(self, shape)  # type: ignore[no-any-return]
+
+    def flatten(self) -> Self:
+        """The elements as a 1-D container in row-major order; no code."""
+        return _core.nd_flat(self)  # type: ignore[no-any-return]
+
+    ravel = flatten
+
+    def broadcast_to(self, shape: Sequence[int]) -> Any:
+        """The elements repeated to ``shape`` by NumPy's broadcasting rules."""
+        return _core.nd_broadcast_to(self, tuple(shape))
+
+    def item(self) -> value[TNum] | TNum:
+        """The only element of a container with one element."""
+        return _core.nd_item(self)  # type: ignore[no-any-return]
+
+    def tolist(self) -> Any:
+        """The elements as nested lists (the element itself for a 0-d container); an
+        array's elements are values aliasing it (no code)."""
+        return _core.nd_tolist(self)
+
+    def get_scalar(self, *key: int) -> value[TNum] | TNum:
+        """The element at the given indices (one per dimension)."""
+        return _core.nd_get_scalar(self, key)  # type: ignore[no-any-return]
+
+    def element(self, flat_index: int) -> value[TNum] | TNum:
+        """The element at ``flat_index`` of the row-major order (negative from the end),
+        Copapy's ``array.element``."""
+        return _core.nd_element(self, flat_index)  # type: ignore[no-any-return]
+
+    def get_values(self, data: Sequence[Any]) -> Any:
+        """Flat element data (one number per element, row-major) nested as lists of this
+        container's shape (Copapy's ``array.get_values``)."""
+        return _core.nd_get_values(self, data)
+
+    @staticmethod
+    def flatten_data(data: Any) -> list[Any]:
+        """The numbers of (nested) sequences or a NumPy array in row-major order
+        (Copapy's ``array.flatten_data``); ragged or empty data is a ``ValueError``."""
+        flat, shape = _core.nd_flatten(data, "array")
+        if 0 in shape:
+            raise ValueError("an array needs at least one element; empty sequences have no dtype")
+        return flat
+
+    def map(self, func: Callable[[Any], Any]) -> Any:
+        """A container of the same shape holding ``func(x)`` for each element ``x`` (an
+        array's results are traced element by element, then gathered)."""
+        return _core.nd_map(self, func)
+
+    def homogenize(self) -> Self:
+        """If any element is a value, the plain numbers become ``cp.value`` inputs too (an
+        array returns itself: its elements are values already)."""
+        return _core.nd_homogenize(self)  # type: ignore[no-any-return]
