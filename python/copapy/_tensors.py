@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import operator as _op
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, ClassVar, SupportsIndex, TypeAlias, TypeVar, cast, overload
+from typing import Any, ClassVar, Self, SupportsIndex, TypeAlias, TypeVar, cast, overload
 
 from . import _core, _packing
 from . import _elements as A
@@ -21,11 +21,10 @@ from ._array import array
 from ._core import nd_gather as _gather
 from ._core import value
 from ._elements import TNum
+from ._typed_ops import Arith, Compare, Div, elementwise
 
 U = TypeVar("U", int, float)
 
-_TIntLike: TypeAlias = "tensor[int] | value[int] | int"
-_TAnyLike: TypeAlias = "tensor[Any] | value[Any] | float | Sequence[Any]"
 _TensorSource: TypeAlias = (
     "TNum | value[TNum] | tensor[TNum] | Sequence[TNum | value[TNum]]"
     " | Sequence[Sequence[TNum | value[TNum]]] | Sequence[Sequence[Sequence[TNum | value[TNum]]]]"
@@ -51,15 +50,6 @@ def _packed_ten(node: Any, shape: tuple[int, ...], cls: type[tensor[Any]] | None
     t.shape = shape
     t._arr = node
     return t
-
-
-def _elementwise(op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Callable[..., Any]:
-    """The method of a binary operator without narrower typing: ``tensor._binop`` with ``op``."""
-
-    def method(self: tensor[Any], other: Any) -> Any:
-        return self._binop(other, op, name, rev)
-
-    return method
 
 
 def _nan_fold(a: Any, b: Any, which: str) -> Any:
@@ -233,131 +223,45 @@ class tensor(A.ArrayBase[TNum]):
             make = _ten
         return make(tuple(map(op, b, a) if rev else map(op, a, b)), shape)
 
-    @overload
-    def __add__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
-    @overload
-    def __add__(self, other: _TAnyLike) -> tensor[float]: ...
-    def __add__(self, other: Any) -> Any:
-        return self._binop(other, _op.add, "add")
+    # the operators' types are written once for every container (``_typed_ops``)
+    __add__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.add, "add")
+    __radd__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.add, "add", True)
+    __sub__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.sub, "sub")
+    __rsub__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.sub, "sub", True)
+    __mul__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.mul, "mul")
+    __rmul__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.mul, "mul", True)
+    __floordiv__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.floordiv, "floordiv")
+    __rfloordiv__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.floordiv, "floordiv", True)
+    __mod__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.mod, "mod")
+    __rmod__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.mod, "mod", True)
+    __pow__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.pow, "pow")
+    __rpow__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.pow, "pow", True)
+    __truediv__: Div[TNum, tensor[int], tensor[float]] = elementwise(_op.truediv, "truediv")
+    __rtruediv__: Div[TNum, tensor[int], tensor[float]] = elementwise(_op.truediv, "truediv", True)
+    __lt__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.lt, "lt")
+    __le__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.le, "le")
+    __gt__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.gt, "gt")
+    __ge__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.ge, "ge")
+    __eq__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.eq, "eq")  # type: ignore[assignment]
+    __ne__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.ne, "ne")  # type: ignore[assignment]
 
-    @overload
-    def __radd__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
-    @overload
-    def __radd__(self, other: value[Any] | float) -> tensor[float]: ...
-    def __radd__(self, other: Any) -> Any:
-        return self._binop(other, _op.add, "add", True)
+    def __neg__(self) -> Self:
+        return cast(Self, self._like(tuple(map(_op.neg, self.values)), self.shape))
 
-    @overload
-    def __sub__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
-    @overload
-    def __sub__(self, other: _TAnyLike) -> tensor[float]: ...
-    def __sub__(self, other: Any) -> Any:
-        return self._binop(other, _op.sub, "sub")
-
-    @overload
-    def __rsub__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
-    @overload
-    def __rsub__(self, other: value[Any] | float) -> tensor[float]: ...
-    def __rsub__(self, other: Any) -> Any:
-        return self._binop(other, _op.sub, "sub", True)
-
-    @overload
-    def __mul__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
-    @overload
-    def __mul__(self, other: _TAnyLike) -> tensor[float]: ...
-    def __mul__(self, other: Any) -> Any:
-        return self._binop(other, _op.mul, "mul")
-
-    @overload
-    def __rmul__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
-    @overload
-    def __rmul__(self, other: value[Any] | float) -> tensor[float]: ...
-    def __rmul__(self, other: Any) -> Any:
-        return self._binop(other, _op.mul, "mul", True)
-
-    def __truediv__(self, other: _TAnyLike) -> tensor[float]:
-        return self._binop(other, _op.truediv, "truediv")  # type: ignore[no-any-return]
-
-    def __rtruediv__(self, other: value[Any] | float) -> tensor[float]:
-        return self._binop(other, _op.truediv, "truediv", True)  # type: ignore[no-any-return]
-
-    @overload
-    def __floordiv__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
-    @overload
-    def __floordiv__(self, other: _TAnyLike) -> tensor[float]: ...
-    def __floordiv__(self, other: Any) -> Any:
-        return self._binop(other, _op.floordiv, "floordiv")
-
-    @overload
-    def __rfloordiv__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
-    @overload
-    def __rfloordiv__(self, other: value[Any] | float) -> tensor[float]: ...
-    def __rfloordiv__(self, other: Any) -> Any:
-        return self._binop(other, _op.floordiv, "floordiv", True)
-
-    @overload
-    def __mod__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
-    @overload
-    def __mod__(self, other: _TAnyLike) -> tensor[float]: ...
-    def __mod__(self, other: Any) -> Any:
-        return self._binop(other, _op.mod, "mod")
-
-    @overload
-    def __rmod__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
-    @overload
-    def __rmod__(self, other: value[Any] | float) -> tensor[float]: ...
-    def __rmod__(self, other: Any) -> Any:
-        return self._binop(other, _op.mod, "mod", True)
-
-    @overload
-    def __pow__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
-    @overload
-    def __pow__(self, other: _TAnyLike) -> tensor[float]: ...
-    def __pow__(self, other: Any) -> Any:
-        return self._binop(other, _op.pow, "pow")
-
-    @overload
-    def __rpow__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
-    @overload
-    def __rpow__(self, other: value[Any] | float) -> tensor[float]: ...
-    def __rpow__(self, other: Any) -> Any:
-        return self._binop(other, _op.pow, "pow", True)
-
-    def __neg__(self) -> tensor[TNum]:
-        return self._like(tuple(map(_op.neg, self.values)), self.shape)
-
-    def __pos__(self) -> tensor[TNum]:
+    def __pos__(self) -> Self:
         return self
 
-    def __abs__(self) -> tensor[TNum]:
-        return self._like(tuple(map(abs, self.values)), self.shape)
-
-    def __lt__(self, other: _TAnyLike) -> tensor[int]:
-        return self._binop(other, _op.lt, "lt")  # type: ignore[no-any-return]
-
-    def __le__(self, other: _TAnyLike) -> tensor[int]:
-        return self._binop(other, _op.le, "le")  # type: ignore[no-any-return]
-
-    def __gt__(self, other: _TAnyLike) -> tensor[int]:
-        return self._binop(other, _op.gt, "gt")  # type: ignore[no-any-return]
-
-    def __ge__(self, other: _TAnyLike) -> tensor[int]:
-        return self._binop(other, _op.ge, "ge")  # type: ignore[no-any-return]
-
-    def __eq__(self, other: _TAnyLike) -> tensor[int]:  # type: ignore[override]
-        return self._binop(other, _op.eq, "eq")  # type: ignore[no-any-return]
-
-    def __ne__(self, other: _TAnyLike) -> tensor[int]:  # type: ignore[override]
-        return self._binop(other, _op.ne, "ne")  # type: ignore[no-any-return]
+    def __abs__(self) -> Self:
+        return cast(Self, self._like(tuple(map(abs, self.values)), self.shape))
 
     __hash__ = None  # type: ignore[assignment]
 
     # bitwise operators of int and bool elements, as ``cp.array``'s
-    __and__, __rand__ = _elementwise(_op.and_, "and"), _elementwise(_op.and_, "and", True)
-    __or__, __ror__ = _elementwise(_op.or_, "or"), _elementwise(_op.or_, "or", True)
-    __xor__, __rxor__ = _elementwise(_op.xor, "xor"), _elementwise(_op.xor, "xor", True)
-    __lshift__, __rlshift__ = _elementwise(_op.lshift, "lshift"), _elementwise(_op.lshift, "lshift", True)
-    __rshift__, __rrshift__ = _elementwise(_op.rshift, "rshift"), _elementwise(_op.rshift, "rshift", True)
+    __and__, __rand__ = elementwise(_op.and_, "and"), elementwise(_op.and_, "and", True)
+    __or__, __ror__ = elementwise(_op.or_, "or"), elementwise(_op.or_, "or", True)
+    __xor__, __rxor__ = elementwise(_op.xor, "xor"), elementwise(_op.xor, "xor", True)
+    __lshift__, __rlshift__ = elementwise(_op.lshift, "lshift"), elementwise(_op.lshift, "lshift", True)
+    __rshift__, __rrshift__ = elementwise(_op.rshift, "rshift"), elementwise(_op.rshift, "rshift", True)
 
     def map(self, func: Callable[[Any], value[U] | U]) -> tensor[U]:
         """A tensor of the same shape holding ``func(x)`` for each element ``x``."""

@@ -7,9 +7,8 @@ other method (reductions, ``min``/``max``, ``sort``, ``reshape``, ``T``, …) is
 
 from __future__ import annotations
 
-import operator as _op
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, ClassVar, SupportsIndex, TypeAlias, TypeVar, cast, overload
+from typing import Any, ClassVar, SupportsIndex, TypeVar, cast, overload
 
 from . import _core, _packing
 from . import _elements as A
@@ -17,11 +16,10 @@ from ._core import value
 from ._elements import TNum
 from ._math import acos, cos, sin, sqrt
 from ._tensors import _packed_ten, tensor
+from ._typed_ops import Arith, Compare, Div
 
 U = TypeVar("U", int, float)
 
-_VIntLike: TypeAlias = "vector[int] | value[int] | int | Sequence[int | value[int]]"
-_VAnyLike: TypeAlias = "vector[Any] | value[Any] | float | Sequence[float | value[Any]]"
 
 epsilon = 1e-20
 """Added to magnitudes before dividing by them (as Copapy does), so a zero vector gives 0, not NaN."""
@@ -135,163 +133,27 @@ class vector(tensor[TNum]):
     def _result_kind(self, other: Any) -> type[tensor[Any]]:
         return tensor if isinstance(other, tensor) and type(other) is not vector else vector
 
-    @overload
-    def __add__(self: vector[int], other: _VIntLike) -> vector[int]: ...
-    @overload
-    def __add__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __add__(self, other: tensor[Any]) -> tensor[Any]: ...
-    def __add__(self, other: Any) -> Any:
-        return self._binop(other, _op.add, "add")
-
-    @overload
-    def __radd__(self: vector[int], other: value[int] | int) -> vector[int]: ...
-    @overload
-    def __radd__(self, other: value[Any] | float) -> vector[float]: ...
-    def __radd__(self, other: Any) -> Any:
-        return self._binop(other, _op.add, "add", True)
-
-    @overload
-    def __sub__(self: vector[int], other: _VIntLike) -> vector[int]: ...
-    @overload
-    def __sub__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __sub__(self, other: tensor[Any]) -> tensor[Any]: ...
-    def __sub__(self, other: Any) -> Any:
-        return self._binop(other, _op.sub, "sub")
-
-    @overload
-    def __rsub__(self: vector[int], other: value[int] | int) -> vector[int]: ...
-    @overload
-    def __rsub__(self, other: value[Any] | float) -> vector[float]: ...
-    def __rsub__(self, other: Any) -> Any:
-        return self._binop(other, _op.sub, "sub", True)
-
-    @overload
-    def __mul__(self: vector[int], other: _VIntLike) -> vector[int]: ...
-    @overload
-    def __mul__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __mul__(self, other: tensor[Any]) -> tensor[Any]: ...
-    def __mul__(self, other: Any) -> Any:
-        return self._binop(other, _op.mul, "mul")
-
-    @overload
-    def __rmul__(self: vector[int], other: value[int] | int) -> vector[int]: ...
-    @overload
-    def __rmul__(self, other: value[Any] | float) -> vector[float]: ...
-    def __rmul__(self, other: Any) -> Any:
-        return self._binop(other, _op.mul, "mul", True)
-
-    @overload
-    def __truediv__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __truediv__(self, other: tensor[Any]) -> tensor[float]: ...
-    def __truediv__(self, other: Any) -> Any:
-        return self._binop(other, _op.truediv, "truediv")
-
-    def __rtruediv__(self, other: value[Any] | float) -> vector[float]:
-        return self._binop(other, _op.truediv, "truediv", True)  # type: ignore[no-any-return]
-
-    @overload
-    def __floordiv__(self: vector[int], other: _VIntLike) -> vector[int]: ...
-    @overload
-    def __floordiv__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __floordiv__(self, other: tensor[Any]) -> tensor[Any]: ...
-    def __floordiv__(self, other: Any) -> Any:
-        return self._binop(other, _op.floordiv, "floordiv")
-
-    @overload
-    def __rfloordiv__(self: vector[int], other: value[int] | int) -> vector[int]: ...
-    @overload
-    def __rfloordiv__(self, other: value[Any] | float) -> vector[float]: ...
-    def __rfloordiv__(self, other: Any) -> Any:
-        return self._binop(other, _op.floordiv, "floordiv", True)
-
-    @overload
-    def __mod__(self: vector[int], other: _VIntLike) -> vector[int]: ...
-    @overload
-    def __mod__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __mod__(self, other: tensor[Any]) -> tensor[Any]: ...
-    def __mod__(self, other: Any) -> Any:
-        return self._binop(other, _op.mod, "mod")
-
-    @overload
-    def __rmod__(self: vector[int], other: value[int] | int) -> vector[int]: ...
-    @overload
-    def __rmod__(self, other: value[Any] | float) -> vector[float]: ...
-    def __rmod__(self, other: Any) -> Any:
-        return self._binop(other, _op.mod, "mod", True)
-
-    @overload
-    def __pow__(self: vector[int], other: _VIntLike) -> vector[int]: ...
-    @overload
-    def __pow__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __pow__(self, other: tensor[Any]) -> tensor[Any]: ...
-    def __pow__(self, other: Any) -> Any:
-        return self._binop(other, _op.pow, "pow")
-
-    @overload
-    def __rpow__(self: vector[int], other: value[int] | int) -> vector[int]: ...
-    @overload
-    def __rpow__(self, other: value[Any] | float) -> vector[float]: ...
-    def __rpow__(self, other: Any) -> Any:
-        return self._binop(other, _op.pow, "pow", True)
-
-    def __neg__(self) -> vector[TNum]:
-        return _vec(tuple(map(_op.neg, self.values)))
-
-    def __pos__(self) -> vector[TNum]:
-        return self
-
-    def __abs__(self) -> vector[TNum]:
-        return _vec(tuple(map(abs, self.values)))
-
-    @overload
-    def __lt__(self, other: _VAnyLike) -> vector[int]: ...
-    @overload
-    def __lt__(self, other: tensor[Any]) -> tensor[int]: ...
-    def __lt__(self, other: Any) -> Any:
-        return self._binop(other, _op.lt, "lt")
-
-    @overload
-    def __le__(self, other: _VAnyLike) -> vector[int]: ...
-    @overload
-    def __le__(self, other: tensor[Any]) -> tensor[int]: ...
-    def __le__(self, other: Any) -> Any:
-        return self._binop(other, _op.le, "le")
-
-    @overload
-    def __gt__(self, other: _VAnyLike) -> vector[int]: ...
-    @overload
-    def __gt__(self, other: tensor[Any]) -> tensor[int]: ...
-    def __gt__(self, other: Any) -> Any:
-        return self._binop(other, _op.gt, "gt")
-
-    @overload
-    def __ge__(self, other: _VAnyLike) -> vector[int]: ...
-    @overload
-    def __ge__(self, other: tensor[Any]) -> tensor[int]: ...
-    def __ge__(self, other: Any) -> Any:
-        return self._binop(other, _op.ge, "ge")
-
-    @overload
-    def __eq__(self, other: _VAnyLike) -> vector[int]: ...
-    @overload
-    def __eq__(self, other: tensor[Any]) -> tensor[int]: ...
-    def __eq__(self, other: Any) -> Any:
-        return self._binop(other, _op.eq, "eq")
-
-    @overload
-    def __ne__(self, other: _VAnyLike) -> vector[int]: ...
-    @overload
-    def __ne__(self, other: tensor[Any]) -> tensor[int]: ...
-    def __ne__(self, other: Any) -> Any:
-        return self._binop(other, _op.ne, "ne")
-
+    # the tensor's operators (inherited) typed with vector results (``_typed_ops``)
+    __add__: Arith[TNum, vector[int], vector[float]]
+    __radd__: Arith[TNum, vector[int], vector[float]]
+    __sub__: Arith[TNum, vector[int], vector[float]]
+    __rsub__: Arith[TNum, vector[int], vector[float]]
+    __mul__: Arith[TNum, vector[int], vector[float]]
+    __rmul__: Arith[TNum, vector[int], vector[float]]
+    __floordiv__: Arith[TNum, vector[int], vector[float]]
+    __rfloordiv__: Arith[TNum, vector[int], vector[float]]
+    __mod__: Arith[TNum, vector[int], vector[float]]
+    __rmod__: Arith[TNum, vector[int], vector[float]]
+    __pow__: Arith[TNum, vector[int], vector[float]]
+    __rpow__: Arith[TNum, vector[int], vector[float]]
+    __truediv__: Div[TNum, vector[int], vector[float]]
+    __rtruediv__: Div[TNum, vector[int], vector[float]]
+    __lt__: Compare[TNum, vector[int], vector[float]]
+    __le__: Compare[TNum, vector[int], vector[float]]
+    __gt__: Compare[TNum, vector[int], vector[float]]
+    __ge__: Compare[TNum, vector[int], vector[float]]
+    __eq__: Compare[TNum, vector[int], vector[float]]
+    __ne__: Compare[TNum, vector[int], vector[float]]
     __hash__ = None  # type: ignore[assignment]
 
     # --- reductions and products ----------------------------------------------------------
