@@ -13,22 +13,12 @@ from __future__ import annotations
 
 from typing import Any, overload
 
+from . import _core
 from ._array import array
 from ._core import value
 from ._elements import cast_scalar
 from ._tensors import tensor
 from ._vectors import vector
-
-_DTYPES: dict[Any, str] = {float: "float", int: "int", bool: "bool"}
-_NAMES = ("float", "int", "bool", "byte")
-
-
-def _dtype_name(dtype: Any) -> str:
-    name = _DTYPES.get(dtype, "") if isinstance(dtype, type) else dtype
-    if name not in _NAMES:
-        raise ValueError(f"cannot cast to {dtype!r}: use 'float', 'int', 'bool' or 'byte' "
-                         "(or the Python types float, int, bool)")
-    return str(name)
 
 
 def cast(x: Any, dtype: str | type) -> Any:
@@ -38,7 +28,7 @@ def cast(x: Any, dtype: str | type) -> Any:
     Float to int truncates toward 0 (NaN gives 0, out of range saturates to the int32
     limits), to bool is ``x != 0``, to byte clamps to 0..255. A value or array that already
     has the type is returned as it is; numbers convert with Python's float/int/bool."""
-    name = _dtype_name(dtype)
+    name = _core.nd_cast_dtype(dtype)
     if isinstance(x, (array, tensor)):
         return x.astype(name)
     if isinstance(x, (value, int, float)):

@@ -19,7 +19,6 @@ Copapy does) and that constant is added once, last, to the traced terms' sum.
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any, Generic, TypeVar
 
@@ -66,26 +65,8 @@ def warn_empty_mean() -> None:
     warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)
 
 
-def number_to_byte(x: float) -> int:
-    """A Python number clamped to 0..255 as ``to_bytes`` does (truncation, NaN gives 0)."""
-    if isinstance(x, float) and math.isnan(x):
-        return 0
-    if x <= 0:
-        return 0
-    return 255 if x >= 255 else int(x)
-
-
-def cast_scalar(x: Any, dtype: str) -> Any:
-    """One element (a value or a number) converted to ``dtype`` (docs/math.md, "Casts")."""
-    if isinstance(x, value):
-        if x.dtype == dtype:
-            return x
-        if dtype == "byte":
-            return _core.to_byte_value(x)
-        return _core.cast_value(x, dtype)
-    if dtype == "byte":
-        return number_to_byte(x)
-    return {"float": float, "int": int, "bool": bool}[dtype](x)
+cast_scalar = _core.nd_cast_leaf
+"""One element (a value or a number) converted to a dtype (docs/math.md, "Casts")."""
 
 
 element_dtype = _core.nd_dtype
@@ -127,23 +108,7 @@ class ArrayBase(Generic[TNum]):
     def __bool__(self) -> bool:
         """NumPy's rule: the truth value of the one element, ambiguous for more (use
         ``.all()`` or ``.any()``). Traced elements have no truth value while tracing."""
-        vals = self.values
-        kind = type(self).__name__
-        if any(type(x) is _V for x in vals):
-            raise TypeError(
-                f"the truth value of a {kind} of traced values is not known while tracing; "
-                "use cp.iif(condition, true_result, false_result) to choose between values "
-                "(with .all() or .any() to combine the elements of a condition)"
-            )
-        if len(vals) == 1:
-            return bool(vals[0])
-        if not vals:
-            raise ValueError(
-                f"the truth value of an empty {kind} is ambiguous; use len() to test for elements"
-            )
-        raise ValueError(
-            f"the truth value of a {kind} with more than one element is ambiguous; use .any() or .all()"
-        )
+        return _core.nd_bool(self.values, type(self).__name__)
 
     def all(self) -> Any:
         """Whether every element is non-zero: a bool, or a traced bool value when elements

@@ -267,11 +267,11 @@ class tensor(A.ArrayBase[TNum]):
         """A tensor of the same shape holding ``func(x)`` for each element ``x``."""
         return self._like(tuple(map(func, self.values)), self.shape)
 
-    def homogenize(self) -> tensor[TNum]:
+    def homogenize(self) -> Self:
         """If any element is a value, the plain numbers become ``cp.value`` inputs too."""
         if any(type(x) is _V for x in self.values):
             vals = tuple(x if type(x) is _V else value(cast(Any, x)) for x in self.values)
-            return self._like(vals, self.shape)
+            return cast(Self, self._like(vals, self.shape))
         return self
 
     # --- shape ----------------------------------------------------------------------------

@@ -74,31 +74,11 @@ class vector(tensor[TNum]):
         length, False never (a vector of plain numbers is never packed: its arithmetic
         happens while tracing)."""
         self._packed = packed
-        if isinstance(values, tensor):
-            if values.ndim != 1:
-                raise ValueError(f"a vector is 1-D; got a {type(values).__name__} of shape {values.shape}")
-            vals = values.values
-        elif isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-            raise TypeError(f"vector() takes an iterable of values or numbers, not a {A.type_name(values)}")
-        else:
-            if hasattr(values, "tolist") and hasattr(values, "shape"):  # NumPy array
-                _core.check_dtype(values)
-                if len(values.shape) != 1:
-                    raise ValueError(f"a vector is 1-D; got an array of shape {tuple(values.shape)}")
-                values = values.tolist()
-            vals = A.check_elements(tuple(values), "vector")
-        self.values = vals
-        self.shape = (len(vals),)
-
-    @property
-    def ndim(self) -> int:
-        return 1
+        self.values = _core.nd_vector_leaves(values)
+        self.shape = (len(self.values),)
 
     def __repr__(self) -> str:
         return f"vector({self.values!r})"
-
-    def __len__(self) -> int:
-        return len(self.values)
 
     def __iter__(self) -> Iterator[value[TNum] | TNum]:
         return iter(self.values)
@@ -234,19 +214,10 @@ class vector(tensor[TNum]):
         """This vector divided by ``magnitude() + 1e-20`` (a zero vector stays zero), as Copapy."""
         return self / (self.magnitude() + epsilon)
 
-    def homogenize(self) -> vector[TNum]:
-        """If any element is a value, the plain numbers become ``cp.value`` inputs too."""
-        if any(type(x) is _V for x in self.values):
-            return _vec(tuple(x if type(x) is _V else value(cast(Any, x)) for x in self.values))
-        return self
-
     def map(self, func: Callable[[Any], value[U] | U]) -> vector[U]:
         """A vector of ``func(x)`` for each element ``x``."""
         return _vec(tuple(map(func, self.values)))
 
-    def tolist(self) -> list[TNum | value[TNum]]:
-        """The elements as a list."""
-        return list(self.values)
 
 
 def cross_product(v1: vector[float], v2: vector[float]) -> vector[float]:

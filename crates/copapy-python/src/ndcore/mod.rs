@@ -8,9 +8,12 @@
 
 use pyo3::prelude::*;
 
+mod elements;
 mod errors;
 mod leaves;
+mod make;
 mod pack;
+mod pack_ops;
 mod shapes;
 mod sums;
 
@@ -53,5 +56,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_pack_threshold, m)?)?;
     m.add_function(wrap_pyfunction!(nd_wants_pack, m)?)?;
     m.add_function(wrap_pyfunction!(nd_pack, m)?)?;
+    elements::register(m)?;
+    make::register(m)?;
+    pack_ops::register(m)?;
     Ok(())
 }
