@@ -34,7 +34,7 @@ from typing import Any, Generic, TypeVar
 from . import _core
 from ._core import ArrayNode, Container, ElementTypeError, value
 from ._core import nd_plain_int as plain_int
-from ._elements import element_dtype, scalar_or_none, type_name
+from ._elements import Size, element_dtype, scalar_or_none, type_name
 from ._optable import BinaryOp, UnaryOp, is_binary, is_unary
 
 TNum = TypeVar("TNum", int, float)
@@ -188,8 +188,9 @@ class array(Generic[TNum]):
         return len(self.shape)
 
     @property
-    def size(self) -> int:
-        return len(self._cp_node)
+    def size(self) -> Size:
+        """Number of elements (an int, as NumPy's; ``size()`` works too, as Copapy's tensors)."""
+        return Size(len(self._cp_node))
 
     def __len__(self) -> int:
         return self.shape[0]

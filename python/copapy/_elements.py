@@ -73,6 +73,17 @@ element_dtype = _core.nd_dtype
 """The promoted type of numbers and values: float over int over bool."""
 
 
+class Size(int):
+    """The number of elements of a container: an int, as NumPy's ``a.size`` property, that can
+    also be called, as Copapy 0.0.7's ``tensor.size()`` method, so code written for either runs
+    on every container."""
+
+    __slots__ = ()
+
+    def __call__(self) -> int:
+        return int(self)
+
+
 class ArrayBase(Generic[TNum]):
     """What ``cp.vector`` and ``cp.tensor`` share: a flat row-major ``values`` tuple and a
     ``shape``; NumPy conversion of constant contents; the container protocol."""
@@ -95,6 +106,11 @@ class ArrayBase(Generic[TNum]):
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def size(self) -> Size:
+        """Number of elements (an int; ``size()`` works too)."""
+        return Size(len(self.values))
 
     @property
     def dtype(self) -> str:

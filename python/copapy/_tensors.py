@@ -139,10 +139,6 @@ class tensor(A.ArrayBase[TNum]):
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
-    def size(self) -> int:
-        """Number of elements."""
-        return len(self.values)
-
     def item(self) -> value[TNum] | TNum:
         """The only element of a tensor with one element."""
         if len(self.values) != 1:

@@ -111,7 +111,7 @@ class vector(tensor[TNum]):
         return _vec(vals) if len(shape) == 1 else tensor._like(self, vals, shape)
 
     def _result_kind(self, other: Any) -> type[tensor[Any]]:
-        return tensor if isinstance(other, tensor) and type(other) is not vector else vector
+        return tensor if isinstance(other, tensor) and not isinstance(other, vector) else vector
 
     # the tensor's operators (inherited) typed with vector results (``_typed_ops``)
     __add__: Arith[TNum, vector[int], vector[float]]
