@@ -685,7 +685,7 @@ class array(Generic[TNum]):
     # --- the container protocol --------------------------------------------------------
 
     def __copapy__(self) -> Container:
-        """The container protocol (``_protocol``): the node, shape and dtype.
+        """The container protocol (docs/architecture.md): the node, shape and dtype.
         ``Target.read_value(array)`` gives nested lists, as Copapy returns."""
         return Container.array(self._cp_node, self.shape, self.dtype, self._with_node)
 

@@ -177,7 +177,7 @@ class ArrayNode:
 
 @final
 class Container:
-    """What a container's ``__copapy__`` returns: the container protocol (``_protocol``)."""
+    """What a container's ``__copapy__`` returns: the container protocol (docs/architecture.md)."""
 
     @staticmethod
     def element(leaf: Any, rebuild: Callable[[Any], Any] | None = None) -> Container: ...

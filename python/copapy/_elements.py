@@ -1,20 +1,19 @@
-"""Elements of ``cp.tensor``, ``cp.vector`` and ``cp.quaternion``: element checks, dtype
-promotion, scalar casts, and ``ArrayBase``, the flat row-major ``values`` tuple with a
-``shape`` that they share (with the container protocol ``__copapy__``, see ``_protocol``).
-Shapes, axes, indexing and the summation order are the Rust n-d core's
-(``crates/copapy-python/src/ndcore/``: ``_core.nd_*``).
+"""Elements of ``cp.tensor``, ``cp.vector`` and ``cp.quaternion`` and ``ArrayBase``, what they
+share: a flat, row-major ``values`` tuple with a ``shape``, and the container protocol
+(``__copapy__``, docs/architecture.md). Element checks, promotion, casts, shapes, axes,
+indexing and the summation order are the Rust n-d core's (``ndcore/``: ``_core.nd_*``).
 
-Containers hold a flat, row-major ``tuple`` of elements, each a ``cp.value`` or a plain
-Python number. Plain numbers are constants: arithmetic between two of them is ordinary
-Python arithmetic (as in Copapy) and creates no graph node, so ``zeros``, ``ones``,
-``identity`` and sparse constant matrices cost nothing but their non-zero entries.
+Each element is a ``cp.value`` or a plain Python number. Plain numbers are constants:
+arithmetic between two of them is ordinary Python arithmetic (as in Copapy) and creates no
+graph node, so ``zeros``, ``ones``, ``identity`` and sparse constant matrices cost nothing
+but their non-zero entries.
 
 Summation order (``.sum()``, ``@``, ``magnitude`` …), the same as ``cp.array``'s reductions
 on every target (``stencils/README.md``, "Array stencils"): traced term k is added into
 partial sum k % 8, in increasing k; then partial l and l + 4 are added (l < 4), then l and
-l + 2 (l < 2), then the two that remain (partials that got no term are left out, which
-is what adding -0.0 does). Plain-number terms are first added together in Python (as
-Copapy does) and that constant is added once, last, to the traced terms' sum.
+l + 2 (l < 2), then the two that remain (partials that got no term are left out). Plain-number
+terms are first added together in Python (as Copapy does) and that constant is added once,
+last, to the traced terms' sum.
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ TNum = TypeVar("TNum", int, float)
 """Element type of a vector or tensor: ``int`` (int32 or bool values) or ``float``."""
 
 _V = value
-_SCALAR_TYPES = (value, int, float)
+
 
 def type_name(x: object) -> str:
     return type(x).__name__
@@ -43,8 +42,6 @@ scalars and 0-d arrays become Python numbers."""
 def plain(x: Any) -> Any:
     """``x`` with a NumPy scalar (``np.int64(3)``, ``np.float32(0.5)``) replaced by the Python
     number it stands for, so plain-number code paths treat both alike; anything else as it is."""
-    if isinstance(x, _SCALAR_TYPES):
-        return x
     s = scalar_or_none(x)
     return x if s is None else s
 
