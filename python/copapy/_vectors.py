@@ -8,37 +8,28 @@ other method (reductions, ``min``/``max``, ``sort``, ``reshape``, ``T``, …) is
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, ClassVar, SupportsIndex, TypeVar, cast, overload
+from typing import Any, ClassVar, SupportsIndex, TypeVar, overload
 
 from . import _core, _packing
 from . import _elements as A
 from ._core import value
 from ._elements import TNum
 from ._math import acos, cos, sin, sqrt
-from ._tensors import _packed_ten, tensor
+from ._tensors import tensor
 from ._typed_ops import Arith, Compare, Div
 
 U = TypeVar("U", int, float)
 
-
 epsilon = 1e-20
 """Added to magnitudes before dividing by them (as Copapy does), so a zero vector gives 0, not NaN."""
 
-_new = object.__new__
-_V = value
 _SCALARS = (value, int, float)
 
 
 def _vec(vals: tuple[Any, ...]) -> vector[Any]:
-    v: vector[Any] = _new(vector)
-    v.values = vals
-    v.shape = (len(vals),)
+    v: vector[Any] = object.__new__(vector)
+    v.values, v.shape = vals, (len(vals),)
     return v
-
-
-def _packed_vec(node: Any) -> vector[Any]:
-    """A vector of the elements of array ``node`` (aliases, no code), packed by it."""
-    return cast("vector[Any]", _packed_ten(node, (len(node),), vector))
 
 
 class vector(tensor[TNum]):
@@ -51,14 +42,8 @@ class vector(tensor[TNum]):
     Python and creates no graph node, so constants are folded while tracing.
 
     ``a @ b`` (or ``a.dot(b)``) is the dot product; ``.sum()``, ``@`` and ``.magnitude()`` add
-    their terms in **one documented order**, the same as ``cp.array`` on every target: eight
-    interleaved partial sums (term k into partial k % 8), combined pairwise (``_elements``).
-    Plain-number terms are summed in Python first and added once at the end.
-
-    Attributes:
-        values: the elements, a tuple.
-        shape: ``(len(values),)``.
-        ndim: always 1.
+    their terms in the documented order (``_elements``), the same as ``cp.array``'s.
+    ``values`` holds the elements, a tuple; ``shape`` is ``(len(values),)``.
     """
 
     __slots__ = ()
@@ -139,16 +124,10 @@ class vector(tensor[TNum]):
     # --- reductions and products ----------------------------------------------------------
 
     def _other_1d(self, other: Any, op: str) -> tuple[Any, ...]:
-        if type(other) is vector:
-            ov = other.values
-        elif isinstance(other, A.ArrayBase):
-            if other.ndim != 1:
-                raise _core.nd_shape_error(op, "vectors", self.shape, other.shape)
-            ov = other.values
-        else:
-            ov = vector(other).values
-        if len(ov) != len(self.values):
-            raise _core.nd_shape_error(op, "vectors", self.shape, (len(ov),))
+        ov = other.values if isinstance(other, A.ArrayBase) else vector(other).values
+        shape = other.shape if isinstance(other, A.ArrayBase) else (len(ov),)
+        if shape != self.shape:
+            raise _core.nd_shape_error(op, "vectors", self.shape, shape)
         return ov
 
     @overload
@@ -158,11 +137,8 @@ class vector(tensor[TNum]):
     def dot(self, other: Any) -> Any:
         """Dot product (the products summed in the documented order)."""
         ov = self._other_1d(other, "dot")
-        if type(other) is vector and _packing.wants(self, len(ov)):
-            r = _packing.dot(self, other)
-            if r is not None:
-                return r
-        return A.dot_elements(self.values, ov)
+        r = _packing.dot(self, other) if type(other) is vector and _packing.wants(self, len(ov)) else None
+        return A.dot_elements(self.values, ov) if r is None else r
 
     @overload
     def __matmul__(self: vector[int], other: vector[int]) -> int | value[int]: ...
@@ -175,13 +151,9 @@ class vector(tensor[TNum]):
             return self.dot(other)
         if isinstance(other, A.ArrayBase) and other.ndim != 1:
             return NotImplemented  # the tensor's __rmatmul__ handles vector @ matrix
-        if isinstance(other, A.ArrayBase) or (
-            isinstance(other, Iterable) and not isinstance(other, (str, bytes))
-        ):
+        if isinstance(other, A.ArrayBase) or _is_data(other):
             t: tensor[Any] = tensor(other)
-            if t.ndim == 1:
-                return self.dot(_vec(t.values))
-            return tensor(self) @ t
+            return self.dot(_vec(t.values)) if t.ndim == 1 else tensor(self) @ t
         if isinstance(other, _SCALARS):
             raise ValueError("matmul: the operand (a scalar) must be a vector or matrix; use * to scale")
         return NotImplemented
@@ -189,7 +161,7 @@ class vector(tensor[TNum]):
     def __rmatmul__(self, other: Any) -> Any:
         if isinstance(other, A.ArrayBase) or isinstance(other, _SCALARS):
             return NotImplemented
-        if isinstance(other, Iterable) and not isinstance(other, (str, bytes)):
+        if _is_data(other):
             return tensor(other) @ self
         return NotImplemented
 
@@ -219,24 +191,13 @@ class vector(tensor[TNum]):
         return _vec(tuple(map(func, self.values)))
 
 
-
-def cross_product(v1: vector[float], v2: vector[float]) -> vector[float]:
-    """Cross product of two 3-D vectors."""
-    return v1.cross(v2)
-
-
-def dot_product(v1: vector[float], v2: vector[float]) -> float | value[float]:
-    """Dot product of two vectors."""
-    return v1.dot(v2)
-
-
 def dot(v1: Any, v2: Any) -> Any:
     """``numpy.dot`` for what copapy holds: the dot product of two vectors (or lists), the
     matrix product for matrices, the product for scalars. Pairwise summation."""
     if isinstance(v1, _SCALARS) or isinstance(v2, _SCALARS):
         return v1 * v2
     if not isinstance(v1, A.ArrayBase):
-        v1 = vector(v1) if _is_flat(v1) else _as_tensor(v1)
+        v1 = vector(v1) if _is_flat(v1) else tensor(v1)
     if v1.ndim == 1 and (type(v2) is vector or (not isinstance(v2, A.ArrayBase) and _is_flat(v2))):
         return vector(v1.values).dot(v2)
     return v1 @ v2
@@ -248,12 +209,12 @@ def cross(v1: Any, v2: Any) -> vector[Any]:
     return a.cross(v2 if type(v2) is vector else vector(v2))
 
 
+def _is_data(x: Any) -> bool:
+    return isinstance(x, Iterable) and not isinstance(x, (str, bytes))
+
+
 def _is_flat(x: Any) -> bool:
     return isinstance(x, Sequence) and all(isinstance(e, _SCALARS) for e in x)
-
-
-def _as_tensor(x: Any) -> Any:
-    return tensor(x)
 
 
 def distance(v1: vector[float], v2: vector[float]) -> float | value[float]:
@@ -281,6 +242,5 @@ def angle_between(v1: vector[float], v2: vector[float]) -> float | value[float]:
 def rotate_vector(v: vector[float], axis: vector[float], angle: float | value[float]) -> vector[float]:
     """Rotate the 3-D vector ``v`` about ``axis`` by ``angle`` radians (Rodrigues' formula)."""
     k = axis.normalize()
-    c = cos(angle)
-    s = sin(angle)
+    c, s = cos(angle), sin(angle)
     return v * c + k.cross(v) * s + k * k.dot(v) * (1 - c)
