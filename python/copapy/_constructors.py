@@ -90,21 +90,15 @@ def concat(tensors: Any, *more: Any, axis: int = 0) -> Any:
         arrays = (tensors, *more)
     if not arrays:
         raise ValueError("concat needs at least one piece")
-    if not any(type(p) is tensor for p in arrays):
-        out: list[Any] = []
-        for p in arrays:
-            if isinstance(p, vector):
-                out.extend(p.values)
-            else:
-                s = A.scalar_or_none(p)
-                if s is None:
-                    out.extend(vector(p).values)
-                else:
-                    out.append(s)
-        return vector(out) if axis == 0 else _bad_axis(axis, (len(out),))
+    if not any(type(p) is tensor for p in arrays):  # vectors and scalars join into a vector
+        return vector(_core.nd_concat([_vector_piece(p) for p in arrays], axis)[0])
     pieces = [p if isinstance(p, A.ArrayBase) else tensor(p) for p in arrays]
     return _ten(*_core.nd_concat([(p.values, p.shape) for p in pieces], axis))
 
 
-def _bad_axis(axis: int, shape: tuple[int, ...]) -> Any:
-    raise ValueError(f"axis {axis} is out of bounds for pieces of shape {shape}")
+def _vector_piece(p: Any) -> tuple[tuple[Any, ...], tuple[int]]:
+    """The leaves and shape of a piece of a vector: a vector's, a scalar as one element, or
+    the elements of a sequence."""
+    s = None if isinstance(p, vector) else A.scalar_or_none(p)
+    vals = (s,) if s is not None else (p if isinstance(p, vector) else vector(p)).values
+    return vals, (len(vals),)

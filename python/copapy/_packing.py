@@ -39,14 +39,25 @@ wants = _core.nd_wants_pack
 array_of = _core.nd_pack
 
 
-# the operations through one array stencil (``ndcore/pack_ops.rs``), None when the operands
-# do not pack: ``binop(con, other, name, rev)`` element-wise with a scalar or a container of
-# the same shape, ``dot(a, b)``, ``total(con)`` (the sum) and ``matmul(a, b, m, k, p)`` (one
-# operand packs and the other is all traced too; ``packed=False`` on either never packs)
-binop = _core.nd_pack_binop
-dot = _core.nd_pack_dot
-total = _core.nd_pack_sum
-matmul = _core.nd_pack_matmul
+def force_array(con: Any) -> ArrayNode | None:
+    """Like ``array_of`` at any length (for the smaller operand of a packed product)."""
+    return _core.nd_pack(con, True)
+
+
+def matmul(a: Any, b: Any, m: int, k: int, p: int) -> ArrayNode | None:
+    """``a @ b`` (m x k by k x p) as one array stencil when one operand packs (more
+    traced values than its threshold, or ``packed=True``) and the other is all traced too;
+    ``packed=False`` on either keeps the product element-wise."""
+    if threshold(a) is None and getattr(a, "_packed", None) is False:
+        return None
+    if threshold(b) is None and getattr(b, "_packed", None) is False:
+        return None
+    if array_of(a) is None and array_of(b) is None:
+        return None
+    x, y = force_array(a), force_array(b)
+    if x is None or y is None:
+        return None
+    return _core.array_matmul(x, y, m, k, p)
 
 
 def runtime_index(vec: Any, index: value[Any]) -> value[Any]:
@@ -75,3 +86,25 @@ def runtime_subscript(ten: Any, keys: tuple[Any, ...]) -> tuple[ArrayNode, tuple
     if isinstance(out, array):
         return out._cp_node, out.shape
     return _core.array_pack(node.dtype, [out]), ()
+
+
+# ``vec op other`` element-wise (a scalar or another container of its shape) as one array
+# stencil, or None when it does not pack (``ndcore/pack_ops.rs``)
+binop = _core.nd_pack_binop
+
+
+def dot(a: Any, b: Any) -> Any:
+    """``sum(a[k] * b[k])`` as one array stencil, or None when the operands do not pack."""
+    x = array_of(a)
+    if x is None:
+        return None
+    y = array_of(b)
+    if y is None:
+        return None
+    return _core.array_dot(x, y)
+
+
+def total(vec: Any) -> Any:
+    """The sum of the elements as one array stencil, or None when they do not pack."""
+    x = array_of(vec)
+    return None if x is None else _core.array_sum(x)
