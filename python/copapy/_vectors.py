@@ -159,11 +159,10 @@ class vector(tensor[TNum]):
         return NotImplemented
 
     def __rmatmul__(self, other: Any) -> Any:
-        if isinstance(other, A.ArrayBase) or isinstance(other, _SCALARS):
+        # sequences only: containers and scalars decide in their own __matmul__
+        if isinstance(other, (A.ArrayBase, *_SCALARS)) or not _is_data(other):
             return NotImplemented
-        if _is_data(other):
-            return tensor(other) @ self
-        return NotImplemented
+        return tensor(other) @ self
 
     def cross(self: vector[TNum], other: vector[Any]) -> vector[TNum]:
         """3-D cross product."""
@@ -178,9 +177,7 @@ class vector(tensor[TNum]):
         s: Any = A.dot_elements(self.values, self.values)
         return sqrt(s)  # type: ignore[no-any-return]
 
-    def norm(self) -> float | value[float]:
-        """Euclidean length, the same as ``magnitude()``."""
-        return self.magnitude()
+    norm = magnitude
 
     def normalize(self) -> vector[float]:
         """This vector divided by ``magnitude() + 1e-20`` (a zero vector stays zero), as Copapy."""
