@@ -145,6 +145,6 @@ class ArrayBase(Generic[TNum]):
         return np.array(self.values, dtype=dtype).reshape(self.shape)
 
     def __copapy__(self) -> Container:
-        """The container protocol (``_protocol``): the elements, the shape, and how to make
+        """The container protocol (docs/architecture.md): the elements, the shape, and how to make
         the same kind of container from new elements."""
         return Container.sequence(self.values, self.shape, self._with_values)
