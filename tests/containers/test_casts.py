@@ -140,3 +140,10 @@ def test_bad_casts_say_what_to_use() -> None:
         cp.cast(1.0, str)
     with pytest.raises(TypeError, match="cannot cast a str"):
         cp.cast("1", "int")
+
+
+def test_an_unknown_dtype_is_refused_for_numbers_and_values() -> None:
+    # the core's cast of one element names the dtypes it takes, for a number as for a value
+    for x in (2.5, cp.value(2.5)):
+        with pytest.raises(ValueError, match="'float', 'int', 'bool' or 'byte'"):
+            _core.nd_cast_leaf(x, "double")

@@ -16,6 +16,9 @@ use crate::convert::{check_dtype, parse_dtype, type_name};
 use crate::shape::show;
 use crate::value::{self, PyValue};
 
+/// The element types a cast converts to.
+const CAST_NAMES: [&str; 4] = ["float", "int", "bool", "byte"];
+
 /// The names `cp.cast` takes: a dtype name or one of the Python types float, int, bool.
 #[pyfunction]
 pub fn nd_cast_dtype(dtype: &Bound<'_, PyAny>) -> PyResult<&'static str> {
@@ -27,9 +30,7 @@ pub fn nd_cast_dtype(dtype: &Bound<'_, PyAny>) -> PyResult<&'static str> {
     } else if dtype.is(py.get_type::<PyInt>()) {
         Some("int")
     } else if let Ok(s) = dtype.cast::<PyString>() {
-        ["float", "int", "bool", "byte"]
-            .into_iter()
-            .find(|n| s == *n)
+        CAST_NAMES.into_iter().find(|n| s == *n)
     } else {
         None
     };
@@ -50,6 +51,11 @@ pub fn nd_cast_dtype(dtype: &Bound<'_, PyAny>) -> PyResult<&'static str> {
 #[pyfunction]
 pub fn nd_cast_leaf<'py>(x: &Bound<'py, PyAny>, dtype: &str) -> PyResult<Bound<'py, PyAny>> {
     let py = x.py();
+    if !CAST_NAMES.contains(&dtype) {
+        return Err(PyValueError::new_err(format!(
+            "cannot cast to '{dtype}': use 'float', 'int', 'bool' or 'byte'"
+        )));
+    }
     if let Ok(v) = x.cast::<PyValue>() {
         if v.get().value().ty().name() == dtype {
             return Ok(x.clone());
