@@ -16,7 +16,7 @@ import copapy as cp
 import numpy as np
 import pytest
 import refsem as R
-from copapy import _packing
+from copapy import _core, _packing
 
 FLOATS = [0.0, -0.0, 1.0, -1.0, 3.7, -3.7, 0.5, -0.5, 255.0, 255.5, 254.99998, 256.0, 1e-45,
           2.0**31, -(2.0**31), 2147483520.0, -2147483904.0, 3.4e38, -3.4e38,
