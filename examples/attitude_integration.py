@@ -48,7 +48,7 @@ def main() -> None:
         for _ in range(steps):
             tg.write_value(q_in, state)
             tg.run()
-            state = list(tg.read_value(q_next))
+            state = tg.read_value(q_next).tolist()
         print(f"after {name}:")
         print(f"  quaternion: {state}")
         print(f"  roll pitch yaw: {tg.read_value(euler)}")

@@ -255,7 +255,7 @@ def pid_loop() -> str:
 LAYOUT_BASELINE = "3025029"
 """main before the redesign of issue 21 (one shape module, no import circles): the "before"."""
 CONTAINER_MODULES = ("_arrays", "_elements", "_vectors", "_tensors", "_ndarray", "_array", "_packing",
-                     "_protocol", "_casts", "_shapes", "_constructors", "_ndmethods")
+                     "_protocol", "_casts", "_shapes", "_constructors", "_ndmethods", "_typed_ops")
 """The modules of Python's containers (tensor, vector, cp.array and their bridge), by either name."""
 
 

@@ -49,6 +49,11 @@ def scalars() -> None:
     assert_type(f < i, cp.value[int])
     assert_type(f == 0.5, cp.value[int])
 
+    assert_type(cp.to_int(f), cp.value[int])
+    assert_type(cp.to_float(i), cp.value[float])
+    assert_type(cp.to_bool(0.5), bool)
+    assert_type(cp.to_bytes(2.5), int)
+
     assert f.dtype == "float" and i.dtype == "int" and b.dtype == "bool"
 
 
@@ -103,6 +108,15 @@ def containers() -> None:
     assert_type(vi + 1, cp.vector[int])
     assert_type(vi * 2.5, cp.vector[float])
     assert_type(vi / 2, cp.vector[float])
+    assert_type(1 + vi, cp.vector[int])
+    assert_type(2.5 - vi, cp.vector[float])
+    assert_type(vi + [1, 2, 3], cp.vector[int])
+    assert_type(vf / vi, cp.vector[float])
+    assert_type(vi < 0, cp.vector[int])
+    assert_type(-vi, cp.vector[int])
+    assert_type(cp.to_float(vi), cp.vector[float])
+    assert vf.size == 3 and isinstance(vf.size, int)
+    assert_type(vf.size(), int)
     assert_type(vf[0], cp.value[float] | float)
     assert_type(vf[1:], cp.vector[float])
     assert_type(vf @ vf, float | cp.value[float])
@@ -120,6 +134,10 @@ def containers() -> None:
     m: cp.tensor[float] = cp.matrix([[cp.value(1.0), cp.value(0.0)], [cp.value(0.0), cp.value(2.0)]])
     assert_type(m + 1.0, cp.tensor[float])
     assert_type(m.T, cp.tensor[float])
+    assert_type(m + cp.vector([1.0, 2.0]), cp.tensor[float])  # a vector broadcast: a tensor
+    assert_type(cp.identity(2) // 2, cp.tensor[int])
+    assert_type(m >= 0.0, cp.tensor[int])
+    assert_type(cp.to_int(m), cp.tensor[int])
     assert_type(cp.relu(m), cp.tensor[float])
     assert_type(cp.sigmoid(m), cp.tensor[float])
     assert_type(cp.identity(3), cp.tensor[int])  # integer constants, as in Copapy

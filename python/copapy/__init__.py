@@ -53,7 +53,6 @@ from ._math import (
 )
 from ._neural import relu, sigmoid
 from ._program import load, loads
-from ._protocol import flatten_data
 from ._quaternion import quaternion
 from ._tensors import tensor
 from ._tensors import tensor as matrix
@@ -73,7 +72,7 @@ from .filters import argsort, sort
 # NumPy arguments and the write_value data conversions here, once (docs/architecture.md,
 # "Container protocol").
 _core.register_containers(
-    array=array._of, vector=vector, matrix=tensor, flatten=flatten_data, encode=encode_data
+    array=array._of, vector=vector, matrix=tensor, flatten=_core.nd_flatten_data, encode=encode_data
 )
 
 NumLike = value[Any] | int | float

@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 from . import _core
 from ._core import ArrayNode, Container, ElementTypeError, value
 from ._core import nd_plain_int as plain_int
-from ._elements import element_dtype, scalar_or_none, type_name
+from ._elements import Size, element_dtype, scalar_or_none, type_name
 from ._ndmethods import NdMethods
 from ._optable import is_binary, is_unary
 
@@ -178,8 +178,9 @@ class array(NdMethods[TNum]):
         return len(self.shape)
 
     @property
-    def size(self) -> int:
-        return len(self._cp_node)
+    def size(self) -> Size:
+        """Number of elements (an int, as NumPy's; ``size()`` works too, as Copapy's tensors)."""
+        return Size(len(self._cp_node))
 
     def __len__(self) -> int:
         return self.shape[0]
@@ -348,7 +349,7 @@ class array(NdMethods[TNum]):
     # --- the container protocol --------------------------------------------------------
 
     def __copapy__(self) -> Container:
-        """The container protocol (``_protocol``): the node, shape and dtype.
+        """The container protocol (docs/architecture.md): the node, shape and dtype.
         ``Target.read_value(array)`` gives nested lists, as Copapy returns."""
         return Container.array(self._cp_node, self.shape, self.dtype, self._with_node)
 

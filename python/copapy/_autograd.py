@@ -11,7 +11,7 @@ Shapes (``x`` the differentiated output, ``y`` the variables, as Copapy names th
 * ``y`` a ``cp.value`` gives a value; a list or tuple gives a list (nested lists
   nest); a ``cp.vector``, ``cp.tensor`` (matrix), ``cp.quaternion``, ``cp.array`` or any
   container with ``__copapy__`` gives the same kind of object with the same shape
-  (made by its descriptor's ``rebuild``, see ``_protocol``).
+  (made by its descriptor's ``rebuild``; docs/architecture.md, "Container protocol").
 * Entries of ``y`` that are plain numbers get the plain number ``0.0``; values that ``x``
   does not depend on get a constant ``0.0`` value.
 * ``x`` a scalar value gives the gradient. ``x`` a vector, list or tuple gives the
@@ -33,8 +33,8 @@ from typing import Any, overload
 
 from . import _core
 from ._core import Container, value
+from ._core import nd_describe as describe
 from ._elements import plain
-from ._protocol import describe
 from ._tensors import tensor
 from ._vectors import vector
 

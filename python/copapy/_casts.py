@@ -11,24 +11,14 @@ while tracing, with Python's ``float()``, ``int()`` and ``bool()`` as in Copapy.
 
 from __future__ import annotations
 
-from typing import Any, overload
+from typing import Any, Protocol, TypeVar, overload
 
+from . import _core
 from ._array import array
 from ._core import value
 from ._elements import cast_scalar
 from ._tensors import tensor
 from ._vectors import vector
-
-_DTYPES: dict[Any, str] = {float: "float", int: "int", bool: "bool"}
-_NAMES = ("float", "int", "bool", "byte")
-
-
-def _dtype_name(dtype: Any) -> str:
-    name = _DTYPES.get(dtype, "") if isinstance(dtype, type) else dtype
-    if name not in _NAMES:
-        raise ValueError(f"cannot cast to {dtype!r}: use 'float', 'int', 'bool' or 'byte' "
-                         "(or the Python types float, int, bool)")
-    return str(name)
 
 
 def cast(x: Any, dtype: str | type) -> Any:
@@ -38,7 +28,7 @@ def cast(x: Any, dtype: str | type) -> Any:
     Float to int truncates toward 0 (NaN gives 0, out of range saturates to the int32
     limits), to bool is ``x != 0``, to byte clamps to 0..255. A value or array that already
     has the type is returned as it is; numbers convert with Python's float/int/bool."""
-    name = _dtype_name(dtype)
+    name = _core.nd_cast_dtype(dtype)
     if isinstance(x, (array, tensor)):
         return x.astype(name)
     if isinstance(x, (value, int, float)):
@@ -47,63 +37,42 @@ def cast(x: Any, dtype: str | type) -> Any:
                     "a vector, a tensor or an array")
 
 
-@overload
-def to_float(x: float) -> float: ...
-@overload
-def to_float(x: value[Any]) -> value[float]: ...
-@overload
-def to_float(x: vector[Any]) -> vector[float]: ...
-@overload
-def to_float(x: tensor[Any]) -> tensor[float]: ...
-@overload
-def to_float(x: array[Any]) -> array[float]: ...
-def to_float(x: Any) -> Any:
-    """``x`` with float elements (ints round to nearest float32); see ``cast``."""
-    return cast(x, "float")
+P = TypeVar("P", covariant=True)
+E = TypeVar("E", int, float)
 
 
-@overload
-def to_int(x: float) -> int: ...
-@overload
-def to_int(x: value[Any]) -> value[int]: ...
-@overload
-def to_int(x: vector[Any]) -> vector[int]: ...
-@overload
-def to_int(x: tensor[Any]) -> tensor[int]: ...
-@overload
-def to_int(x: array[Any]) -> array[int]: ...
-def to_int(x: Any) -> Any:
-    """``x`` with int elements: floats truncate toward 0, NaN gives 0, values outside
-    int32 saturate; see ``cast``."""
-    return cast(x, "int")
+class Conversion(Protocol[P, E]):
+    """The type of ``to_float``, ``to_int``, ``to_bool``, ``to_bytes``: a number gives a number
+    ``P``, a value or container the same kind with elements ``E``."""
+
+    @overload
+    def __call__(self, x: float, /) -> P: ...
+    @overload
+    def __call__(self, x: value[Any], /) -> value[E]: ...
+    @overload
+    def __call__(self, x: vector[Any], /) -> vector[E]: ...
+    @overload
+    def __call__(self, x: tensor[Any], /) -> tensor[E]: ...
+    @overload
+    def __call__(self, x: array[Any], /) -> array[E]: ...
 
 
-@overload
-def to_bool(x: float) -> bool: ...
-@overload
-def to_bool(x: value[Any]) -> value[int]: ...
-@overload
-def to_bool(x: vector[Any]) -> vector[int]: ...
-@overload
-def to_bool(x: tensor[Any]) -> tensor[int]: ...
-@overload
-def to_bool(x: array[Any]) -> array[int]: ...
-def to_bool(x: Any) -> Any:
-    """``x != 0`` element by element (NaN is True); see ``cast``."""
-    return cast(x, "bool")
+def _conversion(dtype: str, doc: str) -> Any:
+    def convert(x: Any) -> Any:
+        return cast(x, dtype)
+
+    convert.__name__ = convert.__qualname__ = "to_bytes" if dtype == "byte" else f"to_{dtype}"
+    convert.__doc__ = doc
+    return convert
 
 
-@overload
-def to_bytes(x: float) -> int: ...
-@overload
-def to_bytes(x: value[Any]) -> value[int]: ...
-@overload
-def to_bytes(x: vector[Any]) -> vector[int]: ...
-@overload
-def to_bytes(x: tensor[Any]) -> tensor[int]: ...
-@overload
-def to_bytes(x: array[Any]) -> array[int]: ...
-def to_bytes(x: Any) -> Any:
-    """``x`` clamped to 0..255 element by element (floats truncate toward 0, NaN gives 0);
-    arrays get dtype 'byte'. See ``cast``."""
-    return cast(x, "byte")
+to_float: Conversion[float, float] = _conversion(
+    "float", "``x`` with float elements (ints round to nearest float32); see ``cast``.")
+to_int: Conversion[int, int] = _conversion(
+    "int", "``x`` with int elements: floats truncate toward 0, NaN gives 0, values outside "
+    "int32 saturate; see ``cast``.")
+to_bool: Conversion[bool, int] = _conversion(
+    "bool", "``x != 0`` element by element (NaN is True); see ``cast``.")
+to_bytes: Conversion[int, int] = _conversion(
+    "byte", "``x`` clamped to 0..255 element by element (floats truncate toward 0, NaN gives 0); "
+    "arrays get dtype 'byte'. See ``cast``.")

@@ -1,25 +1,23 @@
-"""Elements of ``cp.tensor``, ``cp.vector`` and ``cp.quaternion``: element checks, dtype
-promotion, scalar casts, and ``ArrayBase``, the flat row-major ``values`` tuple with a
-``shape`` that they share (with the container protocol ``__copapy__``, see ``_protocol``).
-Shapes, axes, indexing and the summation order are the Rust n-d core's
-(``crates/copapy-python/src/ndcore/``: ``_core.nd_*``).
+"""Elements of ``cp.tensor``, ``cp.vector`` and ``cp.quaternion`` and ``ArrayBase``, what they
+share: a flat, row-major ``values`` tuple with a ``shape``, and the container protocol
+(``__copapy__``, docs/architecture.md). Element checks, promotion, casts, shapes, axes,
+indexing and the summation order are the Rust n-d core's (``ndcore/``: ``_core.nd_*``).
 
-Containers hold a flat, row-major ``tuple`` of elements, each a ``cp.value`` or a plain
-Python number. Plain numbers are constants: arithmetic between two of them is ordinary
-Python arithmetic (as in Copapy) and creates no graph node, so ``zeros``, ``ones``,
-``identity`` and sparse constant matrices cost nothing but their non-zero entries.
+Each element is a ``cp.value`` or a plain Python number. Plain numbers are constants:
+arithmetic between two of them is ordinary Python arithmetic (as in Copapy) and creates no
+graph node, so ``zeros``, ``ones``, ``identity`` and sparse constant matrices cost nothing
+but their non-zero entries.
 
 Summation order (``.sum()``, ``@``, ``magnitude`` …), the same as ``cp.array``'s reductions
 on every target (``stencils/README.md``, "Array stencils"): traced term k is added into
 partial sum k % 8, in increasing k; then partial l and l + 4 are added (l < 4), then l and
-l + 2 (l < 2), then the two that remain (partials that got no term are left out, which
-is what adding -0.0 does). Plain-number terms are first added together in Python (as
-Copapy does) and that constant is added once, last, to the traced terms' sum.
+l + 2 (l < 2), then the two that remain (partials that got no term are left out). Plain-number
+terms are first added together in Python (as Copapy does) and that constant is added once,
+last, to the traced terms' sum.
 """
 
 from __future__ import annotations
 
-import math
 import warnings
 from typing import Any, Generic, TypeVar
 
@@ -30,7 +28,7 @@ TNum = TypeVar("TNum", int, float)
 """Element type of a vector or tensor: ``int`` (int32 or bool values) or ``float``."""
 
 _V = value
-_SCALAR_TYPES = (value, int, float)
+
 
 def type_name(x: object) -> str:
     return type(x).__name__
@@ -44,8 +42,6 @@ scalars and 0-d arrays become Python numbers."""
 def plain(x: Any) -> Any:
     """``x`` with a NumPy scalar (``np.int64(3)``, ``np.float32(0.5)``) replaced by the Python
     number it stands for, so plain-number code paths treat both alike; anything else as it is."""
-    if isinstance(x, _SCALAR_TYPES):
-        return x
     s = scalar_or_none(x)
     return x if s is None else s
 
@@ -66,30 +62,23 @@ def warn_empty_mean() -> None:
     warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)
 
 
-def number_to_byte(x: float) -> int:
-    """A Python number clamped to 0..255 as ``to_bytes`` does (truncation, NaN gives 0)."""
-    if isinstance(x, float) and math.isnan(x):
-        return 0
-    if x <= 0:
-        return 0
-    return 255 if x >= 255 else int(x)
-
-
-def cast_scalar(x: Any, dtype: str) -> Any:
-    """One element (a value or a number) converted to ``dtype`` (docs/math.md, "Casts")."""
-    if isinstance(x, value):
-        if x.dtype == dtype:
-            return x
-        if dtype == "byte":
-            return _core.to_byte_value(x)
-        return _core.cast_value(x, dtype)
-    if dtype == "byte":
-        return number_to_byte(x)
-    return {"float": float, "int": int, "bool": bool}[dtype](x)
+cast_scalar = _core.nd_cast_leaf
+"""One element (a value or a number) converted to a dtype (docs/math.md, "Casts")."""
 
 
 element_dtype = _core.nd_dtype
 """The promoted type of numbers and values: float over int over bool."""
+
+
+class Size(int):
+    """The number of elements of a container: an int, as NumPy's ``a.size`` property, that can
+    also be called, as Copapy 0.0.7's ``tensor.size()`` method, so code written for either runs
+    on every container."""
+
+    __slots__ = ()
+
+    def __call__(self) -> int:
+        return int(self)
 
 
 class ArrayBase(Generic[TNum]):
@@ -116,6 +105,11 @@ class ArrayBase(Generic[TNum]):
         return len(self.shape)
 
     @property
+    def size(self) -> Size:
+        """Number of elements (an int; ``size()`` works too)."""
+        return Size(len(self.values))
+
+    @property
     def dtype(self) -> str:
         """Type of the elements as NumPy would promote them: ``'float'`` if any element is
         a float (also for no elements), else ``'int'`` if any is an int, else ``'bool'``."""
@@ -127,23 +121,7 @@ class ArrayBase(Generic[TNum]):
     def __bool__(self) -> bool:
         """NumPy's rule: the truth value of the one element, ambiguous for more (use
         ``.all()`` or ``.any()``). Traced elements have no truth value while tracing."""
-        vals = self.values
-        kind = type(self).__name__
-        if any(type(x) is _V for x in vals):
-            raise TypeError(
-                f"the truth value of a {kind} of traced values is not known while tracing; "
-                "use cp.iif(condition, true_result, false_result) to choose between values "
-                "(with .all() or .any() to combine the elements of a condition)"
-            )
-        if len(vals) == 1:
-            return bool(vals[0])
-        if not vals:
-            raise ValueError(
-                f"the truth value of an empty {kind} is ambiguous; use len() to test for elements"
-            )
-        raise ValueError(
-            f"the truth value of a {kind} with more than one element is ambiguous; use .any() or .all()"
-        )
+        return _core.nd_bool(self.values, type(self).__name__)
 
     def all(self) -> Any:
         """Whether every element is non-zero: a bool, or a traced bool value when elements
@@ -167,6 +145,6 @@ class ArrayBase(Generic[TNum]):
         return np.array(self.values, dtype=dtype).reshape(self.shape)
 
     def __copapy__(self) -> Container:
-        """The container protocol (``_protocol``): the elements, the shape, and how to make
+        """The container protocol (docs/architecture.md): the elements, the shape, and how to make
         the same kind of container from new elements."""
         return Container.sequence(self.values, self.shape, self._with_values)

@@ -23,7 +23,7 @@ from . import _core
 from ._array import array
 from ._core import ArrayNode, value
 from ._tensors import _packed_ten, tensor
-from ._vectors import _packed_vec, vector
+from ._vectors import vector
 
 _RETURNS: dict[object, str | None] = {float: "f", int: "i", bool: "b", None: None}
 
@@ -47,7 +47,7 @@ def _like(a: Any, node: ArrayNode) -> Any:
     if isinstance(a, array):
         return array._of(node, a.shape, a.dtype)
     if isinstance(a, vector):
-        return _packed_vec(node)
+        return _packed_ten(node, (len(node),), vector)
     return _packed_ten(node, a.shape)
 
 

@@ -9,7 +9,7 @@ program is compiled, so every run executes the same instructions.
 The carry is any structure copapy accepts: values, Python numbers, containers with
 ``__copapy__`` (``cp.vector``, ``cp.tensor``/``cp.matrix``, ``cp.quaternion``, user
 classes), and lists, tuples and dicts of them. It is flattened through the container
-protocol (``_protocol.describe``) and rebuilt with each container's ``rebuild``.
+protocol (``_core.nd_describe``) and rebuilt with each container's ``rebuild``.
 The body must return the same structure with the same dtypes (a ``ValueError`` names the
 leaf otherwise). Values the body computes exist only inside it: return what you need
 after the loop in the carry (or as a ``scan`` output).
@@ -23,9 +23,9 @@ from typing import Any, TypeVar
 
 from . import _core
 from ._array import array
+from ._core import nd_describe as describe
 from ._core import value
 from ._elements import plain
-from ._protocol import describe
 
 C = TypeVar("C")
 Y = TypeVar("Y")

@@ -25,7 +25,6 @@ from . import _core
 from ._array import array
 from ._core import ArrayNode, value
 from ._elements import element_dtype
-from ._optable import BINARY_OPERATORS
 
 PACK_THRESHOLD: int = _core.PACK_THRESHOLD
 """The default ``pack_threshold``: vectors and tensors with more traced elements than this
@@ -89,23 +88,9 @@ def runtime_subscript(ten: Any, keys: tuple[Any, ...]) -> tuple[ArrayNode, tuple
     return _core.array_pack(node.dtype, [out]), ()
 
 
-def binop(vec: Any, other: Any, name: str, rev: bool) -> ArrayNode | None:
-    """Element-wise ``vec op other`` (a scalar or another vector) as one array stencil, or
-    None when it does not pack."""
-    op = BINARY_OPERATORS.get(name)
-    if op is None:
-        return None
-    a = array_of(vec)
-    if a is None:
-        return None
-    if isinstance(other, value | int | float):
-        b: Any = other
-    else:
-        b = array_of(other)
-        if b is None:
-            return None
-    x, y = (b, a) if rev else (a, b)
-    return _core.array_binary(op, x, y)
+# ``vec op other`` element-wise (a scalar or another container of its shape) as one array
+# stencil, or None when it does not pack (``ndcore/pack_ops.rs``)
+binop = _core.nd_pack_binop
 
 
 def dot(a: Any, b: Any) -> Any:

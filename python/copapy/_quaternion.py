@@ -1,3 +1,6 @@
+# quaternion narrows or replaces the vector's operators (``@`` is the Hamilton product, ``*``
+# takes a scalar), which mypy reports as incompatible overrides; both are intended.
+# mypy: disable-error-code="override"
 """Quaternions for 3D rotations, with traced (``cp.value``) or plain-number components.
 
 Conventions (as Copapy's ``quaternion``):
@@ -26,7 +29,7 @@ from typing import Any, SupportsIndex, cast, overload
 
 from . import _math
 from ._core import value
-from ._elements import ArrayBase, check_elements, scalar_or_none
+from ._elements import check_elements, scalar_or_none
 from ._tensors import tensor
 from ._vectors import vector
 
@@ -53,14 +56,17 @@ def _ordered_sum(terms: Iterable[_Scalar]) -> _F:
     return cast(_F, traced if isinstance(plain, int) and plain == 0 else plain + traced)
 
 
-class quaternion(ArrayBase[float]):
+class quaternion(vector[float]):
     """A quaternion ``w + x i + y j + z k``; see the module documentation for conventions.
 
     ``quaternion()`` is the identity; ``quaternion(w, x, y, z)`` or ``quaternion(iterable_of_4)``
     build one from components (``cp.value`` or plain numbers).
 
-    Like Copapy's, it is an array type of floats (``ArrayBase[float]``, shape ``(4,)``) but not
-    itself generic, so a bare ``cp.quaternion`` annotation is complete under ``mypy --strict``.
+    It is a ``cp.vector`` of floats (shape ``(4,)``), so it has every container method
+    (``sum``, ``min``, ``reshape``, ``tolist``, ``==``, …, results of the vector's kind); only the
+    quaternion algebra differs: ``@`` is the Hamilton product, ``*`` and ``/`` take a scalar
+    (``**`` is not defined), ``norm`` and ``abs`` sum in Copapy's order. It is not itself
+    generic, so a bare ``cp.quaternion`` annotation is complete under ``mypy --strict``.
     """
 
     __slots__ = ()
@@ -215,6 +221,9 @@ class quaternion(ArrayBase[float]):
 
     def __rmul__(self, other: _Scalar) -> quaternion:
         return self * other
+
+    def __pow__(self, other: Any) -> quaternion:
+        raise TypeError("quaternion ** is not defined: use @ for the Hamilton product")
 
     def __truediv__(self, other: _Scalar) -> quaternion:
         if not _is_scalar(other):

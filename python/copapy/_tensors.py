@@ -21,9 +21,8 @@ from . import _elements as A
 from ._core import value
 from ._elements import TNum
 from ._ndmethods import NdMethods
+from ._typed_ops import Arith, Compare, Div, elementwise
 
-_TIntLike: TypeAlias = "tensor[int] | value[int] | int"
-_TAnyLike: TypeAlias = "tensor[Any] | value[Any] | float | Sequence[Any]"
 _TensorSource: TypeAlias = (
     "TNum | value[TNum] | tensor[TNum] | Sequence[TNum | value[TNum]]"
     " | Sequence[Sequence[TNum | value[TNum]]] | Sequence[Sequence[Sequence[TNum | value[TNum]]]]"
@@ -126,9 +125,6 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
             raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
-    def size(self) -> int:
-        """Number of elements."""
-        return len(self.values)
 
     # --- indexing -------------------------------------------------------------------------
 
@@ -159,113 +155,27 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
         NumPy (the n-d core's ``nd_binary``; ``op`` is Python's operator ``name``)."""
         return _core.nd_binary(self, other, name, rev)
 
-    @overload
-    def __add__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
-    @overload
-    def __add__(self, other: _TAnyLike) -> tensor[float]: ...
-    def __add__(self, other: Any) -> Any:
-        return self._binop(other, _op.add, "add")
-
-    @overload
-    def __radd__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
-    @overload
-    def __radd__(self, other: value[Any] | float) -> tensor[float]: ...
-    def __radd__(self, other: Any) -> Any:
-        return self._binop(other, _op.add, "add", True)
-
-    @overload
-    def __sub__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
-    @overload
-    def __sub__(self, other: _TAnyLike) -> tensor[float]: ...
-    def __sub__(self, other: Any) -> Any:
-        return self._binop(other, _op.sub, "sub")
-
-    @overload
-    def __rsub__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
-    @overload
-    def __rsub__(self, other: value[Any] | float) -> tensor[float]: ...
-    def __rsub__(self, other: Any) -> Any:
-        return self._binop(other, _op.sub, "sub", True)
-
-    @overload
-    def __mul__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
-    @overload
-    def __mul__(self, other: _TAnyLike) -> tensor[float]: ...
-    def __mul__(self, other: Any) -> Any:
-        return self._binop(other, _op.mul, "mul")
-
-    @overload
-    def __rmul__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
-    @overload
-    def __rmul__(self, other: value[Any] | float) -> tensor[float]: ...
-    def __rmul__(self, other: Any) -> Any:
-        return self._binop(other, _op.mul, "mul", True)
-
-    def __truediv__(self, other: _TAnyLike) -> tensor[float]:
-        return self._binop(other, _op.truediv, "truediv")  # type: ignore[no-any-return]
-
-    def __rtruediv__(self, other: value[Any] | float) -> tensor[float]:
-        return self._binop(other, _op.truediv, "truediv", True)  # type: ignore[no-any-return]
-
-    @overload
-    def __floordiv__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
-    @overload
-    def __floordiv__(self, other: _TAnyLike) -> tensor[float]: ...
-    def __floordiv__(self, other: Any) -> Any:
-        return self._binop(other, _op.floordiv, "floordiv")
-
-    @overload
-    def __rfloordiv__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
-    @overload
-    def __rfloordiv__(self, other: value[Any] | float) -> tensor[float]: ...
-    def __rfloordiv__(self, other: Any) -> Any:
-        return self._binop(other, _op.floordiv, "floordiv", True)
-
-    @overload
-    def __mod__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
-    @overload
-    def __mod__(self, other: _TAnyLike) -> tensor[float]: ...
-    def __mod__(self, other: Any) -> Any:
-        return self._binop(other, _op.mod, "mod")
-
-    @overload
-    def __rmod__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
-    @overload
-    def __rmod__(self, other: value[Any] | float) -> tensor[float]: ...
-    def __rmod__(self, other: Any) -> Any:
-        return self._binop(other, _op.mod, "mod", True)
-
-    @overload
-    def __pow__(self: tensor[int], other: _TIntLike) -> tensor[int]: ...
-    @overload
-    def __pow__(self, other: _TAnyLike) -> tensor[float]: ...
-    def __pow__(self, other: Any) -> Any:
-        return self._binop(other, _op.pow, "pow")
-
-    @overload
-    def __rpow__(self: tensor[int], other: value[int] | int) -> tensor[int]: ...
-    @overload
-    def __rpow__(self, other: value[Any] | float) -> tensor[float]: ...
-    def __rpow__(self, other: Any) -> Any:
-        return self._binop(other, _op.pow, "pow", True)
-
-    def __lt__(self, other: _TAnyLike) -> tensor[int]:
-        return self._binop(other, _op.lt, "lt")  # type: ignore[no-any-return]
-
-    def __le__(self, other: _TAnyLike) -> tensor[int]:
-        return self._binop(other, _op.le, "le")  # type: ignore[no-any-return]
-
-    def __gt__(self, other: _TAnyLike) -> tensor[int]:
-        return self._binop(other, _op.gt, "gt")  # type: ignore[no-any-return]
-
-    def __ge__(self, other: _TAnyLike) -> tensor[int]:
-        return self._binop(other, _op.ge, "ge")  # type: ignore[no-any-return]
-
-    def __eq__(self, other: _TAnyLike) -> tensor[int]:  # type: ignore[override]
-        return self._binop(other, _op.eq, "eq")  # type: ignore[no-any-return]
-
-    def __ne__(self, other: _TAnyLike) -> tensor[int]:  # type: ignore[override]
-        return self._binop(other, _op.ne, "ne")  # type: ignore[no-any-return]
+    # the operators' types are written once for every container (``_typed_ops``)
+    __add__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.add, "add")
+    __radd__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.add, "add", True)
+    __sub__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.sub, "sub")
+    __rsub__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.sub, "sub", True)
+    __mul__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.mul, "mul")
+    __rmul__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.mul, "mul", True)
+    __floordiv__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.floordiv, "floordiv")
+    __rfloordiv__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.floordiv, "floordiv", True)
+    __mod__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.mod, "mod")
+    __rmod__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.mod, "mod", True)
+    __pow__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.pow, "pow")
+    __rpow__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.pow, "pow", True)
+    __truediv__: Div[TNum, tensor[int], tensor[float]] = elementwise(_op.truediv, "truediv")
+    __rtruediv__: Div[TNum, tensor[int], tensor[float]] = elementwise(_op.truediv, "truediv", True)
+    __lt__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.lt, "lt")
+    __le__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.le, "le")
+    __gt__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.gt, "gt")
+    __ge__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.ge, "ge")
+    __eq__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.eq, "eq")  # type: ignore[assignment]
+    __ne__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.ne, "ne")  # type: ignore[assignment]
 
     __hash__ = None  # type: ignore[assignment]
 

@@ -7,40 +7,29 @@ other method (reductions, ``min``/``max``, ``sort``, ``reshape``, ``T``, …) is
 
 from __future__ import annotations
 
-import operator as _op
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, ClassVar, SupportsIndex, TypeAlias, TypeVar, cast, overload
+from typing import Any, ClassVar, SupportsIndex, TypeVar, overload
 
 from . import _core, _packing
 from . import _elements as A
 from ._core import value
 from ._elements import TNum
 from ._math import acos, cos, sin, sqrt
-from ._tensors import _packed_ten, tensor
+from ._tensors import tensor
+from ._typed_ops import Arith, Compare, Div
 
 U = TypeVar("U", int, float)
-
-_VIntLike: TypeAlias = "vector[int] | value[int] | int | Sequence[int | value[int]]"
-_VAnyLike: TypeAlias = "vector[Any] | value[Any] | float | Sequence[float | value[Any]]"
 
 epsilon = 1e-20
 """Added to magnitudes before dividing by them (as Copapy does), so a zero vector gives 0, not NaN."""
 
-_new = object.__new__
-_V = value
 _SCALARS = (value, int, float)
 
 
 def _vec(vals: tuple[Any, ...]) -> vector[Any]:
-    v: vector[Any] = _new(vector)
-    v.values = vals
-    v.shape = (len(vals),)
+    v: vector[Any] = object.__new__(vector)
+    v.values, v.shape = vals, (len(vals),)
     return v
-
-
-def _packed_vec(node: Any) -> vector[Any]:
-    """A vector of the elements of array ``node`` (aliases, no code), packed by it."""
-    return cast("vector[Any]", _packed_ten(node, (len(node),), vector))
 
 
 class vector(tensor[TNum]):
@@ -53,14 +42,8 @@ class vector(tensor[TNum]):
     Python and creates no graph node, so constants are folded while tracing.
 
     ``a @ b`` (or ``a.dot(b)``) is the dot product; ``.sum()``, ``@`` and ``.magnitude()`` add
-    their terms in **one documented order**, the same as ``cp.array`` on every target: eight
-    interleaved partial sums (term k into partial k % 8), combined pairwise (``_elements``).
-    Plain-number terms are summed in Python first and added once at the end.
-
-    Attributes:
-        values: the elements, a tuple.
-        shape: ``(len(values),)``.
-        ndim: always 1.
+    their terms in the documented order (``_elements``), the same as ``cp.array``'s.
+    ``values`` holds the elements, a tuple; ``shape`` is ``(len(values),)``.
     """
 
     __slots__ = ()
@@ -76,31 +59,11 @@ class vector(tensor[TNum]):
         length, False never (a vector of plain numbers is never packed: its arithmetic
         happens while tracing)."""
         self._packed = packed
-        if isinstance(values, tensor):
-            if values.ndim != 1:
-                raise ValueError(f"a vector is 1-D; got a {type(values).__name__} of shape {values.shape}")
-            vals = values.values
-        elif isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-            raise TypeError(f"vector() takes an iterable of values or numbers, not a {A.type_name(values)}")
-        else:
-            if hasattr(values, "tolist") and hasattr(values, "shape"):  # NumPy array
-                _core.check_dtype(values)
-                if len(values.shape) != 1:
-                    raise ValueError(f"a vector is 1-D; got an array of shape {tuple(values.shape)}")
-                values = values.tolist()
-            vals = A.check_elements(tuple(values), "vector")
-        self.values = vals
-        self.shape = (len(vals),)
-
-    @property
-    def ndim(self) -> int:
-        return 1
+        self.values = _core.nd_vector_leaves(values)
+        self.shape = (len(self.values),)
 
     def __repr__(self) -> str:
         return f"vector({self.values!r})"
-
-    def __len__(self) -> int:
-        return len(self.values)
 
     def __iter__(self) -> Iterator[value[TNum] | TNum]:
         return iter(self.values)
@@ -133,180 +96,38 @@ class vector(tensor[TNum]):
         return _vec(vals) if len(shape) == 1 else tensor._like(self, vals, shape)
 
     def _result_kind(self, other: Any) -> type[tensor[Any]]:
-        return tensor if isinstance(other, tensor) and type(other) is not vector else vector
+        return tensor if isinstance(other, tensor) and not isinstance(other, vector) else vector
 
-    @overload
-    def __add__(self: vector[int], other: _VIntLike) -> vector[int]: ...
-    @overload
-    def __add__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __add__(self, other: tensor[Any]) -> tensor[Any]: ...
-    def __add__(self, other: Any) -> Any:
-        return self._binop(other, _op.add, "add")
-
-    @overload
-    def __radd__(self: vector[int], other: value[int] | int) -> vector[int]: ...
-    @overload
-    def __radd__(self, other: value[Any] | float) -> vector[float]: ...
-    def __radd__(self, other: Any) -> Any:
-        return self._binop(other, _op.add, "add", True)
-
-    @overload
-    def __sub__(self: vector[int], other: _VIntLike) -> vector[int]: ...
-    @overload
-    def __sub__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __sub__(self, other: tensor[Any]) -> tensor[Any]: ...
-    def __sub__(self, other: Any) -> Any:
-        return self._binop(other, _op.sub, "sub")
-
-    @overload
-    def __rsub__(self: vector[int], other: value[int] | int) -> vector[int]: ...
-    @overload
-    def __rsub__(self, other: value[Any] | float) -> vector[float]: ...
-    def __rsub__(self, other: Any) -> Any:
-        return self._binop(other, _op.sub, "sub", True)
-
-    @overload
-    def __mul__(self: vector[int], other: _VIntLike) -> vector[int]: ...
-    @overload
-    def __mul__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __mul__(self, other: tensor[Any]) -> tensor[Any]: ...
-    def __mul__(self, other: Any) -> Any:
-        return self._binop(other, _op.mul, "mul")
-
-    @overload
-    def __rmul__(self: vector[int], other: value[int] | int) -> vector[int]: ...
-    @overload
-    def __rmul__(self, other: value[Any] | float) -> vector[float]: ...
-    def __rmul__(self, other: Any) -> Any:
-        return self._binop(other, _op.mul, "mul", True)
-
-    @overload
-    def __truediv__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __truediv__(self, other: tensor[Any]) -> tensor[float]: ...
-    def __truediv__(self, other: Any) -> Any:
-        return self._binop(other, _op.truediv, "truediv")
-
-    def __rtruediv__(self, other: value[Any] | float) -> vector[float]:
-        return self._binop(other, _op.truediv, "truediv", True)  # type: ignore[no-any-return]
-
-    @overload
-    def __floordiv__(self: vector[int], other: _VIntLike) -> vector[int]: ...
-    @overload
-    def __floordiv__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __floordiv__(self, other: tensor[Any]) -> tensor[Any]: ...
-    def __floordiv__(self, other: Any) -> Any:
-        return self._binop(other, _op.floordiv, "floordiv")
-
-    @overload
-    def __rfloordiv__(self: vector[int], other: value[int] | int) -> vector[int]: ...
-    @overload
-    def __rfloordiv__(self, other: value[Any] | float) -> vector[float]: ...
-    def __rfloordiv__(self, other: Any) -> Any:
-        return self._binop(other, _op.floordiv, "floordiv", True)
-
-    @overload
-    def __mod__(self: vector[int], other: _VIntLike) -> vector[int]: ...
-    @overload
-    def __mod__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __mod__(self, other: tensor[Any]) -> tensor[Any]: ...
-    def __mod__(self, other: Any) -> Any:
-        return self._binop(other, _op.mod, "mod")
-
-    @overload
-    def __rmod__(self: vector[int], other: value[int] | int) -> vector[int]: ...
-    @overload
-    def __rmod__(self, other: value[Any] | float) -> vector[float]: ...
-    def __rmod__(self, other: Any) -> Any:
-        return self._binop(other, _op.mod, "mod", True)
-
-    @overload
-    def __pow__(self: vector[int], other: _VIntLike) -> vector[int]: ...
-    @overload
-    def __pow__(self, other: _VAnyLike) -> vector[float]: ...
-    @overload
-    def __pow__(self, other: tensor[Any]) -> tensor[Any]: ...
-    def __pow__(self, other: Any) -> Any:
-        return self._binop(other, _op.pow, "pow")
-
-    @overload
-    def __rpow__(self: vector[int], other: value[int] | int) -> vector[int]: ...
-    @overload
-    def __rpow__(self, other: value[Any] | float) -> vector[float]: ...
-    def __rpow__(self, other: Any) -> Any:
-        return self._binop(other, _op.pow, "pow", True)
-
-    def __neg__(self) -> vector[TNum]:
-        return _vec(tuple(map(_op.neg, self.values)))
-
-    def __pos__(self) -> vector[TNum]:
-        return self
-
-    def __abs__(self) -> vector[TNum]:
-        return _vec(tuple(map(abs, self.values)))
-
-    @overload
-    def __lt__(self, other: _VAnyLike) -> vector[int]: ...
-    @overload
-    def __lt__(self, other: tensor[Any]) -> tensor[int]: ...
-    def __lt__(self, other: Any) -> Any:
-        return self._binop(other, _op.lt, "lt")
-
-    @overload
-    def __le__(self, other: _VAnyLike) -> vector[int]: ...
-    @overload
-    def __le__(self, other: tensor[Any]) -> tensor[int]: ...
-    def __le__(self, other: Any) -> Any:
-        return self._binop(other, _op.le, "le")
-
-    @overload
-    def __gt__(self, other: _VAnyLike) -> vector[int]: ...
-    @overload
-    def __gt__(self, other: tensor[Any]) -> tensor[int]: ...
-    def __gt__(self, other: Any) -> Any:
-        return self._binop(other, _op.gt, "gt")
-
-    @overload
-    def __ge__(self, other: _VAnyLike) -> vector[int]: ...
-    @overload
-    def __ge__(self, other: tensor[Any]) -> tensor[int]: ...
-    def __ge__(self, other: Any) -> Any:
-        return self._binop(other, _op.ge, "ge")
-
-    @overload
-    def __eq__(self, other: _VAnyLike) -> vector[int]: ...
-    @overload
-    def __eq__(self, other: tensor[Any]) -> tensor[int]: ...
-    def __eq__(self, other: Any) -> Any:
-        return self._binop(other, _op.eq, "eq")
-
-    @overload
-    def __ne__(self, other: _VAnyLike) -> vector[int]: ...
-    @overload
-    def __ne__(self, other: tensor[Any]) -> tensor[int]: ...
-    def __ne__(self, other: Any) -> Any:
-        return self._binop(other, _op.ne, "ne")
-
+    # the tensor's operators (inherited) typed with vector results (``_typed_ops``)
+    __add__: Arith[TNum, vector[int], vector[float]]
+    __radd__: Arith[TNum, vector[int], vector[float]]
+    __sub__: Arith[TNum, vector[int], vector[float]]
+    __rsub__: Arith[TNum, vector[int], vector[float]]
+    __mul__: Arith[TNum, vector[int], vector[float]]
+    __rmul__: Arith[TNum, vector[int], vector[float]]
+    __floordiv__: Arith[TNum, vector[int], vector[float]]
+    __rfloordiv__: Arith[TNum, vector[int], vector[float]]
+    __mod__: Arith[TNum, vector[int], vector[float]]
+    __rmod__: Arith[TNum, vector[int], vector[float]]
+    __pow__: Arith[TNum, vector[int], vector[float]]
+    __rpow__: Arith[TNum, vector[int], vector[float]]
+    __truediv__: Div[TNum, vector[int], vector[float]]
+    __rtruediv__: Div[TNum, vector[int], vector[float]]
+    __lt__: Compare[TNum, vector[int], vector[float]]
+    __le__: Compare[TNum, vector[int], vector[float]]
+    __gt__: Compare[TNum, vector[int], vector[float]]
+    __ge__: Compare[TNum, vector[int], vector[float]]
+    __eq__: Compare[TNum, vector[int], vector[float]]
+    __ne__: Compare[TNum, vector[int], vector[float]]
     __hash__ = None  # type: ignore[assignment]
 
     # --- reductions and products ----------------------------------------------------------
 
     def _other_1d(self, other: Any, op: str) -> tuple[Any, ...]:
-        if type(other) is vector:
-            ov = other.values
-        elif isinstance(other, A.ArrayBase):
-            if other.ndim != 1:
-                raise _core.nd_shape_error(op, "vectors", self.shape, other.shape)
-            ov = other.values
-        else:
-            ov = vector(other).values
-        if len(ov) != len(self.values):
-            raise _core.nd_shape_error(op, "vectors", self.shape, (len(ov),))
+        ov = other.values if isinstance(other, A.ArrayBase) else vector(other).values
+        shape = other.shape if isinstance(other, A.ArrayBase) else (len(ov),)
+        if shape != self.shape:
+            raise _core.nd_shape_error(op, "vectors", self.shape, shape)
         return ov
 
     @overload
@@ -316,11 +137,8 @@ class vector(tensor[TNum]):
     def dot(self, other: Any) -> Any:
         """Dot product (the products summed in the documented order)."""
         ov = self._other_1d(other, "dot")
-        if type(other) is vector and _packing.wants(self, len(ov)):
-            r = _packing.dot(self, other)
-            if r is not None:
-                return r
-        return A.dot_elements(self.values, ov)
+        r = _packing.dot(self, other) if type(other) is vector and _packing.wants(self, len(ov)) else None
+        return A.dot_elements(self.values, ov) if r is None else r
 
     @overload
     def __matmul__(self: vector[int], other: vector[int]) -> int | value[int]: ...
@@ -333,23 +151,18 @@ class vector(tensor[TNum]):
             return self.dot(other)
         if isinstance(other, A.ArrayBase) and other.ndim != 1:
             return NotImplemented  # the tensor's __rmatmul__ handles vector @ matrix
-        if isinstance(other, A.ArrayBase) or (
-            isinstance(other, Iterable) and not isinstance(other, (str, bytes))
-        ):
+        if isinstance(other, A.ArrayBase) or _is_data(other):
             t: tensor[Any] = tensor(other)
-            if t.ndim == 1:
-                return self.dot(_vec(t.values))
-            return tensor(self) @ t
+            return self.dot(_vec(t.values)) if t.ndim == 1 else tensor(self) @ t
         if isinstance(other, _SCALARS):
             raise ValueError("matmul: the operand (a scalar) must be a vector or matrix; use * to scale")
         return NotImplemented
 
     def __rmatmul__(self, other: Any) -> Any:
-        if isinstance(other, A.ArrayBase) or isinstance(other, _SCALARS):
+        # sequences only: containers and scalars decide in their own __matmul__
+        if isinstance(other, (A.ArrayBase, *_SCALARS)) or not _is_data(other):
             return NotImplemented
-        if isinstance(other, Iterable) and not isinstance(other, (str, bytes)):
-            return tensor(other) @ self
-        return NotImplemented
+        return tensor(other) @ self
 
     def cross(self: vector[TNum], other: vector[Any]) -> vector[TNum]:
         """3-D cross product."""
@@ -364,37 +177,15 @@ class vector(tensor[TNum]):
         s: Any = A.dot_elements(self.values, self.values)
         return sqrt(s)  # type: ignore[no-any-return]
 
-    def norm(self) -> float | value[float]:
-        """Euclidean length, the same as ``magnitude()``."""
-        return self.magnitude()
+    norm = magnitude
 
     def normalize(self) -> vector[float]:
         """This vector divided by ``magnitude() + 1e-20`` (a zero vector stays zero), as Copapy."""
         return self / (self.magnitude() + epsilon)
 
-    def homogenize(self) -> vector[TNum]:
-        """If any element is a value, the plain numbers become ``cp.value`` inputs too."""
-        if any(type(x) is _V for x in self.values):
-            return _vec(tuple(x if type(x) is _V else value(cast(Any, x)) for x in self.values))
-        return self
-
     def map(self, func: Callable[[Any], value[U] | U]) -> vector[U]:
         """A vector of ``func(x)`` for each element ``x``."""
         return _vec(tuple(map(func, self.values)))
-
-    def tolist(self) -> list[TNum | value[TNum]]:
-        """The elements as a list."""
-        return list(self.values)
-
-
-def cross_product(v1: vector[float], v2: vector[float]) -> vector[float]:
-    """Cross product of two 3-D vectors."""
-    return v1.cross(v2)
-
-
-def dot_product(v1: vector[float], v2: vector[float]) -> float | value[float]:
-    """Dot product of two vectors."""
-    return v1.dot(v2)
 
 
 def dot(v1: Any, v2: Any) -> Any:
@@ -403,7 +194,7 @@ def dot(v1: Any, v2: Any) -> Any:
     if isinstance(v1, _SCALARS) or isinstance(v2, _SCALARS):
         return v1 * v2
     if not isinstance(v1, A.ArrayBase):
-        v1 = vector(v1) if _is_flat(v1) else _as_tensor(v1)
+        v1 = vector(v1) if _is_flat(v1) else tensor(v1)
     if v1.ndim == 1 and (type(v2) is vector or (not isinstance(v2, A.ArrayBase) and _is_flat(v2))):
         return vector(v1.values).dot(v2)
     return v1 @ v2
@@ -415,12 +206,12 @@ def cross(v1: Any, v2: Any) -> vector[Any]:
     return a.cross(v2 if type(v2) is vector else vector(v2))
 
 
+def _is_data(x: Any) -> bool:
+    return isinstance(x, Iterable) and not isinstance(x, (str, bytes))
+
+
 def _is_flat(x: Any) -> bool:
     return isinstance(x, Sequence) and all(isinstance(e, _SCALARS) for e in x)
-
-
-def _as_tensor(x: Any) -> Any:
-    return tensor(x)
 
 
 def distance(v1: vector[float], v2: vector[float]) -> float | value[float]:
@@ -448,6 +239,5 @@ def angle_between(v1: vector[float], v2: vector[float]) -> float | value[float]:
 def rotate_vector(v: vector[float], axis: vector[float], angle: float | value[float]) -> vector[float]:
     """Rotate the 3-D vector ``v`` about ``axis`` by ``angle`` radians (Rodrigues' formula)."""
     k = axis.normalize()
-    c = cos(angle)
-    s = sin(angle)
+    c, s = cos(angle), sin(angle)
     return v * c + k.cross(v) * s + k * k.dot(v) * (1 - c)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_type_hints
 
 import copapy as cp
 import numpy as np
@@ -95,6 +95,8 @@ def resolve(name: str) -> Any:
     obj: Any = cp
     for part in name.split("."):
         obj = REAL_TARGET if obj is cp and part == "Target" else getattr(obj, part)
+    if isinstance(obj, property):  # a property whose value Copapy calls (``tensor.size()``)
+        return get_type_hints(obj.fget)["return"].__call__
     return obj
 
 

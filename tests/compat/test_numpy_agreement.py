@@ -271,6 +271,36 @@ def test_eye_takes_numpys_arguments(rows: Any, cols: Any) -> None:
     assert got.shape == want.shape and list(got.values) == want.reshape(-1).tolist()
 
 
+NUMBER = st.one_of(st.integers(-20, 20), st.floats(-20, 20, allow_nan=False, width=32))
+
+
+@_settings(200)
+@given(NUMBER, st.one_of(st.none(), NUMBER), st.one_of(st.integers(-5, 5), st.floats(-4, 4, width=32)))
+def test_arange_has_numpys_length_and_adds_the_step(start: Any, stop: Any, step: Any) -> None:
+    # NumPy's count (ceil((stop - start) / step)); each element the previous plus the step (Copapy)
+    args = (start,) if stop is None else (start, stop, step)
+    try:
+        want = np.arange(*args)
+    except (ValueError, ZeroDivisionError):
+        with pytest.raises(ValueError):
+            cp.arange(*args)
+        return
+    got = cp.arange(*args)
+    first, inc = (0, 1) if stop is None else (start, step)
+    expected = [first]
+    while len(expected) < want.size:
+        expected.append(expected[-1] + inc)
+    assert got.shape == want.shape and list(got.values) == expected[:want.size]
+
+
+@_settings(100)
+@given(st.lists(st.one_of(st.integers(-9, 9), st.floats(-9, 9, width=32)), max_size=6))
+def test_diagonal_is_numpys_diag(vals: list[Any]) -> None:
+    got = cp.diagonal(vals)
+    want = np.diag(np.array(vals, dtype=object)) if vals else np.zeros((0, 0), dtype=object)
+    assert got.shape == want.shape and list(got.values) == want.reshape(-1).tolist()
+
+
 @pytest.mark.parametrize("make", [
     lambda: cp.zeros((30000, 30000)), lambda: cp.zeros((10**5,) * 2), lambda: cp.ones(2**26 + 1),
     lambda: cp.eye(2**13 + 1), lambda: cp.zeros((2**40, 2**40)),

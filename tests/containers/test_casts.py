@@ -16,7 +16,7 @@ import copapy as cp
 import numpy as np
 import pytest
 import refsem as R
-from copapy import _packing
+from copapy import _core, _packing
 
 FLOATS = [0.0, -0.0, 1.0, -1.0, 3.7, -3.7, 0.5, -0.5, 255.0, 255.5, 254.99998, 256.0, 1e-45,
           2.0**31, -(2.0**31), 2147483520.0, -2147483904.0, 3.4e38, -3.4e38,
@@ -140,3 +140,10 @@ def test_bad_casts_say_what_to_use() -> None:
         cp.cast(1.0, str)
     with pytest.raises(TypeError, match="cannot cast a str"):
         cp.cast("1", "int")
+
+
+def test_an_unknown_dtype_is_refused_for_numbers_and_values() -> None:
+    # the core's cast of one element names the dtypes it takes, for a number as for a value
+    for x in (2.5, cp.value(2.5)):
+        with pytest.raises(ValueError, match="'float', 'int', 'bool' or 'byte'"):
+            _core.nd_cast_leaf(x, "double")

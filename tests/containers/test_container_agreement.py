@@ -188,13 +188,30 @@ def _methods(cls: type) -> set[str]:
 
 
 def test_every_container_has_the_methods_of_the_others() -> None:
-    # code never depends on which storage a value got: cp.array, tensor and vector share
-    # every method (vector adds its geometric ones; tensor its elements and packing switch)
-    own = {"values", "pack_threshold", "cross", "magnitude", "norm", "normalize"}
-    kinds = (cp.array, cp.tensor, cp.vector)
+    # code never depends on which storage a value got: cp.array, tensor, vector and quaternion
+    # share every method (vector adds its geometric ones, quaternion its rotations; tensor its
+    # elements and packing switch)
+    own = {"values", "pack_threshold", "cross", "magnitude", "norm", "normalize", "conjugate",
+           "from_euler", "identity", "inverse", "rotate_vector", "toAxisAngle", "toEulerAngles",
+           "toRotationMatrix", "w", "x", "y", "z"}
+    kinds = (cp.array, cp.tensor, cp.vector, cp.quaternion)
     for a in kinds:
         for b in kinds:
             assert _methods(a) - _methods(b) - own == set(), (a.__name__, b.__name__)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("shape", [(1,), (5,), (2, 3), (2, 1, 4)])
+def test_size_is_an_int_and_callable_on_every_container(kind: str, shape: tuple[int, ...]) -> None:
+    # NumPy's property (``a.size``) and Copapy 0.0.7's method (``t.size()``) both work
+    if kind == "vector":
+        shape = shape[-1:]
+    data = np.arange(np.prod(shape), dtype=F32).reshape(shape)
+    x, _ = _make(kind, data)
+    assert isinstance(x.size, int) and x.size == data.size and x.size() == data.size
+    assert x.size * 2 == 2 * data.size and f"{x.size}" == str(data.size) and repr(x.size) == repr(data.size)
+    assert np.zeros(x.size).shape == (data.size,) and list(range(x.size())) == list(range(data.size))
+    assert cp.quaternion().size == 4 and cp.quaternion().size() == 4
 
 
 @pytest.mark.parametrize("kind", ("tensor", "packed", "array", "vector"))

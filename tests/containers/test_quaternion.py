@@ -455,3 +455,34 @@ def test_plain_results_identical_to_copapy() -> None:
             assert theirs[name] == [2 * math.asin(a.normalize().w)]
             continue
         assert flat_floats(fn()) == theirs[name], name
+
+
+def test_the_container_methods_agree_with_numpy() -> None:
+    # a quaternion is a cp.vector of its four components: every container method works on it
+    # (results of the vector's kind), compared with NumPy float32 on the same components
+    comps = np.array([0.5, -2.0, 3.25, -0.75], dtype=np.float32)
+    ins = [cp.value(float(c)) for c in comps]
+    q = cp.quaternion(ins)
+    other = np.array([0.5, 1.0, -3.25, 2.0], dtype=np.float32)
+    outs = {"sum": q.sum(), "mean": q.mean(), "min": q.min(), "max": q.max(), "sort": q.sort(),
+            "argsort": q.argsort(), "reshape": q.reshape(2, 2), "T": q.T.reshape(-1),
+            "eq": q == other.tolist(),
+            "lt": q < 0.5, "int": q.astype("int"), "last": q.element(-1), "all": q.all(), "any": q.any(),
+            "rdiv": 1.0 / q, "plus_vector": cp.vector(other.tolist()) + q, "flat": q.flatten(),
+            "dot": q.dot(cp.vector(other.tolist()))}
+    refs = {"sum": comps.sum(), "mean": comps.mean(), "min": comps.min(), "max": comps.max(),
+            "sort": np.sort(comps), "argsort": np.argsort(comps, kind="stable"),
+            "reshape": comps.reshape(2, 2),
+            "T": comps, "eq": comps == other, "lt": comps < 0.5, "int": comps.astype(np.int32),
+            "last": comps[-1], "all": comps.all(), "any": comps.any(), "rdiv": np.float32(1.0) / comps,
+            "plus_vector": other + comps, "flat": comps, "dot": np.dot(comps, other)}
+    tg = cp.Target()
+    tg.compile(*outs.values())
+    tg.run()
+    for k, out in outs.items():
+        got = np.asarray(tg.read_value(out), dtype=np.float32)
+        np.testing.assert_array_equal(got, np.asarray(refs[k], dtype=np.float32), err_msg=k)
+    assert q.tolist() == ins and q.size == 4 and q.shape == (4,) and q.ndim == 1
+    assert isinstance(q, cp.vector) and isinstance(q.sort(), cp.vector)
+    with pytest.raises(TypeError, match="@"):
+        q ** 2

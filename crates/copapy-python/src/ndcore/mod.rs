@@ -10,10 +10,13 @@ use pyo3::prelude::*;
 
 mod binary;
 mod cast;
+mod elements;
 mod errors;
 mod leaves;
+mod make;
 mod pack;
 mod reduce;
+mod pack_ops;
 mod shapes;
 mod sort;
 mod storage;
@@ -77,5 +80,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_take, m)?)?;
     m.add_function(wrap_pyfunction!(nd_binary, m)?)?;
     m.add_function(wrap_pyfunction!(nd_unary, m)?)?;
+    elements::register(m)?;
+    make::register(m)?;
+    pack_ops::register(m)?;
     Ok(())
 }
