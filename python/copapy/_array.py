@@ -279,7 +279,7 @@ class array(Generic[TNum]):
                 raise TypeError(f"array indices must be integers or int values, not {type_name(i)}")
             flat = flat + k * stride
             stride *= dim
-        return _core.array_index(self._cp_node, flat)
+        return _core.array_kernel("index", [self._cp_node, flat], [])
 
     def _runtime_subarray(self, index: tuple[Any, ...]) -> array[Any]:
         """A sub-array at indices some of which are values (each wrapped once if negative,
@@ -316,8 +316,7 @@ class array(Generic[TNum]):
                 f"a runtime-indexed sub-array of shape {tuple(shape)} has more than 4 "
                 "non-contiguous dimensions: index it in two steps"
             )
-        node = _core.array_gather(self._cp_node, offset, lo, hi,
-                                  [n for n, _ in dims], [st for _, st in dims])
+        node = _core.array_kernel("gather", [self._cp_node, offset], [lo, hi, *(x for d in dims for x in d)])
         return array._of(node, tuple(shape), self.dtype)
 
     @staticmethod
@@ -363,7 +362,7 @@ class array(Generic[TNum]):
         if offset == 0 and dims == [(self.size, 1)]:
             return array._of(self._cp_node, shape, self.dtype)  # the same elements: no copy
         if len(dims) <= 4:
-            node = _core.array_strided(self._cp_node, offset, [n for n, _ in dims], [st for _, st in dims])
+            node = _core.array_kernel("strided", [self._cp_node], [offset, *(x for d in dims for x in d)])
             return array._of(node, shape, self.dtype)
         flat = _core.nd_view_indices(offset, shape, strides)
         elements = [_core.array_element(self._cp_node, k) for k in flat]
@@ -510,7 +509,7 @@ class array(Generic[TNum]):
         if axes is not None and len(axes) == self.ndim:
             axes = None
         if axes is None:
-            total = _core.array_sum(self._cp_node)
+            total = _core.array_kernel("sum", [self._cp_node], [])
             if not keepdims:
                 return total
             return array._of(_core.array_pack(total.dtype, [total]), (1,) * self.ndim)
@@ -522,7 +521,7 @@ class array(Generic[TNum]):
         # a dot product with ones per output element: x * 1 is x exactly, so each entry
         # is the documented sum of its terms
         ones = array([1] * n, "float" if self._cp_node.dtype == "float" else "int")
-        node = _core.array_matmul(rows._cp_node, ones._cp_node, m, n, 1)
+        node = _core.array_kernel("matmul", [rows._cp_node, ones._cp_node], [m, n, 1])
         return array._of(node, keep if keepdims else plain)
 
     def _sum_axis(self, axis: int, keepdims: bool) -> array[Any]:
@@ -539,10 +538,10 @@ class array(Generic[TNum]):
         ones = array([1] * n, dtype)
         if after == 1:
             flat = src.reshape(before, n)._cp_node
-            node = _core.array_matmul(flat, ones._cp_node, before, n, 1)
+            node = _core.array_kernel("matmul", [flat, ones._cp_node], [before, n, 1])
         else:
             flat = src.reshape(n, after)._cp_node
-            node = _core.array_matmul(ones._cp_node, flat, 1, n, after)
+            node = _core.array_kernel("matmul", [ones._cp_node, flat], [1, n, after])
         return array._of(node, kept)
 
     def _count(self, axis: Any) -> int:
@@ -554,14 +553,14 @@ class array(Generic[TNum]):
         if axes is not None and len(axes) == self.ndim:
             axes = None
         if axes is None:
-            out = _core.array_extreme(which, self._cp_node)
+            out = _core.array_kernel("min" if which == "min" else "max", [self._cp_node], [])
             if not keepdims:
                 return out
             return array._of(_core.array_pack(self._cp_node.dtype, [out]), (1,) * self.ndim, self.dtype)
         if not axes:
             return self
         rows, m, n, plain, keep = self._rows(axes)
-        node = _core.array_rows_extreme(which, rows._cp_node, m, n)
+        node = _core.array_kernel("rows_min" if which == "min" else "rows_max", [rows._cp_node], [m, n])
         return array._of(node, keep if keepdims else plain, self.dtype)
 
     def min(self, axis: Any = None, keepdims: bool = False) -> Any:
@@ -643,7 +642,7 @@ class array(Generic[TNum]):
                 "dot takes two arrays of the same length (number of elements); for a matrix "
                 "product use @"
             )
-        return _core.array_dot(self._cp_node, other._cp_node)
+        return _core.array_kernel("dot", [self._cp_node, other._cp_node], [])
 
     def sort(self) -> array[TNum]:
         """``cp.sort(self)``: the sorted copy of a 1-D array (Copapy's ``array.sort``)."""
@@ -671,7 +670,7 @@ class array(Generic[TNum]):
                 f"{k} columns against {k2} rows"
             )
         shape = tuple(d for d, keep in ((m, self.ndim == 2), (p, other.ndim == 2)) if keep)
-        return array._of(_core.array_matmul(self._cp_node, other._cp_node, m, k, p), shape)
+        return array._of(_core.array_kernel("matmul", [self._cp_node, other._cp_node], [m, k, p]), shape)
 
     matmul = __matmul__
 
@@ -779,7 +778,7 @@ def _sort_node(x: array[Any], argsort: bool) -> ArrayNode:
         raise ValueError(
             f"sort and argsort take a 1-D array, got shape {x.shape}: flatten it or index a row"
         )
-    return _core.array_sort(x._cp_node, argsort)
+    return _core.array_kernel("argsort" if argsort else "sort", [x._cp_node], [])
 
 
 def sort(x: array[Any]) -> array[Any]:

@@ -467,7 +467,7 @@ class tensor(A.ArrayBase[TNum]):
 
         def packed(t: tensor[Any]) -> Any:
             node = _packing.array_of(t)
-            return None if node is None else _core.array_extreme(which, node)
+            return None if node is None else _core.array_kernel("min" if which == "min" else "max", [node], [])
 
         return self._reduce(axis, keepdims, whole, packed)
 
@@ -503,7 +503,7 @@ class tensor(A.ArrayBase[TNum]):
         if not any(type(x) is _V for x in vals):
             order = sorted(range(len(vals)), key=lambda i: _nan_last(vals[i]))
             return self._like(tuple(order) if indices else tuple(vals[i] for i in order), self.shape)
-        node = _core.array_sort(_packing.lookup_array(self), indices)
+        node = _core.array_kernel("argsort" if indices else "sort", [_packing.lookup_array(self)], [])
         return self._from_node(node, self.shape)
 
     def sort(self) -> tensor[TNum]:

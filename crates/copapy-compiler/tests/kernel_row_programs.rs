@@ -6,8 +6,9 @@
 //! kernel_row_programs`. The numbers themselves are checked elsewhere (the Python
 //! tests in `tests/arrays/` against NumPy); this only pins the bytes.
 
-use copapy_compiler::array::{self, sum};
-use copapy_compiler::array_kernels::{build, KERNELS};
+use copapy_compiler::array;
+use copapy_compiler::array_build::build;
+use copapy_compiler::array_kernels::KERNELS;
 use copapy_compiler::autodiff::grad;
 use copapy_compiler::finish::{finish, Request};
 use copapy_compiler::targets::TARGETS;
@@ -84,7 +85,7 @@ fn fingerprints(outputs: &[Value]) -> Vec<String> {
 /// A scalar loss of `r`: itself, or the sum of its elements.
 fn loss(r: &Value) -> Value {
     if array::len_of(r).is_some() {
-        sum(r).unwrap()
+        array::kernel("sum", std::slice::from_ref(r), &[]).unwrap()
     } else {
         r.clone()
     }
@@ -97,7 +98,7 @@ fn lines() -> String {
             out.push_str(&format!("{label} {f}\n"));
         }
     };
-    for k in KERNELS.iter().filter(|k| k.build.is_some()) {
+    for k in KERNELS.iter().filter(|k| k.public) {
         let (ops, prm) = case(k.name, false);
         let r = build(k.name, &ops, &prm).unwrap();
         add(format!("{} f", k.name), std::slice::from_ref(&r));
