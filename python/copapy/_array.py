@@ -316,7 +316,8 @@ class array(Generic[TNum]):
                 f"a runtime-indexed sub-array of shape {tuple(shape)} has more than 4 "
                 "non-contiguous dimensions: index it in two steps"
             )
-        node = _core.array_kernel("gather", [self._cp_node, offset], [lo, hi, *(x for d in dims for x in d)])
+        walk: list[int] = [x for size_stride in dims for x in size_stride]
+        node = _core.array_kernel("gather", [self._cp_node, offset], [lo, hi, *walk])
         return array._of(node, tuple(shape), self.dtype)
 
     @staticmethod
@@ -362,7 +363,8 @@ class array(Generic[TNum]):
         if offset == 0 and dims == [(self.size, 1)]:
             return array._of(self._cp_node, shape, self.dtype)  # the same elements: no copy
         if len(dims) <= 4:
-            node = _core.array_kernel("strided", [self._cp_node], [offset, *(x for d in dims for x in d)])
+            walk: list[int] = [x for size_stride in dims for x in size_stride]
+            node = _core.array_kernel("strided", [self._cp_node], [offset, *walk])
             return array._of(node, shape, self.dtype)
         flat = _core.nd_view_indices(offset, shape, strides)
         elements = [_core.array_element(self._cp_node, k) for k in flat]

@@ -467,7 +467,8 @@ class tensor(A.ArrayBase[TNum]):
 
         def packed(t: tensor[Any]) -> Any:
             node = _packing.array_of(t)
-            return None if node is None else _core.array_kernel("min" if which == "min" else "max", [node], [])
+            return None if node is None else _core.array_kernel(
+                "min" if which == "min" else "max", [node], [])
 
         return self._reduce(axis, keepdims, whole, packed)
 
