@@ -3,7 +3,7 @@
 //!
 //! An array is a graph node like a scalar (a [`NodeKind::Array`]); its [`ArrayNode`]
 //! says what it is (stored data, gathered scalars, or the result of an element-wise
-//! operation) and its length. Reductions ([`sum`], [`dot`]) and [`element`] give
+//! operation) and its length. Reductions (the sum and dot rows of [`kernel`]) and [`element`] give
 //! ordinary scalar values, so scalar code can use them directly.
 //!
 //! Type rules are those of the scalar operations: each constructor asks
@@ -450,7 +450,7 @@ pub fn scatter_add(
 }
 
 /// Row `name` of [`crate::array_kernels::KERNELS`] applied to `operands` with the integer
-/// parameters `prm`, checked by the row's [`Rule`]: every operand's length is the
+/// parameters `prm`, checked by the row's [`crate::array_kernels::Rule`]: every operand's length is the
 /// product of the parameters its rule names (or the length `N` all such operands share),
 /// int operands are ints, and the result gets the rule's length and element type
 /// (operands promoted as the scalar product promotes them where the rule says so). Byte
@@ -511,11 +511,13 @@ pub fn kernel(name: &str, operands: &[Value], prm: &[i64]) -> Result<Value, Trac
                 }
                 _ => n = Some(have),
             },
-            Len::Prm(at) if u64::from(have) != product(at) => return Err(err(format!(
+            Len::Prm(at) if u64::from(have) != product(at) => {
+                return Err(err(format!(
                 "{name} with parameters {prm:?} ({}) needs operand {i} of {} elements, got {have}",
                 k.shape,
                 product(at)
-            ))),
+            )))
+            }
             Len::Prm(_) => {}
             Len::Scalar => return Err(err(format!("{name}: operand {i} has no length"))),
         }
