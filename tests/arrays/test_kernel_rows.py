@@ -157,7 +157,7 @@ def _floats(n: int) -> Any:
     ("sum", [3], [1], "sum takes 0 parameters"),
     ("det", [8], [3], "det with parameters"),
     ("solve", [9, 5], [3, 2], "solve with parameters"),
-    ("take", [3, 3], [], "unknown array operation"),
+    ("take", [3, 3], [], "made by the compiler only"),
     ("transpose", [3], [], "unknown array operation"),
 ])
 def test_bad_operands_and_parameters_are_refused(name: str, operands: list[int], params: list[int],

@@ -62,7 +62,7 @@ fn own_constructor(name: &str, v: &[Value], p: &[i64]) -> Result<Value, TraceErr
 /// asks for it: the row's rule or its own constructor, after checking the number of
 /// operands.
 pub fn build(name: &str, operands: &[Value], params: &[i64]) -> Result<Value, TraceError> {
-    let k = named(name).filter(|k| k.public).ok_or_else(|| {
+    let k = named(name).ok_or_else(|| {
         let names: Vec<&str> = KERNELS
             .iter()
             .filter(|k| k.public)
@@ -73,6 +73,11 @@ pub fn build(name: &str, operands: &[Value], params: &[i64]) -> Result<Value, Tr
             names.join(", ")
         ))
     })?;
+    if !k.public {
+        return Err(err(format!(
+            "array operation {name:?} is made by the compiler only"
+        )));
+    }
     if operands.len() != k.operands() {
         return Err(err(format!(
             "{name} takes {} operands ({}), got {}",
