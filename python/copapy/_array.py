@@ -244,7 +244,7 @@ class array(NdMethods[TNum]):
                 raise TypeError(f"array indices must be integers or int values, not {type_name(i)}")
             flat = flat + k * stride
             stride *= dim
-        return _core.array_index(self._cp_node, flat)
+        return _core.array_kernel("index", [self._cp_node, flat], [])
 
     def _runtime_subarray(self, index: tuple[Any, ...]) -> array[Any]:
         """A sub-array at indices some of which are values (each wrapped once if negative,
@@ -281,8 +281,8 @@ class array(NdMethods[TNum]):
                 f"a runtime-indexed sub-array of shape {tuple(shape)} has more than 4 "
                 "non-contiguous dimensions: index it in two steps"
             )
-        node = _core.array_gather(self._cp_node, offset, lo, hi,
-                                  [n for n, _ in dims], [st for _, st in dims])
+        walk: list[int] = [x for size_stride in dims for x in size_stride]
+        node = _core.array_kernel("gather", [self._cp_node, offset], [lo, hi, *walk])
         return array._of(node, tuple(shape), self.dtype)
 
     @staticmethod
@@ -317,7 +317,7 @@ class array(NdMethods[TNum]):
                 "dot takes two arrays of the same length (number of elements); for a matrix "
                 "product use @"
             )
-        return _core.array_dot(self._cp_node, other._cp_node)
+        return _core.array_kernel("dot", [self._cp_node, other._cp_node], [])
 
     def __matmul__(self, other: Any) -> Any:
         if not isinstance(other, array):
@@ -336,7 +336,7 @@ class array(NdMethods[TNum]):
                 f"{k} columns against {k2} rows"
             )
         shape = tuple(d for d, keep in ((m, self.ndim == 2), (p, other.ndim == 2)) if keep)
-        return array._of(_core.array_matmul(self._cp_node, other._cp_node, m, k, p), shape)
+        return array._of(_core.array_kernel("matmul", [self._cp_node, other._cp_node], [m, k, p]), shape)
 
     matmul = __matmul__
 

@@ -57,7 +57,7 @@ def matmul(a: Any, b: Any, m: int, k: int, p: int) -> ArrayNode | None:
     x, y = force_array(a), force_array(b)
     if x is None or y is None:
         return None
-    return _core.array_matmul(x, y, m, k, p)
+    return _core.array_kernel("matmul", [x, y], [m, k, p])
 
 
 def runtime_index(vec: Any, index: value[Any]) -> value[Any]:
@@ -65,7 +65,7 @@ def runtime_index(vec: Any, index: value[Any]) -> value[Any]:
     then clamped to the vector (gathered into an array if it is not one: a lookup table)."""
     if index.dtype == "float":
         raise TypeError("vector indices must be int or bool values, not float values")
-    return _core.array_index(lookup_array(vec), index)
+    return _core.array_kernel("index", [lookup_array(vec), index], [])
 
 
 def lookup_array(con: Any) -> ArrayNode:
@@ -101,10 +101,10 @@ def dot(a: Any, b: Any) -> Any:
     y = array_of(b)
     if y is None:
         return None
-    return _core.array_dot(x, y)
+    return _core.array_kernel("dot", [x, y], [])
 
 
 def total(vec: Any) -> Any:
     """The sum of the elements as one array stencil, or None when they do not pack."""
     x = array_of(vec)
-    return None if x is None else _core.array_sum(x)
+    return None if x is None else _core.array_kernel("sum", [x], [])

@@ -3,7 +3,7 @@
 //!
 //! An array is a graph node like a scalar (a [`NodeKind::Array`]); its [`ArrayNode`]
 //! says what it is (stored data, gathered scalars, or the result of an element-wise
-//! operation) and its length. Reductions ([`sum`], [`dot`]) and [`element`] give
+//! operation) and its length. Reductions (the sum and dot rows of [`kernel`]) and [`element`] give
 //! ordinary scalar values, so scalar code can use them directly.
 //!
 //! Type rules are those of the scalar operations: each constructor asks
@@ -12,7 +12,8 @@
 //! disagree. The scheduler gives every array a 16-byte aligned range of slots and
 //! emits one `st_arr_*` step per operation (see `stencils/README.md`).
 
-use crate::graph::{NodeKind, Op, ScalarType, Value};
+use crate::array_kernels::{self, Len, Operand, Ty};
+use crate::graph::{NodeKind, Op, ScalarType, Value, KERNEL_PARAMS};
 use crate::trace::{self, TraceError};
 
 pub use crate::graph::{ArrayNode, ArrayOp, Form};
@@ -165,30 +166,6 @@ pub fn element(a: &Value, k: u32) -> Result<Value, TraceError> {
     Ok(node(a.ty(), ArrayOp::Element(k), vec![a.clone()], 0))
 }
 
-/// Element `index` of array `a`, chosen at run time (an int or bool value): negative
-/// indices count from the end once, then the index is clamped to the array.
-pub fn index(a: &Value, index: &Value) -> Result<Value, TraceError> {
-    let a = &wide(a);
-    let index = &wide(index);
-    len_of(a).ok_or_else(|| err("indexing at run time needs an array".into()))?;
-    if len_of(index).is_some() || index.ty() == ScalarType::Float {
-        return Err(err(format!(
-            "an array index must be an int or bool value, not {}",
-            if len_of(index).is_some() {
-                "an array".to_string()
-            } else {
-                format!("a {} value", index.ty().name())
-            }
-        )));
-    }
-    Ok(node(
-        a.ty(),
-        ArrayOp::Index,
-        vec![a.clone(), index.clone()],
-        0,
-    ))
-}
-
 /// A scalar stand-in of the element type of `v`, to ask the scalar rules about it.
 fn probe(v: &Value) -> Value {
     Value::input(v.ty(), 0)
@@ -319,44 +296,6 @@ pub fn select(cond: &Value, x: &Value, y: &Value) -> Result<Value, TraceError> {
     ))
 }
 
-/// Sum of the elements of `a` (float, or int for int and bool arrays), in the fixed
-/// order.
-pub fn sum(a: &Value) -> Result<Value, TraceError> {
-    let a = &wide(a);
-    len_of(a).ok_or_else(|| err("sum() needs an array".into()))?;
-    let ty = match a.ty() {
-        ScalarType::Float => ScalarType::Float,
-        _ => ScalarType::Int,
-    };
-    Ok(node(ty, ArrayOp::Sum, vec![a.clone()], 0))
-}
-
-/// The smallest (`Op::Min`) or largest (`Op::Max`) element of `a`.
-pub fn extreme(op: Op, a: &Value) -> Result<Value, TraceError> {
-    let a = &wide(a);
-    len_of(a).ok_or_else(|| err("min() and max() need an array".into()))?;
-    if !matches!(op, Op::Min | Op::Max) {
-        return Err(err(format!("{op:?} is not a reduction")));
-    }
-    Ok(node(a.ty(), ArrayOp::Reduce(op), vec![a.clone()], 0))
-}
-
-/// The matrix product of `a` (`m x k`, row-major) and `b` (`k x p`).
-pub fn matmul(a: &Value, b: &Value, m: u32, k: u32, p: u32) -> Result<Value, TraceError> {
-    let a = &wide(a);
-    let b = &wide(b);
-    let (la, lb) = (len_of(a), len_of(b));
-    let (mk, kp) = (m as u64 * k as u64, k as u64 * p as u64);
-    if la.map(u64::from) != Some(mk) || lb.map(u64::from) != Some(kp) {
-        return Err(err(format!(
-            "matmul of {m}x{k} and {k}x{p} needs arrays of {mk} and {kp} elements"
-        )));
-    }
-    let len = checked_len(m as usize * p as usize)?;
-    let (a, b, ty) = promoted(Op::Mul, a, b)?;
-    Ok(node(ty, ArrayOp::MatMul { m, k, p }, vec![a, b], len))
-}
-
 /// A copy of elements of `a` picked by up to four (size, stride) dimensions from
 /// `offset` (slices, transposes, broadcasts); every picked index must be inside `a`.
 pub fn strided(a: &Value, offset: i64, dims: &[(u32, i64)]) -> Result<Value, TraceError> {
@@ -396,36 +335,6 @@ pub fn strided(a: &Value, offset: i64, dims: &[(u32, i64)]) -> Result<Value, Tra
         prm[5 + pad + d] = stride as i32;
     }
     Ok(node(a.ty(), ArrayOp::Strided(prm), vec![a.clone()], len))
-}
-
-/// `a` sorted (NumPy's stable ascending order, NaNs last), or with `argsort` the int
-/// indices that sort it.
-pub fn sort(a: &Value, argsort: bool) -> Result<Value, TraceError> {
-    let a = &wide(a);
-    let len = len_of(a).ok_or_else(|| err("sort() needs an array".into()))?;
-    let ty = if argsort { ScalarType::Int } else { a.ty() };
-    Ok(node(ty, ArrayOp::Sort { argsort }, vec![a.clone()], len))
-}
-
-/// The smallest (`Op::Min`) or largest (`Op::Max`) element of each row of `a`, a
-/// row-major `rows x cols` array.
-pub fn rows_extreme(op: Op, a: &Value, rows: u32, cols: u32) -> Result<Value, TraceError> {
-    let a = &wide(a);
-    let len = len_of(a).ok_or_else(|| err("min() and max() need an array".into()))?;
-    if !matches!(op, Op::Min | Op::Max) {
-        return Err(err(format!("{op:?} is not a reduction")));
-    }
-    if rows as u64 * cols as u64 != u64::from(len) || rows == 0 {
-        return Err(err(format!(
-            "{rows} rows of {cols} elements do not make an array of {len}"
-        )));
-    }
-    Ok(node(
-        a.ty(),
-        ArrayOp::Rows { op, rows, cols },
-        vec![a.clone()],
-        rows,
-    ))
 }
 
 /// Checks up to four (size, stride) dimensions read from any offset in `[lo, hi]` stay
@@ -540,80 +449,130 @@ pub fn scatter_add(
     ))
 }
 
-/// `x` at the positions `perm` (an int array, a permutation of `x`'s indices): the
-/// adjoint of a sort sends the gradient back through it.
-pub fn take(x: &Value, perm: &Value) -> Result<Value, TraceError> {
-    let x = &wide(x);
-    let n = len_of(x).ok_or_else(|| err("take() needs an array".into()))?;
-    let len = len_of(perm).ok_or_else(|| err("take() needs an index array".into()))?;
-    if perm.ty() != ScalarType::Int || len != n {
+/// Row `name` of [`crate::array_kernels::KERNELS`] applied to `operands` with the integer
+/// parameters `prm`, checked by the row's [`crate::array_kernels::Rule`]: every operand's length is the
+/// product of the parameters its rule names (or the length `N` all such operands share),
+/// int operands are ints, and the result gets the rule's length and element type
+/// (operands promoted as the scalar product promotes them where the rule says so). Byte
+/// arrays are read widened, as by every operation.
+pub fn kernel(name: &str, operands: &[Value], prm: &[i64]) -> Result<Value, TraceError> {
+    let (row, k) = array_kernels::row_index(name)
+        .map(|i| (i, &array_kernels::KERNELS[usize::from(i)]))
+        .ok_or_else(|| err(format!("unknown array operation {name:?}")))?;
+    let rule = k.rule.as_ref().ok_or_else(|| {
+        err(format!(
+            "{name} has a constructor of its own, not a shape rule"
+        ))
+    })?;
+    let sizes = rule_sizes(name, rule.params, prm)?;
+    if operands.len() != rule.operands.len() {
         return Err(err(format!(
-            "take() needs an int permutation of {n} indices"
+            "{name} takes {} operands ({}), got {}",
+            rule.operands.len(),
+            k.shape,
+            operands.len()
         )));
     }
-    Ok(node(
-        x.ty(),
-        ArrayOp::Take,
-        vec![x.clone(), perm.clone()],
-        len,
-    ))
+    let ops: Vec<Value> = operands.iter().map(wide).collect();
+    let product = |at: &[usize]| {
+        at.iter()
+            .fold(1u64, |p, &i| p.saturating_mul(u64::from(sizes[i])))
+    };
+    let mut n: Option<u32> = None;
+    for (i, (v, want)) in ops.iter().zip(rule.operands).enumerate() {
+        let (Operand::Array(l) | Operand::IntArray(l)) = *want else {
+            if len_of(v).is_some() || v.ty() == ScalarType::Float {
+                return Err(err(format!(
+                    "{name}: operand {i} must be an int or bool value (an index), not {}",
+                    describe(v)
+                )));
+            }
+            continue;
+        };
+        let have = len_of(v).ok_or_else(|| {
+            err(format!(
+                "{name}: operand {i} must be an array ({}), not {}",
+                k.shape,
+                describe(v)
+            ))
+        })?;
+        if matches!(want, Operand::IntArray(_)) && v.ty() != ScalarType::Int {
+            return Err(err(format!(
+                "{name}: operand {i} must be an int array, not {}",
+                describe(v)
+            )));
+        }
+        match l {
+            Len::N => match n {
+                Some(m) if m != have => {
+                    return Err(err(format!(
+                        "{name} of arrays of {m} and {have} elements: the lengths must match"
+                    )))
+                }
+                _ => n = Some(have),
+            },
+            Len::Prm(at) if u64::from(have) != product(at) => {
+                return Err(err(format!(
+                "{name} with parameters {prm:?} ({}) needs operand {i} of {} elements, got {have}",
+                k.shape,
+                product(at)
+            )))
+            }
+            Len::Prm(_) => {}
+            Len::Scalar => return Err(err(format!("{name}: operand {i} has no length"))),
+        }
+    }
+    let len = match rule.result {
+        Len::Scalar => 0,
+        Len::N => n.ok_or_else(|| err(format!("{name}: the result has no length")))?,
+        Len::Prm(at) => checked_len(usize::try_from(product(at)).unwrap_or(usize::MAX))?,
+    };
+    let (args, ty) = match rule.ty {
+        Ty::Operand => (ops.clone(), ops[0].ty()),
+        Ty::Int => (ops, ScalarType::Int),
+        Ty::Sum if ops[0].ty() == ScalarType::Float => (ops, ScalarType::Float),
+        Ty::Sum => (ops, ScalarType::Int),
+        Ty::Float => {
+            if ops.iter().any(|v| v.ty() != ScalarType::Float) {
+                return Err(err(format!(
+                    "{name}() needs float arrays: convert them with to_float"
+                )));
+            }
+            (ops, ScalarType::Float)
+        }
+        Ty::Product => {
+            let (a, b, ty) = promoted(Op::Mul, &ops[0], &ops[1])?;
+            (vec![a, b], ty)
+        }
+    };
+    Ok(node(ty, ArrayOp::Kernel { row, prm: sizes }, args, len))
 }
 
-/// The solution of `a @ x = b` for a float `n x n` matrix `a` and float `n x r`
-/// right-hand sides `b` (both row-major): one elimination stencil.
-pub fn solve(a: &Value, b: &Value, n: u32, r: u32) -> Result<Value, TraceError> {
-    let (la, lb) = (len_of(a), len_of(b));
-    let (nn, nr) = (n as u64 * n as u64, n as u64 * r as u64);
-    if n == 0 || r == 0 || la.map(u64::from) != Some(nn) || lb.map(u64::from) != Some(nr) {
+/// The `count` parameters of `name` as unsigned sizes, zeros past them.
+fn rule_sizes(name: &str, count: usize, prm: &[i64]) -> Result<[u32; KERNEL_PARAMS], TraceError> {
+    if prm.len() != count {
         return Err(err(format!(
-            "solve of a {n}x{n} matrix and {n}x{r} right-hand sides needs arrays of {nn} and {nr} elements"
+            "{name} takes {count} parameters, got {}",
+            prm.len()
         )));
     }
-    if a.ty() != ScalarType::Float || b.ty() != ScalarType::Float {
-        return Err(err(
-            "solve() needs float arrays: convert them with to_float".into(),
-        ));
+    let mut sizes = [0u32; KERNEL_PARAMS];
+    for (s, &x) in sizes.iter_mut().zip(prm) {
+        *s = u32::try_from(x).map_err(|_| {
+            err(format!(
+                "{name}: parameter {x} is not a size (0 to 2**32 - 1)"
+            ))
+        })?;
     }
-    let len = checked_len(nr as usize)?;
-    Ok(node(
-        ScalarType::Float,
-        ArrayOp::Solve { n, r },
-        vec![a.clone(), b.clone()],
-        len,
-    ))
+    Ok(sizes)
 }
 
-/// The determinant of a float `n x n` matrix `a` (row-major): one elimination stencil.
-pub fn det(a: &Value, n: u32) -> Result<Value, TraceError> {
-    let nn = n as u64 * n as u64;
-    if n == 0 || len_of(a).map(u64::from) != Some(nn) {
-        return Err(err(format!(
-            "det of a {n}x{n} matrix needs an array of {nn} elements"
-        )));
+/// `v` for an error message: "an array of n elements" or "a float value".
+fn describe(v: &Value) -> String {
+    match len_of(v) {
+        Some(n) => format!("an array of {n} elements"),
+        None => format!("a {} value", v.ty().name()),
     }
-    if a.ty() != ScalarType::Float {
-        return Err(err(
-            "det() needs a float array: convert it with to_float".into()
-        ));
-    }
-    Ok(node(
-        ScalarType::Float,
-        ArrayOp::Det { n },
-        vec![a.clone()],
-        0,
-    ))
-}
-
-/// Sum of `a[k] * b[k]` over two arrays of the same length, in the fixed order.
-pub fn dot(a: &Value, b: &Value) -> Result<Value, TraceError> {
-    let a = &wide(a);
-    let b = &wide(b);
-    if len_of(a).is_none() || len_of(b).is_none() {
-        return Err(err("dot() needs two arrays".into()));
-    }
-    same_len(a, b, "take the dot product of")?;
-    let (a, b, ty) = promoted(Op::Mul, a, b)?;
-    Ok(node(ty, ArrayOp::Dot, vec![a, b], 0))
 }
 
 /// Whether `v` is an array stored as data (an input the user can write).
@@ -647,7 +606,8 @@ mod tests {
     fn lengths_must_match_and_bitwise_floats_are_errors() {
         assert!(binary(Op::Add, &farr(3), &farr(4)).is_err());
         assert!(binary(Op::And, &farr(3), &farr(3)).is_err());
-        assert!(dot(&farr(2), &farr(2)).is_ok());
+        assert!(kernel("dot", &[farr(2), farr(2)], &[]).is_ok());
+        assert!(kernel("dot", &[farr(2), farr(3)], &[]).is_err());
         assert!(element(&farr(2), 2).is_err());
         assert!(data(ScalarType::Float, vec![]).is_err());
     }
@@ -666,17 +626,20 @@ mod tests {
             &[(2, 1)]
         )
         .is_err());
-        assert!(rows_extreme(Op::Min, &farr(6), 2, 3).is_ok());
-        assert!(rows_extreme(Op::Min, &farr(6), 4, 2).is_err());
-        assert!(rows_extreme(Op::Add, &farr(6), 2, 3).is_err());
-        assert!(solve(&farr(9), &farr(6), 3, 2).is_ok());
-        assert!(solve(&farr(9), &farr(5), 3, 2).is_err());
+        assert!(kernel("rows_min", &[farr(6)], &[2, 3]).is_ok());
+        assert!(kernel("rows_min", &[farr(6)], &[4, 2]).is_err());
+        assert!(kernel("rows_min", &[farr(6)], &[0, 6]).is_err());
+        assert!(kernel("rows_min", &[farr(6)], &[-2, -3]).is_err());
+        assert!(kernel("solve", &[farr(9), farr(6)], &[3, 2]).is_ok());
+        assert!(kernel("solve", &[farr(9), farr(5)], &[3, 2]).is_err());
         let ints = data(ScalarType::Int, vec![0; 4]).unwrap();
-        assert!(solve(&ints, &farr(2), 2, 1).is_err());
-        let d = det(&farr(9), 3).unwrap();
+        assert!(kernel("solve", &[ints, farr(2)], &[2, 1]).is_err());
+        let d = kernel("det", &[farr(9)], &[3]).unwrap();
         assert_eq!((d.ty(), len_of(&d)), (ScalarType::Float, None));
-        assert!(det(&farr(8), 3).is_err());
-        let s = sort(&farr(4), true).unwrap();
+        assert!(kernel("det", &[farr(8)], &[3]).is_err());
+        assert!(kernel("det", &[farr(9)], &[3, 1]).is_err());
+        assert!(kernel("strided", &[farr(9)], &[]).is_err());
+        let s = kernel("argsort", &[farr(4)], &[]).unwrap();
         assert_eq!((s.ty(), len_of(&s)), (ScalarType::Int, Some(4)));
     }
 

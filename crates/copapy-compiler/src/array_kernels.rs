@@ -1,31 +1,27 @@
 //! The structural array operations, one row each ([`KERNELS`]): the stencil family, the
 //! element types it exists for, the holes it fills, whether its result is a scalar, where
-//! its parameter array goes, its shape rule and its adjoint, and the constructor a front
-//! end calls it by ([`build`]).
+//! its parameter array goes, and, for the rows on the generic node
+//! [`ArrayOp::Kernel`], its declarative [`Rule`]: operand and result lengths as products
+//! of the parameters, the result type, the words of its parameter array and the adjoint.
 //!
 //! Element-wise operations come from the op table (`stencils/optable.py`, the `array`
 //! flag); the operations here each have a loop kernel of their own in
 //! `stencils/gen_arrays.py` or `gen_windows.py`. The stencil names the compiler asks for
 //! ([`crate::array_stencils`]), the scheduler's placement of the result and of the
-//! parameter array ([`ArrayOp::params`]), the Python binding (one function,
-//! `_core.array_kernel(name, operands, params)`, typed by the Literal names in
-//! `python/copapy/_array_kernels.py`) and the stencil wrappers of the generators
-//! (`stencils/array_kernels.json`) all read it; both files are this table written out by
-//! `COPAPY_BLESS=1 cargo test -p copapy-compiler --test array_kernels`. Adding one is a row
-//! here (with its `build_*` adapter), its [`ArrayOp`] variant with [`ArrayOp::kernel`] and
-//! [`ArrayOp::params`] arms, its constructor in [`crate::array`] (the shape rule), its
-//! adjoint arm in [`crate::autodiff`] (the compiler's exhaustive matches name each
-//! missing one) and its C kernel.
+//! parameter array ([`ArrayOp::params`]), the generic constructor
+//! ([`crate::array::kernel`]), the adjoints ([`crate::autodiff`]), the front-end entry
+//! ([`crate::array_build::build`], the Python binding's `_core.array_kernel(name,
+//! operands, params)`, typed by the Literal names in `python/copapy/_array_kernels.py`)
+//! and the stencil wrappers of the generators (`stencils/array_kernels.json`) all read
+//! it; both files are this table written out by `COPAPY_BLESS=1 cargo test -p
+//! copapy-compiler --test array_kernels`. Adding an operation whose shape the [`Len`]
+//! products describe is a row here (with a [`Rule`], its adjoint an existing
+//! [`Adjoint`] or a new arm in `crate::autodiff`) and its C kernel. The rows without a
+//! rule (strided walks, gathers, windows, byte storage) keep a variant of their own
+//! with a constructor in [`crate::array`] or [`crate::window`].
 
-use crate::array;
-use crate::graph::{ArrayOp, Op, Value};
+use crate::graph::ArrayOp;
 use crate::stencil_db::ARG_COUNT;
-use crate::trace::TraceError;
-
-/// How a front end builds the operation: its operands (arrays, or scalars where the
-/// row's shape says so) and its integer parameters, in the order of the row's shape
-/// rule; the constructor checks them.
-pub type Build = fn(&[Value], &[i64]) -> Result<Value, TraceError>;
 
 /// The element types a kernel's stencils exist for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,9 +73,110 @@ pub struct Kernel {
     pub shape: &'static str,
     /// Its adjoint (`crate::autodiff`).
     pub grad: &'static str,
-    /// Its constructor as a front end calls it ([`build`]); `None` for operations only
-    /// the compiler makes (adjoints, byte storage).
-    pub build: Option<Build>,
+    /// Whether a front end may build it (`crate::array_build::build`); not the
+    /// operations only the compiler makes (adjoints, byte storage).
+    pub public: bool,
+    /// The declarative shape, type, parameter and adjoint rule of a row on the generic
+    /// node [`ArrayOp::Kernel`]; `None` for a row with a variant of its own.
+    pub rule: Option<Rule>,
+}
+
+/// A length in a shape rule.
+#[derive(Clone, Copy, Debug)]
+pub enum Len {
+    /// Any length of at least one element, the same wherever the rule says `N`.
+    N,
+    /// The product of the parameters at these positions.
+    Prm(&'static [usize]),
+    /// No elements: a scalar.
+    Scalar,
+}
+
+/// What an operand must be.
+#[derive(Clone, Copy, Debug)]
+pub enum Operand {
+    /// An array of this length, any element type.
+    Array(Len),
+    /// An int array of this length.
+    IntArray(Len),
+    /// An int or bool scalar.
+    IntScalar,
+}
+
+/// The result's element type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ty {
+    /// The first operand's.
+    Operand,
+    /// Float for a float operand, int for int and bool ones (a sum).
+    Sum,
+    /// Int (indices).
+    Int,
+    /// The operands promoted as for a scalar product, and the product's type.
+    Product,
+    /// Float, from float operands only (no promotion).
+    Float,
+}
+
+/// The words of the parameter array the kernel reads (shape and static scratch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Words {
+    /// None: the row has no parameter hole.
+    None,
+    /// The parameters.
+    Prm,
+    /// `2 * len` zeros: the keys and indices of a sorting network.
+    SortScratch,
+    /// The parameters, then `n * n` zeros (`n` the first parameter): the eliminated
+    /// copy of the matrix.
+    Elimination,
+    /// The first operand's length and the result's.
+    Lens,
+}
+
+/// How the gradient flows back (`crate::autodiff`, one arm per rule, built from other
+/// rows).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Adjoint {
+    /// No gradient flows (int results).
+    None,
+    /// The scalar gradient broadcast to every element (sum).
+    Broadcast,
+    /// The gradient times the other operand (dot).
+    Products,
+    /// One-hot at the first extreme (min, max).
+    FirstExtreme,
+    /// One-hot at the first extreme of each row (rows_min, rows_max).
+    FirstExtremePerRow,
+    /// One-hot at the index wrapped once and clamped (index).
+    ClampedOneHot,
+    /// The gradient at the inverse of the sorting permutation (sort).
+    Unsort,
+    /// The gradient taken at the inverse permutation (take).
+    Untake,
+    /// `G Bᵀ` and `Aᵀ G` (matmul).
+    MatMul,
+    /// `dB = A⁻ᵀ G`, `dA = -dB xᵀ` (solve).
+    Solve,
+    /// `det(A) A⁻ᵀ` (det).
+    Det,
+}
+
+/// The declarative rule of a row on [`ArrayOp::Kernel`].
+#[derive(Debug)]
+pub struct Rule {
+    /// How many integer parameters the front end passes.
+    pub params: usize,
+    /// The operands, in the order of the holes.
+    pub operands: &'static [Operand],
+    /// The result's length.
+    pub result: Len,
+    /// The result's element type.
+    pub ty: Ty,
+    /// The parameter array's words.
+    pub words: Words,
+    /// The adjoint.
+    pub adjoint: Adjoint,
 }
 
 impl Kernel {
@@ -100,7 +197,8 @@ const fn kernel(
     params: Option<u8>,
     shape: &'static str,
     grad: &'static str,
-    build: Option<Build>,
+    public: bool,
+    rule: Option<Rule>,
 ) -> Kernel {
     Kernel {
         name,
@@ -110,187 +208,77 @@ const fn kernel(
         params,
         shape,
         grad,
-        build,
+        public,
+        rule,
     }
 }
 
-fn err(message: String) -> TraceError {
-    TraceError { message }
+/// The rule of a row on the generic node.
+const fn rule(
+    params: usize,
+    operands: &'static [Operand],
+    result: Len,
+    ty: Ty,
+    words: Words,
+    adjoint: Adjoint,
+) -> Option<Rule> {
+    Some(Rule {
+        params,
+        operands,
+        result,
+        ty,
+        words,
+        adjoint,
+    })
 }
 
-/// The `N` parameters of `name` as unsigned sizes.
-fn sizes<const N: usize>(name: &str, p: &[i64]) -> Result<[u32; N], TraceError> {
-    let mut out = [0u32; N];
-    if p.len() != N {
-        return Err(err(format!("{name} takes {N} parameters, got {}", p.len())));
-    }
-    for (o, &x) in out.iter_mut().zip(p) {
-        *o = u32::try_from(x).map_err(|_| {
-            err(format!(
-                "{name}: parameter {x} is not a size (0 to 2**32 - 1)"
-            ))
-        })?;
-    }
-    Ok(out)
-}
-
-/// `(size, stride)` pairs from the parameters `[n0, s0, n1, s1, ...]` after `skip`.
-fn walk(name: &str, p: &[i64], skip: usize) -> Result<Vec<(u32, i64)>, TraceError> {
-    let dims = p.get(skip..).unwrap_or(&[]);
-    if p.len() < skip || dims.len() % 2 != 0 {
-        return Err(err(format!(
-            "{name} takes {skip} parameters and (size, stride) pairs, got {}",
-            p.len()
-        )));
-    }
-    dims.chunks(2)
-        .map(|d| Ok((sizes::<1>(name, &d[..1])?[0], d[1])))
-        .collect()
-}
-
-fn build_sum(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    sizes::<0>("sum", p)?;
-    array::sum(&v[0])
-}
-
-fn build_dot(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    sizes::<0>("dot", p)?;
-    array::dot(&v[0], &v[1])
-}
-
-fn build_index(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    sizes::<0>("index", p)?;
-    array::index(&v[0], &v[1])
-}
-
-fn build_strided(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    let offset = *p
-        .first()
-        .ok_or_else(|| err("strided takes an offset".into()))?;
-    array::strided(&v[0], offset, &walk("strided", p, 1)?)
-}
-
-fn build_matmul(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    let [m, k, n] = sizes("matmul", p)?;
-    array::matmul(&v[0], &v[1], m, k, n)
-}
-
-fn build_min(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    sizes::<0>("min", p)?;
-    array::extreme(Op::Min, &v[0])
-}
-
-fn build_max(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    sizes::<0>("max", p)?;
-    array::extreme(Op::Max, &v[0])
-}
-
-fn build_sort(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    sizes::<0>("sort", p)?;
-    array::sort(&v[0], false)
-}
-
-fn build_argsort(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    sizes::<0>("argsort", p)?;
-    array::sort(&v[0], true)
-}
-
-fn build_rows_min(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    let [rows, cols] = sizes("rows_min", p)?;
-    array::rows_extreme(Op::Min, &v[0], rows, cols)
-}
-
-fn build_rows_max(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    let [rows, cols] = sizes("rows_max", p)?;
-    array::rows_extreme(Op::Max, &v[0], rows, cols)
-}
-
-fn build_gather(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    if p.len() < 2 {
-        return Err(err("gather takes lo, hi and (size, stride) pairs".into()));
-    }
-    array::gather(&v[0], &v[1], p[0], p[1], &walk("gather", p, 2)?)
-}
-
-fn build_solve(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    let [n, r] = sizes("solve", p)?;
-    array::solve(&v[0], &v[1], n, r)
-}
-
-fn build_det(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    let [n] = sizes("det", p)?;
-    array::det(&v[0], n)
-}
-
-fn build_conv2d(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    crate::window::conv2d(&v[0], &v[1], &v[2], p)
-}
-
-fn build_maxpool2d(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    crate::window::pool2d(false, &v[0], p)
-}
-
-fn build_avgpool2d(v: &[Value], p: &[i64]) -> Result<Value, TraceError> {
-    crate::window::pool2d(true, &v[0], p)
-}
-
-/// Structural operation `name` of `operands` with parameters `params`, as a front end
-/// asks for it (the Python binding's `array_kernel`): the row's constructor, after
-/// checking the number of operands.
-pub fn build(name: &str, operands: &[Value], params: &[i64]) -> Result<Value, TraceError> {
-    let k = named(name).ok_or_else(|| {
-        let names: Vec<&str> = KERNELS
-            .iter()
-            .filter(|k| k.build.is_some())
-            .map(|k| k.name)
-            .collect();
-        err(format!(
-            "unknown array operation {name:?}: one of {}",
-            names.join(", ")
-        ))
-    })?;
-    let make = k.build.ok_or_else(|| {
-        err(format!(
-            "array operation {name:?} is made by the compiler only"
-        ))
-    })?;
-    if operands.len() != k.operands() {
-        return Err(err(format!(
-            "{name} takes {} operands ({}), got {}",
-            k.operands(),
-            k.shape,
-            operands.len()
-        )));
-    }
-    make(operands, params)
-}
-
+use Adjoint as D;
 use Classes::{Any, Float, FloatAndInt};
+use Len::{Prm, Scalar, N};
+use Operand::{Array, IntArray, IntScalar};
+use Ty::Operand as Same;
+
+const ONE: &[Operand] = &[Array(N)];
+const TWO: &[Operand] = &[Array(N), Array(N)];
+const SQUARE: Len = Prm(&[0, 0]);
 
 /// Every structural array operation, in the order of `stencils/array_kernels.json`.
 #[rustfmt::skip]
 pub static KERNELS: [Kernel; 21] = [
-    kernel("sum", FloatAndInt, 1, true, None, "array -> scalar", "g broadcast", Some(build_sum)),
-    kernel("dot", FloatAndInt, 2, true, None, "two arrays of one length -> scalar", "g * the other", Some(build_dot)),
-    kernel("index", FloatAndInt, 2, true, None, "array, int scalar -> scalar", "one-hot at the clamped index", Some(build_index)),
-    kernel("strided", Any, 2, false, Some(2), "array -> [offset, n0..n3, s0..s3] walk", "scatter-add", Some(build_strided)),
-    kernel("matmul", FloatAndInt, 3, false, Some(3), "m x k, k x p -> m x p", "G Bt, At G", Some(build_matmul)),
-    kernel("min", FloatAndInt, 1, true, None, "array -> scalar", "one-hot at the first extreme", Some(build_min)),
-    kernel("max", FloatAndInt, 1, true, None, "array -> scalar", "one-hot at the first extreme", Some(build_max)),
-    kernel("sort", FloatAndInt, 2, false, Some(2), "array -> array (scratch 2n)", "g at the inverse permutation", Some(build_sort)),
-    kernel("argsort", FloatAndInt, 2, false, Some(2), "array -> int array (scratch 2n)", "none (ints)", Some(build_argsort)),
-    kernel("rows_min", FloatAndInt, 2, false, Some(2), "rows x cols -> rows", "one-hot per row", Some(build_rows_min)),
-    kernel("rows_max", FloatAndInt, 2, false, Some(2), "rows x cols -> rows", "one-hot per row", Some(build_rows_max)),
-    kernel("gather", Any, 3, false, Some(3), "array, int offset -> [lo, hi, n0..n3, s0..s3] walk", "scatter-add", Some(build_gather)),
-    kernel("scatter_add", Any, 3, false, Some(3), "array, int offset -> len zeros plus it", "gather", None),
-    kernel("take", Any, 3, false, Some(3), "array, int indices -> indices' length", "take at the inverse permutation", None),
-    kernel("solve", Float, 3, false, Some(3), "n x n, n x r -> n x r (scratch n*n)", "solve with At, -dB xt", Some(build_solve)),
-    kernel("det", Float, 2, true, Some(2), "n x n -> scalar (scratch n*n)", "det * solve(At, I)", Some(build_det)),
-    kernel("conv2d", Float, 3, false, Some(ARG_COUNT), "input, weights, bias -> output", "convolutions and a scatter", Some(build_conv2d)),
-    kernel("maxpool2d", Float, 2, false, Some(2), "nc x h x w -> nc x oh x ow", "compare, select, scatter per tap", Some(build_maxpool2d)),
-    kernel("avgpool2d", Float, 2, false, Some(2), "nc x h x w -> nc x oh x ow", "spread / window size", Some(build_avgpool2d)),
-    kernel("widen_b", Any, 1, false, None, "byte array -> int array", "none (ints)", None),
-    kernel("narrow", FloatAndInt, 1, false, None, "array -> byte array", "none (ints)", None),
+    kernel("sum", FloatAndInt, 1, true, None, "array -> scalar", "g broadcast", true,
+        rule(0, ONE, Scalar, Ty::Sum, Words::None, D::Broadcast)),
+    kernel("dot", FloatAndInt, 2, true, None, "two arrays of one length -> scalar", "g * the other", true,
+        rule(0, TWO, Scalar, Ty::Product, Words::None, D::Products)),
+    kernel("index", FloatAndInt, 2, true, None, "array, int scalar -> scalar", "one-hot at the clamped index", true,
+        rule(0, &[Array(N), IntScalar], Scalar, Same, Words::None, D::ClampedOneHot)),
+    kernel("strided", Any, 2, false, Some(2), "array -> [offset, n0..n3, s0..s3] walk", "scatter-add", true, None),
+    kernel("matmul", FloatAndInt, 3, false, Some(3), "m x k, k x p -> m x p", "G Bt, At G", true,
+        rule(3, &[Array(Prm(&[0, 1])), Array(Prm(&[1, 2]))], Prm(&[0, 2]), Ty::Product, Words::Prm, D::MatMul)),
+    kernel("min", FloatAndInt, 1, true, None, "array -> scalar", "one-hot at the first extreme", true,
+        rule(0, ONE, Scalar, Same, Words::None, D::FirstExtreme)),
+    kernel("max", FloatAndInt, 1, true, None, "array -> scalar", "one-hot at the first extreme", true,
+        rule(0, ONE, Scalar, Same, Words::None, D::FirstExtreme)),
+    kernel("sort", FloatAndInt, 2, false, Some(2), "array -> array (scratch 2n)", "g at the inverse permutation", true,
+        rule(0, ONE, N, Same, Words::SortScratch, D::Unsort)),
+    kernel("argsort", FloatAndInt, 2, false, Some(2), "array -> int array (scratch 2n)", "none (ints)", true,
+        rule(0, ONE, N, Ty::Int, Words::SortScratch, D::None)),
+    kernel("rows_min", FloatAndInt, 2, false, Some(2), "rows x cols -> rows", "one-hot per row", true,
+        rule(2, &[Array(Prm(&[0, 1]))], Prm(&[0]), Same, Words::Prm, D::FirstExtremePerRow)),
+    kernel("rows_max", FloatAndInt, 2, false, Some(2), "rows x cols -> rows", "one-hot per row", true,
+        rule(2, &[Array(Prm(&[0, 1]))], Prm(&[0]), Same, Words::Prm, D::FirstExtremePerRow)),
+    kernel("gather", Any, 3, false, Some(3), "array, int offset -> [lo, hi, n0..n3, s0..s3] walk", "scatter-add", true, None),
+    kernel("scatter_add", Any, 3, false, Some(3), "array, int offset -> len zeros plus it", "gather", false, None),
+    kernel("take", Any, 3, false, Some(3), "array, int indices -> indices' length", "take at the inverse permutation", false,
+        rule(0, &[Array(N), IntArray(N)], N, Same, Words::Lens, D::Untake)),
+    kernel("solve", Float, 3, false, Some(3), "n x n, n x r -> n x r (scratch n*n)", "solve with At, -dB xt", true,
+        rule(2, &[Array(SQUARE), Array(Prm(&[0, 1]))], Prm(&[0, 1]), Ty::Float, Words::Elimination, D::Solve)),
+    kernel("det", Float, 2, true, Some(2), "n x n -> scalar (scratch n*n)", "det * solve(At, I)", true,
+        rule(1, &[Array(SQUARE)], Scalar, Ty::Float, Words::Elimination, D::Det)),
+    kernel("conv2d", Float, 3, false, Some(ARG_COUNT), "input, weights, bias -> output", "convolutions and a scatter", true, None),
+    kernel("maxpool2d", Float, 2, false, Some(2), "nc x h x w -> nc x oh x ow", "compare, select, scatter per tap", true, None),
+    kernel("avgpool2d", Float, 2, false, Some(2), "nc x h x w -> nc x oh x ow", "spread / window size", true, None),
+    kernel("widen_b", Any, 1, false, None, "byte array -> int array", "none (ints)", false, None),
+    kernel("narrow", FloatAndInt, 1, false, None, "array -> byte array", "none (ints)", false, None),
 ];
 
 /// The row called `name`.
@@ -298,12 +286,9 @@ pub fn named(name: &str) -> Option<&'static Kernel> {
     KERNELS.iter().find(|k| k.name == name)
 }
 
-fn reduce_name(op: Op) -> &'static str {
-    if op == Op::Min {
-        "min"
-    } else {
-        "max"
-    }
+/// The index of the row called `name`, for [`ArrayOp::Kernel`].
+pub fn row_index(name: &str) -> Option<u8> {
+    KERNELS.iter().position(|k| k.name == name).map(|i| i as u8)
 }
 
 fn words<const N: usize>(prm: &[i32; N]) -> Vec<u32> {
@@ -315,26 +300,10 @@ impl ArrayOp {
     /// scalars, elements and calls.
     pub fn kernel(&self) -> Option<&'static Kernel> {
         let name = match self {
-            ArrayOp::Sum => "sum",
-            ArrayOp::Dot => "dot",
-            ArrayOp::Index => "index",
+            ArrayOp::Kernel { row, .. } => return KERNELS.get(usize::from(*row)),
             ArrayOp::Strided(_) => "strided",
-            ArrayOp::MatMul { .. } => "matmul",
-            ArrayOp::Reduce(op) => reduce_name(*op),
-            ArrayOp::Sort { argsort: false } => "sort",
-            ArrayOp::Sort { argsort: true } => "argsort",
-            ArrayOp::Rows { op, .. } => {
-                if *op == Op::Min {
-                    "rows_min"
-                } else {
-                    "rows_max"
-                }
-            }
             ArrayOp::Gather(_) => "gather",
             ArrayOp::ScatterAdd(_) => "scatter_add",
-            ArrayOp::Take => "take",
-            ArrayOp::Solve { .. } => "solve",
-            ArrayOp::Det { .. } => "det",
             ArrayOp::Conv2d(_) => "conv2d",
             ArrayOp::Pool2d { avg: false, .. } => "maxpool2d",
             ArrayOp::Pool2d { avg: true, .. } => "avgpool2d",
@@ -352,32 +321,36 @@ impl ArrayOp {
         named(name)
     }
 
+    /// Whether this is the row-backed operation called `name`.
+    pub fn is_row(&self, name: &str) -> bool {
+        matches!(self, ArrayOp::Kernel { .. }) && self.kernel().is_some_and(|k| k.name == name)
+    }
+
     /// The words of the parameter array the kernel reads from the hole its row names
     /// (shape and static scratch, zeros past the given words), for a result of `len`
     /// elements whose first array operand has `operand_len`; `None` for a kernel that
     /// takes none.
     pub fn params(&self, operand_len: u32, len: u32) -> Option<Vec<u32>> {
         Some(match *self {
-            ArrayOp::MatMul { m, k, p } => vec![m, k, p],
+            ArrayOp::Kernel { row, prm } => {
+                let rule = KERNELS.get(usize::from(row))?.rule.as_ref()?;
+                let given = &prm[..rule.params];
+                match rule.words {
+                    Words::None => return None,
+                    Words::Prm => given.to_vec(),
+                    Words::SortScratch => vec![0; 2 * len as usize],
+                    Words::Elimination => {
+                        let n = prm[0] as usize;
+                        let mut w = given.to_vec();
+                        w.resize(given.len() + n * n, 0);
+                        w
+                    }
+                    Words::Lens => vec![operand_len, len],
+                }
+            }
             ArrayOp::Strided(prm) => words(&prm),
-            // the network's keys and indices: static scratch, never shared
-            ArrayOp::Sort { .. } => vec![0; 2 * len as usize],
-            ArrayOp::Rows { rows, cols, .. } => vec![rows, cols],
             ArrayOp::Gather(prm) => words(&prm),
             ArrayOp::ScatterAdd(prm) => words(&prm),
-            ArrayOp::Take => vec![operand_len, len],
-            // [n] and the eliminated copy of the matrix
-            ArrayOp::Det { n } => {
-                let mut prm = vec![0; 1 + (n * n) as usize];
-                prm[0] = n;
-                prm
-            }
-            // [n, r] and the eliminated copy of the matrix
-            ArrayOp::Solve { n, r } => {
-                let mut prm = vec![0; 2 + (n * n) as usize];
-                prm[..2].copy_from_slice(&[n, r]);
-                prm
-            }
             ArrayOp::Conv2d(prm) => words(&prm),
             ArrayOp::Pool2d { prm, .. } => words(&prm),
             _ => return None,
@@ -388,7 +361,7 @@ impl ArrayOp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::Form;
+    use crate::graph::{Form, Op, KERNEL_PARAMS};
 
     #[test]
     fn names_are_unique_and_params_have_a_hole() {
@@ -401,33 +374,50 @@ mod tests {
         }
     }
 
+    /// A rule agrees with the row's columns: its operands fill the holes but the
+    /// parameter array's, its result is a scalar exactly when the row says so, its
+    /// parameter words exist exactly when the row has a hole for them, and every
+    /// parameter position it names is one of its parameters.
+    #[test]
+    fn every_rule_agrees_with_its_row() {
+        for k in KERNELS.iter() {
+            let Some(r) = &k.rule else { continue };
+            assert_eq!(r.operands.len(), k.operands(), "{}", k.name);
+            assert_eq!(matches!(r.result, Len::Scalar), k.scalar, "{}", k.name);
+            assert_eq!(r.words != Words::None, k.params.is_some(), "{}", k.name);
+            assert!(r.params <= KERNEL_PARAMS, "{}", k.name);
+            let lens = r.operands.iter().filter_map(|o| match o {
+                Operand::Array(l) | Operand::IntArray(l) => Some(*l),
+                Operand::IntScalar => None,
+            });
+            for l in lens.chain([r.result]) {
+                if let Len::Prm(at) = l {
+                    assert!(at.iter().all(|&i| i < r.params), "{}", k.name);
+                }
+            }
+            assert!(
+                !matches!(r.operands[0], Operand::IntScalar),
+                "{}: the first operand is an array",
+                k.name
+            );
+        }
+    }
+
     #[test]
     fn every_row_is_some_operation() {
-        let ops = [
-            ArrayOp::Sum,
-            ArrayOp::Dot,
-            ArrayOp::Index,
+        let mut ops: Vec<ArrayOp> = KERNELS
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.rule.is_some())
+            .map(|(row, _)| ArrayOp::Kernel {
+                row: row as u8,
+                prm: [1; KERNEL_PARAMS],
+            })
+            .collect();
+        ops.extend([
             ArrayOp::Strided([0; 9]),
-            ArrayOp::MatMul { m: 1, k: 1, p: 1 },
-            ArrayOp::Reduce(Op::Min),
-            ArrayOp::Reduce(Op::Max),
-            ArrayOp::Sort { argsort: false },
-            ArrayOp::Sort { argsort: true },
-            ArrayOp::Rows {
-                op: Op::Min,
-                rows: 1,
-                cols: 1,
-            },
-            ArrayOp::Rows {
-                op: Op::Max,
-                rows: 1,
-                cols: 1,
-            },
             ArrayOp::Gather([0; 10]),
             ArrayOp::ScatterAdd([0; 11]),
-            ArrayOp::Take,
-            ArrayOp::Solve { n: 1, r: 1 },
-            ArrayOp::Det { n: 1 },
             ArrayOp::Conv2d([0; 15]),
             ArrayOp::Pool2d {
                 avg: false,
@@ -439,9 +429,11 @@ mod tests {
             },
             ArrayOp::Widen,
             ArrayOp::Narrow,
-        ];
-        let rows: Vec<&str> = ops.iter().map(|o| o.kernel().unwrap().name).collect();
-        let table: Vec<&str> = KERNELS.iter().map(|k| k.name).collect();
+        ]);
+        let mut rows: Vec<&str> = ops.iter().map(|o| o.kernel().unwrap().name).collect();
+        let mut table: Vec<&str> = KERNELS.iter().map(|k| k.name).collect();
+        rows.sort_unstable();
+        table.sort_unstable();
         assert_eq!(rows, table);
         for o in &ops {
             let k = o.kernel().unwrap();

@@ -53,7 +53,8 @@ use std::sync::Arc;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::array::{self, ArrayOp};
-use crate::graph::{NodeKind, Op, ScalarType, Value};
+use crate::array_kernels::Adjoint;
+use crate::graph::{NodeKind, Op, ScalarType, Value, KERNEL_PARAMS};
 use crate::trace::{self, TraceError};
 use crate::window;
 
@@ -267,7 +268,7 @@ impl Accumulator<'_> {
         }
         if array::len_of(&c).is_some() && array::len_of(v).is_none() {
             // a scalar broadcast over an array gets the sum of its elements' adjoints
-            c = array::sum(&c)?;
+            c = row("sum", &[c], &[])?;
         }
         let slot = &mut self.adjoint[self.index[&v.id()]];
         *slot = Some(match slot.take() {
@@ -513,12 +514,118 @@ fn first_extreme(x: &Value, r: &Value, rows: u32, cols: u32) -> Result<Value, Tr
     )?;
     let miss = array::binary(Op::Eq, &hit, &Value::constant(ScalarType::Int, 0))?;
     let penalty = array::binary(Op::Mul, &miss, &Value::constant(ScalarType::Int, cols))?;
-    array::rows_extreme(
-        Op::Min,
-        &array::binary(Op::Add, &cols_at, &penalty)?,
-        rows,
-        cols,
+    row(
+        "rows_min",
+        &[array::binary(Op::Add, &cols_at, &penalty)?],
+        &[rows, cols],
     )
+}
+
+/// `kernel` of `args` and the sizes `prm`: a row-backed operation built by an adjoint.
+fn row(name: &str, args: &[Value], prm: &[u32]) -> Result<Value, TraceError> {
+    let prm: Vec<i64> = prm.iter().map(|&x| i64::from(x)).collect();
+    array::kernel(name, args, &prm)
+}
+
+/// The adjoint rules of the rows on [`ArrayOp::Kernel`] (their [`Adjoint`]), each a
+/// composition of other rows: `r` is the result, `g` its adjoint.
+fn kernel_rule(
+    rule: Adjoint,
+    prm: [u32; KERNEL_PARAMS],
+    r: &Value,
+    args: &[Value],
+    g: &Value,
+    acc: &mut Accumulator<'_>,
+) -> Result<(), TraceError> {
+    let len = array::len_of(&args[0]).unwrap_or(0);
+    match rule {
+        Adjoint::None => Ok(()),
+        Adjoint::Broadcast => acc.send(&args[0], || broadcast(g, len)),
+        Adjoint::Products => {
+            acc.send(&args[0], || array::binary(Op::Mul, &args[1], g))?;
+            acc.send(&args[1], || array::binary(Op::Mul, &args[0], g))
+        }
+        Adjoint::FirstExtreme => acc.send(&args[0], || {
+            let first = first_extreme(&args[0], r, 1, len)?;
+            one_hot(g, &array::element(&first, 0)?, len)
+        }),
+        Adjoint::FirstExtremePerRow => acc.send(&args[0], || {
+            let [rows, cols, ..] = prm;
+            let first = first_extreme(&args[0], r, rows, cols)?;
+            let cols_at = array::data(
+                ScalarType::Int,
+                (0..rows * cols).map(|k| k % cols).collect(),
+            )?;
+            let wide = [(rows, 1), (cols, 0)];
+            let hit = array::binary(Op::Eq, &cols_at, &array::strided(&first, 0, &wide)?)?;
+            array::select(&hit, &array::strided(g, 0, &wide)?, &fconst(0.0))
+        }),
+        Adjoint::ClampedOneHot => {
+            // the element the clamped index reads: wrapped once, then clamped
+            let i = &args[1];
+            let n_i = Value::constant(ScalarType::Int, len);
+            let zero = Value::constant(ScalarType::Int, 0);
+            let wrapped = trace::binary(
+                Op::Add,
+                i,
+                &trace::binary(Op::Mul, &trace::binary(Op::Lt, i, &zero)?, &n_i)?,
+            )?;
+            let last = Value::constant(ScalarType::Int, len - 1);
+            let clamped = trace::binary(Op::Min, &trace::binary(Op::Max, &wrapped, &zero)?, &last)?;
+            acc.send(&args[0], || one_hot(g, &clamped, len))
+        }
+        Adjoint::Unsort => acc.send(&args[0], || {
+            // r[k] = x[p[k]] with p the sorting permutation, so dx[p[k]] = g[k]: g at
+            // the inverse permutation, which is p's own argsort
+            let p = row("argsort", &args[..1], &[])?;
+            row("take", &[g.clone(), row("argsort", &[p], &[])?], &[])
+        }),
+        Adjoint::Untake => acc.send(&args[0], || {
+            row("take", &[g.clone(), row("argsort", &args[1..2], &[])?], &[])
+        }),
+        Adjoint::MatMul => {
+            // dA = G Bᵀ, dB = Aᵀ G, the transposes as strided copies
+            let [m, k, p, _] = prm;
+            let (a, b) = (&args[0], &args[1]);
+            acc.send(a, || {
+                let bt = array::strided(b, 0, &[(p, 1), (k, i64::from(p))])?;
+                row("matmul", &[g.clone(), bt], &[m, p, k])
+            })?;
+            acc.send(b, || {
+                let at = array::strided(a, 0, &[(k, 1), (m, i64::from(k))])?;
+                row("matmul", &[at, g.clone()], &[k, m, p])
+            })
+        }
+        Adjoint::Det => acc.send(&args[0], || {
+            // d det(A) / dA = det(A) A⁻ᵀ, A⁻ᵀ as the solve of Aᵀ with the identity
+            let n = prm[0];
+            let at = array::strided(&args[0], 0, &[(n, 1), (n, i64::from(n))])?;
+            let eye = (0..n * n)
+                .map(|k| if k % (n + 1) == 0 { 1f32.to_bits() } else { 0 })
+                .collect();
+            let inv_t = row(
+                "solve",
+                &[at, array::data(ScalarType::Float, eye)?],
+                &[n, n],
+            )?;
+            array::binary(Op::Mul, &inv_t, &mul(g, r)?)
+        }),
+        Adjoint::Solve => {
+            // x = A⁻¹B: dB = A⁻ᵀG (a solve with the transpose), dA = -dB xᵀ
+            let [n, cols, ..] = prm;
+            let (a, b) = (&args[0], &args[1]);
+            if !acc.wants(a) && !acc.wants(b) {
+                return Ok(());
+            }
+            let at = array::strided(a, 0, &[(n, 1), (n, i64::from(n))])?;
+            let gb = row("solve", &[at, g.clone()], &[n, cols])?;
+            acc.send(a, || {
+                let xt = array::strided(r, 0, &[(cols, 1), (n, i64::from(cols))])?;
+                row("matmul", &[array::unary(Op::Neg, &gb)?, xt], &[n, cols, n])
+            })?;
+            acc.send(b, || Ok(gb.clone()))
+        }
+    }
 }
 
 /// The rules of array nodes: element-wise operations share the scalar rules; sums,
@@ -538,14 +645,10 @@ fn propagate_array(
         ArrayOp::Unary(op) => unary_rule(op, &args[0], r, g, acc),
         ArrayOp::Binary(op, _) => binary_rule(op, &args[0], &args[1], r, g, acc),
         ArrayOp::Select(_) => select_rule(&args[0], &args[1], &args[2], g, acc),
-        ArrayOp::Sum => {
-            let len = array::len_of(&args[0]).unwrap_or(0);
-            acc.send(&args[0], || broadcast(g, len))
-        }
-        ArrayOp::Dot => {
-            acc.send(&args[0], || array::binary(Op::Mul, &args[1], g))?;
-            acc.send(&args[1], || array::binary(Op::Mul, &args[0], g))
-        }
+        ArrayOp::Kernel { prm, .. } => match n.op.kernel().and_then(|k| k.rule.as_ref()) {
+            Some(rule) => kernel_rule(rule.adjoint, prm, r, args, g, acc),
+            None => Ok(()),
+        },
         ArrayOp::Strided(prm) => {
             let len = array::len_of(&args[0]).unwrap_or(0);
             let mut walk = [prm[0]; 10];
@@ -564,66 +667,6 @@ fn propagate_array(
             acc.send(&args[0], || {
                 array::gather(g, &args[1], i64::from(prm[0]), i64::from(prm[1]), &dims)
             })
-        }
-        ArrayOp::MatMul { m, k, p } => {
-            // dA = G Bᵀ, dB = Aᵀ G, the transposes as strided copies
-            let (a, b) = (&args[0], &args[1]);
-            acc.send(a, || {
-                let bt = array::strided(b, 0, &[(p, 1), (k, i64::from(p))])?;
-                array::matmul(g, &bt, m, p, k)
-            })?;
-            acc.send(b, || {
-                let at = array::strided(a, 0, &[(k, 1), (m, i64::from(k))])?;
-                array::matmul(&at, g, k, m, p)
-            })
-        }
-        ArrayOp::Reduce(_) => {
-            let len = array::len_of(&args[0]).unwrap_or(0);
-            acc.send(&args[0], || {
-                let first = first_extreme(&args[0], r, 1, len)?;
-                one_hot(g, &array::element(&first, 0)?, len)
-            })
-        }
-        ArrayOp::Rows { rows, cols, .. } => acc.send(&args[0], || {
-            let first = first_extreme(&args[0], r, rows, cols)?;
-            let cols_at = array::data(
-                ScalarType::Int,
-                (0..rows * cols).map(|k| k % cols).collect(),
-            )?;
-            let wide = [(rows, 1), (cols, 0)];
-            let hit = array::binary(Op::Eq, &cols_at, &array::strided(&first, 0, &wide)?)?;
-            array::select(&hit, &array::strided(g, 0, &wide)?, &fconst(0.0))
-        }),
-        ArrayOp::Sort { .. } => acc.send(&args[0], || {
-            // r[k] = x[p[k]] with p the sorting permutation, so dx[p[k]] = g[k]: g at
-            // the inverse permutation, which is p's own argsort
-            let p = array::sort(&args[0], true)?;
-            array::take(g, &array::sort(&p, true)?)
-        }),
-        ArrayOp::Take => acc.send(&args[0], || array::take(g, &array::sort(&args[1], true)?)),
-        ArrayOp::Det { n } => acc.send(&args[0], || {
-            // d det(A) / dA = det(A) A⁻ᵀ, A⁻ᵀ as the solve of Aᵀ with the identity
-            let a = &args[0];
-            let at = array::strided(a, 0, &[(n, 1), (n, i64::from(n))])?;
-            let eye = (0..n * n)
-                .map(|k| if k % (n + 1) == 0 { 1f32.to_bits() } else { 0 })
-                .collect();
-            let inv_t = array::solve(&at, &array::data(ScalarType::Float, eye)?, n, n)?;
-            array::binary(Op::Mul, &inv_t, &mul(g, r)?)
-        }),
-        ArrayOp::Solve { n, r: cols } => {
-            // x = A⁻¹B: dB = A⁻ᵀG (a solve with the transpose), dA = -dB xᵀ
-            let (a, b) = (&args[0], &args[1]);
-            if !acc.wants(a) && !acc.wants(b) {
-                return Ok(());
-            }
-            let at = array::strided(a, 0, &[(n, 1), (n, i64::from(n))])?;
-            let gb = array::solve(&at, g, n, cols)?;
-            acc.send(a, || {
-                let xt = array::strided(r, 0, &[(cols, 1), (n, i64::from(cols))])?;
-                array::matmul(&array::unary(Op::Neg, &gb)?, &xt, n, cols, n)
-            })?;
-            acc.send(b, || Ok(gb.clone()))
         }
         ArrayOp::Conv2d(prm) => {
             acc.send(&args[0], || window::conv2d_dx(&args[1], g, &prm))?;
@@ -644,21 +687,6 @@ fn propagate_array(
             let len = array::len_of(&args[0]).unwrap_or(0);
             let at = Value::constant(ScalarType::Int, k);
             acc.send(&args[0], || one_hot(g, &at, len))
-        }
-        ArrayOp::Index => {
-            // the element the clamped index reads: wrapped once, then clamped
-            let len = array::len_of(&args[0]).unwrap_or(0);
-            let i = &args[1];
-            let n_i = Value::constant(ScalarType::Int, len);
-            let zero = Value::constant(ScalarType::Int, 0);
-            let wrapped = trace::binary(
-                Op::Add,
-                i,
-                &trace::binary(Op::Mul, &trace::binary(Op::Lt, i, &zero)?, &n_i)?,
-            )?;
-            let last = Value::constant(ScalarType::Int, len - 1);
-            let clamped = trace::binary(Op::Min, &trace::binary(Op::Max, &wrapped, &zero)?, &last)?;
-            acc.send(&args[0], || one_hot(g, &clamped, len))
         }
     }
 }

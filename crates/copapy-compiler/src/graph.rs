@@ -232,9 +232,22 @@ impl Form {
     }
 }
 
+/// The most integer parameters a row-backed operation ([`ArrayOp::Kernel`]) keeps.
+pub const KERNEL_PARAMS: usize = 4;
+
 /// What an array node computes. Operands are in [`ArrayNode::args`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ArrayOp {
+    /// A structural operation declared by row `row` of `crate::array_kernels::KERNELS`
+    /// (its shape rule, parameter words, stencil and adjoint all come from the row) with
+    /// the integer parameters its shape rule checked, zeros past the row's count. The row
+    /// is an index so that this module, the graph's data model, stays a leaf.
+    Kernel {
+        /// Index of the row in `KERNELS`.
+        row: u8,
+        /// The row's parameters (sizes), as the front end gave them.
+        prm: [u32; KERNEL_PARAMS],
+    },
     /// Elements stored in data memory with these initial bit patterns; an input the
     /// user can overwrite between runs (as `cp.value(1.0)` is for scalars).
     Data(Vec<u32>),
@@ -251,52 +264,14 @@ pub enum ArrayOp {
     /// float, int and bool results) with an array condition; the form is that of `x`
     /// and `y`.
     Select(Form),
-    /// Scalar sum of the elements, in the fixed order of `stencils/README.md`.
-    Sum,
-    /// Scalar sum of the products of two equally long arrays, in the same order.
-    Dot,
-    /// The smallest (`Op::Min`) or largest (`Op::Max`) element, NumPy's `minimum` /
-    /// `maximum` folded in the order of the sums (a NaN anywhere gives NaN).
-    Reduce(Op),
     /// Byte storage (`bytes`) widened to int32 elements: how every operation reads a
     /// byte array.
     Widen,
     /// Int or float elements stored as bytes 0..255 (saturating, the `tobyte` rule).
     Narrow,
-    /// The row-major `m x p` product of an `m x k` and a `k x p` array; each entry a
-    /// dot product in the sums' order.
-    MatMul {
-        /// Rows of the left operand.
-        m: u32,
-        /// Columns of the left operand, rows of the right one.
-        k: u32,
-        /// Columns of the right operand.
-        p: u32,
-    },
     /// A strided copy: `[offset, n0, n1, n2, n3, s0, s1, s2, s3]`, element `(i0..i3)`
     /// (row-major) of the result is `x[offset + i0*s0 + i1*s1 + i2*s2 + i3*s3]`.
     Strided([i32; 9]),
-    /// The element at a runtime int index (the scalar operand): a negative index
-    /// counts from the end once, then it is clamped to the array, so it never reads
-    /// outside it.
-    Index,
-    /// The elements in NumPy's stable ascending order (`argsort: false`), or the int
-    /// indices that give it (`argsort: true`): a sorting network, NaNs last, -0.0 equal
-    /// to +0.0.
-    Sort {
-        /// Whether the result is the indices rather than the elements.
-        argsort: bool,
-    },
-    /// The smallest (`Op::Min`) or largest (`Op::Max`) element of each row of a row-major
-    /// `rows x cols` array, each row in the order of [`ArrayOp::Reduce`].
-    Rows {
-        /// `Op::Min` or `Op::Max`.
-        op: Op,
-        /// Number of rows (the result's length).
-        rows: u32,
-        /// Elements per row.
-        cols: u32,
-    },
     /// A strided copy whose offset is a runtime int (the scalar operand), clamped to
     /// `[lo, hi]`: `[lo, hi, n0, n1, n2, n3, s0, s1, s2, s3]` (runtime sub-arrays).
     Gather([i32; 10]),
@@ -304,27 +279,6 @@ pub enum ArrayOp {
     /// operand is added at the position the gather with the same parameters reads it
     /// from, in row-major order of `i`: `[lo, hi, n0..n3, s0..s3, len]`.
     ScatterAdd([i32; 11]),
-    /// The first operand at the indices of the second (an int array, each index clamped
-    /// to the first); the result has the second's length. Built only with permutations
-    /// (the adjoint of a sort), whose adjoint is again a take.
-    Take,
-    /// The solution `x` (`n x r`, row-major) of `a @ x = b` for a float `n x n` matrix `a`
-    /// (first operand) and float `n x r` right-hand sides `b` (second): Gaussian
-    /// elimination with partial pivoting by masked row swaps, in the order of
-    /// `stencils/gen_arrays.py` (`_SOLVE`); a singular matrix gives inf or NaN.
-    Solve {
-        /// Rows and columns of the matrix.
-        n: u32,
-        /// Columns of the right-hand sides.
-        r: u32,
-    },
-    /// The scalar determinant of a float `n x n` matrix: the elimination of
-    /// [`ArrayOp::Solve`], the product of the pivots in increasing order, negated for an
-    /// odd number of swaps (`stencils/gen_arrays.py`, `_DET`); a singular matrix gives 0.
-    Det {
-        /// Rows and columns of the matrix.
-        n: u32,
-    },
     /// Cross-correlation of the input with the weights plus the bias (operands in
     /// that order), `[n, ci, h, w, co, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw]`
     /// (`crate::window::conv2d`).

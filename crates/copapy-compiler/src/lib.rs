@@ -14,6 +14,7 @@
 #![forbid(unsafe_code)]
 
 pub mod array;
+pub mod array_build;
 pub mod array_kernels;
 pub mod array_stencils;
 pub mod autodiff;

@@ -132,7 +132,7 @@ pub(crate) fn loop_adjoint(
     let mut objective: Option<Value> = None;
     for (k, &j) in float_carries.iter().enumerate() {
         let term = match array::len_of(&body[j]) {
-            Some(_) => array::dot(&rholders[k], &body[j])?,
+            Some(_) => array::kernel("dot", &[rholders[k].clone(), body[j].clone()], &[])?,
             None => trace::binary(Op::Mul, &rholders[k], &body[j])?,
         };
         objective = Some(match objective {
@@ -165,7 +165,7 @@ pub(crate) fn loop_adjoint(
                 let last = i64::from(trips - 1) * i64::from(w);
                 array::gather(&tapes[a], &at, 0, last, &[(w, 1)])?
             }
-            None => array::index(&tapes[a], &t)?,
+            None => array::kernel("index", &[tapes[a].clone(), t.clone()], &[])?,
         };
         back.push((xs[j].clone(), taped));
     }

@@ -461,7 +461,7 @@ impl Scheduler<'_> {
                 self.uses[a as usize] -= 1;
             }
         }
-        if let (ArrayOp::Dot, Some(&x)) = (&node.op, entry.args.first()) {
+        if let (true, Some(&x)) = (node.op.is_row("dot"), entry.args.first()) {
             if self.fused[x as usize] {
                 return self.fused_dot(n, x, entry.args[1]);
             }
@@ -708,7 +708,7 @@ fn fusable(arena: &Arena, uses: &[u32], keep: &[bool], table: &StencilTable) -> 
         let NodeKind::Array(node) = entry.node.kind() else {
             continue;
         };
-        if node.op != ArrayOp::Dot || entry.node.ty() != crate::graph::ScalarType::Float {
+        if !node.op.is_row("dot") || entry.node.ty() != crate::graph::ScalarType::Float {
             continue;
         }
         let x = entry.args[0];

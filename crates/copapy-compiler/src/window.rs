@@ -213,7 +213,7 @@ pub fn conv2d_dbias(g: &Value, prm: &[i32; 15]) -> Result<Value, TraceError> {
     )?;
     let m = n * oh * ow;
     let ones = array::data(ScalarType::Float, vec![1.0f32.to_bits(); m as usize])?;
-    array::matmul(&per_channel, &ones, co as u32, m as u32, 1)
+    array::kernel("matmul", &[per_channel, ones], &[co, m, 1])
 }
 
 /// `dL/dx` of an average pooling: `g / (kh * kw)` sent back to every tap of its window

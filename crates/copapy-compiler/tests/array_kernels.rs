@@ -54,7 +54,7 @@ fn array_kernels_json_is_the_table() {
 fn literal(scalar: bool) -> String {
     let names: Vec<String> = KERNELS
         .iter()
-        .filter(|k| k.build.is_some() && k.scalar == scalar)
+        .filter(|k| k.public && k.scalar == scalar)
         .map(|k| format!("    \"{}\",\n", k.name))
         .collect();
     format!("Literal[\n{}]", names.concat())

@@ -193,75 +193,6 @@ pub fn array_select(
     wrap_array(py, array::select(&cond.get().v, &operand(x)?, &operand(y)?))
 }
 
-/// Sum of the elements in the fixed order (stencils/README.md).
-#[pyfunction]
-pub fn array_sum(py: Python<'_>, a: &Bound<'_, PyArrayNode>) -> PyResult<Py<PyValue>> {
-    wrap_value(py, array::sum(&a.get().v))
-}
-
-/// The smallest (`which = "min"`) or largest (`"max"`) element; NaN propagates.
-#[pyfunction]
-pub fn array_extreme(
-    py: Python<'_>,
-    which: &str,
-    a: &Bound<'_, PyArrayNode>,
-) -> PyResult<Py<PyValue>> {
-    let op = match which {
-        "min" => Op::Min,
-        "max" => Op::Max,
-        _ => {
-            return Err(PyValueError::new_err(format!(
-                "unknown reduction '{which}'"
-            )))
-        }
-    };
-    wrap_value(py, array::extreme(op, &a.get().v))
-}
-
-/// The row-major product of an `m x k` and a `k x p` array.
-#[pyfunction]
-pub fn array_matmul(
-    py: Python<'_>,
-    a: &Bound<'_, PyArrayNode>,
-    b: &Bound<'_, PyArrayNode>,
-    m: u32,
-    k: u32,
-    p: u32,
-) -> PyResult<Py<PyArrayNode>> {
-    wrap_array(py, array::matmul(&a.get().v, &b.get().v, m, k, p))
-}
-
-/// A strided copy of `a`: elements `offset + Σ i_d * strides[d]` for `i_d < sizes[d]`.
-#[pyfunction]
-pub fn array_strided(
-    py: Python<'_>,
-    a: &Bound<'_, PyArrayNode>,
-    offset: i64,
-    sizes: Vec<u32>,
-    strides: Vec<i64>,
-) -> PyResult<Py<PyArrayNode>> {
-    if sizes.len() != strides.len() {
-        return Err(PyValueError::new_err(
-            "sizes and strides must have the same length",
-        ));
-    }
-    let dims: Vec<(u32, i64)> = sizes.into_iter().zip(strides).collect();
-    wrap_array(py, array::strided(&a.get().v, offset, &dims))
-}
-
-/// Dot product of two arrays of the same length, in the fixed order.
-#[pyfunction]
-pub fn array_dot(
-    py: Python<'_>,
-    a: &Bound<'_, PyArrayNode>,
-    b: &Bound<'_, PyArrayNode>,
-) -> PyResult<Py<PyValue>> {
-    wrap_value(py, array::dot(&a.get().v, &b.get().v))
-}
-
-/// Every element of a flat array, as values aliasing its memory (no code), and the
-/// array itself again when `values` are exactly those aliases (so a container of them
-/// is recognised as the array without checking in Python).
 #[pyfunction]
 pub fn array_elements(py: Python<'_>, a: &Bound<'_, PyArrayNode>) -> PyResult<Vec<Py<PyValue>>> {
     let v = &a.get().v;
@@ -302,82 +233,10 @@ pub fn array_of_elements(
     }
 }
 
-/// The element of a flat array at a runtime index (an int value), wrapped once if
-/// negative and clamped to the array.
-#[pyfunction]
-pub fn array_index(
-    py: Python<'_>,
-    a: &Bound<'_, PyArrayNode>,
-    index: &Bound<'_, PyAny>,
-) -> PyResult<Py<PyValue>> {
-    wrap_value(py, array::index(&a.get().v, &operand(index)?))
-}
-
 /// Element `k` of a flat array: a value read from the array's memory, no code.
 #[pyfunction]
 pub fn array_element(py: Python<'_>, a: &Bound<'_, PyArrayNode>, k: u32) -> PyResult<Py<PyValue>> {
     wrap_value(py, array::element(&a.get().v, k))
-}
-
-fn extreme_op(which: &str) -> PyResult<Op> {
-    match which {
-        "min" => Ok(Op::Min),
-        "max" => Ok(Op::Max),
-        _ => Err(PyValueError::new_err(format!(
-            "unknown reduction '{which}': use 'min' or 'max'"
-        ))),
-    }
-}
-
-/// `a` in NumPy's stable ascending order (NaNs last), or with `argsort` the int indices
-/// that sort it: one sorting-network stencil.
-#[pyfunction]
-pub fn array_sort(
-    py: Python<'_>,
-    a: &Bound<'_, PyArrayNode>,
-    argsort: bool,
-) -> PyResult<Py<PyArrayNode>> {
-    wrap_array(py, array::sort(&a.get().v, argsort))
-}
-
-/// The smallest (`"min"`) or largest (`"max"`) element of each row of a row-major
-/// `rows x cols` array.
-#[pyfunction]
-pub fn array_rows_extreme(
-    py: Python<'_>,
-    which: &str,
-    a: &Bound<'_, PyArrayNode>,
-    rows: u32,
-    cols: u32,
-) -> PyResult<Py<PyArrayNode>> {
-    wrap_array(
-        py,
-        array::rows_extreme(extreme_op(which)?, &a.get().v, rows, cols),
-    )
-}
-
-/// A strided copy of `a` from the runtime int `offset` clamped to `[lo, hi]`: elements
-/// `offset + Σ i_d * strides[d]` for `i_d < sizes[d]` (up to four dimensions).
-#[pyfunction]
-pub fn array_gather(
-    py: Python<'_>,
-    a: &Bound<'_, PyArrayNode>,
-    offset: &Bound<'_, PyAny>,
-    lo: i64,
-    hi: i64,
-    sizes: Vec<u32>,
-    strides: Vec<i64>,
-) -> PyResult<Py<PyArrayNode>> {
-    if sizes.len() != strides.len() {
-        return Err(PyValueError::new_err(
-            "sizes and strides must have the same length",
-        ));
-    }
-    let dims: Vec<(u32, i64)> = sizes.into_iter().zip(strides).collect();
-    wrap_array(
-        py,
-        array::gather(&a.get().v, &operand(offset)?, lo, hi, &dims),
-    )
 }
 
 /// Structural array operation `name` (a row of `copapy_compiler::array_kernels::KERNELS`
@@ -393,7 +252,7 @@ pub fn array_kernel(
 ) -> PyResult<Py<PyAny>> {
     let values = operands.iter().map(operand).collect::<PyResult<Vec<_>>>()?;
     let scalar = copapy_compiler::array_kernels::named(name).is_some_and(|k| k.scalar);
-    let r = copapy_compiler::array_kernels::build(name, &values, &params);
+    let r = copapy_compiler::array_build::build(name, &values, &params);
     Ok(if scalar {
         wrap_value(py, r)?.into_any()
     } else {

@@ -140,18 +140,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(array_ops::array_to_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(cast_value, m)?)?;
     m.add_function(wrap_pyfunction!(to_byte_value, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_sum, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_dot, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_element, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_elements, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_index, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_extreme, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_matmul, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_strided, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_of_elements, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_sort, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_rows_extreme, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_gather, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_kernel, m)?)?;
     m.add_function(wrap_pyfunction!(convert::check_dtype, m)?)?;
     m.add("ARRAY_MAX_LEN", copapy_compiler::array::MAX_LEN)?;

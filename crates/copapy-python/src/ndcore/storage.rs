@@ -46,9 +46,7 @@ pub fn built(r: Result<Value, TraceError>) -> PyResult<Value> {
 /// Structural array operation `name` (a row of the compiler's kernel table:
 /// `array_kernels.rs`) of `operands` with the integer `params` its shape rule takes.
 pub fn kernel(name: &str, operands: &[Value], params: &[i64]) -> PyResult<Value> {
-    built(copapy_compiler::array_kernels::build(
-        name, operands, params,
-    ))
+    built(copapy_compiler::array_build::build(name, operands, params))
 }
 
 /// A traced scalar for a graph value.
