@@ -1,5 +1,5 @@
 //! Pre-linking: a program patched on the host for fixed load addresses (a pre-linked
-//! image, format version 9 with its pre-linked flag, [`copapy_program::placement`]), which a runner copies to
+//! image, format version 10 with its pre-linked flag, [`copapy_program::placement`]), which a runner copies to
 //! those addresses and runs without patching anything.
 
 use std::vec::Vec;

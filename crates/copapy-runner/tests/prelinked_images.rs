@@ -120,8 +120,8 @@ fn random_programs_prelinked_install_to_the_same_bytes_and_round_trip() {
         assert!(linked.patches.is_empty());
         let image = linked.encode();
         assert_eq!(
-            image[4], 9,
-            "a pre-linked image is written as format version 9"
+            image[4], 10,
+            "a pre-linked image is written as format version 10"
         );
         assert_eq!(Program::decode(&image).unwrap(), linked);
         assert_eq!(Program::decode(&image).unwrap().encode(), image);
@@ -211,7 +211,7 @@ fn paired_patches_round_trip_and_every_damage_is_refused() {
         let program = paired_program(&mut rng);
         program.validate().unwrap();
         let file = program.encode();
-        assert_eq!(file[4], 9, "every program is written as version 9");
+        assert_eq!(file[4], 10, "every program is written as version 10");
         assert_eq!(Program::decode(&file).unwrap(), program);
         assert_eq!(Program::decode(&file).unwrap().encode(), file);
         for cut in 0..file.len() {
