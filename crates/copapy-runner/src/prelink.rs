@@ -107,7 +107,7 @@ mod tests {
         assert_eq!(&linked.code[4..8], &0x0FFCi32.to_le_bytes());
         let back = Program::decode(&linked.encode()).unwrap();
         assert_eq!(back, linked);
-        assert_eq!(back.format_version(), 9);
+        assert_eq!(back.format_version(), 10);
         // idempotent at the same addresses, refused at others
         assert_eq!(prelink(&linked, at).unwrap(), linked);
         assert!(prelink(
