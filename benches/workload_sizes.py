@@ -2,6 +2,7 @@
 
     .venv/bin/python benches/workload_sizes.py               # both kinds of file, every target
     .venv/bin/python benches/workload_sizes.py --breakdown   # where a relocatable file's bytes go
+                                                             # (patches: how many are pair halves)
 
 Each workload is compiled as a ``Target`` over scalar inputs for every copapy target; the
 files are ``Target.program_bytes()`` (format version 10, docs/program-format.md):
@@ -53,7 +54,8 @@ def layout(data: bytes) -> dict[str, int]:
     stored_data = data_at[1] - data_at[0]  # type: ignore[index]
     patch_bytes = patches_at[1] - patches_at[0]  # type: ignore[index]
     header = code_at[0]  # type: ignore[index]
-    return {"file": len(data), "header": header, "code": code_len,
+    pairs = PL.pair_records(PL.patches(data))
+    return {"file": len(data), "header": header, "code": code_len, "pair records": pairs,
             "code + data": code_len + data_len, "patches": int(h["patches"]),  # type: ignore[call-overload]
             "patch bytes": patch_bytes, "stored data": stored_data,
             "symbols": len(data) - header - code_len - stored_data - patch_bytes}
@@ -74,15 +76,16 @@ def breakdown(name: str, arch: str) -> dict[str, int]:
 
 
 def main_breakdown() -> None:
-    print("| workload | target | code + data | data as stored | patches | patch section | "
-          "symbol table | header |")
+    print("| workload | target | code + data | data as stored | patches (in pair records) | "
+          "patch section | symbol table | header |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in W.WORKLOADS:
-        for arch in ("x86_64", "cortex-m4", "riscv32"):
+        for arch in ("x86_64", "aarch64", "cortex-m4", "riscv32"):
             b = breakdown(name, arch)
             per = b["patch bytes"] / max(b["patches"], 1)
             print(f"| {LABELS[name]} | {arch} | {b['code + data']:,} B | "
-                  f"{b['stored data']:,} of {b['code + data'] - b['code']:,} B | {b['patches']:,} | "
+                  f"{b['stored data']:,} of {b['code + data'] - b['code']:,} B | "
+                  f"{b['patches']:,} ({2 * b['pair records']:,}) | "
                   f"{b['patch bytes']:,} B ({per:.2f} B each) | {b['symbols']:,} B | "
                   f"{b['header']:,} B |")
 

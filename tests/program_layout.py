@@ -266,6 +266,21 @@ def patches(data: bytes) -> list[Patch]:
     return out
 
 
+def pair_records(patch_list: list[Patch]) -> int:
+    """How many records of version 10 hold a pair: a first half followed directly (at +4,
+    same encoding family, base and target, the first's addend plus the family's step) by
+    its second half (docs/program-format.md, "Version 10")."""
+    count = i = 0
+    while i + 1 < len(patch_list):
+        p, q = patch_list[i], patch_list[i + 1]
+        step = PAIRS.get((p[1], q[1]))
+        if step is not None and (q[0], q[2], q[3], q[4]) == (p[0] + GAP, p[2], p[3], p[4] + step):
+            count, i = count + 1, i + 2
+        else:
+            i += 1
+    return count
+
+
 def as_version(data: bytes, wanted: int) -> bytes:
     """The same program as a writer of format `wanted` (2, 3 or 4) made it: the 44-byte
     header, 16-byte patch records, fixed-width symbol records, and no instruction bounds
