@@ -161,6 +161,12 @@ impl<'a> CompactPatches<'a> {
     /// The decoder of a section's `body` (everything after its length field; version 9
     /// stores the length as a LEB128 number in front of it).
     pub(crate) fn from_body(body: &'a [u8], count: u32, stream: Stream) -> CompactPatches<'a> {
+        // a firmware build (without `legacy`) reads version 10's stream only
+        let stream = if cfg!(feature = "legacy") {
+            stream
+        } else {
+            Stream::Paired
+        };
         let kind_count = body.first().copied().unwrap_or(0) as usize;
         let paired = stream == Stream::Paired;
         let table_end = if paired {
@@ -208,7 +214,7 @@ impl<'a> CompactPatches<'a> {
     /// [`CompactPatches::validate`] of a section's body (without its length field).
     pub(crate) fn validate_body(&self, body: &[u8]) -> Result<(), FormatError> {
         let declared = self.kind_count;
-        let paired = self.stream_kind == Stream::Paired;
+        let paired = self.stream() == Stream::Paired;
         let (max_kinds, scale_caps, head) = if paired {
             (MAX_PAIRED_KINDS, crate::pairs::SCALE_CAPS, 2)
         } else {
@@ -279,6 +285,16 @@ impl<'a> CompactPatches<'a> {
         FormatError::BadPatchStream { index: self.index }
     }
 
+    /// The stream this decoder reads: a constant in a firmware build, so the compiler
+    /// drops the older streams' paths from it.
+    fn stream(&self) -> Stream {
+        if cfg!(feature = "legacy") {
+            self.stream_kind
+        } else {
+            Stream::Paired
+        }
+    }
+
     /// The next number of the stream: shortest LEB128 only ([`crate::leb128`]).
     fn uleb(&mut self) -> Result<u64, FormatError> {
         let (value, used) = crate::leb128::read(self.stream).ok_or(self.bad())?;
@@ -297,7 +313,7 @@ impl<'a> CompactPatches<'a> {
         let flag = head & 1 == 1;
         let kind = ((head >> 1) & ((1u64 << self.kind_bits) - 1)) as usize;
         let offset_step = (head >> 1) >> self.kind_bits;
-        let paired = self.stream_kind == Stream::Paired;
+        let paired = self.stream() == Stream::Paired;
         let (tag, second) = if paired {
             crate::pairs::entry(self.kinds, self.kind_count, kind).ok_or(bad)?
         } else {
@@ -315,11 +331,8 @@ impl<'a> CompactPatches<'a> {
             .and_then(|o| u32::try_from(o).ok())
             .ok_or(bad)?;
         let predicted = self.predicted.predict(base, encoding);
-        let plain = self.stream_kind == Stream::Plain;
-        let select_bits = u32::from(matches!(
-            self.stream_kind,
-            Stream::Predicted | Stream::Paired
-        ));
+        let plain = self.stream() == Stream::Plain;
+        let select_bits = u32::from(matches!(self.stream(), Stream::Predicted | Stream::Paired));
         let (target, new_addend) = if flag && !plain {
             (predicted, false)
         } else {

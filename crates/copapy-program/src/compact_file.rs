@@ -110,7 +110,7 @@ pub(crate) fn parse_header(bytes: &[u8], version: u16) -> Result<Header, FormatE
             found: bytes.len() as u64,
         })?;
     // version 10 keeps the architecture (1 to 6) and the flags in one byte
-    let paired = version == crate::format::PAIRED_FILE_VERSION;
+    let paired = version == crate::format::PAIRED_FILE_VERSION || !cfg!(feature = "legacy");
     let (arch_byte, flags, fixed_len, allowed) = if paired {
         let b = fixed[10];
         (b & 7, b >> 3, PAIRED_FIXED_BYTES, HALF_WORDS)
