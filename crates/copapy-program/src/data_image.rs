@@ -308,7 +308,9 @@ mod tests {
                     .map(|i| {
                         state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
                         // words like 2.0f32 (00 00 00 40): low halves often zero
-                        if i % 4 < 2 && !(state >> 40).is_multiple_of(4) || (state >> 50).is_multiple_of(3) {
+                        if i % 4 < 2 && !(state >> 40).is_multiple_of(4)
+                            || (state >> 50).is_multiple_of(3)
+                        {
                             0
                         } else {
                             (state >> 33) as u8
