@@ -19,7 +19,8 @@ measure() {  # label lib
     "$lld" -flavor gnu --gc-sections --unresolved-symbols=ignore-all -e copapy_load $keep \
       -o "$out/x.elf" "$2"
     total=$(llvm-size -A "$out/x.elf" | awk '$1 == ".text" {print $2}')
-    ours=$(llvm-nm -S -t d "$out/x.elf" | awk '$3 ~ /[Tt]/ && ($4 ~ /copapy/) {s += $2} END {print s + 0}')
+    # once per address: a folded function keeps the symbols of every instance
+    ours=$(llvm-nm -S -t d "$out/x.elf" | awk '$3 ~ /[Tt]/ && ($4 ~ /copapy/) && $2 > 0 && !seen[$1]++ {s += $2} END {print s + 0}')
     case "$keep" in *symbol*) what="load+run+symbol+messages";; *) what="load+run";; esac
     printf '%-44s %-26s .text total %6d B, copapy code %6d B\n' "$1" "$what" "$total" "$ours"
   done

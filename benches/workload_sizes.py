@@ -2,9 +2,10 @@
 
     .venv/bin/python benches/workload_sizes.py               # both kinds of file, every target
     .venv/bin/python benches/workload_sizes.py --breakdown   # where a relocatable file's bytes go
+                                                             # (patches: how many are pair halves)
 
 Each workload is compiled as a ``Target`` over scalar inputs for every copapy target; the
-files are ``Target.program_bytes()`` (format version 9, docs/program-format.md):
+files are ``Target.program_bytes()`` (format version 10, docs/program-format.md):
 "relocatable" is the file any runner places (compact patches), "pre-linked" the same
 program patched for fixed load addresses (``code_base=``/``data_base=``: no patches, the
 two addresses in the header instead). The bar of issue 23 is a file of at most 1.25× code + data.
@@ -12,12 +13,13 @@ two addresses in the header instead). The bar of issue 23 is a file of at most 1
 
 from __future__ import annotations
 
-import struct
 import sys
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import program_layout as PL  # noqa: E402
 import workloads as W  # noqa: E402
 from bench_workloads import LABELS  # noqa: E402
 
@@ -41,46 +43,21 @@ def compiled(name: str, arch: str) -> Any:
     return tg
 
 
-def _uleb(data: bytes, at: int) -> tuple[int, int]:
-    value = shift = 0
-    while True:
-        b = data[at]
-        value |= (b & 0x7F) << shift
-        at, shift = at + 1, shift + 7
-        if not b & 0x80:
-            return value, at
-
-
 def layout(data: bytes) -> dict[str, int]:
-    """Section sizes of a version 9 file: its header's 13 fixed bytes and numbers
-    (features, code, data, entry, symbols, symbol bytes, patch count, bounds), code + data, the patch
-    section and the symbol records (docs/program-format.md)."""
-    assert struct.unpack_from("<H", data, 4)[0] == 9, "a format version 9 file"
-    flags, at = data[11], 13
-    numbers = 6 + (2 if flags & 1 else 1) + (0 if flags & 2 else 2)
-    fields = []
-    for _ in range(numbers):
-        v, at = _uleb(data, at)
-        fields.append(v)
-    code_len, data_len, patches = fields[1], fields[2], 0 if flags & 1 else fields[6]
-    header = at
-    at += code_len
-    data_at = at
-    words = (data_len + 3) // 4  # the data: a map of its non-zero 4-byte words, then those
-    map_len = (words + 7) // 8
-    at += map_len
-    for i in range(words):
-        if data[data_at + i // 8] >> (i % 8) & 1:
-            at += min(4, data_len - 4 * i)
-    stored_data = at - data_at
-    patch_bytes = 0
-    if patches:
-        n, body = _uleb(data, at)
-        patch_bytes = body + n - at
-    return {"file": len(data), "header": header, "code": code_len,
-            "code + data": code_len + data_len, "patches": patches,
-            "patch bytes": patch_bytes,
-            "stored data": stored_data,
+    """Section sizes of a version 10 file (tests/program_layout.py reads it): its header
+    (fixed bytes and numbers), code + data, the data as stored, the patch section and the
+    symbol records (docs/program-format.md)."""
+    assert PL.version(data) == PL.PAIRED_FILE_VERSION, "a format version 10 file"
+    h = PL.header9(data)
+    code_at, data_at, patches_at = h["code at"], h["data at"], h["patches at"]
+    code_len, data_len = int(h["code"]), int(h["data"])  # type: ignore[call-overload]
+    stored_data = data_at[1] - data_at[0]  # type: ignore[index]
+    patch_bytes = patches_at[1] - patches_at[0]  # type: ignore[index]
+    header = code_at[0]  # type: ignore[index]
+    pairs = PL.pair_records(PL.patches(data))
+    return {"file": len(data), "header": header, "code": code_len, "pair records": pairs,
+            "code + data": code_len + data_len, "patches": int(h["patches"]),  # type: ignore[call-overload]
+            "patch bytes": patch_bytes, "stored data": stored_data,
             "symbols": len(data) - header - code_len - stored_data - patch_bytes}
 
 
@@ -99,15 +76,16 @@ def breakdown(name: str, arch: str) -> dict[str, int]:
 
 
 def main_breakdown() -> None:
-    print("| workload | target | code + data | data as stored | patches | patch section | "
-          "symbol table | header |")
+    print("| workload | target | code + data | data as stored | patches (in pair records) | "
+          "patch section | symbol table | header |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     for name in W.WORKLOADS:
-        for arch in ("x86_64", "cortex-m4", "riscv32"):
+        for arch in ("x86_64", "aarch64", "cortex-m4", "riscv32"):
             b = breakdown(name, arch)
             per = b["patch bytes"] / max(b["patches"], 1)
             print(f"| {LABELS[name]} | {arch} | {b['code + data']:,} B | "
-                  f"{b['stored data']:,} of {b['code + data'] - b['code']:,} B | {b['patches']:,} | "
+                  f"{b['stored data']:,} of {b['code + data'] - b['code']:,} B | "
+                  f"{b['patches']:,} ({2 * b['pair records']:,}) | "
                   f"{b['patch bytes']:,} B ({per:.2f} B each) | {b['symbols']:,} B | "
                   f"{b['header']:,} B |")
 

@@ -90,11 +90,14 @@ def section_size(elf: Path, section: str = ".text") -> int:
 
 
 def functions(elf: Path) -> list[tuple[int, str]]:
-    """(size, demangled name) of every function symbol kept in ``elf``."""
-    out = []
+    """(size, demangled name) of every function kept in ``elf``: once per address, as the
+    linker folds identical functions (two instances of one generic) into one body that
+    keeps both symbols."""
+    out, seen = [], set()
     for line in run(["llvm-nm", "-S", "-t", "d", "-C", str(elf)]).splitlines():
         f = line.split(maxsplit=3)
-        if len(f) == 4 and f[2] in "Tt":
+        if len(f) == 4 and f[2] in "Tt" and int(f[1]) > 0 and f[0] not in seen:  # not labels
+            seen.add(f[0])
             out.append((int(f[1]), f[3]))
     return out
 

@@ -1,11 +1,11 @@
 """Program file layout read in Python from docs/program-format.md, for tests that edit files.
 
 Independent of the Rust reader: the header fields of the 44-byte header (versions 2 to 8)
-and of version 9's header of LEB128 numbers, the compact patch section of versions 5, 7, 8
-and 9 (`crates/copapy-program/src/compact.rs` and `predict.rs` document the same stream),
-the 16-byte patch records of versions 2 to 4, both symbol record layouts and version 9's
-map of non-zero data words, so a test can find any field of a file, edit it, and turn a
-file into the one an older writer made.
+and of version 9's and 10's headers of LEB128 numbers, the compact patch section of versions
+5, 7, 8, 9 and 10 (`crates/copapy-program/src/compact.rs`, `predict.rs` and `pairs.rs`
+document the same stream), the 16-byte patch records of versions 2 to 4, both symbol record
+layouts and version 9's map of non-zero data words (with version 10's half words), so a test
+can find any field of a file, edit it, and turn a file into the one an older writer made.
 """
 
 from __future__ import annotations
@@ -28,14 +28,26 @@ PENDING = 4  # first halves a base keeps waiting
 PLACEMENT = 16
 COMPACT_FILE_VERSION = 9  # LEB128 header, compact symbols, data as a map of non-zero words
 FIXED = 13  # version 9: magic, version, CRC-32, architecture, flags, alignments
+PAIRED_FILE_VERSION = 10  # version 9 with pair records, arch | flags << 3, half words
+PAIRED_FIXED = 12  # version 10: magic, version, CRC-32, architecture and flags, alignments
+HALF_WORDS = 16  # version 10 flag: the data image's half-word map
+PAIR = 0x40  # version 10 kind byte: a pair kind, its second encoding follows
+GAP = 4  # bytes from a pair record's first half to its second
+# (first, second) encodings that form a pair record, and the second's addend step
+PAIRS = {(5, e): 0 for e in range(6, 11)} | {(12, 13): 0, (15, 16): 0, (17, 18): 4, (17, 19): 4}
 
 Patch = tuple[int, int, int, int, int]  # offset, encoding, base, target, addend
 
 
+def compact_file(data: bytes) -> bool:
+    """Whether the file has version 9's layout (versions 9 and 10)."""
+    return version(data) in (COMPACT_FILE_VERSION, PAIRED_FILE_VERSION)
+
+
 def reseal(b: bytearray) -> bytes:
     """Rewrites the CRC-32 (zlib's): over the header's first 40 bytes and all after it, or
-    in version 9 over bytes 0..6 and all after the field at 6..10."""
-    if version(bytes(b)) == COMPACT_FILE_VERSION:
+    in versions 9 and 10 over bytes 0..6 and all after the field at 6..10."""
+    if compact_file(bytes(b)):
         b[6:10] = struct.pack("<I", zlib.crc32(bytes(b[:6]) + bytes(b[10:])))
     else:
         b[40:44] = struct.pack("<I", zlib.crc32(bytes(b[:40]) + bytes(b[44:])))
@@ -49,8 +61,8 @@ def version(data: bytes) -> int:
 def patch_section(data: bytes) -> tuple[int, int]:
     """(start, end) of the patch section in the file (version 9: its length number included;
     start == end when there is none)."""
-    if version(data) == COMPACT_FILE_VERSION:
-        return header9(data)["patches at"]
+    if compact_file(data):
+        return header9(data)["patches at"]  # type: ignore[return-value]
     code, dlen, count = struct.unpack_from("<III", data, 16)
     start = HEADER + code + dlen
     if version(data) == PRELINKED_VERSION:  # a pre-linked image: its placement, no patches
@@ -63,15 +75,22 @@ def patch_section(data: bytes) -> tuple[int, int]:
 NUMBERS = ("features", "code", "data", "entry", "symbols", "symbol bytes")
 
 
+def fixed9(data: bytes) -> tuple[int, int, int, int]:
+    """(architecture, flags, alignments byte, where the numbers start) of a version 9 or 10
+    file: version 10 keeps architecture and flags in one byte (``arch | flags << 3``)."""
+    if version(data) == PAIRED_FILE_VERSION:
+        return data[10] & 7, data[10] >> 3, data[11], PAIRED_FIXED
+    return data[10], data[11], data[12], FIXED
+
+
 def header9(data: bytes) -> dict[str, object]:
-    """Version 9's header fields, each number's (start, end) in the file ("<name> at"), and
-    where code, data and patches lie (docs/program-format.md)."""
-    flags = data[11]
+    """Version 9's (or 10's) header fields, each number's (start, end) in the file ("<name>
+    at"), and where code, data and patches lie (docs/program-format.md)."""
+    arch, flags, aligns, at = fixed9(data)
     names = list(NUMBERS) + (["code base", "data base"] if flags & 1 else ["patches"])
-    names += [] if flags & 2 else ["fewest", "most - fewest"]
-    out: dict[str, object] = {"arch": data[10], "flags": flags,
-                              "code align": 1 << (data[12] & 15), "data align": 1 << (data[12] >> 4)}
-    at = FIXED
+    names += [] if flags & 10 else ["fewest", "most - fewest"]
+    out: dict[str, object] = {"arch": arch, "flags": flags,
+                              "code align": 1 << (aligns & 15), "data align": 1 << (aligns >> 4)}
     for name in names:
         start = at
         out[name], at = _uleb(data, at)
@@ -79,12 +98,20 @@ def header9(data: bytes) -> dict[str, object]:
     out.setdefault("patches", 0)
     out["code at"] = (at, at + int(out["code"]))  # type: ignore[call-overload]
     at += int(out["code"])  # type: ignore[call-overload]
-    words = (int(out["data"]) + 3) // 4  # type: ignore[call-overload]
-    data_at, image = at, bytearray(int(out["data"]))  # type: ignore[call-overload]
+    data_len = int(out["data"])  # type: ignore[call-overload]
+    words = (data_len + 3) // 4
+    data_at, image = at, bytearray(data_len)
     at += (words + 7) // 8
-    for i in range(words):
-        if data[data_at + i // 8] >> (i % 8) & 1:
-            n = min(4, len(image) - 4 * i)
+    stored = [i for i in range(words) if data[data_at + i // 8] >> (i % 8) & 1]
+    half_at = at  # version 10: one bit per stored word, set where its high half is stored
+    if flags & HALF_WORDS:
+        at += (len(stored) + 7) // 8
+    for nth, i in enumerate(stored):
+        n = min(4, data_len - 4 * i)
+        if flags & HALF_WORDS and data[half_at + nth // 8] >> (nth % 8) & 1:
+            image[4 * i + 2:4 * i + 4] = data[at:at + 2]
+            at += 2
+        else:
             image[4 * i:4 * i + n] = data[at:at + n]
             at += n
     out["data at"], out["image"] = (data_at, at), bytes(image)
@@ -99,7 +126,7 @@ def header9(data: bytes) -> dict[str, object]:
 def symbols(data: bytes) -> list[dict[str, object]]:
     """Every symbol record: role, dtype, shape, name, offsets, and where the record, its
     type byte and its name are in the file ("at", "dtype at", "name at")."""
-    v9 = version(data) == COMPACT_FILE_VERSION
+    v9 = compact_file(data)
     count = int(header9(data)["symbols"]) if v9 else struct.unpack_from("<I", data, 28)[0]  # type: ignore[call-overload]
     at = patch_section(data)[1]
     out = []
@@ -161,7 +188,7 @@ def _unzigzag(v: int) -> int:
 def patches(data: bytes) -> list[Patch]:
     """Every patch in file order, from either encoding."""
     start, end = patch_section(data)
-    if version(data) == COMPACT_FILE_VERSION:
+    if compact_file(data):
         count = int(header9(data)["patches"])  # type: ignore[call-overload]
         if count == 0:
             return []
@@ -172,17 +199,32 @@ def patches(data: bytes) -> list[Patch]:
         return []
     if version(data) < COMPACT_VERSION:
         return [struct.unpack_from("<IBBxxIi", data, start + RECORD * i) for i in range(count)]
-    kinds = list(data[start + 5 : start + 5 + data[start + 4]])
-    at = start + 5 + len(kinds)
-    offset_scale, target_scales = data[at], [data[at + 1] & 0xF, data[at + 1] >> 4]
-    at += 2
+    paired = version(data) == PAIRED_FILE_VERSION
+    kinds: list[int] = []  # per kind: the kind byte, and (version 10) the second encoding
+    seconds: list[int | None] = []
+    at = start + 5
+    for _ in range(data[start + 4]):
+        byte = data[at]
+        at += 1
+        second = None
+        if paired and byte & PAIR:
+            byte, second = byte & ~PAIR, data[at]
+            at += 1
+        kinds.append(byte)
+        seconds.append(second)
+    if paired:  # one byte: offset scale | code target scale << 2 | data target scale << 5
+        offset_scale, target_scales = data[at] & 3, [(data[at] >> 2) & 7, data[at] >> 5]
+        at += 1
+    else:
+        offset_scale, target_scales = data[at], [data[at + 1] & 0xF, data[at + 1] >> 4]
+        at += 2
     offset, targets, addends = 0, [0, 0], [0] * len(kinds)
     implied_targets = version(data) == IMPLIED_TARGETS_VERSION
-    predicted = version(data) in (PREDICTED_TARGETS_VERSION, COMPACT_FILE_VERSION)
+    predicted = version(data) in (PREDICTED_TARGETS_VERSION, COMPACT_FILE_VERSION, PAIRED_FILE_VERSION)
     written: list[list[int]] = [[0, 0], [0, 0]]  # per base, the last two written, newest first
     pending: list[list[int]] = [[], []]  # per base, first halves of pairs waiting
     out: list[Patch] = []
-    for _ in range(count):
+    while len(out) < count:
         head, at = _uleb(data, at)
         flag, head = head & 1, head >> 1
         kind_bits = (len(kinds) - 1).bit_length()
@@ -199,7 +241,7 @@ def patches(data: bytes) -> list[Patch]:
                 new_addend, select = number & 1, (number >> 1) & 1
                 targets[base] = written[base][select] + (_unzigzag(number >> 2) << target_scales[base])
                 written[base] = [targets[base], written[base][0]]
-            if encoding in PAIR_FIRST:
+            if encoding in PAIR_FIRST and seconds[kind] is None:  # a pair record waits for nothing
                 pending[base] = (pending[base] + [targets[base]])[-PENDING:]
         elif implied_targets and flag:  # the previous target of the base, the kind's addend
             delta, new_addend = 0, 0
@@ -214,15 +256,36 @@ def patches(data: bytes) -> list[Patch]:
             delta, at = _uleb(data, at)
             addends[kind] += _unzigzag(delta)
         out.append((offset, kinds[kind] & 0x7F, base, targets[base], addends[kind]))
+        second = seconds[kind]
+        if second is not None:  # version 10: the pair record's second half
+            offset += GAP
+            step = PAIRS[(kinds[kind] & 0x3F, second)]
+            out.append((offset, second, base, targets[base], addends[kind] + step))
+    assert len(out) == count, "the patch count covers both halves of every pair"
     assert at == end, "the compact patch section has bytes left over"
     return out
+
+
+def pair_records(patch_list: list[Patch]) -> int:
+    """How many records of version 10 hold a pair: a first half followed directly (at +4,
+    same encoding family, base and target, the first's addend plus the family's step) by
+    its second half (docs/program-format.md, "Version 10")."""
+    count = i = 0
+    while i + 1 < len(patch_list):
+        p, q = patch_list[i], patch_list[i + 1]
+        step = PAIRS.get((p[1], q[1]))
+        if step is not None and (q[0], q[2], q[3], q[4]) == (p[0] + GAP, p[2], p[3], p[4] + step):
+            count, i = count + 1, i + 2
+        else:
+            i += 1
+    return count
 
 
 def as_version(data: bytes, wanted: int) -> bytes:
     """The same program as a writer of format `wanted` (2, 3 or 4) made it: the 44-byte
     header, 16-byte patch records, fixed-width symbol records, and no instruction bounds
     before version 4."""
-    if version(data) != COMPACT_FILE_VERSION:
+    if not compact_file(data):
         start, end = patch_section(data)
         records = b"".join(struct.pack("<IBBxxIi", *p) for p in patches(data))
         rest = data[end:]
@@ -274,11 +337,16 @@ def edit9(data: bytes, **fields: int) -> bytes:
     for name in names:
         numbers += _leb(fields.get(name.replace(" - ", "_").replace(" ", "_"), int(h[name])))  # type: ignore[call-overload]
     end = h[names[-1] + " at"][1]  # type: ignore[index]
-    return reseal(bytearray(data[:FIXED] + numbers + data[end:]))
+    fixed = fixed9(data)[3]
+    return reseal(bytearray(data[:fixed] + numbers + data[end:]))
 
 
 def with_arch(data: bytes, arch: int) -> bytes:
-    """The file with its architecture byte replaced (byte 6, or 10 in version 9), resealed."""
+    """The file with its architecture replaced (byte 6, or 10 in version 9, or the low 3
+    bits of byte 10 in version 10), resealed."""
     b = bytearray(data)
-    b[10 if version(data) == COMPACT_FILE_VERSION else 6] = arch
+    if version(data) == PAIRED_FILE_VERSION:
+        b[10] = b[10] & ~7 | arch
+    else:
+        b[10 if version(data) == COMPACT_FILE_VERSION else 6] = arch
     return reseal(b)

@@ -21,7 +21,7 @@ uint32_t runner_format_dec(char out[12], int32_t v) {
 }
 
 uint32_t runner_header_number(const uint8_t *file, uint32_t index) {
-    const uint8_t *at = file + 13;
+    const uint8_t *at = file + 12; /* version 10: 12 fixed bytes */
     for (;; index--) {
         uint32_t value = 0, shift = 0;
         uint8_t byte;

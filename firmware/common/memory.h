@@ -13,8 +13,8 @@
 extern uint8_t runner_code[RUNNER_CODE_CAP];
 extern uint8_t runner_data[RUNNER_DATA_CAP];
 
-/* Header number `index` of a loaded program file (format version 9, docs/program-format.md:
- * LEB128 numbers from byte 13 on; 0 CPU features, 1 code length), which copapy_load
+/* Header number `index` of a loaded program file (format version 10, docs/program-format.md:
+ * LEB128 numbers from byte 12 on; 0 CPU features, 1 code length), which copapy_load
  * checked; only its low 32 bits. */
 uint32_t runner_header_number(const uint8_t *file, uint32_t index);
 

@@ -59,7 +59,7 @@ def file_bounds(arch: str, steps: list[tuple[str, int]],
     """What a program file records (format version 4): (fewest, most), ``"unbounded"``
     when a step has no bound, or None when the table does not cover the program or
     its array steps cannot be counted here (no emulator installed): the file is then
-    written without bounds (format version 9 says so in its flags)."""
+    written without bounds (format versions 9 and 10 say so in its flags)."""
     try:
         return program_bounds(arch, steps, programs)
     except UnboundedStepError:

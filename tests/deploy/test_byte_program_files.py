@@ -99,7 +99,7 @@ def test_writing_a_byte_variable_by_name_checks_the_range_and_changes_nothing_on
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
     path = saved(tmp_path)
     data = path.read_bytes()
-    assert struct.unpack_from("<H", data, 4)[0] == 9
+    assert struct.unpack_from("<H", data, 4)[0] == 10
     loaded = cp.load(path)
     assert ("pix", "input", "byte", [9]) in loaded.variables()
     assert loaded.read_value("pix") == BYTES

@@ -190,7 +190,7 @@ def test_program_files_carry_their_imports(tmp_path: Any) -> None:
     imports = _core.program_imports(data)
     assert [(n, s) for n, s, _ in imports] == [("sensor_read", "f(i)"), ("actuator_write", "v(f)")]
     assert tg.imports() == [("sensor_read", "f(i)"), ("actuator_write", "v(f)")]
-    assert int.from_bytes(data[4:6], "little") == 9
+    assert int.from_bytes(data[4:6], "little") == 10
     # a flipped byte in the import section: the checksum refuses the file
     bad = bytearray(data)
     bad[-3] ^= 0x20

@@ -344,6 +344,9 @@ def session(request: pytest.FixtureRequest, firmwares: Path,
     good_program = ran["state_loop"][0].program
     corrupted = bytearray(good_program)
     corrupted[len(corrupted) // 2] ^= 0x10
+    # a version 9 file (the format before pair records): this library reads version 10 only
+    older = bytearray(good_program)
+    older[4] = 9
     other = next(b.arch for b in BOARDS if b is not board)
     elsewhere, loop = Target(board.arch), state_loop()
     elsewhere.compile(names=loop.names, updates=loop.updates)
@@ -357,6 +360,7 @@ def session(request: pytest.FixtureRequest, firmwares: Path,
         "truncated": good_program[:-5],
         "empty": b"",
         "corrupted": bytes(corrupted),
+        "format version 9": program_layout.reseal(older),
     }
     flags = {"no CPU features": 0, "relocatable, to the pre-linked loader": KEEP_FEATURES | PRELINKED_ONLY}
     jobs += [(file, 1, flags.get(name, KEEP_FEATURES)) for name, file in bad.items()]
@@ -420,6 +424,7 @@ def test_the_firmware_refuses_bad_files_and_runs_nothing_of_them(session: Sessio
         "truncated": (-7, "file truncated"),
         "empty": (-7, "file truncated"),
         "corrupted": (-9, "checksum mismatch"),
+        "format version 9": (-3, "unsupported program format version (this library reads version 10"),
     }
     for name, (code, message) in expect.items():
         result, file = session.bad[name]
@@ -447,7 +452,7 @@ def test_a_prelinked_image_is_code_data_and_a_small_header(session: Session) -> 
     """No patches: the file is header (with the two addresses), code, data and symbols."""
     for case, (emu, _, _) in session.good.items():
         h, hi = program_layout.header9(emu.program), program_layout.header9(emu.prelinked)
-        assert (emu.prelinked[4], hi["flags"] & 1, hi["patches"]) == (9, 1, 0), case  # type: ignore[operator]
+        assert (emu.prelinked[4], hi["flags"] & 1, hi["patches"]) == (10, 1, 0), case  # type: ignore[operator]
         assert (hi["code"], hi["data"]) == (h["code"], h["data"])
         assert emu.prelinked[hi["data at"][1]:] == emu.program[h["patches at"][1]:], case  # type: ignore[index]
         assert int(h["patches"]) > 0 and len(emu.prelinked) < len(emu.program), case  # type: ignore[call-overload]

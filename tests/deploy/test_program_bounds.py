@@ -53,7 +53,7 @@ def compiled(dtype: str | None = None) -> tuple[cp.Target, bytes]:
 
 def test_saved_bounds_load_back(tmp_path: Path) -> None:
     tg, file = compiled()
-    assert struct.unpack_from("<H", file, 4)[0] == 9
+    assert struct.unpack_from("<H", file, 4)[0] == 10
     h = program_layout.header9(file)
     fewest, most = int(h["fewest"]), int(h["fewest"]) + int(h["most - fewest"])  # type: ignore[call-overload]
     assert (int(h["flags"]) & 2, fewest, most) == (0, tg.min_instructions(), tg.max_instructions())  # type: ignore[call-overload]

@@ -51,9 +51,9 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     tg.save(path)
     data = path.read_bytes()
     assert data == tg.program_bytes()
-    # version 9: compact patches (predicted targets), and its instruction bounds in the
+    # version 10: compact patches (pair records), and its instruction bounds in the
     # header (fewest, then most - fewest)
-    assert data[:4] == b"CPPY" and struct.unpack_from("<H", data, 4)[0] == 9
+    assert data[:4] == b"CPPY" and struct.unpack_from("<H", data, 4)[0] == 10
     h = program_layout.header9(data)
     assert (h["fewest"], h["most - fewest"]) == (
         tg.min_instructions(), tg.max_instructions() - tg.min_instructions())
@@ -107,10 +107,11 @@ def saved_program() -> bytes:
     ("edit", "message"),
     [
         (lambda d: d.__setitem__(slice(0, 4), b"ELF\x7f"), "not a copapy program"),
-        (lambda d: (d.__setitem__(4, 10), reseal(d)), "format version 10 is not supported"),
-        (lambda d: (d.__setitem__(10, 77), reseal(d)), "unknown architecture number 77"),
+        (lambda d: (d.__setitem__(4, 11), reseal(d)), "format version 11 is not supported"),
+        # version 10: the architecture in the low 3 bits of byte 10, the flags above
+        (lambda d: (d.__setitem__(10, d[10] | 7), reseal(d)), "unknown architecture number 7"),
         (lambda d: edited(d, features=features(d) | 0x400000), r"missing 0x400000\)"),
-        (lambda d: (d.__setitem__(12, d[12] | 0xD), reseal(d)), "code alignment 8192"),
+        (lambda d: (d.__setitem__(11, d[11] | 0xD), reseal(d)), "code alignment 8192"),
         (lambda d: d.__setitem__(code_start(d) + 1, d[code_start(d) + 1] ^ 0x40),
          "checksum mismatch: file corrupted"),
         (lambda d: d.__delitem__(slice(len(d) - 3, None)), "file truncated"),

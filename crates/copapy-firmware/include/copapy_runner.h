@@ -52,7 +52,7 @@ struct copapy_program {
     uint32_t entry;          /* entry offset into code */
     uint8_t arch;            /* architecture number (1 x86_64, 2 aarch64, 3 arm, 4 thumb,
                                 5 riscv64, 6 riscv32) */
-    uint8_t symbol_format;   /* 1: format version 9's compact symbol records, 0: older */
+    uint8_t symbol_format;   /* 1: format version 9/10 compact symbol records, 0: older */
     uint8_t *data;           /* start of the data buffer (the program's variables) */
     uint32_t data_len;       /* data bytes in use */
     const uint8_t *symbols;  /* the symbol table, inside the program file */
@@ -142,7 +142,7 @@ uint32_t copapy_set_cpu_features(uint32_t features);
 /* Validates `file` and installs it into `code` and `data`. Returns 0 or a negative
  * copapy_error; on error `out` is untouched. NULL pointers (COPAPY_E_BAD_ARGUMENT) and
  * overlapping buffers (COPAPY_E_OVERLAP) are refused. A relocatable file is patched for
- * wherever `code` and `data` are; a pre-linked image (format version 9 with its pre-linked
+ * wherever `code` and `data` are; a pre-linked image (format version 10 with its pre-linked
  * flag, or version 6; saved with code_base=/data_base=) is only copied, and refused with
  * COPAPY_E_WRONG_BASE, before anything is written, unless `code` and `data` are exactly at
  * its addresses. */
@@ -165,7 +165,7 @@ int32_t copapy_load_with_imports(const uint8_t *file, size_t file_len, uint8_t *
                                  uint32_t *failed_name_len);
 
 /* copapy_load_with_imports for pre-linked images only (saved with code_base=/data_base=,
- * format version 9 with its pre-linked flag, or 6): a relocatable file is refused with COPAPY_E_NOT_PRELINKED. A firmware
+ * format version 10 with its pre-linked flag, or 6): a relocatable file is refused with COPAPY_E_NOT_PRELINKED. A firmware
  * that loads programs only through this call links none of the patching code, so its
  * loader is smaller (README, "runner-size"). */
 int32_t copapy_load_prelinked(const uint8_t *file, size_t file_len, uint8_t *code, size_t code_cap,

@@ -71,7 +71,7 @@ pub fn message(error: i32) -> &'static CStr {
         BAD_ARGUMENT => c"a null pointer was passed, or a buffer wraps around the address space",
         BAD_MAGIC => c"not a copapy program (bad magic)",
         VERSION => {
-            c"unsupported program format version (this library reads version 9: re-save older files with the current copapy), or one its contents contradict"
+            c"unsupported program format version (this library reads version 10: re-save older files with the current copapy), or one its contents contradict"
         }
         UNKNOWN_ARCH => c"unknown architecture number",
         WRONG_ARCH => c"program is for another architecture than this runner",

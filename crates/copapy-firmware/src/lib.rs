@@ -59,7 +59,7 @@ pub struct CopapyProgram {
     pub entry: u32,
     /// Architecture number (format table).
     pub arch: u8,
-    /// 1 if the symbol table holds format version 9's compact records, else 0.
+    /// 1 if the symbol table holds format version 9's (and 10's) compact records, else 0.
     pub symbol_format: u8,
     /// Start of the data buffer.
     pub data: *mut u8,
@@ -248,7 +248,7 @@ pub unsafe extern "C" fn copapy_load_with_imports(
     }
 }
 
-/// [`copapy_load_with_imports`] for pre-linked images only (format version 9 with its pre-linked flag, or 6; saved with
+/// [`copapy_load_with_imports`] for pre-linked images only (format version 10 with its pre-linked flag, or 6; saved with
 /// `code_base=`/`data_base=`): a relocatable file is refused with
 /// `COPAPY_E_NOT_PRELINKED`. A firmware that calls this instead of `copapy_load` links none
 /// of the patch decoding and field writers: its loader is smaller.

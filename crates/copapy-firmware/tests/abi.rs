@@ -287,7 +287,7 @@ fn every_truncation_and_bit_flip_is_refused_without_writing() {
     assert_every_damage_refused(&file);
 }
 
-/// A version 9 file (carrying instruction bounds, patches in the compact section) loads
+/// A version 10 file (carrying instruction bounds, patches in the compact section) loads
 /// and runs like the same program as a version 2 file (without them, 16-byte patch
 /// records), and every truncation and bit flip of it is refused: the bounds and the
 /// compact patches are inside the checksum and the section lengths.
@@ -297,8 +297,8 @@ fn a_file_with_instruction_bounds_loads_and_its_damage_is_refused() {
     with_bounds.instructions =
         Some(copapy_program::InstructionBounds::Known { fewest: 2, most: 2 });
     let file = with_bounds.encode();
-    assert_eq!(file[4], 9);
-    assert_eq!(program().encode()[4], 9);
+    assert_eq!(file[4], 10);
+    assert_eq!(program().encode()[4], 10);
     let (region, p) = load(&file);
     // SAFETY: loaded by copapy_load into a sealed (read+execute) code page.
     assert_eq!(unsafe { copapy_run(&p) }, 0);
@@ -342,7 +342,7 @@ fn lookups_agree_with_the_reader_on_random_symbol_tables() {
                 offsets,
             });
         }
-        // every other table in version 9's compact records
+        // every other table in version 9's compact records (version 10 keeps them)
         if next(2) == 1 {
             prog.instructions = Some(copapy_program::InstructionBounds::Unbounded);
         }

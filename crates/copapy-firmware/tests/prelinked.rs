@@ -75,7 +75,7 @@ fn an_image_runs_at_its_addresses_from_either_loader() {
     for prelinked_only in [true, false] {
         let region = Region::new();
         let image = image_for(&region);
-        assert_eq!(image[4], 9);
+        assert_eq!(image[4], 10);
         let mut p = zeroed();
         let r = if prelinked_only {
             load_prelinked(&image, &region, &mut p)

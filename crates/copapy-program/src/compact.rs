@@ -39,6 +39,9 @@ use crate::{Base, Encoding, FormatError, Patch};
 pub use crate::format::COMPACT_VERSION;
 /// The version whose compact patches may take their target from the previous one.
 pub use crate::format::IMPLIED_TARGETS_VERSION;
+/// The version whose compact patches code an adjacent instruction pair as one record
+/// ([`crate::pairs`]).
+pub use crate::format::PAIRED_FILE_VERSION;
 /// The version whose compact patches predict targets ([`crate::predict`]).
 pub use crate::format::PREDICTED_TARGETS_VERSION;
 
@@ -51,6 +54,9 @@ pub enum Stream {
     Implied,
     /// Version 8: targets predicted from pairs and the last two written ([`crate::predict`]).
     Predicted,
+    /// Version 10: version 8 with adjacent pairs as one record and the scales in one byte
+    /// ([`crate::pairs`]).
+    Paired,
 }
 
 impl Stream {
@@ -66,6 +72,8 @@ impl Stream {
 }
 /// At most one kind per (encoding, base) pair.
 pub const MAX_KINDS: usize = 2 * Encoding::ALL.len();
+/// Version 10 adds one kind per (first half, second half, base) of an instruction pair.
+pub const MAX_PAIRED_KINDS: usize = MAX_KINDS + 2 * crate::pairs::PAIRS;
 
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
@@ -114,7 +122,10 @@ pub(crate) fn section_len(rest: &[u8]) -> Result<u64, FormatError> {
 /// malformed file; [`crate::ProgramView::parse`] runs it once to the end).
 #[derive(Clone, Debug)]
 pub struct CompactPatches<'a> {
+    /// The kind table: one byte per kind, two for a pair kind of version 10.
     kinds: &'a [u8],
+    /// Number of kinds (the table's first byte).
+    kind_count: usize,
     /// Bits of `kinds.len() - 1`: the width of the kind field in each patch's first number.
     kind_bits: u32,
     /// Scales (log2) of offset steps and of code and data target steps.
@@ -126,9 +137,18 @@ pub struct CompactPatches<'a> {
     remaining: u32,
     index: usize,
     offset: u32,
-    addends: [i32; MAX_KINDS],
+    addends: [i32; MAX_PAIRED_KINDS],
     /// Version 8's prediction state.
     predicted: crate::predict::Targets,
+    /// Version 10: the second half of the pair record just decoded, next to give.
+    second: Option<Patch>,
+    /// Version 10: the last patch, when it was a single first half of a pair (a second
+    /// half that would pair with it must have been written as one record).
+    single_first: Option<Patch>,
+    /// The kind tag of the last record ([`crate::pairs::tag`]), for `validate`.
+    record_tag: u16,
+    /// Whether the last patch given starts a record (is not a pair's second half).
+    record_start: bool,
 }
 
 impl<'a> CompactPatches<'a> {
@@ -141,26 +161,47 @@ impl<'a> CompactPatches<'a> {
     /// The decoder of a section's `body` (everything after its length field; version 9
     /// stores the length as a LEB128 number in front of it).
     pub(crate) fn from_body(body: &'a [u8], count: u32, stream: Stream) -> CompactPatches<'a> {
+        // a firmware build (without `legacy`) reads version 10's stream only
+        let stream = if cfg!(feature = "legacy") {
+            stream
+        } else {
+            Stream::Paired
+        };
         let kind_count = body.first().copied().unwrap_or(0) as usize;
-        let table_end = (1 + kind_count).min(body.len());
-        let scales_end = (table_end + 2).min(body.len());
+        let paired = stream == Stream::Paired;
+        let table_end = if paired {
+            crate::pairs::table_len(body, kind_count)
+        } else {
+            1 + kind_count
+        }
+        .min(body.len());
+        let scales_end = (table_end + 2 - usize::from(paired)).min(body.len());
         let scales = sub(body, table_end, scales_end);
-        let (o, t) = match scales {
-            [o, t] => (*o, *t),
-            _ => (0xff, 0xff),
+        let (o, c, d) = match scales {
+            [o, t] => (*o, t & 0xf, t >> 4),
+            [s] if paired => crate::pairs::unpack_scales(*s),
+            _ => (0xff, 0xf, 0xf),
         };
         CompactPatches {
             kinds: sub(body, 1, table_end),
+            kind_count,
             kind_bits: kind_bits(kind_count),
             offset_scale: u32::from(o),
-            target_scales: [u32::from(t & 0xf), u32::from(t >> 4)],
+            target_scales: [u32::from(c), u32::from(d)],
             stream: sub(body, scales_end, body.len()),
             stream_kind: stream,
             remaining: count,
             index: 0,
             offset: 0,
-            addends: [0; MAX_KINDS],
-            predicted: crate::predict::Targets::new(stream == Stream::Predicted),
+            addends: [0; MAX_PAIRED_KINDS],
+            predicted: crate::predict::Targets::new(matches!(
+                stream,
+                Stream::Predicted | Stream::Paired
+            )),
+            second: None,
+            single_first: None,
+            record_tag: 0,
+            record_start: false,
         }
     }
 
@@ -172,38 +213,54 @@ impl<'a> CompactPatches<'a> {
 
     /// [`CompactPatches::validate`] of a section's body (without its length field).
     pub(crate) fn validate_body(&self, body: &[u8]) -> Result<(), FormatError> {
-        let declared = body.first().copied().unwrap_or(0) as usize;
-        if body.len() < 3 + declared
-            || declared > MAX_KINDS
-            || self.kinds.len() != declared
-            || self.offset_scale > 15
+        let declared = self.kind_count;
+        let paired = self.stream() == Stream::Paired;
+        let (max_kinds, scale_caps, head) = if paired {
+            (MAX_PAIRED_KINDS, crate::pairs::SCALE_CAPS, 2)
+        } else {
+            (MAX_KINDS, [15; 3], 3)
+        };
+        if body.len() < head + self.kinds.len()
+            || declared > max_kinds
+            || (!paired && self.kinds.len() != declared)
+            || self.offset_scale > scale_caps[0]
         {
             return Err(self.bad());
         }
-        for &kind in self.kinds {
-            Encoding::from_u8(kind & 0x7f).ok_or(self.bad())?;
+        if paired {
+            crate::pairs::check_table(self.kinds, declared).ok_or(self.bad())?;
+        } else {
+            for &kind in self.kinds {
+                Encoding::from_u8(kind & 0x7f).ok_or(self.bad())?;
+            }
         }
         let mut rest = self.clone();
-        // the scales a writer chooses: the most trailing zero bits (at most 15) of every
-        // non-zero offset step and target step of each base; any other is a second
-        // encoding of the same patches
+        // the scales a writer chooses: the most trailing zero bits (at most 15, or version
+        // 10's caps) of every non-zero offset step and target step of each base; any other
+        // is a second encoding of the same patches
         let (mut offset, mut targets) = (0u32, [0u32; 2]);
-        let mut scales = [15u32; 3];
+        let mut scales = scale_caps;
         let mut step = |slot: usize, from: u32, to: u32| {
             let d = to.wrapping_sub(from);
             if d != 0 {
                 scales[slot] = scales[slot].min(d.trailing_zeros());
             }
         };
-        // the kinds a writer lists: each once, in the order the patches first use them
+        // the kinds a writer lists: each once, in the order the records first use them
         let mut kinds_used = 0usize;
-        for patch in &mut rest {
+        while let Some(patch) = rest.next() {
             let p = patch?;
-            let tag = (p.encoding as u8) | ((p.base as u8) << 7);
-            match self.kinds.iter().position(|&k| k == tag) {
-                Some(k) if k == kinds_used => kinds_used += 1,
-                Some(k) if k < kinds_used => {}
-                _ => return Err(FormatError::BadPatchStream { index: rest.index }),
+            if rest.record_start {
+                let tag = if paired {
+                    rest.record_tag
+                } else {
+                    u16::from((p.encoding as u8) | ((p.base as u8) << 7))
+                };
+                match crate::pairs::position(self.kinds, declared, paired, tag) {
+                    Some(k) if k == kinds_used => kinds_used += 1,
+                    Some(k) if k < kinds_used => {}
+                    _ => return Err(FormatError::BadPatchStream { index: rest.index }),
+                }
             }
             let slot = p.base as usize;
             step(0, offset, p.offset);
@@ -211,7 +268,7 @@ impl<'a> CompactPatches<'a> {
             (offset, targets[slot & 1]) = (p.offset, p.target);
         }
         if !rest.stream.is_empty()
-            || kinds_used != self.kinds.len()
+            || kinds_used != declared
             || scales
                 != [
                     self.offset_scale,
@@ -226,6 +283,16 @@ impl<'a> CompactPatches<'a> {
 
     fn bad(&self) -> FormatError {
         FormatError::BadPatchStream { index: self.index }
+    }
+
+    /// The stream this decoder reads: a constant in a firmware build, so the compiler
+    /// drops the older streams' paths from it.
+    fn stream(&self) -> Stream {
+        if cfg!(feature = "legacy") {
+            self.stream_kind
+        } else {
+            Stream::Paired
+        }
     }
 
     /// The next number of the stream: shortest LEB128 only ([`crate::leb128`]).
@@ -246,8 +313,14 @@ impl<'a> CompactPatches<'a> {
         let flag = head & 1 == 1;
         let kind = ((head >> 1) & ((1u64 << self.kind_bits) - 1)) as usize;
         let offset_step = (head >> 1) >> self.kind_bits;
-        let tag = self.kinds.get(kind).copied().ok_or(bad)?;
-        let encoding = Encoding::from_u8(tag & 0x7f).ok_or(bad)?;
+        let paired = self.stream() == Stream::Paired;
+        let (tag, second) = if paired {
+            crate::pairs::entry(self.kinds, self.kind_count, kind).ok_or(bad)?
+        } else {
+            (self.kinds.get(kind).copied().ok_or(bad)?, None)
+        };
+        self.record_tag = crate::pairs::tag(tag, second);
+        let encoding = Encoding::from_u8(tag & crate::pairs::ENCODING_BITS).ok_or(bad)?;
         let (base, scale) = if tag & 0x80 == 0 {
             (Base::Code, self.target_scales[0])
         } else {
@@ -258,8 +331,8 @@ impl<'a> CompactPatches<'a> {
             .and_then(|o| u32::try_from(o).ok())
             .ok_or(bad)?;
         let predicted = self.predicted.predict(base, encoding);
-        let plain = self.stream_kind == Stream::Plain;
-        let select_bits = u32::from(self.stream_kind == Stream::Predicted);
+        let plain = self.stream() == Stream::Plain;
+        let select_bits = u32::from(matches!(self.stream(), Stream::Predicted | Stream::Paired));
         let (target, new_addend) = if flag && !plain {
             (predicted, false)
         } else {
@@ -301,18 +374,51 @@ impl<'a> CompactPatches<'a> {
             previous_addend
         };
         self.offset = offset;
-        self.predicted
-            .record(base, encoding, target, select_bits == 0 || !flag);
+        self.predicted.record(
+            base,
+            encoding,
+            target,
+            select_bits == 0 || !flag,
+            second.is_none(),
+        );
         if let Some(a) = self.addends.get_mut(kind) {
             *a = addend;
         }
-        Ok(Patch {
+        let patch = Patch {
             offset,
             encoding,
             base,
             target,
             addend,
-        })
+        };
+        if paired {
+            self.check_pairing(patch, second)?;
+        }
+        Ok(patch)
+    }
+
+    /// Version 10: queues a pair record's second half, and refuses a single second half
+    /// that pairs with the single first half before it (one encoding per program).
+    fn check_pairing(&mut self, patch: Patch, second: Option<Encoding>) -> Result<(), FormatError> {
+        if let Some(e2) = second {
+            // the count covers both halves
+            if self.remaining < 2 {
+                return Err(self.bad());
+            }
+            let q = crate::pairs::second_half(&patch, e2).ok_or(self.bad())?;
+            self.offset = q.offset;
+            self.second = Some(q);
+            self.single_first = None;
+            return Ok(());
+        }
+        if self
+            .single_first
+            .is_some_and(|p| crate::pairs::pairs_with(&p, &patch))
+        {
+            return Err(self.bad());
+        }
+        self.single_first = crate::pairs::is_first_half(patch.encoding).then_some(patch);
+        Ok(())
     }
 }
 
@@ -323,6 +429,13 @@ impl Iterator for CompactPatches<'_> {
         if self.remaining == 0 {
             return None;
         }
+        if let Some(second) = self.second.take() {
+            self.remaining -= 1;
+            self.index = self.index.saturating_add(1);
+            self.record_start = false;
+            return Some(Ok(second));
+        }
+        self.record_start = true;
         let patch = self.next_patch();
         self.remaining = if patch.is_ok() {
             self.remaining.saturating_sub(1)
@@ -339,36 +452,53 @@ impl Iterator for CompactPatches<'_> {
 }
 
 /// Encodes `patches` as a compact patch section (length field included), of format
-/// version 5, 7 or 8 (`stream`).
+/// version 5, 7, 8 or 10 (`stream`).
 #[cfg(feature = "alloc")]
 pub(crate) fn encode(patches: &[Patch], stream: Stream) -> alloc::vec::Vec<u8> {
     use alloc::vec::Vec;
 
     use crate::leb128::write as uleb;
-    let tag = |p: &Patch| (p.encoding as u8) | ((p.base as u8) << 7);
-    let mut kinds: Vec<u8> = Vec::new();
-    for p in patches {
-        if !kinds.contains(&tag(p)) {
-            kinds.push(tag(p));
+    let paired = stream == Stream::Paired;
+    let records = if paired {
+        crate::pairs::records(patches)
+    } else {
+        patches.iter().map(|p| (*p, None)).collect()
+    };
+    let tag = |p: &Patch, second: Option<Encoding>| {
+        crate::pairs::tag((p.encoding as u8) | ((p.base as u8) << 7), second)
+    };
+    let mut kinds: Vec<u16> = Vec::new();
+    for (p, second) in &records {
+        if !kinds.contains(&tag(p, *second)) {
+            kinds.push(tag(p, *second));
         }
     }
-    // the largest power of two (up to 2^15) dividing every step
-    let scale = |steps: &mut dyn Iterator<Item = i64>| {
+    let caps = if paired {
+        crate::pairs::SCALE_CAPS
+    } else {
+        [15; 3]
+    };
+    // the largest power of two (up to the cap) dividing every step
+    let scale = |cap: u32, steps: &mut dyn Iterator<Item = i64>| {
         steps.fold(
-            15,
+            cap,
             |s: u32, d| if d == 0 { s } else { s.min(d.trailing_zeros()) },
         )
     };
     let mut previous = 0i64;
-    let offset_scale = scale(&mut patches.iter().map(|p| {
-        let d = i64::from(p.offset) - previous;
-        previous = i64::from(p.offset);
-        d
-    }));
+    let offset_scale = scale(
+        caps[0],
+        &mut patches.iter().map(|p| {
+            let d = i64::from(p.offset) - previous;
+            previous = i64::from(p.offset);
+            d
+        }),
+    );
     let mut target_scales = [0u32; 2];
     for (slot, scale_of_base) in target_scales.iter_mut().enumerate() {
         let mut previous = 0i64;
         *scale_of_base = scale(
+            caps[1 + slot],
             &mut patches.iter().filter(|p| p.base as usize == slot).map(|p| {
                 let d = i64::from(p.target) - previous;
                 previous = i64::from(p.target);
@@ -376,21 +506,30 @@ pub(crate) fn encode(patches: &[Patch], stream: Stream) -> alloc::vec::Vec<u8> {
             }),
         );
     }
-    let mut body = Vec::with_capacity(3 + kinds.len() + patches.len() * 3);
+    let mut body = Vec::with_capacity(3 + 2 * kinds.len() + patches.len() * 3);
     body.push(kinds.len() as u8);
-    body.extend_from_slice(&kinds);
-    body.push(offset_scale as u8);
-    body.push((target_scales[0] | target_scales[1] << 4) as u8);
-    let (mut offset, mut targets, mut addends) = (0i64, [0i64; 2], [0i64; MAX_KINDS]);
+    if paired {
+        body.extend_from_slice(&crate::pairs::table_bytes(&kinds));
+        body.push((offset_scale | target_scales[0] << 2 | target_scales[1] << 5) as u8);
+    } else {
+        body.extend(kinds.iter().map(|&k| k as u8));
+        body.push(offset_scale as u8);
+        body.push((target_scales[0] | target_scales[1] << 4) as u8);
+    }
+    let (mut offset, mut targets) = (0i64, [0i64; 2]);
+    let mut addends = [0i64; MAX_PAIRED_KINDS];
     let k = kind_bits(kinds.len());
     let mut predicted = crate::predict::Targets::new(true);
-    for p in patches {
-        let kind = kinds.iter().position(|&x| x == tag(p)).unwrap_or(0);
+    for (p, second) in &records {
+        let kind = kinds
+            .iter()
+            .position(|&x| x == tag(p, *second))
+            .unwrap_or(0);
         let new_addend = i64::from(p.addend) != addends[kind];
         let head = (zigzag((i64::from(p.offset) - offset) >> offset_scale) << k) | kind as u64;
         let slot = p.base as usize;
         let target_step = (i64::from(p.target) - targets[slot]) >> target_scales[slot];
-        if stream == Stream::Predicted {
+        if matches!(stream, Stream::Predicted | Stream::Paired) {
             let scale = target_scales[slot];
             let implied = predicted.predict(p.base, p.encoding) == p.target && !new_addend;
             uleb(&mut body, head * 2 + u64::from(implied));
@@ -401,7 +540,7 @@ pub(crate) fn encode(patches: &[Patch], stream: Stream) -> alloc::vec::Vec<u8> {
                 };
                 uleb(&mut body, number(0).min(number(1)));
             }
-            predicted.record(p.base, p.encoding, p.target, !implied);
+            predicted.record(p.base, p.encoding, p.target, !implied, second.is_none());
         } else if stream == Stream::Implied {
             let implied = target_step == 0 && !new_addend;
             uleb(&mut body, head * 2 + u64::from(implied));
@@ -415,7 +554,12 @@ pub(crate) fn encode(patches: &[Patch], stream: Stream) -> alloc::vec::Vec<u8> {
         if new_addend {
             uleb(&mut body, zigzag(i64::from(p.addend) - addends[kind]));
         }
-        offset = i64::from(p.offset);
+        offset = i64::from(p.offset)
+            + if second.is_some() {
+                i64::from(crate::pairs::GAP)
+            } else {
+                0
+            };
         targets[slot] = i64::from(p.target);
         addends[kind] = i64::from(p.addend);
     }
@@ -461,7 +605,12 @@ mod tests {
             ),
             patch(0, Encoding::ThumbMovtAbs, Code, 0, i32::MAX),
         ];
-        for implied in [Stream::Plain, Stream::Implied, Stream::Predicted] {
+        for implied in [
+            Stream::Plain,
+            Stream::Implied,
+            Stream::Predicted,
+            Stream::Paired,
+        ] {
             let bytes = encode(&patches, implied);
             let back: Vec<Patch> = CompactPatches::new(&bytes, patches.len() as u32, implied)
                 .collect::<Result<_, _>>()
@@ -485,7 +634,12 @@ mod tests {
         let patches: Vec<Patch> = (0..40)
             .map(|i| patch(i * 5, Encoding::Rel32, Data, (i * 37) % 200, -4))
             .collect();
-        for implied in [Stream::Plain, Stream::Implied, Stream::Predicted] {
+        for implied in [
+            Stream::Plain,
+            Stream::Implied,
+            Stream::Predicted,
+            Stream::Paired,
+        ] {
             let bytes = encode(&patches, implied);
             for cut in 4..bytes.len() {
                 assert!(
@@ -715,7 +869,12 @@ mod tests {
                     )
                 })
                 .collect();
-            for stream in [Stream::Plain, Stream::Implied, Stream::Predicted] {
+            for stream in [
+                Stream::Plain,
+                Stream::Implied,
+                Stream::Predicted,
+                Stream::Paired,
+            ] {
                 let bytes = encode(&patches, stream);
                 let back: Vec<Patch> = CompactPatches::new(&bytes, n as u32, stream)
                     .collect::<Result<_, _>>()
@@ -727,5 +886,107 @@ mod tests {
                     .unwrap();
             }
         }
+    }
+
+    /// Version 10: data accesses as pairs (RISC-V `AUIPC`+`LO12`, AArch64 `ADRP`+`LDR`,
+    /// MOVW/MOVT) mixed with singles and interleaved halves come back exactly, each pair
+    /// costs its first half's bytes only, and a pair split into two singles is refused.
+    #[test]
+    fn version_10_codes_adjacent_pairs_as_one_record() {
+        let mut state = 0x10_5eed_u64;
+        let mut next = |below: u64| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % below
+        };
+        let families = [
+            (Encoding::RvHi20, Encoding::RvLo12I, 4),
+            (Encoding::RvHi20, Encoding::RvLo12S, 4),
+            (Encoding::A64AdrPage21, Encoding::A64Lo12Scale2, 0),
+            (Encoding::ThumbMovwAbs, Encoding::ThumbMovtAbs, 0),
+            (Encoding::ArmMovwAbs, Encoding::ArmMovtAbs, 0),
+        ];
+        for _ in 0..300 {
+            let mut patches = Vec::new();
+            let mut offset = 0u32;
+            for _ in 0..next(30) {
+                let (e1, e2, step) = families[next(families.len() as u64) as usize];
+                let base = if next(5) == 0 { Code } else { Data };
+                let target = next(64) as u32 * 4;
+                offset += 4 * (1 + next(3) as u32);
+                let addend = [0, 0, 8][next(3) as usize];
+                // mostly adjacent pairs, some with a gap, another addend or interleaved
+                let (gap, second_addend) = match next(6) {
+                    0 => (8, addend + step),
+                    1 => (4, addend + step + 4),
+                    _ => (4, addend + step),
+                };
+                patches.push(patch(offset, e1, base, target, addend));
+                patches.push(patch(offset + gap, e2, base, target, second_addend));
+                offset += gap;
+            }
+            let n = patches.len() as u32;
+            let v8 = encode(&patches, Stream::Predicted);
+            let v10 = encode(&patches, Stream::Paired);
+            let back: Vec<Patch> = CompactPatches::new(&v10, n, Stream::Paired)
+                .collect::<Result<_, _>>()
+                .unwrap();
+            assert_eq!(back, patches);
+            CompactPatches::new(&v10, n, Stream::Paired)
+                .validate(&v10)
+                .unwrap();
+            let pairs = crate::pairs::records(&patches)
+                .iter()
+                .filter(|r| r.1.is_some())
+                .count();
+            // a byte per pair saved, against at most two bytes of kind table per pair kind
+            // and a scale byte saved
+            assert!(
+                v10.len() + pairs <= v8.len() + 2 * 8 + 1,
+                "{} + {pairs} against {}",
+                v10.len(),
+                v8.len()
+            );
+            // the count must cover both halves of the last pair
+            if pairs > 0 && crate::pairs::records(&patches).last().unwrap().1.is_some() {
+                assert!(CompactPatches::new(&v10, n - 1, Stream::Paired)
+                    .validate(&v10)
+                    .is_err());
+            }
+        }
+    }
+
+    #[test]
+    fn version_10_refuses_a_pair_written_as_two_singles() {
+        let pair = [
+            patch(0, Encoding::RvHi20, Data, 16, 0),
+            patch(4, Encoding::RvLo12I, Data, 16, 4),
+        ];
+        let good = encode(&pair, Stream::Paired);
+        // kind count 1, the pair kind (2 bytes), scales, one record of two numbers
+        // scales: offsets 2^2, code 2^7 (none), data 2^4; the target one step of 16
+        let scales = 2 | 7 << 2 | 4 << 5;
+        assert_eq!(good[4..], [1, 17 | 0x40 | 0x80, 18, scales, 0, 2 << 2]);
+        let back: Vec<Patch> = CompactPatches::new(&good, 2, Stream::Paired)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(back, pair);
+        // the same two patches as singles of two single kinds
+        let mut split = alloc::vec![0, 0, 0, 0, 2, 17 | 0x80, 18 | 0x80, scales];
+        split.extend([0, 2 << 2]); // HI20: kind 0, offset 0, target one step
+                                   // LO12: kind 1, offset step 4, its target from the first half, new addend 4
+        split.extend([(2 << 1 | 1) << 1, 1, 8]);
+        let len = (split.len() - 4) as u32;
+        split[..4].copy_from_slice(&len.to_le_bytes());
+        assert!(CompactPatches::new(&split, 2, Stream::Paired)
+            .validate(&split)
+            .is_err());
+        // a pair kind of two encodings that are no pair
+        let mut bad = good.clone();
+        bad[6] = 8; // A64 LO12 after a RISC-V HI20
+        assert!(CompactPatches::new(&bad, 2, Stream::Paired)
+            .validate(&bad)
+            .is_err());
     }
 }

@@ -50,6 +50,12 @@ pub const UNBOUNDED: u8 = 2;
 pub const IMPORTS: u8 = 4;
 /// Flag bit: the file records no instruction bounds (the writer could not count them).
 pub const NO_BOUNDS: u8 = 8;
+/// Flag bit (version 10): the data image marks words stored as their high half
+/// ([`crate::DataImage`]).
+pub const HALF_WORDS: u8 = 16;
+/// Bytes before the first number in version 10: magic, version, CRC-32, architecture
+/// and flags (`arch | flags << 3`), alignments.
+pub const PAIRED_FIXED_BYTES: usize = 12;
 
 /// The header of a version 9 file, as read.
 #[derive(Clone, Copy, Debug)]
@@ -67,6 +73,8 @@ pub(crate) struct Header {
     pub placement: Option<Placement>,
     pub bounds: Option<InstructionBounds>,
     pub imports: bool,
+    /// Version 10: whether the data image marks half-stored words.
+    pub half_words: bool,
     /// Where the code starts.
     pub end: usize,
 }
@@ -92,8 +100,8 @@ impl Numbers<'_> {
     }
 }
 
-/// Reads and checks a version 9 header (the caller checked magic and version).
-pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
+/// Reads and checks a version 9 or 10 header (the caller checked magic and version).
+pub(crate) fn parse_header(bytes: &[u8], version: u16) -> Result<Header, FormatError> {
     let fixed = bytes
         .first_chunk::<FIXED_BYTES>()
         .ok_or(FormatError::Truncated {
@@ -101,10 +109,17 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
             expected: FIXED_BYTES as u64,
             found: bytes.len() as u64,
         })?;
-    let arch = Arch::from_u8(fixed[10]).ok_or(FormatError::UnknownArch(fixed[10]))?;
-    let flags = fixed[11];
+    // version 10 keeps the architecture (1 to 6) and the flags in one byte
+    let paired = version == crate::format::PAIRED_FILE_VERSION || !cfg!(feature = "legacy");
+    let (arch_byte, flags, fixed_len, allowed) = if paired {
+        let b = fixed[10];
+        (b & 7, b >> 3, PAIRED_FIXED_BYTES, HALF_WORDS)
+    } else {
+        (fixed[10], fixed[11], FIXED_BYTES, 0)
+    };
+    let arch = Arch::from_u8(arch_byte).ok_or(FormatError::UnknownArch(arch_byte))?;
     // "no bounds" and "unbounded" together would give a program two encodings
-    if flags & !(PRELINKED | UNBOUNDED | IMPORTS | NO_BOUNDS) != 0
+    if flags & !(PRELINKED | UNBOUNDED | IMPORTS | NO_BOUNDS | allowed) != 0
         || flags & (UNBOUNDED | NO_BOUNDS) == UNBOUNDED | NO_BOUNDS
     {
         return Err(FormatError::ReservedNotZero {
@@ -117,8 +132,9 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
         let a = 1u32 << (log & 15);
         check_align(section, a).map(|()| a)
     };
-    let code_align = align(fixed[12] & 0xf, Section::Code)?;
-    let data_align = align(fixed[12] >> 4, Section::Data)?;
+    let aligns = fixed[fixed_len - 1];
+    let code_align = align(aligns & 0xf, Section::Code)?;
+    let data_align = align(aligns >> 4, Section::Data)?;
     let truncated = FormatError::Truncated {
         section: Section::Header,
         expected: bytes.len() as u64 + 1,
@@ -126,7 +142,7 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
     };
     let mut n = Numbers {
         bytes,
-        at: FIXED_BYTES,
+        at: fixed_len,
     };
     let features = n.next_u32(truncated)?;
     let code_len = n.next(truncated)?;
@@ -169,6 +185,7 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<Header, FormatError> {
         placement,
         bounds,
         imports: flags & IMPORTS != 0,
+        half_words: flags & HALF_WORDS != 0,
         end: n.at,
     })
 }
@@ -203,8 +220,9 @@ mod write {
         ((v << 1) ^ (v >> 63)) as u64
     }
 
-    /// The program as a version 9 file.
-    pub(crate) fn encode(p: &Program) -> Vec<u8> {
+    /// The program as a version 10 file, or as version 9 (`version`; for the tests that
+    /// check older files are still read).
+    pub(crate) fn encode(p: &Program, version: u16) -> Vec<u8> {
         let mut flags = 0;
         if p.placement.is_some() {
             flags |= PRELINKED;
@@ -217,12 +235,20 @@ mod write {
         if !p.imports.is_empty() {
             flags |= IMPORTS;
         }
+        let paired = version == crate::format::PAIRED_FILE_VERSION;
+        let half_words = paired && crate::data_image::half_words_pay(&p.data);
+        if half_words {
+            flags |= HALF_WORDS;
+        }
         let mut out = Vec::with_capacity(p.code.len() + p.data.len() + 64);
         out.extend_from_slice(&crate::format::MAGIC);
-        out.extend_from_slice(&COMPACT_FILE_VERSION.to_le_bytes());
+        out.extend_from_slice(&version.to_le_bytes());
         out.extend_from_slice(&[0; 4]); // checksum, filled in below
-        out.push(p.arch as u8);
-        out.push(flags);
+        if paired {
+            out.push(p.arch as u8 | flags << 3);
+        } else {
+            out.extend_from_slice(&[p.arch as u8, flags]);
+        }
         out.push((p.code_align.trailing_zeros() | p.data_align.trailing_zeros() << 4) as u8);
         let mut symbols = Vec::new();
         for s in &p.symbols {
@@ -262,9 +288,14 @@ mod write {
             uleb(&mut out, most - fewest);
         }
         out.extend_from_slice(&p.code);
-        crate::data_image::encode_mapped(&p.data, &mut out);
+        crate::data_image::encode_mapped(&p.data, &mut out, half_words);
         if !p.patches.is_empty() {
-            let section = crate::compact::encode(&p.patches, crate::compact::Stream::Predicted);
+            let stream = if paired {
+                crate::compact::Stream::Paired
+            } else {
+                crate::compact::Stream::Predicted
+            };
+            let section = crate::compact::encode(&p.patches, stream);
             let body = &section[4..];
             uleb(&mut out, body.len() as u64);
             out.extend_from_slice(body);

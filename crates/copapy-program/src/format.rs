@@ -41,15 +41,15 @@ use crate::{Arch, ElementType, FormatError, Patch};
 /// `b"CPPY"`: the first four bytes of every program file.
 pub const MAGIC: [u8; 4] = *b"CPPY";
 /// The newest format version this crate reads and writes.
-pub const VERSION: u16 = COMPACT_FILE_VERSION;
+pub const VERSION: u16 = PAIRED_FILE_VERSION;
 /// The oldest format version this crate writes, and reads with the `legacy` feature.
 pub const OLDEST_VERSION: u16 = 2;
 /// The oldest format version this build reads: [`OLDEST_VERSION`], or without the
-/// `legacy` feature (a firmware runner) [`COMPACT_FILE_VERSION`].
+/// `legacy` feature (a firmware runner) [`PAIRED_FILE_VERSION`].
 pub const OLDEST_READ: u16 = if cfg!(feature = "legacy") {
     OLDEST_VERSION
 } else {
-    COMPACT_FILE_VERSION
+    PAIRED_FILE_VERSION
 };
 /// The version a program with a byte symbol needs: the first that has byte elements.
 pub const BYTES_VERSION: u16 = 3;
@@ -73,6 +73,15 @@ pub const PREDICTED_TARGETS_VERSION: u16 = 8;
 /// behind a header of LEB128 numbers, with compact symbol records and bounds
 /// ([`crate::compact_file`]).
 pub const COMPACT_FILE_VERSION: u16 = 9;
+/// The version written now: version 9 with instruction pairs as one patch record
+/// ([`crate::pairs`]), architecture and flags in one byte, and words whose low half is
+/// zero stored as their high half where that is shorter ([`crate::DataImage`]).
+pub const PAIRED_FILE_VERSION: u16 = 10;
+
+/// Whether `version` has version 9's layout (9 or 10, [`crate::compact_file`]).
+pub const fn is_compact_file(version: u16) -> bool {
+    version == COMPACT_FILE_VERSION || version == PAIRED_FILE_VERSION
+}
 
 /// The version a writer before version 9 chose for a file holding symbols of these element
 /// types, and instruction bounds or not: the oldest that could hold them, so runners that
@@ -104,7 +113,7 @@ pub fn version_accepted(found: u16, needed: u16) -> bool {
             BOUNDS_VERSION | COMPACT_VERSION | IMPLIED_TARGETS_VERSION
         ) && needed == PREDICTED_TARGETS_VERSION)
         || found == PRELINKED_VERSION
-        || found == COMPACT_FILE_VERSION
+        || is_compact_file(found)
 }
 
 /// Size of the fixed header.

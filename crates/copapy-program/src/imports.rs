@@ -82,8 +82,12 @@ pub fn is_signature(sig: &[u8]) -> bool {
             _ => 0,
         })
         .sum();
-    b"fibv".contains(result)
-        && args.iter().all(|c| b"fibFI".contains(c))
+    // `matches!` rather than `b"fibv".contains`: a slice search links core's memchr
+    // (about 400 bytes) into firmware
+    matches!(result, b'f' | b'i' | b'b' | b'v')
+        && args
+            .iter()
+            .all(|c| matches!(c, b'f' | b'i' | b'b' | b'F' | b'I'))
         && floats <= MAX_ARGS_PER_CLASS
         && ints <= MAX_ARGS_PER_CLASS
 }

@@ -27,6 +27,7 @@ pub mod imports;
 pub mod isas;
 pub mod leb128;
 pub mod names;
+pub mod pairs;
 pub mod placement;
 pub mod predict;
 #[cfg(feature = "alloc")]

@@ -133,15 +133,23 @@ impl Targets {
         self.of(base).written
     }
 
-    /// Records the patch just coded: its target, written out or implied.
-    pub(crate) fn record(&mut self, base: Base, encoding: Encoding, target: u32, written: bool) {
+    /// Records the patch just coded: its target, written out or implied. A first half
+    /// waits for its second unless `waits` is false (version 10's pair record has both).
+    pub(crate) fn record(
+        &mut self,
+        base: Base,
+        encoding: Encoding,
+        target: u32,
+        written: bool,
+        waits: bool,
+    ) {
         let pairs = self.pairs;
         let b = self.of(base);
         b.previous = target;
         if written {
             b.written = [target, b.written[0]];
         }
-        if pairs && is_in(FIRST_HALVES, encoding) {
+        if pairs && waits && is_in(FIRST_HALVES, encoding) {
             b.push(target);
         }
     }

@@ -216,7 +216,7 @@ impl Program {
     /// (older writers chose the oldest version that held it, see
     /// [`crate::format::version_for`]).
     pub fn format_version(&self) -> u16 {
-        crate::format::COMPACT_FILE_VERSION
+        crate::format::PAIRED_FILE_VERSION
     }
 
     fn symbols_bytes(&self) -> usize {
@@ -251,8 +251,8 @@ impl Program {
     /// Encodes the program as format `version` (the tests write version 4 files, which
     /// readers still accept, with it).
     pub(crate) fn encode_as(&self, version: u16) -> Vec<u8> {
-        if version == crate::format::COMPACT_FILE_VERSION {
-            return crate::compact_file::encode(self);
+        if crate::format::is_compact_file(version) {
+            return crate::compact_file::encode(self, version);
         }
         const MSG: &str = "program does not fit the file format; see Program::validate";
         let symbols_len = self.symbols_bytes();
@@ -882,8 +882,8 @@ mod tests {
 
     #[test]
     fn byte_symbols_need_version_3_and_nothing_else_does() {
-        // written as version 9 now; older writers chose 2 or 3, which is still checked
-        assert_eq!(sample().format_version(), 9);
+        // written as version 10 now; older writers chose 2 or 3, which is still checked
+        assert_eq!(sample().format_version(), 10);
         let bytes = sample().encode_legacy();
         assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 2);
         let p = with_bytes();
@@ -933,13 +933,13 @@ mod tests {
             e.to_string().contains("uses nothing beyond version 2"),
             "{e}"
         );
-        for v in [1u8, 10] {
+        for v in [1u8, 11] {
             let mut b = bytes.clone();
             b[4] = v;
             reseal(&mut b);
             let e = err(&b);
             assert_eq!(e, FormatError::UnsupportedVersion { found: v.into() });
-            assert!(e.to_string().contains("reads versions 2 to 9"), "{e}");
+            assert!(e.to_string().contains("reads versions 2 to 10"), "{e}");
         }
     }
 
@@ -1016,9 +1016,9 @@ mod tests {
             },
         ] {
             p.validate().unwrap();
-            assert_eq!(p.format_version(), 9);
+            assert_eq!(p.format_version(), 10);
             let bytes = p.encode();
-            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 9);
+            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 10);
             // the same program in version 4 (16-byte patch records), 5 (compact patches
             // without implied targets), 7 (implied targets of adjacent pairs) and 8 (44-byte
             // header) still reads
@@ -1148,7 +1148,7 @@ mod tests {
     fn prelinked_images_of_version_6_round_trip_and_carry_no_patches() {
         let p = prelinked();
         p.validate().unwrap();
-        assert_eq!(p.format_version(), 9);
+        assert_eq!(p.format_version(), 10);
         let bytes = p.encode_as(6);
         // header, code, data, placement, symbols, bounds: nothing else
         let symbols = p.symbols_bytes();
@@ -1196,11 +1196,11 @@ mod tests {
         assert!(Program::decode(&b).is_err());
     }
 
-    /// Version 9 ([`crate::compact_file`]): every program round-trips to the same bytes,
-    /// and every flipped bit, cut, byte added at the end or number written longer than its
-    /// shortest form is refused.
+    /// Versions 9 and 10 ([`crate::compact_file`]): every program round-trips to the same
+    /// bytes, and every flipped bit, cut, byte added at the end or number written longer
+    /// than its shortest form is refused.
     #[test]
-    fn version_9_files_are_canonical_and_every_damage_is_refused() {
+    fn version_9_and_10_files_are_canonical_and_every_damage_is_refused() {
         let relocatable = bounded(with_bytes(), 7, 1 << 40);
         let unbounded = Program {
             instructions: Some(InstructionBounds::Unbounded),
@@ -1210,16 +1210,20 @@ mod tests {
             patches: Vec::new(),
             ..bounded(sample(), 1, 1)
         };
-        for p in [relocatable, unbounded, prelinked(), no_patches] {
+        let programs = [relocatable, unbounded, prelinked(), no_patches];
+        for (p, version) in programs.iter().flat_map(|p| [(p, 9), (p, 10)]) {
             p.validate().unwrap();
-            let bytes = p.encode();
-            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), 9);
+            let bytes = p.encode_as(version);
+            assert_eq!(u16::from_le_bytes([bytes[4], bytes[5]]), version);
             let back = Program::decode(&bytes).unwrap();
-            assert_eq!(back, p);
-            assert_eq!(back.encode(), bytes);
+            assert_eq!(&back, p);
+            assert_eq!(back.encode_as(version), bytes);
+            if version == 10 {
+                assert!(bytes.len() < p.encode_as(9).len(), "version 10 is shorter");
+            }
             // the same program in the 44-byte-header versions is larger
             let old = p.encode_as(if p.placement.is_some() { 6 } else { 8 });
-            assert_eq!(Program::decode(&old).unwrap(), p);
+            assert_eq!(&Program::decode(&old).unwrap(), p);
             assert!(
                 bytes.len() + 40 < old.len(),
                 "{} against {}",
@@ -1245,7 +1249,11 @@ mod tests {
                 Err(FormatError::TrailingBytes { extra: 1 })
             ));
             // each header number one byte longer (a zero group on top) is refused
-            let mut at = crate::compact_file::FIXED_BYTES;
+            let mut at = if version == 10 {
+                crate::compact_file::PAIRED_FIXED_BYTES
+            } else {
+                crate::compact_file::FIXED_BYTES
+            };
             let numbers =
                 6 + 2 + usize::from(p.instructions != Some(InstructionBounds::Unbounded)) * 2;
             for _ in 0..numbers - usize::from(p.placement.is_none()) {

@@ -4,12 +4,12 @@ use crate::bounds::BOUNDS_BYTES;
 use crate::compact::{self, CompactPatches, Stream};
 use crate::compact_file;
 use crate::format::version_accepted;
-use crate::format::COMPACT_FILE_VERSION;
 use crate::format::{
     check_align, check_layout, sub, u16_at, u32_at, version_for, Crc32, Section, SymbolSlots,
     BOUNDS_VERSION, CHECKSUM_AT, HEADER_BYTES, MAGIC, MAX_RANK, OLDEST_VERSION, PATCH_RECORD_BYTES,
     SYMBOL_RECORD_BYTES, VERSION,
 };
+use crate::format::{is_compact_file, COMPACT_FILE_VERSION, PAIRED_FILE_VERSION};
 use crate::names::{check_name, NameExcerpt, NameProblem};
 use crate::placement::{PlacementProblem, PLACEMENT_BYTES, PRELINKED_VERSION};
 use crate::{Arch, Base, ElementType, Encoding, FormatError, InstructionBounds, Patch, Role};
@@ -96,6 +96,15 @@ fn decode_patch(index: usize, r: &[u8; PATCH_RECORD_BYTES]) -> Result<Patch, For
         target: u32_at(r, 8),
         addend: u32_at(r, 12) as i32,
     })
+}
+
+/// The patch stream of a version 9 or 10 file (a firmware build reads only version 10's).
+fn body_stream(version: u16) -> Stream {
+    if version == COMPACT_FILE_VERSION && cfg!(feature = "legacy") {
+        Stream::Predicted
+    } else {
+        Stream::Paired
+    }
 }
 
 /// A validated symbol record whose name is still bytes (see [`decode_symbol`]).
@@ -356,8 +365,11 @@ impl<'a> ProgramView<'a> {
             if !(OLDEST_VERSION..=VERSION).contains(&version) {
                 return Err(FormatError::UnsupportedVersion { found: version });
             }
-            if version == COMPACT_FILE_VERSION {
-                return Self::parse_compact::<RELOCATABLE>(bytes);
+            // a firmware build (without `legacy`) reads the newest version only
+            if version == PAIRED_FILE_VERSION
+                || (cfg!(feature = "legacy") && version == COMPACT_FILE_VERSION)
+            {
+                return Self::parse_compact::<RELOCATABLE>(bytes, version);
             }
             if !cfg!(feature = "legacy") {
                 return Err(FormatError::UnsupportedVersion { found: version });
@@ -558,7 +570,7 @@ impl<'a> ProgramView<'a> {
             version_for(self.raw_symbols().map(|s| s.ty), has_bounds),
         );
         // version 9 holds every program; an older writer chose the oldest that held it
-        if found != COMPACT_FILE_VERSION && !version_accepted(found, needed) {
+        if !is_compact_file(found) && !version_accepted(found, needed) {
             return Err(FormatError::VersionMismatch { found, needed });
         }
         let symbols = self.raw_symbols().map(|s| SymbolSlots {
@@ -574,16 +586,15 @@ impl<'a> ProgramView<'a> {
         Ok(self)
     }
 
-    /// [`ProgramView::parse_as`] for a version 9 file ([`crate::compact_file`]).
+    /// [`ProgramView::parse_as`] for a version 9 or 10 file ([`crate::compact_file`]).
     fn parse_compact<const RELOCATABLE: bool>(
         bytes: &'a [u8],
+        version: u16,
     ) -> Result<ProgramView<'a>, FormatError> {
-        let h = compact_file::parse_header(bytes)?;
+        let h = compact_file::parse_header(bytes, version)?;
         let prelinked = h.placement.is_some();
         if !RELOCATABLE && !prelinked {
-            return Err(FormatError::NotPrelinked {
-                found: COMPACT_FILE_VERSION,
-            });
+            return Err(FormatError::NotPrelinked { found: version });
         }
         if prelinked && h.patch_count != 0 {
             return Err(compact_file::HAS_PATCHES);
@@ -591,7 +602,9 @@ impl<'a> ProgramView<'a> {
         let mut at = h.end as u64;
         let code = take(bytes, &mut at, Section::Code, h.code_len)?;
         let (data, used) =
-            crate::DataImage::parse_mapped(sub(bytes, at as usize, bytes.len()), h.data_len)?;
+            crate::DataImage::parse_mapped(sub(bytes, at as usize, bytes.len()), h.data_len, {
+                (version == PAIRED_FILE_VERSION).then_some(h.half_words)
+            })?;
         at += used as u64;
         let patches = if h.patch_count == 0 {
             &[]
@@ -624,7 +637,7 @@ impl<'a> ProgramView<'a> {
             code,
             data,
             entry: h.entry,
-            version: COMPACT_FILE_VERSION,
+            version,
             patches,
             patch_count: h.patch_count,
             layout: if prelinked {
@@ -653,7 +666,7 @@ impl<'a> ProgramView<'a> {
             )?;
         }
         if RELOCATABLE && h.patch_count != 0 {
-            CompactPatches::from_body(patches, h.patch_count, Stream::Predicted)
+            CompactPatches::from_body(patches, h.patch_count, body_stream(version))
                 .validate_body(patches)?;
         }
         view.check_symbols()?;
@@ -700,7 +713,7 @@ impl<'a> ProgramView<'a> {
 
     /// The instruction bounds the file carries (version 4), or None (older versions).
     pub fn instruction_bounds(&self) -> Option<InstructionBounds> {
-        if self.version == COMPACT_FILE_VERSION {
+        if is_compact_file(self.version) {
             self.header_bounds
         } else if self.bounds.is_empty() {
             None
@@ -741,7 +754,7 @@ impl<'a> ProgramView<'a> {
             return PatchIter::Compact(CompactPatches::from_body(
                 self.patches,
                 self.patch_count,
-                Stream::Predicted,
+                body_stream(self.version),
             ));
         }
         if self.layout == PatchLayout::Compact {

@@ -1,5 +1,5 @@
 //! `Target.save(path, code_base=…, data_base=…)`: the program file as a pre-linked image
-//! (format version 9 with its pre-linked flag, `copapy_program::placement`), patched on the host for the load
+//! (format version 10 with its pre-linked flag, `copapy_program::placement`), patched on the host for the load
 //! addresses of one firmware's buffers.
 
 use pyo3::exceptions::PyValueError;

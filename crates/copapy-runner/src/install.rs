@@ -75,7 +75,7 @@ pub fn install(
     Ok(())
 }
 
-/// [`install`] for pre-linked images only (format version 9 with its pre-linked flag, or 6; from
+/// [`install`] for pre-linked images only (format version 10 with its pre-linked flag, or 6; from
 /// [`ProgramView::parse_prelinked`]): checks the buffers are at the image's addresses and
 /// copies; a relocatable program is refused ([`FormatError::NotPrelinked`]). A firmware
 /// that loads only such images links no patch code through it.

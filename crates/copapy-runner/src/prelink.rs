@@ -1,5 +1,5 @@
 //! Pre-linking: a program patched on the host for fixed load addresses (a pre-linked
-//! image, format version 9 with its pre-linked flag, [`copapy_program::placement`]), which a runner copies to
+//! image, format version 10 with its pre-linked flag, [`copapy_program::placement`]), which a runner copies to
 //! those addresses and runs without patching anything.
 
 use std::vec::Vec;
@@ -107,7 +107,7 @@ mod tests {
         assert_eq!(&linked.code[4..8], &0x0FFCi32.to_le_bytes());
         let back = Program::decode(&linked.encode()).unwrap();
         assert_eq!(back, linked);
-        assert_eq!(back.format_version(), 9);
+        assert_eq!(back.format_version(), 10);
         // idempotent at the same addresses, refused at others
         assert_eq!(prelink(&linked, at).unwrap(), linked);
         assert!(prelink(

@@ -55,7 +55,7 @@ fn with_bytes() -> Program {
 }
 
 /// Every file the hostile tests start from: versions 2 and 3 (what older copapy wrote)
-/// and the version 9 files of the same programs.
+/// and the version 10 files of the same programs.
 fn valid_files() -> [Vec<u8>; 4] {
     let files = [
         valid_program().encode_legacy(),
@@ -64,13 +64,13 @@ fn valid_files() -> [Vec<u8>; 4] {
         with_bytes().encode(),
     ];
     let versions = files.each_ref().map(|f| f[4]);
-    assert_eq!(versions, [2, 3, 9, 9]);
+    assert_eq!(versions, [2, 3, 10, 10]);
     files
 }
 
 /// The file a writer of `file`'s version makes of `program` (one encoding per program).
 fn encoded_like(program: &Program, file: &[u8]) -> Vec<u8> {
-    if file[4] == 9 {
+    if file[4] == 10 {
         program.encode()
     } else {
         program.encode_legacy()
@@ -81,7 +81,7 @@ mod common;
 use common::Rng;
 
 fn reseal(file: &mut [u8]) {
-    if file.get(4) == Some(&9) && file.len() >= 10 {
+    if matches!(file.get(4), Some(&9 | &10)) && file.len() >= 10 {
         let sum = copapy_program::compact_file::checksum(file).to_le_bytes();
         file[6..10].copy_from_slice(&sum);
         return;
