@@ -105,6 +105,23 @@ CPM_INLINE float cpm_one_if(int c, int vec) {
 #endif
 }
 
+/* x clamped into [lo, hi] (lo < 0 < hi), NaN to hi or lo: on x86_64 and AArch64 minss/maxss (fmin/fcsel)
+ * in the floating-point registers, elsewhere masks (a ternary on floats can become a
+ * branch, e.g. on RISC-V) */
+CPM_INLINE float cpm_clampf(float x, float lo, float hi, int vec) {
+#if defined(__x86_64__) || defined(__aarch64__)
+    (void)vec;
+    float a = x < hi ? x : hi;
+    return a > lo ? a : lo;
+#else
+    /* on the bits, for lo < 0 < hi: above hi (NaN too) as signed ints, below lo as
+     * unsigned ones (a negative NaN gives lo) */
+    uint32_t u = cpm_bits(x);
+    u = cpm_selu(cpm_mask_v((int32_t)u > (int32_t)cpm_bits(hi), vec), cpm_bits(hi), u);
+    return cpm_from_bits(cpm_selu(cpm_mask_v(u > cpm_bits(lo), vec), cpm_bits(lo), u));
+#endif
+}
+
 /* v clamped into [lo, hi] by masks (a ternary becomes a branch on RISC-V) */
 CPM_INLINE uint32_t cpm_clamp_iv(int32_t v, int32_t lo, int32_t hi, int vec) {
     uint32_t r = cpm_selu(cpm_mask_v(v < lo, vec), (uint32_t)lo, (uint32_t)v);
@@ -552,17 +569,16 @@ CPM_INLINE float cpm_exp_df(float wh, float wl, int vec) {
 }
 
 CPM_INLINE float cpm_expf_body(float x, int vec) {
-    uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    uint32_t nan = cpm_mask_v(ax > CPM_INF_BITS, vec), over = cpm_mask_v(x > 89.0f, vec),
-             under = cpm_mask_v(x < -104.0f, vec);
+    uint32_t nan = cpm_mask_v((cpm_bits(x) & 0x7fffffffu) > CPM_INF_BITS, vec);
+    /* x clamped into [-104, 89] (NaN to 89): the kernel's own scaling gives exp(89) = inf
+     * and exp(-104) = +0, so only NaN needs a pick */
     float s, lo;
-    int32_t n = cpm_exp_parts(cpm_self(nan | over | under, 0.0f, x), &s, &lo);
+    int32_t n = cpm_exp_parts(cpm_clampf(x, -104.0f, 89.0f, vec), &s, &lo);
     float v = s + lo;
     int32_t n1 = n >> 1;
     v = v * cpm_from_bits((uint32_t)(n1 + 127) << 23);
     v = v * cpm_from_bits((uint32_t)(n - n1 + 127) << 23);
-    uint32_t r = cpm_selu(over, CPM_INF_BITS, cpm_selu(under, 0u, cpm_bits(v)));
-    return cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, r));
+    return cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, cpm_bits(v)));
 }
 
 CPM_NOINLINE float cpm_expf(float x) { return cpm_expf_body(x, 0); }
