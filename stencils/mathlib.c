@@ -518,8 +518,9 @@ CPM_INLINE cpm_df cpm_df_div(cpm_df a, cpm_df b) {
  * error, rounded once (error about 0.18 ulp before that rounding), then scaled by
  * 2^(n/2) 2^(n - n/2): the first product is exact, the second rounds only when the
  * result is subnormal (one more rounding, of a value already within 0.7 ulp24, to the
- * coarser subnormal grid: below 1 ulp) or overflows to inf. Masks pick the special
- * results: NaN, inf above 89 (> ln FLT_MAX), +0 below -104 (< ln 2^-150). */
+ * coarser subnormal grid: below 1 ulp) or overflows to inf. x is clamped into
+ * [-104, 89] first: exp(89) overflows to inf (> ln FLT_MAX) and exp(-104) rounds to +0
+ * (< ln 2^-150) by that scaling; a mask picks NaN. */
 /* w = n ln 2 + rh + rl (|w| <= 104; the steps described above) and
  * exp(rh + rl) = *s + *lo unrounded: s = 1 + rh, lo its exact rounding error plus the
  * rest (rl and the tail). Shared by exp and tanh. */
