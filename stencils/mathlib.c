@@ -105,6 +105,23 @@ CPM_INLINE float cpm_one_if(int c, int vec) {
 #endif
 }
 
+/* x clamped into [lo, hi] (lo < 0 < hi), NaN to hi or lo: on x86_64 and AArch64 minss/maxss (fmin/fcsel)
+ * in the floating-point registers, elsewhere masks (a ternary on floats can become a
+ * branch, e.g. on RISC-V) */
+CPM_INLINE float cpm_clampf(float x, float lo, float hi, int vec) {
+#if defined(__x86_64__) || defined(__aarch64__)
+    (void)vec;
+    float a = x < hi ? x : hi;
+    return a > lo ? a : lo;
+#else
+    /* on the bits, for lo < 0 < hi: above hi (NaN too) as signed ints, below lo as
+     * unsigned ones (a negative NaN gives lo) */
+    uint32_t u = cpm_bits(x);
+    u = cpm_selu(cpm_mask_v((int32_t)u > (int32_t)cpm_bits(hi), vec), cpm_bits(hi), u);
+    return cpm_from_bits(cpm_selu(cpm_mask_v(u > cpm_bits(lo), vec), cpm_bits(lo), u));
+#endif
+}
+
 /* v clamped into [lo, hi] by masks (a ternary becomes a branch on RISC-V) */
 CPM_INLINE uint32_t cpm_clamp_iv(int32_t v, int32_t lo, int32_t hi, int vec) {
     uint32_t r = cpm_selu(cpm_mask_v(v < lo, vec), (uint32_t)lo, (uint32_t)v);
@@ -501,8 +518,9 @@ CPM_INLINE cpm_df cpm_df_div(cpm_df a, cpm_df b) {
  * error, rounded once (error about 0.18 ulp before that rounding), then scaled by
  * 2^(n/2) 2^(n - n/2): the first product is exact, the second rounds only when the
  * result is subnormal (one more rounding, of a value already within 0.7 ulp24, to the
- * coarser subnormal grid: below 1 ulp) or overflows to inf. Masks pick the special
- * results: NaN, inf above 89 (> ln FLT_MAX), +0 below -104 (< ln 2^-150). */
+ * coarser subnormal grid: below 1 ulp) or overflows to inf. x is clamped into
+ * [-104, 89] first: exp(89) overflows to inf (> ln FLT_MAX) and exp(-104) rounds to +0
+ * (< ln 2^-150) by that scaling; a mask picks NaN. */
 /* w = n ln 2 + rh + rl (|w| <= 104; the steps described above) and
  * exp(rh + rl) = *s + *lo unrounded: s = 1 + rh, lo its exact rounding error plus the
  * rest (rl and the tail). Shared by exp and tanh. */
@@ -534,15 +552,16 @@ CPM_INLINE float cpm_exp_df(float wh, float wl, int vec) {
     float s, lo;
     int32_t n = cpm_exp_parts(wh, &s, &lo);
     lo = lo + (s + lo) * wl; /* s + lo, not s: lo holds rh^2/2 and more */
-    /* normal result: both scalings are exact */
+    /* normal result: both scalings are exact (unsigned sums: pow runs this on any wh,
+     * its masks discard results out of range, so n may be any int32 there) */
     int32_t n1 = n >> 1;
-    float normal = ((s + lo) * cpm_from_bits((uint32_t)(n1 + 127) << 23)) *
-                   cpm_from_bits((uint32_t)(n - n1 + 127) << 23);
+    float normal = ((s + lo) * cpm_from_bits(((uint32_t)n1 + 127u) << 23)) *
+                   cpm_from_bits(((uint32_t)n - (uint32_t)n1 + 127u) << 23);
     /* subnormal result: scaled by 2^64 (exactly) it lies below B = 2^-62, whose binade
      * has the spacing 2^-85 of the subnormal grid times 2^64; adding B makes the one
      * rounding happen on that grid, subtracting B and scaling back are exact. Both run;
      * a mask picks one (the other's scale factor may be meaningless). */
-    float sc = cpm_from_bits((uint32_t)(n + 64 + 127) << 23);
+    float sc = cpm_from_bits(((uint32_t)n + (64u + 127u)) << 23);
     float hs, es;
     cpm_two_sum(0x1p-62f, s * sc, &hs, &es);
     float v = hs + (es + lo * sc);
@@ -551,17 +570,16 @@ CPM_INLINE float cpm_exp_df(float wh, float wl, int vec) {
 }
 
 CPM_INLINE float cpm_expf_body(float x, int vec) {
-    uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    uint32_t nan = cpm_mask_v(ax > CPM_INF_BITS, vec), over = cpm_mask_v(x > 89.0f, vec),
-             under = cpm_mask_v(x < -104.0f, vec);
+    uint32_t nan = cpm_mask_v((cpm_bits(x) & 0x7fffffffu) > CPM_INF_BITS, vec);
+    /* x clamped into [-104, 89] (NaN to 89): the kernel's own scaling gives exp(89) = inf
+     * and exp(-104) = +0, so only NaN needs a pick */
     float s, lo;
-    int32_t n = cpm_exp_parts(cpm_self(nan | over | under, 0.0f, x), &s, &lo);
+    int32_t n = cpm_exp_parts(cpm_clampf(x, -104.0f, 89.0f, vec), &s, &lo);
     float v = s + lo;
     int32_t n1 = n >> 1;
     v = v * cpm_from_bits((uint32_t)(n1 + 127) << 23);
     v = v * cpm_from_bits((uint32_t)(n - n1 + 127) << 23);
-    uint32_t r = cpm_selu(over, CPM_INF_BITS, cpm_selu(under, 0u, cpm_bits(v)));
-    return cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, r));
+    return cpm_from_bits(cpm_selu(nan, CPM_NAN_BITS, cpm_bits(v)));
 }
 
 CPM_NOINLINE float cpm_expf(float x) { return cpm_expf_body(x, 0); }
@@ -614,11 +632,12 @@ __attribute__((used)) static const float cpm_log_table[32][3] = { /* invc, logc_
 CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     const float P0 = 0x1.555556p-2f, P1 = -0x1p-2f, P2 = 0x1.99b39p-3f, P3 = -0x1.556fd4p-3f;
     uint32_t u = cpm_bits(x);
-    uint32_t sub = cpm_mask_v(u < 0x00800000u, vec);
-    u = cpm_selu(sub, cpm_bits(x * 0x1p25f), u);
+    /* a subnormal x: the bits of x 2^25 with 25 taken off the exponent field (modulo
+     * 2^32; the exponent and m below come out right, as from an exponent field of -24..0) */
+    u = cpm_selu(cpm_mask_v(u < 0x00800000u, vec), cpm_bits(x * 0x1p25f) - (25u << 23), u);
     uint32_t tmp = u - CPM_LOG_OFF;
     const float *t = CPM_RODATA(cpm_log_table) + 3u * ((tmp >> 18) & 31u);
-    int32_t e = (int32_t)(sub & (uint32_t)-25) + ((int32_t)tmp >> 23);
+    int32_t e = (int32_t)tmp >> 23;
     float m = cpm_from_bits(u - (tmp & 0xff800000u));
     float invc = t[0], mh, ml;
     cpm_split(m, &mh, &ml);
@@ -635,20 +654,22 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
         return (cpm_df){hi, lo};
     }
     float z, ez, h2, e2;
-    cpm_two_prod(rh, rh, &z, &ez);
+    cpm_two_square(rh, &z, &ez); /* exact, as Dekker's product with itself */
     cpm_two_sum(hi, -0.5f * z, &h2, &e2);
     /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it */
     float lo = (e2 + hl) + ((kl + fe * CPM_LN2_C3) + (rl * ((1.0f - rh) + z) + (tail - 0.5f * ez)));
     return cpm_df_norm(h2, lo);
 }
 
-/* Without a branch: the special inputs run the kernel on 1.0, and masks pick their
- * results: -inf for +-0, NaN for negatives (-inf included) and NaN, +inf for +inf. */
+/* Without a branch: masks pick the results of the special inputs: -inf for +-0, NaN
+ * for negatives (-inf included) and NaN, +inf for +inf. */
 CPM_INLINE float cpm_logf_body(float x, int vec) {
     uint32_t u = cpm_bits(x);
     uint32_t zero = cpm_mask_v((u << 1) == 0, vec), nan = cpm_mask_v(u > CPM_INF_BITS, vec),
              inf = cpm_mask_v(u == CPM_INF_BITS, vec);
-    cpm_df r = cpm_log_tab(cpm_from_bits(cpm_selu(zero | nan | inf, 0x3f800000u, u)), 0, vec);
+    /* the kernel runs on every input as it is (its table index is masked, garbage
+     * results of the special inputs are picked away) */
+    cpm_df r = cpm_log_tab(x, 0, vec);
     uint32_t v = cpm_selu(inf, CPM_INF_BITS, cpm_bits(r.h + r.l));
     v = cpm_selu(nan, CPM_NAN_BITS, v);
     return cpm_from_bits(cpm_selu(zero, 0xff800000u, v)); /* -0 too: the last pick wins */
@@ -657,44 +678,37 @@ CPM_INLINE float cpm_logf_body(float x, int vec) {
 CPM_NOINLINE float cpm_logf(float x) { return cpm_logf_body(x, 0); }
 
 /* C99 / IEEE powf. |x|^y = exp(y log|x|): log in double-float (above), the product
- * y log|x| with Dekker's exact product, exp of the double-float result. */
+ * y log|x| with Dekker's exact product, exp of the double-float result. The core runs
+ * on every input as it comes (inf, NaN, 0 give garbage there, never a trap); four
+ * masks from a few compares pick the special results (docs/math.md, "pow"). */
 CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     uint32_t ux = cpm_bits(x), uy = cpm_bits(y);
     uint32_t ax = ux & 0x7fffffffu, ay = uy & 0x7fffffffu;
-    /* y: 0 = not an integer, 1 = odd integer, 2 = even integer (shift counts clamped
-     * into 0..23; the masks discard what a clamped shift gives) */
-    int32_t ey = (int32_t)(ay >> 23) - 127;
-    uint32_t sh = cpm_clamp_iv(ey, 0, 23, vec);
-    uint32_t frac = cpm_mask_v((ay & (0x007fffffu >> sh)) != 0, vec);
-    uint32_t odd = (ay >> (23u - sh)) & 1u;
-    uint32_t yint = cpm_selu(cpm_mask_v(ey >= 24, vec), 2u,
-                             cpm_selu(cpm_mask_v(ey < 0, vec) | frac, 0u, 2u - odd));
-    uint32_t sign = cpm_mask_v((ux >> 31) & (yint == 1), vec) & 0x80000000u;
-    uint32_t ypos = !(uy >> 31);
-    uint32_t big = ax > 0x3f800000u; /* |x| > 1 */
-    uint32_t grows = cpm_mask_v(big == ypos, vec); /* |x|^y -> inf (else 0) for huge |y| */
-    /* the general case runs on every input (on 2^1 where a special case decides), and
-     * masks pick the special results, the first rule of C99 last (it wins) */
-    uint32_t special = cpm_mask_v((ay == 0) | (ax == 0) | (ax >= CPM_INF_BITS) | (ay >= CPM_INF_BITS), vec);
-    float xs = cpm_self(special, 2.0f, cpm_from_bits(ax)), ys = cpm_self(special, 1.0f, y);
-    cpm_df l = cpm_log_tab(xs, 1, vec);
+    /* y's class from n = trunc(min(|y|, 2^24)), exact in an int32 (every float from 2^23
+     * on is an integer, from 2^24 on even; inf and NaN give 2^24, their rules win
+     * anyway): y is an integer when n converts back to |y|, odd when n is */
+    float yc = cpm_min_pos(cpm_from_bits(ay), 0x1p24f, vec);
+    int32_t n = (int32_t)yc;
+    uint32_t nonint = (float)n != yc;
+    uint32_t sign = ux & ((uint32_t)n << 31) & (nonint - 1u); /* x < 0, y an odd integer */
+    /* |x|^y -> inf (else 0) as |y| grows: |x| > 1 and y > 0, or |x| < 1 and y < 0 */
+    uint32_t grows = cpm_mask_v((ax > 0x3f800000u) != (uy >> 31), vec);
+    cpm_df l = cpm_log_tab(cpm_from_bits(ax), 1, vec);
     float wh, wl;
-    cpm_two_prod(l.h, ys, &wh, &wl);
-    cpm_df w = cpm_df_norm(wh, wl + l.l * ys);
-    uint32_t wover = cpm_mask_v(w.h > 89.0f, vec), wunder = cpm_mask_v(w.h < -104.0f, vec);
-    float e = cpm_exp_df(cpm_self(wover | wunder, 0.0f, w.h), cpm_self(wover | wunder, 0.0f, w.l), vec);
-    uint32_t r = cpm_selu(wover, CPM_INF_BITS, cpm_selu(wunder, 0u, cpm_bits(e))) | sign;
-    /* |y| >= 2^32 > 150 / min|log|x||: over/underflow */
-    r = cpm_selu(cpm_mask_v(ay >= 0x4f800000u, vec), sign | (grows & CPM_INF_BITS), r);
-    r = cpm_selu(cpm_mask_v(ax == 0x3f800000u, vec), sign | 0x3f800000u, r); /* x = -1, y integer */
-    r = cpm_selu(cpm_mask_v((ux >> 31) & (yint == 0), vec), CPM_NAN_BITS, r); /* x < 0, y not integer */
-    r = cpm_selu(cpm_mask_v(ax == CPM_INF_BITS, vec), sign | (cpm_mask_v(ypos, vec) & CPM_INF_BITS), r);
-    r = cpm_selu(cpm_mask_v(ax == 0, vec), sign | (cpm_mask_v(!ypos, vec) & CPM_INF_BITS), r);
-    /* y = +-inf: 1 for x = -1, else inf or 0 */
-    r = cpm_selu(cpm_mask_v(ay == CPM_INF_BITS, vec),
-                 cpm_selu(cpm_mask_v(ax == 0x3f800000u, vec), 0x3f800000u, grows & CPM_INF_BITS), r);
-    r = cpm_selu(cpm_mask_v((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS), vec), CPM_NAN_BITS, r);
-    /* pow(x, +-0) = pow(1, y) = 1, even for NaN */
+    cpm_two_prod(l.h, y, &wh, &wl);
+    cpm_df w = cpm_df_norm(wh, wl + l.l * y);
+    uint32_t r = cpm_bits(cpm_exp_df(w.h, w.l, vec));
+    /* 0 or inf by the side |x| is on and y's sign: w out of exp's range, x = +-0 or
+     * +-inf, or |y| >= 2^32 (> 150 / min|log|x|| for |x| != 1; inf included) */
+    uint32_t limit = cpm_mask_v((w.h > 89.0f) | (w.h < -104.0f) | (ax == 0) | (ax == CPM_INF_BITS) |
+                                (ay >= 0x4f800000u), vec);
+    r = cpm_selu(limit, grows & CPM_INF_BITS, r);
+    r = cpm_selu(cpm_mask_v(ax == 0x3f800000u, vec), 0x3f800000u, r) | sign; /* x = -1 */
+    /* NaN in, or a negative finite x with a non-integer y; then pow(x, +-0) = pow(1, y)
+     * = 1, even for NaN (C99's first rule, picked last) */
+    uint32_t nan = (ax > CPM_INF_BITS) | (ay > CPM_INF_BITS) |
+                   ((ux >> 31) & nonint & (ax != CPM_INF_BITS) & (ax != 0));
+    r = cpm_selu(cpm_mask_v(nan, vec), CPM_NAN_BITS, r);
     r = cpm_selu(cpm_mask_v((ay == 0) | (ux == 0x3f800000u), vec), 0x3f800000u, r);
     return cpm_from_bits(r);
 }
