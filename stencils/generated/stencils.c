@@ -5962,109 +5962,118 @@ void st_arr_det_f(f32 a, f32 b, i32 i, i32 j) {
 }
 
 #if CPM_VEC_MATH
-CPM_NOINLINE void cpm_pack4_exp_f(f32 *p) {
+CPM_NOINLINE void cpm_pack4_exp_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
+    f32 x[4] = {*x0, *x1, *x2, *x3};
     CPM_VECTOR_LOOP
     for (i32 k = 0; k < 4; k++)
-        p[k] = cpm_expf_body(p[k], 1);
+        y[k] = cpm_expf_body(x[k], 1);
 }
 void st_pack4_exp_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_exp_f(CP_HOLE(cp_a0));
+    cpm_pack4_exp_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
-CPM_NOINLINE void cpm_pack4_tanh_f(f32 *p) {
+CPM_NOINLINE void cpm_pack4_tanh_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
+    f32 x[4] = {*x0, *x1, *x2, *x3};
     CPM_VECTOR_LOOP
     for (i32 k = 0; k < 4; k++)
-        p[k] = cpm_tanhf_body(p[k], 1);
+        y[k] = cpm_tanhf_body(x[k], 1);
 }
 void st_pack4_tanh_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_tanh_f(CP_HOLE(cp_a0));
+    cpm_pack4_tanh_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
-CPM_NOINLINE void cpm_pack4_sin_f(f32 *p) {
+CPM_NOINLINE void cpm_pack4_sin_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
+    f32 x[4] = {*x0, *x1, *x2, *x3};
     CPM_VECTOR_LOOP
     for (i32 k = 0; k < 4; k++)
-        p[k] = cpm_sinf_body(p[k], 1);
+        y[k] = cpm_sinf_body(x[k], 1);
 }
 void st_pack4_sin_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sin_f(CP_HOLE(cp_a0));
+    cpm_pack4_sin_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
-CPM_NOINLINE void cpm_pack4_cos_f(f32 *p) {
+CPM_NOINLINE void cpm_pack4_cos_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
+    f32 x[4] = {*x0, *x1, *x2, *x3};
     CPM_VECTOR_LOOP
     for (i32 k = 0; k < 4; k++)
-        p[k] = cpm_cosf_body(p[k], 1);
+        y[k] = cpm_cosf_body(x[k], 1);
 }
 void st_pack4_cos_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_cos_f(CP_HOLE(cp_a0));
+    cpm_pack4_cos_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
-CPM_NOINLINE void cpm_pack4_tan_f(f32 *p) {
+CPM_NOINLINE void cpm_pack4_tan_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
+    f32 x[4] = {*x0, *x1, *x2, *x3};
     CPM_VECTOR_LOOP
     for (i32 k = 0; k < 4; k++)
-        p[k] = cpm_tanf_body(p[k], 1);
+        y[k] = cpm_tanf_body(x[k], 1);
 }
 void st_pack4_tan_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_tan_f(CP_HOLE(cp_a0));
+    cpm_pack4_tan_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
-CPM_NOINLINE void cpm_pack4_asin_f(f32 *p) {
+CPM_NOINLINE void cpm_pack4_asin_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
+    f32 x[4] = {*x0, *x1, *x2, *x3};
     CPM_VECTOR_LOOP
     for (i32 k = 0; k < 4; k++)
-        p[k] = cpm_asinf_body(p[k], 1);
+        y[k] = cpm_asinf_body(x[k], 1);
 }
 void st_pack4_asin_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_asin_f(CP_HOLE(cp_a0));
+    cpm_pack4_asin_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
-CPM_NOINLINE void cpm_pack4_acos_f(f32 *p) {
+CPM_NOINLINE void cpm_pack4_acos_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
+    f32 x[4] = {*x0, *x1, *x2, *x3};
     CPM_VECTOR_LOOP
     for (i32 k = 0; k < 4; k++)
-        p[k] = cpm_acosf_body(p[k], 1);
+        y[k] = cpm_acosf_body(x[k], 1);
 }
 void st_pack4_acos_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_acos_f(CP_HOLE(cp_a0));
+    cpm_pack4_acos_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
-CPM_NOINLINE void cpm_pack4_atan_f(f32 *p) {
+CPM_NOINLINE void cpm_pack4_atan_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
+    f32 x[4] = {*x0, *x1, *x2, *x3};
     CPM_VECTOR_LOOP
     for (i32 k = 0; k < 4; k++)
-        p[k] = cpm_atanf_body(p[k], 1);
+        y[k] = cpm_atanf_body(x[k], 1);
 }
 void st_pack4_atan_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_atan_f(CP_HOLE(cp_a0));
+    cpm_pack4_atan_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
-CPM_NOINLINE void cpm_pack4_sincos_f(f32 *restrict s, f32 *restrict c) {
+CPM_NOINLINE void cpm_pack4_sincos_f(f32 *restrict s, f32 *restrict c, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
+    f32 x[4] = {*x0, *x1, *x2, *x3};
     CPM_VECTOR_LOOP
     for (i32 k = 0; k < 4; k++)
-        cpm_sincos_body(s[k], &s[k], &c[k], 1);
+        cpm_sincos_body(x[k], &s[k], &c[k], 1);
 }
 void st_pack4_sincos_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sincos_f(CP_HOLE(cp_a0), CP_HOLE(cp_a1));
+    cpm_pack4_sincos_f(CP_SLOT(cp_mf), CP_SLOT(cp_mf2), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
     NEXT(a, b, i, j);
 }
 #endif

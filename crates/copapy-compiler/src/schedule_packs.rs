@@ -1,12 +1,13 @@
 //! Scheduling the groups of packed math calls ([`crate::pack`]).
 //!
 //! Each group gets a 16-byte aligned block of four slots before scheduling starts (and
-//! a second one for the cosines of `st_pack4_sincos_f`). An operand that only its lane
-//! reads (a dot product's sum before its tanh) is given its lane as its slot, so when
-//! the registers spill it, it is spilled straight into the block; at the group, the
-//! operands still in a register are stored into their lanes and the others (inputs,
-//! values read again later) copied there. The stencil then replaces each lane by its
-//! result, which lives in that slot from then on, like any spilled value.
+//! a second one for the cosines of `st_pack4_sincos_f`), where the stencil writes its
+//! results: each result lives in its lane's slot from then on, like any spilled value.
+//! The stencil reads each lane's operand through a hole of its own, so an operand in
+//! data memory (an input, a constant, a spilled value) is read where it is; one still in
+//! a register is stored first, into its lane of the block. An operand that only its lane
+//! reads (a dot product's sum before its tanh) is given its lane as its slot, so a spill
+//! lands there too and the block is all the memory the group needs.
 
 use crate::link::Step;
 use crate::optimise::{Kind, NodeId};
@@ -50,7 +51,10 @@ impl Scheduler<'_> {
         }
     }
 
-    /// Runs group `g`: its operands into their lanes, then the packed stencil.
+    /// Runs group `g`: each lane's operand where it is (in memory, or stored from its
+    /// register into its lane of the block), then the packed stencil, which reads lane
+    /// `k` through hole `cp_a<k>` and writes the results to the block (`cp_mf`; the
+    /// cosines to `cp_mf2`).
     pub(crate) fn schedule_pack(&mut self, g: u32) -> Result<(), MissingStencil> {
         let group = &self.groups[g as usize];
         let blocks = self.blocks[g as usize];
@@ -63,41 +67,21 @@ impl Scheduler<'_> {
             .stencil(op)
             .ok_or_else(|| MissingStencil(format!("packed stencil for {op:?}")))?;
         let at = |k: usize| blocks.lanes + 4 * k as u32;
-        // operands in a register first: loading the others may evict them, and they are
-        // read from their lanes only once all are there
+        let mut args = [0u32; crate::stencil_db::ARG_HOLES];
         for (k, lane) in lanes.iter().enumerate() {
-            let x = lane.operand;
-            if self.slot[x as usize] == at(k) {
-                continue; // spilled into its lane already
-            }
-            let r = match self.place(Class::Float, x) {
-                Place::R0 => 0,
-                Place::R1 => 1,
-                Place::Mem => continue,
-            };
-            let slot = match self.in_place.get(&x) {
-                Some(&hint) if hint == at(k) => self.slot_of(x),
-                _ => at(k),
-            };
-            let store = self.table.store(Class::Float, r)?;
-            self.emit(store, Some(slot));
+            args[k] = self.lane_operand(lane.operand, at(k))?;
         }
-        for (k, lane) in lanes.iter().enumerate() {
-            let x = lane.operand;
-            if self.slot[x as usize] == at(k) || self.place(Class::Float, x) != Place::Mem {
-                continue; // in its lane now
-            }
-            self.store_scalar_copy(x, at(k))?;
+        // a lane no call fills reads lane 0's operand; nobody reads its result
+        for k in lanes.len()..LANES {
+            args[k] = args[0];
         }
         for lane in &lanes {
             self.uses[lane.operand as usize] -= reads;
         }
-        let mut args = [0u32; crate::stencil_db::ARG_HOLES];
-        args[0] = blocks.lanes;
-        args[1] = blocks.cos.unwrap_or(0);
         self.steps.push(Step {
             args,
-            ..Step::new(stencil, None)
+            slot2: blocks.cos,
+            ..Step::new(stencil, Some(blocks.lanes))
         });
         for (k, lane) in lanes.iter().enumerate() {
             self.slot[lane.node as usize] = at(k);
@@ -110,15 +94,22 @@ impl Scheduler<'_> {
         Ok(())
     }
 
-    /// Copies `x`, which is in data memory, into the slot at `at` through a register
-    /// (the block is rewritten every run, so constants are copied too).
-    fn store_scalar_copy(&mut self, x: NodeId, at: u32) -> Result<(), MissingStencil> {
-        let r = match self.load(Class::Float, x)? {
+    /// The data offset a lane reads its operand `x` from: its slot when it is only in
+    /// data memory (an input, a constant, a spilled value: no copy); a value in a
+    /// register is stored into its lane `lane` of the block (or the slot it was given,
+    /// [`Scheduler::place_pack_blocks`]).
+    fn lane_operand(&mut self, x: NodeId, lane: u32) -> Result<u32, MissingStencil> {
+        let r = match self.place(Class::Float, x) {
             Place::R0 => 0,
-            _ => 1,
+            Place::R1 => 1,
+            Place::Mem => return Ok(self.slot[x as usize]),
+        };
+        let slot = match self.in_place.get(&x) {
+            Some(&hint) if hint == lane => self.slot_of(x),
+            _ => lane,
         };
         let store = self.table.store(Class::Float, r)?;
-        self.emit(store, Some(at));
-        Ok(())
+        self.emit(store, Some(slot));
+        Ok(slot)
     }
 }
