@@ -164,3 +164,26 @@ def test_a_loop_body_packs_its_independent_calls() -> None:
         ref = np.array([np.float32(np.float32(math.tanh(float(x))) * np.float32(1.5)) + np.float32(0.25)
                         for x in ref], np.float32)
     assert np.allclose(np.array(got, np.float32), ref, rtol=1e-5, atol=0), (got, ref)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(xs=st.lists(st.floats(-8.0, 8.0, width=32), min_size=2, max_size=9))
+def test_packs_read_their_operands_where_they_live(xs: list[float]) -> None:
+    """Each lane reads its operand in place: inputs, one input read by two packs (sin and
+    exp of x), and an earlier pack's results (tanh of the sines, read from the sin pack's
+    block; the sines are outputs too). Bits equal the same calls one after another; values
+    are within the bars of the float64 functions of the float32 operands."""
+    def program(calls: Callable[[list[Any], Callable[[Any], list[Any]]], list[Any]]) -> list[float]:
+        vals = [cp.value(x) for x in xs]
+        sines = calls(vals, lambda v: [cp.sin(v)])
+        return _run(sines + calls(sines, lambda v: [cp.tanh(v)]) + calls(vals, lambda v: [cp.exp(v)]))
+
+    packed = program(lambda vals, call: [r for v in vals for r in call(v)])
+    alone = program(_chain)
+    assert all(_same_bits(p, a) for p, a in zip(packed, alone, strict=True)), (packed, alone)
+    n = len(xs)
+    for k, x in enumerate(xs):
+        sine, th, ex = packed[k], packed[n + k], packed[2 * n + k]
+        assert _within_bar(sine, _reference(np.sin, x), 1), (x, sine)
+        assert _within_bar(th, _reference(np.tanh, sine), 1), (sine, th)
+        assert _within_bar(ex, _reference(np.exp, x), 1), (x, ex)

@@ -114,3 +114,21 @@ fn calls_that_read_one_operand_twice_and_outputs_read_again_pack() {
         ]
     );
 }
+
+#[test]
+fn lanes_read_inputs_and_earlier_results_where_they_live() {
+    // four tanh of the four sines of four inputs: each pack reads its lanes in place
+    // (the inputs' slots, then the sin pack's block), so the program is the two packed
+    // steps and nothing that loads, stores or copies an operand
+    let xs: Vec<Value> = [0.25f32, -1.5, 3.0, 1e-20].iter().map(|&x| input(x)).collect();
+    let sines: Vec<Value> = xs.iter().map(|x| unary(Op::Sin, x).unwrap()).collect();
+    let outs: Vec<Value> = sines.iter().map(|s| unary(Op::Tanh, s).unwrap()).collect();
+    let (bits, names) = run(&outs);
+    assert_eq!(count(&names, "st_pack4_sin_f"), 1, "{names:?}");
+    assert_eq!(count(&names, "st_pack4_tanh_f"), 1, "{names:?}");
+    assert_eq!(names.len(), 2, "only the packed steps: {names:?}");
+    for (k, x) in xs.iter().enumerate() {
+        let chain = unary(Op::Tanh, &unary(Op::Sin, x).unwrap()).unwrap();
+        assert_eq!(bits[k], run(&[chain]).0[0], "lane {k}");
+    }
+}
