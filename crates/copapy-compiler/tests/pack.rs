@@ -120,7 +120,10 @@ fn lanes_read_inputs_and_earlier_results_where_they_live() {
     // four tanh of the four sines of four inputs: each pack reads its lanes in place
     // (the inputs' slots, then the sin pack's block), so the program is the two packed
     // steps and nothing that loads, stores or copies an operand
-    let xs: Vec<Value> = [0.25f32, -1.5, 3.0, 1e-20].iter().map(|&x| input(x)).collect();
+    let xs: Vec<Value> = [0.25f32, -1.5, 3.0, 1e-20]
+        .iter()
+        .map(|&x| input(x))
+        .collect();
     let sines: Vec<Value> = xs.iter().map(|x| unary(Op::Sin, x).unwrap()).collect();
     let outs: Vec<Value> = sines.iter().map(|s| unary(Op::Tanh, s).unwrap()).collect();
     let (bits, names) = run(&outs);
