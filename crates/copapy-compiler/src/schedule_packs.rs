@@ -18,7 +18,7 @@ use crate::select::{Class, MissingStencil, Place};
 /// Reads of a lane's operand by the lane: one per node computed from it.
 fn lane_reads(group: &Group) -> u32 {
     match group.op {
-        PackOp::Unary(_) => 1,
+        PackOp::Unary(_) | PackOp::Binary(_) => 1,
         PackOp::SinCos => 2,
     }
 }
@@ -34,7 +34,9 @@ impl Scheduler<'_> {
             self.blocks.push(Blocks { lanes, cos });
             let reads = lane_reads(&self.groups[g]);
             for (k, lane) in self.groups[g].lanes.iter().enumerate() {
-                let x = lane.operand;
+                // the operand that goes into the block: the second one of a binary call
+                // (its first is read where it lives)
+                let x = lane.second.unwrap_or(lane.operand);
                 let computed = matches!(
                     self.arena.nodes[x as usize].kind,
                     Kind::Unary(..) | Kind::Binary(..) | Kind::Select(..)
@@ -69,14 +71,25 @@ impl Scheduler<'_> {
         let at = |k: usize| blocks.lanes + 4 * k as u32;
         let mut args = [0u32; crate::stencil_db::ARG_HOLES];
         for (k, lane) in lanes.iter().enumerate() {
-            args[k] = self.lane_operand(lane.operand, at(k))?;
+            args[k] = match lane.second {
+                // the lane slot is the second operand's: the first is read where it is
+                // or from a slot of its own
+                Some(_) => self.first_operand(lane.operand)?,
+                None => self.lane_operand(lane.operand, at(k))?,
+            };
         }
+        // second operands into their lanes: in a register first (loading the others may
+        // evict them)
+        self.seconds_into_lanes(&lanes, at)?;
         // a lane no call fills reads lane 0's operand; nobody reads its result
         for k in lanes.len()..LANES {
             args[k] = args[0];
         }
         for lane in &lanes {
             self.uses[lane.operand as usize] -= reads;
+            if let Some(y) = lane.second {
+                self.uses[y as usize] -= 1;
+            }
         }
         self.steps.push(Step {
             args,
@@ -90,6 +103,59 @@ impl Scheduler<'_> {
                 self.slot[c as usize] = cos + 4 * k as u32;
                 self.early[c as usize] = true;
             }
+        }
+        Ok(())
+    }
+
+    /// The data offset the first operand `x` of a binary call is read from: its slot,
+    /// stored there first if it is only in a register.
+    fn first_operand(&mut self, x: NodeId) -> Result<u32, MissingStencil> {
+        let r = match self.place(Class::Float, x) {
+            Place::R0 => 0,
+            Place::R1 => 1,
+            Place::Mem => return Ok(self.slot[x as usize]),
+        };
+        let slot = self.slot_of(x);
+        let store = self.table.store(Class::Float, r)?;
+        self.emit(store, Some(slot));
+        Ok(slot)
+    }
+
+    /// Stores or copies the second operands of a binary group into their lanes of the
+    /// block (`at(k)`), where the stencil reads them one by one.
+    fn seconds_into_lanes(
+        &mut self,
+        lanes: &[crate::pack::Lane],
+        at: impl Fn(usize) -> u32,
+    ) -> Result<(), MissingStencil> {
+        for (k, lane) in lanes.iter().enumerate() {
+            let Some(y) = lane.second else { continue };
+            if self.slot[y as usize] == at(k) {
+                continue; // spilled into its lane already
+            }
+            let r = match self.place(Class::Float, y) {
+                Place::R0 => 0,
+                Place::R1 => 1,
+                Place::Mem => continue,
+            };
+            let slot = match self.in_place.get(&y) {
+                Some(&hint) if hint == at(k) => self.slot_of(y),
+                _ => at(k),
+            };
+            let store = self.table.store(Class::Float, r)?;
+            self.emit(store, Some(slot));
+        }
+        for (k, lane) in lanes.iter().enumerate() {
+            let Some(y) = lane.second else { continue };
+            if self.slot[y as usize] == at(k) || self.place(Class::Float, y) != Place::Mem {
+                continue; // in its lane now
+            }
+            let r = match self.load(Class::Float, y)? {
+                Place::R0 => 0,
+                _ => 1,
+            };
+            let store = self.table.store(Class::Float, r)?;
+            self.emit(store, Some(at(k)));
         }
         Ok(())
     }
