@@ -3,11 +3,12 @@
 //! A program of scalar values (an MLP's tanh, a vector of up to 64 elements, 256
 //! independent `cp.sin` calls) calls one scalar math stencil per value, while the array
 //! kernels already compute four lanes at a time on x86_64 and AArch64. This pass groups
-//! up to four calls of one unary math function (or of `atan2` or `pow`) whose results none of them needs (no
-//! call of the group depends on another, directly or through other nodes) and the
-//! scheduler runs each group as one `st_pack4_<op>_f` stencil (`stencils/gen_packs.py`):
-//! the operands are stored into a 16-byte aligned block of four data slots, the stencil
-//! replaces each by its result in place, and each result lives in its lane's slot. Each
+//! up to four calls of one unary math function (or of `atan2` or `pow`) whose results
+//! none of them needs (no call of the group depends on another, directly or through
+//! other nodes) and the scheduler runs each group as one `st_pack4_<op>_f` stencil
+//! (`stencils/gen_packs.py`): it reads each lane's operand where it lives
+//! ([`crate::schedule_packs`]), writes the results to a 16-byte aligned block of four
+//! data slots, and each result lives in its lane's slot. Each
 //! lane runs the array kernel's vector body, the same operations as the scalar call, so
 //! the results have the scalar call's bits. `sin` and `cos` of one operand (the pairs of
 //! [`crate::sincos`]) pack as one lane of `st_pack4_sincos_f`, which writes the cosines
