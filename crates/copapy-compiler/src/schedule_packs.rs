@@ -110,72 +110,78 @@ impl Scheduler<'_> {
     /// The data offset the first operand `x` of a binary call is read from: its slot,
     /// stored there first if it is only in a register.
     fn first_operand(&mut self, x: NodeId) -> Result<u32, MissingStencil> {
-        let r = match self.place(Class::Float, x) {
-            Place::R0 => 0,
-            Place::R1 => 1,
-            Place::Mem => return Ok(self.slot[x as usize]),
+        let Some(r) = self.float_register(x) else {
+            return Ok(self.slot[x as usize]);
         };
         let slot = self.slot_of(x);
-        let store = self.table.store(Class::Float, r)?;
-        self.emit(store, Some(slot));
+        self.store_register(r, slot)?;
         Ok(slot)
     }
 
     /// Stores or copies the second operands of a binary group into their lanes of the
-    /// block (`at(k)`), where the stencil reads them one by one.
+    /// block (`at(k)`), where the stencil reads them one by one: the ones in a register
+    /// first (loading the others may evict them).
     fn seconds_into_lanes(
         &mut self,
         lanes: &[crate::pack::Lane],
         at: impl Fn(usize) -> u32,
     ) -> Result<(), MissingStencil> {
-        for (k, lane) in lanes.iter().enumerate() {
-            let Some(y) = lane.second else { continue };
-            if self.slot[y as usize] == at(k) {
+        let seconds = || {
+            lanes
+                .iter()
+                .enumerate()
+                .filter_map(|(k, lane)| lane.second.map(|y| (at(k), y)))
+        };
+        for (lane, y) in seconds() {
+            if self.slot[y as usize] == lane {
                 continue; // spilled into its lane already
             }
-            let r = match self.place(Class::Float, y) {
-                Place::R0 => 0,
-                Place::R1 => 1,
-                Place::Mem => continue,
-            };
-            let slot = match self.in_place.get(&y) {
-                Some(&hint) if hint == at(k) => self.slot_of(y),
-                _ => at(k),
-            };
-            let store = self.table.store(Class::Float, r)?;
-            self.emit(store, Some(slot));
+            if let Some(r) = self.float_register(y) {
+                self.store_into_lane(y, r, lane)?;
+            }
         }
-        for (k, lane) in lanes.iter().enumerate() {
-            let Some(y) = lane.second else { continue };
-            if self.slot[y as usize] == at(k) || self.place(Class::Float, y) != Place::Mem {
+        for (lane, y) in seconds() {
+            if self.slot[y as usize] == lane || self.float_register(y).is_some() {
                 continue; // in its lane now
             }
-            let r = match self.load(Class::Float, y)? {
-                Place::R0 => 0,
-                _ => 1,
-            };
-            let store = self.table.store(Class::Float, r)?;
-            self.emit(store, Some(at(k)));
+            let r = usize::from(self.load(Class::Float, y)? != Place::R0);
+            self.store_register(r, lane)?;
         }
         Ok(())
     }
 
     /// The data offset a lane reads its operand `x` from: its slot when it is only in
     /// data memory (an input, a constant, a spilled value: no copy); a value in a
-    /// register is stored into its lane `lane` of the block (or the slot it was given,
-    /// [`Scheduler::place_pack_blocks`]).
+    /// register is stored into its lane `lane` of the block.
     fn lane_operand(&mut self, x: NodeId, lane: u32) -> Result<u32, MissingStencil> {
-        let r = match self.place(Class::Float, x) {
-            Place::R0 => 0,
-            Place::R1 => 1,
-            Place::Mem => return Ok(self.slot[x as usize]),
-        };
+        match self.float_register(x) {
+            Some(r) => self.store_into_lane(x, r, lane),
+            None => Ok(self.slot[x as usize]),
+        }
+    }
+
+    /// Stores `x` from float register `r` into its lane (the lane is its slot when
+    /// [`Scheduler::place_pack_blocks`] gave it that one); returns where it went.
+    fn store_into_lane(&mut self, x: NodeId, r: usize, lane: u32) -> Result<u32, MissingStencil> {
         let slot = match self.in_place.get(&x) {
             Some(&hint) if hint == lane => self.slot_of(x),
             _ => lane,
         };
+        self.store_register(r, slot)?;
+        Ok(slot)
+    }
+
+    fn float_register(&self, x: NodeId) -> Option<usize> {
+        match self.place(Class::Float, x) {
+            Place::R0 => Some(0),
+            Place::R1 => Some(1),
+            Place::Mem => None,
+        }
+    }
+
+    fn store_register(&mut self, r: usize, slot: u32) -> Result<(), MissingStencil> {
         let store = self.table.store(Class::Float, r)?;
         self.emit(store, Some(slot));
-        Ok(slot)
+        Ok(())
     }
 }
