@@ -217,7 +217,8 @@ SPECIALS = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 2.0, -8.0, 0.5,
 
 def _check_binary(name: str, pairs: list[tuple[float, float, int]]) -> None:
     """Operand kinds: 0 inputs, 1 the second operand computed (a product, spilled into its
-    lane), 2 both operands one value (pow(x, x)), 3 the second operand also an output."""
+    lane), 2 both operands one value (pow(x, x)), 3 the second operand also an output, 4
+    the second operand the constant 1.5, one node that every such lane shares."""
     fn, ref, bar = BINARY[name][:3]
 
     def operands() -> tuple[list[tuple[Any, Any]], list[Any], list[tuple[float, float]]]:
@@ -230,6 +231,8 @@ def _check_binary(name: str, pairs: list[tuple[float, float, int]]) -> None:
                 vy, y = vx, x
             if kind == 3:
                 extra.append(vy)
+            if kind == 4:
+                vy, y = 1.5, 1.5
             ops.append((vx, vy))
             f32s.append((float(np.float32(x)), float(np.float32(y))))
         return ops, extra, f32s
@@ -254,10 +257,17 @@ def _check_binary(name: str, pairs: list[tuple[float, float, int]]) -> None:
 def test_binary_calls_have_the_bits_of_calls_alone(name: str, data: st.DataObject) -> None:
     (xlo, xhi), (ylo, yhi) = BINARY[name][3:]
     pair = st.tuples(st.floats(xlo, xhi, width=32), st.floats(ylo, yhi, width=32),
-                     st.integers(0, 3))
+                     st.integers(0, 4))
     _check_binary(name, data.draw(st.lists(pair, min_size=1, max_size=9)))
 
 
 @pytest.mark.parametrize("name", list(BINARY))
 def test_special_operands_in_packed_binary_lanes(name: str) -> None:
     _check_binary(name, [(x, y, 0) for x in SPECIALS for y in SPECIALS])
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+def test_lanes_sharing_a_constant_second_operand(name: str) -> None:
+    """x ** 1.5 of six values (a gradient of x ** 2.5 has these): each lane gets its copy
+    of the one constant."""
+    _check_binary(name, [(x, 0.0, 4) for x in (0.3, 1.0, 2.5, 3.75, 0.0, 7.0)])

@@ -120,31 +120,32 @@ impl Scheduler<'_> {
 
     /// Stores or copies the second operands of a binary group into their lanes of the
     /// block (`at(k)`), where the stencil reads them one by one: the ones in a register
-    /// first (loading the others may evict them).
+    /// first (loading the others may evict them). Lanes may share a second operand (a
+    /// constant exponent): each lane gets its copy.
     fn seconds_into_lanes(
         &mut self,
         lanes: &[crate::pack::Lane],
         at: impl Fn(usize) -> u32,
     ) -> Result<(), MissingStencil> {
-        let seconds = || {
-            lanes
-                .iter()
-                .enumerate()
-                .filter_map(|(k, lane)| lane.second.map(|y| (at(k), y)))
-        };
-        for (lane, y) in seconds() {
-            if self.slot[y as usize] == lane {
-                continue; // spilled into its lane already
-            }
-            if let Some(r) = self.float_register(y) {
+        let seconds: Vec<(u32, NodeId)> = lanes
+            .iter()
+            .enumerate()
+            .filter_map(|(k, lane)| lane.second.map(|y| (at(k), y)))
+            .collect();
+        // spilled into its lane already, or stored from a register now
+        let mut placed = vec![false; seconds.len()];
+        for (done, &(lane, y)) in placed.iter_mut().zip(&seconds) {
+            *done = self.slot[y as usize] == lane;
+            if let (false, Some(r)) = (*done, self.float_register(y)) {
                 self.store_into_lane(y, r, lane)?;
+                *done = true;
             }
         }
-        for (lane, y) in seconds() {
-            if self.slot[y as usize] == lane || self.float_register(y).is_some() {
-                continue; // in its lane now
-            }
-            let r = usize::from(self.load(Class::Float, y)? != Place::R0);
+        for (&(lane, y), _) in seconds.iter().zip(&placed).filter(|(_, &done)| !done) {
+            let r = match self.float_register(y) {
+                Some(r) => r, // loaded for an earlier lane
+                None => usize::from(self.load(Class::Float, y)? != Place::R0),
+            };
             self.store_register(r, lane)?;
         }
         Ok(())
