@@ -43,6 +43,12 @@ extern i32 cp_n;
 #else
 #define CP_HOLE(sym) ((void *)(sym))
 #endif
+/* The address of a scalar data hole (cp_mf, cp_mf2) used as a block (gen_packs.py). */
+#if defined(__x86_64__)
+#define CP_SLOT(sym) CP_HOLE(sym)
+#else
+#define CP_SLOT(sym) ((void *)&(sym))
+#endif
 
 /* The fixed reduction order (README.md, "Array stencils"): element k is added into
  * partial sum k % 8 in increasing k, the partials start at -0.0 (the identity, so a

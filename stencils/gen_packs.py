@@ -4,15 +4,26 @@ Imported by gen_stencils.py, which appends these to generated/stencils.c. A prog
 scalar values (an MLP's tanh, any vector of up to 64 elements) calls one scalar stencil
 per element, while the array kernels already run four lanes at a time on x86_64 and
 AArch64 (CPM_VEC_MATH). The compiler's packing pass (crates/copapy-compiler/src/pack.rs)
-gathers the operands of up to four independent calls of one function into a 16-byte
-aligned block of data memory and runs one of these stencils:
+runs up to four independent calls of one function as one of these stencils:
 
-    st_pack4_<op>_f      cp_a0[k] = op(cp_a0[k]) for k < 4, in place
-    st_pack4_sincos_f    cp_a0[k] = sin(cp_a0[k]), cp_a1[k] = cos(of the same), k < 4
+    st_pack4_<op>_f      cp_mf[k] = op(*cp_a<k>) for k < 4
+    st_pack4_sincos_f    cp_mf[k] = sin(*cp_a<k>), cp_mf2[k] = cos(of the same), k < 4
+    st_pack4_<op>_f      cp_mf[k] = op(*cp_a<k>, cp_mf[k]) for atan2 and pow, k < 4
+
+Each lane's operand is read where it lives (an input's or a spilled value's slot, or
+the slot the scheduler stored a register into), one 4-byte load per lane, and the
+results are written to a 16-byte aligned block as one vector store. Reading the
+operands one by one matters: four 4-byte stores read back by one 16-byte load cannot be
+forwarded from the store buffer, so the load waits until the stores retire, which
+waits for everything before them, and consecutive packs ran one after another instead
+of overlapping (issue 23.1: 256 independent sin took 3x glibc's time per call, the
+same kernel over an array 1.5x). A 16-byte result store read back as 4-byte loads
+forwards.
 
 Each lane runs the vector body of the array kernel (cpm_<op>f_body(x, 1), gen_arrays.py
 VECTOR_MATH), the same operations as the scalar helper, so each lane has the bits of the
-scalar call; a lane the program does not use computes op(0) and nobody reads it. The loop
+scalar call; a lane the program does not use reads lane 0's operand and nobody reads
+its result. The loop
 has a fixed trip count of 4 and vectorises into straight-line SSE2 / NEON code: no loop
 and no branch is left (build.py checks), so the instruction bound is one constant.
 
@@ -23,23 +34,40 @@ their scalar calls.
 
 import gen_arrays
 
-# the unary float functions with a branch-free vector body (gen_arrays.VECTOR_MATH); log
-# reads its table by an index per lane, which SSE2 and NEON cannot gather, so its four
-# lanes would stay a loop (a branch in a packed step): log calls stay one per value
-OPS = [op for (op, ty) in gen_arrays.VECTOR_MATH
-       if ty == "f" and op not in ("atan2", "pow", "log")]
+# the float functions with a branch-free vector body (gen_arrays.VECTOR_MATH); atan2 and
+# pow take their second operands from the result block
+BINARY = ("atan2", "pow")
+OPS = [op for (op, ty) in gen_arrays.VECTOR_MATH if ty == "f" and op not in BINARY]
 SIG = "(f32 a, f32 b, i32 i, i32 j)"
 LANES = 4
 
 
-def _helper(name, params, body):
-    return (f"CPM_NOINLINE void {name}({params}) {{\n"
+# the lane operands' holes (arrays.h), lane k reads the slot behind the k-th
+LANE_HOLES = ["cp_a0", "cp_a1", "cp_a2", "cp_a3"]
+LANE_PARAMS = ", ".join(f"const f32 *x{k}" for k in range(LANES))
+GATHER = f"    f32 x[{LANES}] = {{{', '.join(f'*x{k}' for k in range(LANES))}}};\n"
+# the second operands of atan2 and pow, read one by one from the result block: volatile
+# keeps clang from merging the four loads into the 16-byte load that the store buffer
+# cannot forward from the scheduler's four stores
+SECOND = (f"    f32 w[{LANES}] = "
+          f"{{{', '.join(f'((volatile f32 *)y)[{k}]' for k in range(LANES))}}};\n")
+
+
+def _helper(name, outs, ins, body, call, more="", blocks="f32 *y"):
+    """The lanes' loop over restrict pointers with the lane count as a parameter, as the
+    array kernels have it, inlined with the count 4 into the helper that gathers the
+    operands: clang vectorises that form even where a lane reads a table by its own index
+    (log, pow: four scalar loads), where a loop written with the constant 4 stays scalar."""
+    loop = f"{name}_lanes"
+    return (f"OP void {loop}({outs}, {ins}, i32 n) {{\n"
             "    CPM_VECTOR_LOOP\n"
-            f"    for (i32 k = 0; k < {LANES}; k++)\n        {body};\n}}\n")
+            f"    for (i32 k = 0; k < n; k++)\n        {body};\n}}\n"
+            f"CPM_NOINLINE void {name}({blocks}, {LANE_PARAMS}) "
+            f"{{\n{GATHER}{more}    {loop}({call}, {LANES});\n}}\n")
 
 
-def _stencil(name, helper, holes):
-    args = ", ".join(f"CP_HOLE({h})" for h in holes)
+def _stencil(name, helper, blocks):
+    args = ", ".join([f"CP_SLOT({b})" for b in blocks] + [f"CP_HOLE({h})" for h in LANE_HOLES])
     return f"void {name}{SIG} {{\n    {helper}({args});\n    NEXT(a, b, i, j);\n}}\n"
 
 
@@ -50,16 +78,24 @@ def _only_vector(src):
 def generate():
     """Yield (stencil name, C source of its helper and stencil), in a fixed order; each
     source compiles to something only where CPM_VEC_MATH."""
+    x = "const f32 *restrict x"
     for op in OPS:
         body = gen_arrays.VECTOR_MATH[op, "f"]
         helper = f"cpm_pack4_{op}_f"
-        src = _helper(helper, "f32 *p", f"p[k] = {body}(p[k], 1)")
-        stencil = _stencil(f"st_pack4_{op}_f", helper, ["cp_a0"])
+        src = _helper(helper, "f32 *restrict d", x, f"d[k] = {body}(x[k], 1)", "y, x")
+        stencil = _stencil(f"st_pack4_{op}_f", helper, ["cp_mf"])
+        yield f"st_pack4_{op}_f", _only_vector(src + stencil)
+    for op in BINARY:
+        body = gen_arrays.VECTOR_MATH[op, "f"]
+        helper = f"cpm_pack4_{op}_f"
+        src = _helper(helper, "f32 *restrict d", f"{x}, const f32 *restrict w",
+                      f"d[k] = {body}(x[k], w[k], 1)", "y, x, w", SECOND)
+        stencil = _stencil(f"st_pack4_{op}_f", helper, ["cp_mf"])
         yield f"st_pack4_{op}_f", _only_vector(src + stencil)
     helper = "cpm_pack4_sincos_f"
-    src = _helper(helper, "f32 *restrict s, f32 *restrict c",
-                  "cpm_sincos_body(s[k], &s[k], &c[k], 1)")
-    stencil = _stencil("st_pack4_sincos_f", helper, ["cp_a0", "cp_a1"])
+    src = _helper(helper, "f32 *restrict s, f32 *restrict c", x,
+                  "cpm_sincos_body(x[k], &s[k], &c[k], 1)", "y, c, x", blocks="f32 *y, f32 *c")
+    stencil = _stencil("st_pack4_sincos_f", helper, ["cp_mf", "cp_mf2"])
     yield "st_pack4_sincos_f", _only_vector(src + stencil)
 
 

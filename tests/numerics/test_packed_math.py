@@ -164,3 +164,110 @@ def test_a_loop_body_packs_its_independent_calls() -> None:
         ref = np.array([np.float32(np.float32(math.tanh(float(x))) * np.float32(1.5)) + np.float32(0.25)
                         for x in ref], np.float32)
     assert np.allclose(np.array(got, np.float32), ref, rtol=1e-5, atol=0), (got, ref)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(xs=st.lists(st.floats(-8.0, 8.0, width=32), min_size=2, max_size=9))
+def test_packs_read_their_operands_where_they_live(xs: list[float]) -> None:
+    """Each lane reads its operand in place: inputs, one input read by two packs (sin and
+    exp of x), and an earlier pack's results (tanh of the sines, read from the sin pack's
+    block; the sines are outputs too). Bits equal the same calls one after another; values
+    are within the bars of the float64 functions of the float32 operands."""
+    def program(calls: Callable[[list[Any], Callable[[Any], list[Any]]], list[Any]]) -> list[float]:
+        vals = [cp.value(x) for x in xs]
+        sines = calls(vals, lambda v: [cp.sin(v)])
+        return _run(sines + calls(sines, lambda v: [cp.tanh(v)]) + calls(vals, lambda v: [cp.exp(v)]))
+
+    packed = program(lambda vals, call: [r for v in vals for r in call(v)])
+    alone = program(_chain)
+    assert all(_same_bits(p, a) for p, a in zip(packed, alone, strict=True)), (packed, alone)
+    n = len(xs)
+    for k, x in enumerate(xs):
+        sine, th, ex = packed[k], packed[n + k], packed[2 * n + k]
+        assert _within_bar(sine, _reference(np.sin, x), 1), (x, sine)
+        assert _within_bar(th, _reference(np.tanh, sine), 1), (sine, th)
+        assert _within_bar(ex, _reference(np.exp, x), 1), (x, ex)
+
+
+# binary functions packed with their second operands in the result block:
+# name: (copapy function, float64 reference, ulp bar of docs/math.md, x range, y range)
+BINARY: dict[str, tuple[Callable[[Any, Any], Any], Callable[[Any, Any], Any], int,
+                        tuple[float, float], tuple[float, float]]] = {
+    "atan2": (cp.atan2, math.atan2, 2, (-1.0e6, 1.0e6), (-1.0e6, 1.0e6)),
+    "pow": (lambda x, y: x ** y, lambda x, y: _c99_pow(x, y), 2, (0.0, 1.0e4), (-12.0, 12.0)),
+}
+
+
+def _c99_pow(x: float, y: float) -> float:
+    """C99 pow in float64: Python's math.pow, which raises where C returns inf (overflow, a
+    pole at zero) or NaN (a domain error); NumPy's power gives NaN for pow(-inf, 0.5), C99
+    +inf."""
+    odd = y.is_integer() and y % 2 == 1
+    try:
+        return math.pow(x, y)
+    except OverflowError:
+        return -math.inf if x < 0 and odd else math.inf
+    except ValueError:
+        if x == 0.0 and y < 0:
+            return math.copysign(math.inf, x) if odd else math.inf
+        return math.nan
+# the special operands of C99 Annex F pow and atan2, paired with each other
+SPECIALS = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 2.0, -8.0, 0.5, 3.0, 1e-40]
+
+
+def _check_binary(name: str, pairs: list[tuple[float, float, int]]) -> None:
+    """Operand kinds: 0 inputs, 1 the second operand computed (a product, spilled into its
+    lane), 2 both operands one value (pow(x, x)), 3 the second operand also an output, 4
+    the second operand the constant 1.5, one node that every such lane shares."""
+    fn, ref, bar = BINARY[name][:3]
+
+    def operands() -> tuple[list[tuple[Any, Any]], list[Any], list[tuple[float, float]]]:
+        ops, extra, f32s = [], [], []
+        for x, y, kind in pairs:
+            vx, vy = cp.value(x), cp.value(y)
+            if kind == 1:
+                vy = vy * cp.value(1.0)
+            if kind == 2:
+                vy, y = vx, x
+            if kind == 3:
+                extra.append(vy)
+            if kind == 4:
+                vy, y = 1.5, 1.5
+            ops.append((vx, vy))
+            f32s.append((float(np.float32(x)), float(np.float32(y))))
+        return ops, extra, f32s
+
+    ops, extra, f32s = operands()
+    packed = _run([fn(a, b) for a, b in ops] + extra)[:len(ops)]
+    outs: list[Any] = []
+    for a, b in operands()[0]:
+        for prev in outs[-1:]:  # each call waits for the one before: nothing packs
+            a, b = cp.iif(prev < NEG_INF, 0.0, a), cp.iif(prev < NEG_INF, 0.0, b)
+        outs.append(fn(a, b))
+    alone = _run(outs)
+    for (x, y), got, single in zip(f32s, packed, alone, strict=True):
+        assert _same_bits(got, single), f"{name}({x!r}, {y!r}): packed {got!r}, alone {single!r}"
+        want = ref(x, y)
+        assert _within_bar(got, want, bar), f"{name}({x!r}, {y!r}) = {got!r}, want {want!r}"
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_binary_calls_have_the_bits_of_calls_alone(name: str, data: st.DataObject) -> None:
+    (xlo, xhi), (ylo, yhi) = BINARY[name][3:]
+    pair = st.tuples(st.floats(xlo, xhi, width=32), st.floats(ylo, yhi, width=32),
+                     st.integers(0, 4))
+    _check_binary(name, data.draw(st.lists(pair, min_size=1, max_size=9)))
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+def test_special_operands_in_packed_binary_lanes(name: str) -> None:
+    _check_binary(name, [(x, y, 0) for x in SPECIALS for y in SPECIALS])
+
+
+@pytest.mark.parametrize("name", list(BINARY))
+def test_lanes_sharing_a_constant_second_operand(name: str) -> None:
+    """x ** 1.5 of six values (a gradient of x ** 2.5 has these): each lane gets its copy
+    of the one constant."""
+    _check_binary(name, [(x, 0.0, 4) for x in (0.3, 1.0, 2.5, 3.75, 0.0, 7.0)])

@@ -3,11 +3,12 @@
 //! A program of scalar values (an MLP's tanh, a vector of up to 64 elements, 256
 //! independent `cp.sin` calls) calls one scalar math stencil per value, while the array
 //! kernels already compute four lanes at a time on x86_64 and AArch64. This pass groups
-//! up to four calls of one unary math function whose results none of them needs (no
-//! call of the group depends on another, directly or through other nodes) and the
-//! scheduler runs each group as one `st_pack4_<op>_f` stencil (`stencils/gen_packs.py`):
-//! the operands are stored into a 16-byte aligned block of four data slots, the stencil
-//! replaces each by its result in place, and each result lives in its lane's slot. Each
+//! up to four calls of one unary math function (or of `atan2` or `pow`) whose results
+//! none of them needs (no call of the group depends on another, directly or through
+//! other nodes) and the scheduler runs each group as one `st_pack4_<op>_f` stencil
+//! (`stencils/gen_packs.py`): it reads each lane's operand where it lives
+//! ([`crate::schedule_packs`]), writes the results to a 16-byte aligned block of four
+//! data slots, and each result lives in its lane's slot. Each
 //! lane runs the array kernel's vector body, the same operations as the scalar call, so
 //! the results have the scalar call's bits. `sin` and `cos` of one operand (the pairs of
 //! [`crate::sincos`]) pack as one lane of `st_pack4_sincos_f`, which writes the cosines
@@ -54,15 +55,20 @@ const SINCOS: &str = "st_pack4_sincos_f";
 pub(crate) enum PackOp {
     /// One unary float function per lane (`st_pack4_<op>_f`).
     Unary(Op),
+    /// One binary float function per lane (`st_pack4_atan2_f`, `st_pack4_pow_f`): the
+    /// second operands come in the result block.
+    Binary(Op),
     /// sin and cos of each lane's operand (`st_pack4_sincos_f`).
     SinCos,
 }
 
-/// One lane of a group: the operand and the node(s) computed from it. For
-/// [`PackOp::SinCos`], `node` is the sin and `cos` the cos of `operand`.
+/// One lane of a group: the operand(s) and the node(s) computed from it. For
+/// [`PackOp::SinCos`], `node` is the sin and `cos` the cos of `operand`; for
+/// [`PackOp::Binary`], `second` is the second operand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Lane {
     pub operand: NodeId,
+    pub second: Option<NodeId>,
     pub node: NodeId,
     pub cos: Option<NodeId>,
 }
@@ -85,33 +91,38 @@ pub(crate) struct Group {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PackTable {
     unary: FxHashMap<Op, StencilId>,
+    binary: FxHashMap<Op, StencilId>,
     sincos: Option<StencilId>,
 }
 
 impl PackTable {
-    /// Looks up `st_pack4_<op>_f` for every unary float op and `st_pack4_sincos_f`.
+    /// Looks up `st_pack4_<op>_f` for every unary and binary float op and
+    /// `st_pack4_sincos_f`.
     pub(crate) fn new(lookup: impl Fn(&str) -> Option<StencilId>) -> PackTable {
-        let unary = Op::UNARY
-            .iter()
-            .filter_map(|&op| {
-                lookup(&format!("st_pack4_{}_f", op.stencil_name())).map(|id| (op, id))
-            })
-            .collect();
+        let packed = |ops: &[Op]| -> FxHashMap<Op, StencilId> {
+            ops.iter()
+                .filter_map(|&op| {
+                    lookup(&format!("st_pack4_{}_f", op.stencil_name())).map(|id| (op, id))
+                })
+                .collect()
+        };
         PackTable {
-            unary,
+            unary: packed(&Op::UNARY),
+            binary: packed(&Op::BINARY),
             sincos: lookup(SINCOS),
         }
     }
 
     /// Whether the object has no packed stencil (targets without IEEE SIMD floats).
     pub(crate) fn is_empty(&self) -> bool {
-        self.unary.is_empty() && self.sincos.is_none()
+        self.unary.is_empty() && self.binary.is_empty() && self.sincos.is_none()
     }
 
     /// The stencil of a group's operation.
     pub(crate) fn stencil(&self, op: PackOp) -> Option<StencilId> {
         match op {
             PackOp::Unary(op) => self.unary.get(&op).copied(),
+            PackOp::Binary(op) => self.binary.get(&op).copied(),
             PackOp::SinCos => self.sincos,
         }
     }
@@ -214,13 +225,23 @@ struct Planner<'a> {
 impl Planner<'_> {
     /// The group operation `n` can join, if it is a packable call.
     fn candidate(&self, n: NodeId) -> Option<(PackOp, Lane)> {
-        let Kind::Unary(op, x) = self.arena.nodes[n as usize].kind else {
-            return None;
-        };
         let float = |m: NodeId| self.arena.nodes[m as usize].ty == ScalarType::Float;
-        if !float(n) || !float(x) || (self.fixed)(n) || self.alone[n as usize] {
-            return None;
-        }
+        let usable = !(self.fixed)(n) && !self.alone[n as usize] && float(n);
+        let (op, x) = match self.arena.nodes[n as usize].kind {
+            Kind::Unary(op, x) if usable && float(x) => (op, x),
+            Kind::Binary(op, x, y)
+                if usable && float(x) && float(y) && self.table.binary.contains_key(&op) =>
+            {
+                let lane = Lane {
+                    operand: x,
+                    second: Some(y),
+                    node: n,
+                    cos: None,
+                };
+                return Some((PackOp::Binary(op), lane));
+            }
+            _ => return None,
+        };
         if let Some(&p) = self.partners.get(&n) {
             // sin and cos of one operand: one lane of the fused stencil, or left to the
             // scalar fusion when its partner is placed already
@@ -230,6 +251,7 @@ impl Planner<'_> {
             let (sin, cos) = if op == Op::Sin { (n, p) } else { (p, n) };
             let lane = Lane {
                 operand: x,
+                second: None,
                 node: sin,
                 cos: Some(cos),
             };
@@ -238,6 +260,7 @@ impl Planner<'_> {
         self.table.unary.get(&op)?;
         let lane = Lane {
             operand: x,
+            second: None,
             node: n,
             cos: None,
         };

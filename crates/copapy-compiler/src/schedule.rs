@@ -970,12 +970,15 @@ mod tests {
         })
     }
 
-    /// `st_pack4_<op>_f`: four lanes at `args[0]` in place; `sincos` writes the cosines
-    /// to `args[1]`.
+    /// `st_pack4_<op>_f`: lane `k` reads the slot at `args[k]` (all four before any
+    /// result is written, as the helper gathers them) and the results go to the block at
+    /// `slot`; `sincos` writes the cosines to the block at `slot2`.
     fn run_pack(op: &str, step: &Step, data: &mut [u8]) {
-        let at = |k: u32| (step.args[0] + 4 * k) as usize;
-        for k in 0..4 {
-            let x = crate::compile::read_bits(data, at(k) as u32);
+        let xs: Vec<u32> = (0..4)
+            .map(|k| crate::compile::read_bits(data, step.args[k]))
+            .collect();
+        let block = |b: Option<u32>, k: usize| (b.expect("a result block") + 4 * k as u32) as usize;
+        for (k, &x) in xs.iter().enumerate() {
             let (first, cos) = if op == "sincos" {
                 (Op::Sin, Some(unary_or_math(Op::Cos, ScalarType::Float, x)))
             } else {
@@ -983,9 +986,10 @@ mod tests {
                 (op, None)
             };
             let r = unary_or_math(first, ScalarType::Float, x);
-            data[at(k)..at(k) + 4].copy_from_slice(&r.to_le_bytes());
+            let o = block(step.slot, k);
+            data[o..o + 4].copy_from_slice(&r.to_le_bytes());
             if let Some(c) = cos {
-                let o = (step.args[1] + 4 * k) as usize;
+                let o = block(step.slot2, k);
                 data[o..o + 4].copy_from_slice(&c.to_le_bytes());
             }
         }

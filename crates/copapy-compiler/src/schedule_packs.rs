@@ -1,12 +1,13 @@
 //! Scheduling the groups of packed math calls ([`crate::pack`]).
 //!
 //! Each group gets a 16-byte aligned block of four slots before scheduling starts (and
-//! a second one for the cosines of `st_pack4_sincos_f`). An operand that only its lane
-//! reads (a dot product's sum before its tanh) is given its lane as its slot, so when
-//! the registers spill it, it is spilled straight into the block; at the group, the
-//! operands still in a register are stored into their lanes and the others (inputs,
-//! values read again later) copied there. The stencil then replaces each lane by its
-//! result, which lives in that slot from then on, like any spilled value.
+//! a second one for the cosines of `st_pack4_sincos_f`), where the stencil writes its
+//! results: each result lives in its lane's slot from then on, like any spilled value.
+//! The stencil reads each lane's operand through a hole of its own, so an operand in
+//! data memory (an input, a constant, a spilled value) is read where it is; one still in
+//! a register is stored first, into its lane of the block. An operand that only its lane
+//! reads (a dot product's sum before its tanh) is given its lane as its slot, so a spill
+//! lands there too and the block is all the memory the group needs.
 
 use crate::link::Step;
 use crate::optimise::{Kind, NodeId};
@@ -17,7 +18,7 @@ use crate::select::{Class, MissingStencil, Place};
 /// Reads of a lane's operand by the lane: one per node computed from it.
 fn lane_reads(group: &Group) -> u32 {
     match group.op {
-        PackOp::Unary(_) => 1,
+        PackOp::Unary(_) | PackOp::Binary(_) => 1,
         PackOp::SinCos => 2,
     }
 }
@@ -33,7 +34,9 @@ impl Scheduler<'_> {
             self.blocks.push(Blocks { lanes, cos });
             let reads = lane_reads(&self.groups[g]);
             for (k, lane) in self.groups[g].lanes.iter().enumerate() {
-                let x = lane.operand;
+                // the operand that goes into the block: the second one of a binary call
+                // (its first is read where it lives)
+                let x = lane.second.unwrap_or(lane.operand);
                 let computed = matches!(
                     self.arena.nodes[x as usize].kind,
                     Kind::Unary(..) | Kind::Binary(..) | Kind::Select(..)
@@ -50,7 +53,10 @@ impl Scheduler<'_> {
         }
     }
 
-    /// Runs group `g`: its operands into their lanes, then the packed stencil.
+    /// Runs group `g`: each lane's operand where it is (in memory, or stored from its
+    /// register into its lane of the block), then the packed stencil, which reads lane
+    /// `k` through hole `cp_a<k>` and writes the results to the block (`cp_mf`; the
+    /// cosines to `cp_mf2`).
     pub(crate) fn schedule_pack(&mut self, g: u32) -> Result<(), MissingStencil> {
         let group = &self.groups[g as usize];
         let blocks = self.blocks[g as usize];
@@ -63,41 +69,32 @@ impl Scheduler<'_> {
             .stencil(op)
             .ok_or_else(|| MissingStencil(format!("packed stencil for {op:?}")))?;
         let at = |k: usize| blocks.lanes + 4 * k as u32;
-        // operands in a register first: loading the others may evict them, and they are
-        // read from their lanes only once all are there
+        let mut args = [0u32; crate::stencil_db::ARG_HOLES];
         for (k, lane) in lanes.iter().enumerate() {
-            let x = lane.operand;
-            if self.slot[x as usize] == at(k) {
-                continue; // spilled into its lane already
-            }
-            let r = match self.place(Class::Float, x) {
-                Place::R0 => 0,
-                Place::R1 => 1,
-                Place::Mem => continue,
+            args[k] = match lane.second {
+                // the lane slot is the second operand's: the first is read where it is
+                // or from a slot of its own
+                Some(_) => self.first_operand(lane.operand)?,
+                None => self.lane_operand(lane.operand, at(k))?,
             };
-            let slot = match self.in_place.get(&x) {
-                Some(&hint) if hint == at(k) => self.slot_of(x),
-                _ => at(k),
-            };
-            let store = self.table.store(Class::Float, r)?;
-            self.emit(store, Some(slot));
         }
-        for (k, lane) in lanes.iter().enumerate() {
-            let x = lane.operand;
-            if self.slot[x as usize] == at(k) || self.place(Class::Float, x) != Place::Mem {
-                continue; // in its lane now
-            }
-            self.store_scalar_copy(x, at(k))?;
+        // second operands into their lanes: in a register first (loading the others may
+        // evict them)
+        self.seconds_into_lanes(&lanes, at)?;
+        // a lane no call fills reads lane 0's operand; nobody reads its result
+        for k in lanes.len()..LANES {
+            args[k] = args[0];
         }
         for lane in &lanes {
             self.uses[lane.operand as usize] -= reads;
+            if let Some(y) = lane.second {
+                self.uses[y as usize] -= 1;
+            }
         }
-        let mut args = [0u32; crate::stencil_db::ARG_HOLES];
-        args[0] = blocks.lanes;
-        args[1] = blocks.cos.unwrap_or(0);
         self.steps.push(Step {
             args,
-            ..Step::new(stencil, None)
+            slot2: blocks.cos,
+            ..Step::new(stencil, Some(blocks.lanes))
         });
         for (k, lane) in lanes.iter().enumerate() {
             self.slot[lane.node as usize] = at(k);
@@ -110,15 +107,82 @@ impl Scheduler<'_> {
         Ok(())
     }
 
-    /// Copies `x`, which is in data memory, into the slot at `at` through a register
-    /// (the block is rewritten every run, so constants are copied too).
-    fn store_scalar_copy(&mut self, x: NodeId, at: u32) -> Result<(), MissingStencil> {
-        let r = match self.load(Class::Float, x)? {
-            Place::R0 => 0,
-            _ => 1,
+    /// The data offset the first operand `x` of a binary call is read from: its slot,
+    /// stored there first if it is only in a register.
+    fn first_operand(&mut self, x: NodeId) -> Result<u32, MissingStencil> {
+        let Some(r) = self.float_register(x) else {
+            return Ok(self.slot[x as usize]);
         };
+        let slot = self.slot_of(x);
+        self.store_register(r, slot)?;
+        Ok(slot)
+    }
+
+    /// Stores or copies the second operands of a binary group into their lanes of the
+    /// block (`at(k)`), where the stencil reads them one by one: the ones in a register
+    /// first (loading the others may evict them). Lanes may share a second operand (a
+    /// constant exponent): each lane gets its copy.
+    fn seconds_into_lanes(
+        &mut self,
+        lanes: &[crate::pack::Lane],
+        at: impl Fn(usize) -> u32,
+    ) -> Result<(), MissingStencil> {
+        let seconds: Vec<(u32, NodeId)> = lanes
+            .iter()
+            .enumerate()
+            .filter_map(|(k, lane)| lane.second.map(|y| (at(k), y)))
+            .collect();
+        // spilled into its lane already, or stored from a register now
+        let mut placed = vec![false; seconds.len()];
+        for (done, &(lane, y)) in placed.iter_mut().zip(&seconds) {
+            *done = self.slot[y as usize] == lane;
+            if let (false, Some(r)) = (*done, self.float_register(y)) {
+                self.store_into_lane(y, r, lane)?;
+                *done = true;
+            }
+        }
+        for (&(lane, y), _) in seconds.iter().zip(&placed).filter(|(_, &done)| !done) {
+            let r = match self.float_register(y) {
+                Some(r) => r, // loaded for an earlier lane
+                None => usize::from(self.load(Class::Float, y)? != Place::R0),
+            };
+            self.store_register(r, lane)?;
+        }
+        Ok(())
+    }
+
+    /// The data offset a lane reads its operand `x` from: its slot when it is only in
+    /// data memory (an input, a constant, a spilled value: no copy); a value in a
+    /// register is stored into its lane `lane` of the block.
+    fn lane_operand(&mut self, x: NodeId, lane: u32) -> Result<u32, MissingStencil> {
+        match self.float_register(x) {
+            Some(r) => self.store_into_lane(x, r, lane),
+            None => Ok(self.slot[x as usize]),
+        }
+    }
+
+    /// Stores `x` from float register `r` into its lane (the lane is its slot when
+    /// [`Scheduler::place_pack_blocks`] gave it that one); returns where it went.
+    fn store_into_lane(&mut self, x: NodeId, r: usize, lane: u32) -> Result<u32, MissingStencil> {
+        let slot = match self.in_place.get(&x) {
+            Some(&hint) if hint == lane => self.slot_of(x),
+            _ => lane,
+        };
+        self.store_register(r, slot)?;
+        Ok(slot)
+    }
+
+    fn float_register(&self, x: NodeId) -> Option<usize> {
+        match self.place(Class::Float, x) {
+            Place::R0 => Some(0),
+            Place::R1 => Some(1),
+            Place::Mem => None,
+        }
+    }
+
+    fn store_register(&mut self, r: usize, slot: u32) -> Result<(), MissingStencil> {
         let store = self.table.store(Class::Float, r)?;
-        self.emit(store, Some(at));
+        self.emit(store, Some(slot));
         Ok(())
     }
 }

@@ -32,7 +32,7 @@ fn alone(op: Op, x: &Value) -> u32 {
 
 #[test]
 fn ten_independent_calls_run_as_three_packed_steps_with_the_scalar_bits() {
-    for op in [Op::Tanh, Op::Exp, Op::Sin, Op::Atan] {
+    for op in [Op::Tanh, Op::Exp, Op::Sin, Op::Atan, Op::Log] {
         let xs: Vec<Value> = XS.iter().map(|&x| input(x)).collect();
         let outs: Vec<Value> = xs.iter().map(|x| unary(op, x).unwrap()).collect();
         let (bits, names) = run(&outs);
@@ -113,4 +113,53 @@ fn calls_that_read_one_operand_twice_and_outputs_read_again_pack() {
             (-0.4f32 * -0.4f32).to_bits()
         ]
     );
+}
+
+#[test]
+fn lanes_read_inputs_and_earlier_results_where_they_live() {
+    // four tanh of the four sines of four inputs: each pack reads its lanes in place
+    // (the inputs' slots, then the sin pack's block), so the program is the two packed
+    // steps and nothing that loads, stores or copies an operand
+    let xs: Vec<Value> = [0.25f32, -1.5, 3.0, 1e-20]
+        .iter()
+        .map(|&x| input(x))
+        .collect();
+    let sines: Vec<Value> = xs.iter().map(|x| unary(Op::Sin, x).unwrap()).collect();
+    let outs: Vec<Value> = sines.iter().map(|s| unary(Op::Tanh, s).unwrap()).collect();
+    let (bits, names) = run(&outs);
+    assert_eq!(count(&names, "st_pack4_sin_f"), 1, "{names:?}");
+    assert_eq!(count(&names, "st_pack4_tanh_f"), 1, "{names:?}");
+    assert_eq!(names.len(), 2, "only the packed steps: {names:?}");
+    for (k, x) in xs.iter().enumerate() {
+        let chain = unary(Op::Tanh, &unary(Op::Sin, x).unwrap()).unwrap();
+        assert_eq!(bits[k], run(&[chain]).0[0], "lane {k}");
+    }
+}
+
+#[test]
+fn ten_binary_calls_run_as_three_packed_steps_with_the_scalar_bits() {
+    // atan2 and pow: the first operands read in place, the second ones stored or copied
+    // into the result block (inputs, and one call of each reads one value twice)
+    for op in [Op::Atan2, Op::Pow] {
+        let xs: Vec<Value> = XS.iter().map(|&x| input(x)).collect();
+        let ys: Vec<Value> = XS.iter().rev().map(|&y| input(y * 0.5)).collect();
+        let mut pairs: Vec<(&Value, &Value)> = xs.iter().zip(&ys).collect();
+        pairs[3].1 = &xs[3];
+        let outs: Vec<Value> = pairs
+            .iter()
+            .map(|(x, y)| binary(op, x, y).unwrap())
+            .collect();
+        let (bits, names) = run(&outs);
+        let name = format!("st_pack4_{}_f", op.stencil_name());
+        assert_eq!(count(&names, &name), 3, "{names:?}");
+        for (k, (x, y)) in pairs.iter().enumerate() {
+            let want = run(&[binary(op, x, y).unwrap()]).0[0];
+            let both_nan = f32::from_bits(bits[k]).is_nan() && f32::from_bits(want).is_nan();
+            assert!(
+                bits[k] == want || both_nan,
+                "{op:?} lane {k}: {:#x} != {want:#x}",
+                bits[k]
+            );
+        }
+    }
 }
