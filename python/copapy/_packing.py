@@ -88,11 +88,6 @@ def runtime_subscript(ten: Any, keys: tuple[Any, ...]) -> tuple[ArrayNode, tuple
     return _core.array_pack(node.dtype, [out]), ()
 
 
-# ``vec op other`` element-wise (a scalar or another container of its shape) as one array
-# stencil, or None when it does not pack (``ndcore/pack_ops.rs``)
-binop = _core.nd_pack_binop
-
-
 def dot(a: Any, b: Any) -> Any:
     """``sum(a[k] * b[k])`` as one array stencil, or None when the operands do not pack."""
     x = array_of(a)
@@ -103,8 +98,3 @@ def dot(a: Any, b: Any) -> Any:
         return None
     return _core.array_kernel("dot", [x, y], [])
 
-
-def total(vec: Any) -> Any:
-    """The sum of the elements as one array stencil, or None when they do not pack."""
-    x = array_of(vec)
-    return None if x is None else _core.array_kernel("sum", [x], [])

@@ -15,7 +15,6 @@ mod errors;
 mod leaves;
 mod make;
 mod pack;
-mod pack_ops;
 mod reduce;
 mod shapes;
 mod sort;
@@ -82,6 +81,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_unary, m)?)?;
     elements::register(m)?;
     make::register(m)?;
-    pack_ops::register(m)?;
     Ok(())
 }
