@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import operator as _op
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, ClassVar, SupportsIndex, TypeAlias, overload
 
 from . import _core, _packing
@@ -21,7 +21,7 @@ from . import _elements as A
 from ._core import value
 from ._elements import TNum
 from ._ndmethods import NdMethods
-from ._typed_ops import Arith, Compare, Div, elementwise
+from ._typed_ops import Arith, Compare, Div
 
 _TensorSource: TypeAlias = (
     "TNum | value[TNum] | tensor[TNum] | Sequence[TNum | value[TNum]]"
@@ -150,32 +150,28 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
 
     # --- elementwise ----------------------------------------------------------------------
 
-    def _binop(self, other: Any, op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Any:
-        """``self op other`` (``other op self`` if ``rev``) element by element, broadcast as
-        NumPy (the n-d core's ``nd_binary``; ``op`` is Python's operator ``name``)."""
-        return _core.nd_binary(self, other, name, rev)
-
-    # the operators' types are written once for every container (``_typed_ops``)
-    __add__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.add, "add")
-    __radd__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.add, "add", True)
-    __sub__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.sub, "sub")
-    __rsub__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.sub, "sub", True)
-    __mul__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.mul, "mul")
-    __rmul__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.mul, "mul", True)
-    __floordiv__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.floordiv, "floordiv")
-    __rfloordiv__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.floordiv, "floordiv", True)
-    __mod__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.mod, "mod")
-    __rmod__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.mod, "mod", True)
-    __pow__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.pow, "pow")
-    __rpow__: Arith[TNum, tensor[int], tensor[float]] = elementwise(_op.pow, "pow", True)
-    __truediv__: Div[TNum, tensor[int], tensor[float]] = elementwise(_op.truediv, "truediv")
-    __rtruediv__: Div[TNum, tensor[int], tensor[float]] = elementwise(_op.truediv, "truediv", True)
-    __lt__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.lt, "lt")
-    __le__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.le, "le")
-    __gt__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.gt, "gt")
-    __ge__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.ge, "ge")
-    __eq__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.eq, "eq")  # type: ignore[assignment]
-    __ne__: Compare[TNum, tensor[int], tensor[float]] = elementwise(_op.ne, "ne")  # type: ignore[assignment]
+    # the operators' types, written once for every container (``_typed_ops``); the methods
+    # themselves are NdMethods'
+    __add__: Arith[TNum, tensor[int], tensor[float]]
+    __radd__: Arith[TNum, tensor[int], tensor[float]]
+    __sub__: Arith[TNum, tensor[int], tensor[float]]
+    __rsub__: Arith[TNum, tensor[int], tensor[float]]
+    __mul__: Arith[TNum, tensor[int], tensor[float]]
+    __rmul__: Arith[TNum, tensor[int], tensor[float]]
+    __floordiv__: Arith[TNum, tensor[int], tensor[float]]
+    __rfloordiv__: Arith[TNum, tensor[int], tensor[float]]
+    __mod__: Arith[TNum, tensor[int], tensor[float]]
+    __rmod__: Arith[TNum, tensor[int], tensor[float]]
+    __pow__: Arith[TNum, tensor[int], tensor[float]]
+    __rpow__: Arith[TNum, tensor[int], tensor[float]]
+    __truediv__: Div[TNum, tensor[int], tensor[float]]
+    __rtruediv__: Div[TNum, tensor[int], tensor[float]]
+    __lt__: Compare[TNum, tensor[int], tensor[float]]
+    __le__: Compare[TNum, tensor[int], tensor[float]]
+    __gt__: Compare[TNum, tensor[int], tensor[float]]
+    __ge__: Compare[TNum, tensor[int], tensor[float]]
+    __eq__: Compare[TNum, tensor[int], tensor[float]]  # type: ignore[assignment]
+    __ne__: Compare[TNum, tensor[int], tensor[float]]  # type: ignore[assignment]
 
     __hash__ = None  # type: ignore[assignment]
 

@@ -6,12 +6,12 @@ types, so a class names its own int and float forms). ``vector[int] + 1`` is the
 ``vector[int]``, ``vector[int] * 2.5`` ``vector[float]``, ``tensor[int] / 2`` ``tensor[float]``
 and ``t < 0`` ``tensor[int]``, from one declaration per operator and class.
 
-At run time the operators are ordinary methods (``elementwise``); only mypy reads these types.
+At run time the operators are ``NdMethods``' methods; only mypy reads these types.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol, TypeAlias, TypeVar, overload
 
 from ._core import value
@@ -50,14 +50,3 @@ class Compare(Protocol[E, I, F]):
     """``< <= > >= == !=``: int (0 or 1) elements."""
 
     def __call__(self, other: AnyOperand | I | F, /) -> I: ...
-
-
-def elementwise(op: Callable[[Any, Any], Any], name: str, rev: bool = False) -> Any:
-    """The method of a binary operator: the container's ``_binop`` with ``op`` (``other op
-    self`` if ``rev``); typed by the attribute it is assigned to."""
-
-    def method(self: Any, other: Any) -> Any:
-        return self._binop(other, op, name, rev)
-
-    method.__name__ = f"__{'r' if rev else ''}{name}__"
-    return method
