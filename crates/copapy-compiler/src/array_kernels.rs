@@ -75,7 +75,7 @@ pub struct Kernel {
     /// Its adjoint (`crate::autodiff`).
     pub grad: &'static str,
     /// Whether a front end may build it (`crate::array_build::build`); not the
-    /// operations only the compiler makes (adjoints, byte storage).
+    /// operations only the compiler makes (adjoints, the widening of byte storage).
     pub public: bool,
     /// The declarative shape, type, parameter and adjoint rule of the row on the generic
     /// node [`ArrayOp::Kernel`].
@@ -328,6 +328,8 @@ pub static KERNELS: [Kernel; 21] = [
         rule(Sizes(0), TWO, Scalar, Ty::Product, Words::None, D::Products)),
     kernel("index", FloatAndInt, 2, true, None, "array, int scalar -> scalar", "one-hot at the clamped index", true,
         rule(Sizes(0), &[Array(N), IntScalar], Scalar, Same, Words::None, D::ClampedOneHot)),
+    // the walks: their reach (a sum of signed strides over a range of offsets) is not a
+    // product, so the Params kind checks it (`kernel_params::check_reach`)
     kernel("strided", Any, 2, false, Some(2), "array -> [offset, n0..n3, s0..s3] walk", "scatter-add", true,
         rule(Params::Walk, ONE, WALK_FROM_1, Same, Words::Prm, D::ScatterWalk)),
     kernel("matmul", FloatAndInt, 3, false, Some(3), "m x k, k x p -> m x p", "G Bt, At G", true,
@@ -354,12 +356,16 @@ pub static KERNELS: [Kernel; 21] = [
         rule(Sizes(2), &[Array(SQUARE), Array(Prm(&[0, 1]))], Prm(&[0, 1]), Ty::Float, Words::Elimination, D::Solve)),
     kernel("det", Float, 2, true, Some(2), "n x n -> scalar (scratch n*n)", "det * solve(At, I)", true,
         rule(Sizes(1), &[Array(SQUARE)], Scalar, Ty::Float, Words::Elimination, D::Det)),
+    // the windows: the output sizes are a division (PyTorch's formula), checked by the
+    // Params kind; the lengths are then products of the words
     kernel("conv2d", Float, 3, false, Some(ARG_COUNT), "input, weights, bias -> output", "convolutions and a scatter", true,
         rule(Params::Conv2d, &[Array(CONV_IN), Array(Prm(&[4, 1, 5, 6])), Array(Prm(&[4]))], CONV_OUT, Ty::Float, Words::Prm, D::Conv2d)),
     kernel("maxpool2d", Float, 2, false, Some(2), "nc x h x w -> nc x oh x ow", "compare, select, scatter per tap", true,
         rule(Params::Pool2d, &[Array(POOL_IN)], POOL_OUT, Ty::Float, Words::Prm, D::MaxPool)),
     kernel("avgpool2d", Float, 2, false, Some(2), "nc x h x w -> nc x oh x ow", "spread / window size", true,
         rule(Params::Pool2d, &[Array(POOL_IN)], POOL_OUT, Ty::Float, Words::Prm, D::AvgPool)),
+    // byte storage: widen_b is the one reader of bytes as stored (Operand::Bytes), narrow the
+    // one writer (Ty::Bytes); to_bytes skips narrow for an array already stored as bytes
     kernel("widen_b", Any, 1, false, None, "byte array -> int array", "none (ints)", false,
         rule(Sizes(0), &[Operand::Bytes(N)], N, Ty::Int, Words::None, D::None)),
     kernel("narrow", FloatAndInt, 1, false, None, "array -> byte array", "none (ints)", true,

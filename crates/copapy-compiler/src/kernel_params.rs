@@ -218,3 +218,43 @@ fn pool2d(prm: &[i64]) -> Result<Vec<i64>, TraceError> {
     }
     Ok(prm.to_vec())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn walks_are_stored_padded_to_four_dimensions() {
+        let w = store("strided", Params::Walk, &[5, 2, -3]).unwrap();
+        assert_eq!(w[..9], [5, 1, 1, 1, 2, 0, 0, 0, -3i32 as u32]);
+        assert!(check_reach("strided", Params::Walk, &w, 6).is_ok());
+        assert!(check_reach("strided", Params::Walk, &w, 5).is_err());
+        let g = store("gather", Params::ClampedWalk, &[0, 4, 2, 1]).unwrap();
+        assert_eq!(g[..10], [0, 4, 1, 1, 1, 2, 0, 0, 0, 1]);
+        // offsets 0..=4 of 2-element rows read at most element 5
+        assert!(check_reach("gather", Params::ClampedWalk, &g, 6).is_ok());
+        assert!(check_reach("gather", Params::ClampedWalk, &g, 5).is_err());
+        let mut scatter: Vec<i64> = g[..10].iter().map(|&x| i64::from(x as i32)).collect();
+        scatter.push(5);
+        let s = store("scatter_add", Params::Scatter, &scatter).unwrap();
+        assert!(check_reach("scatter_add", Params::Scatter, &s, 2).is_err());
+        scatter[10] = 6;
+        let s = store("scatter_add", Params::Scatter, &scatter).unwrap();
+        assert!(check_reach("scatter_add", Params::Scatter, &s, 2).is_ok());
+    }
+
+    #[test]
+    fn bad_walks_and_windows_are_errors() {
+        assert!(store("strided", Params::Walk, &[]).is_err());
+        assert!(store("strided", Params::Walk, &[0, 2]).is_err());
+        assert!(store("strided", Params::Walk, &[0, 0, 1]).is_err());
+        assert!(store("gather", Params::ClampedWalk, &[0, 1]).is_err());
+        assert!(store("gather", Params::ClampedWalk, &[2, 1, 2, 1]).is_err());
+        assert!(store("conv2d", Params::Conv2d, &[1; 14]).is_err());
+        let pool = [2, 4, 4, 2, 2, 2, 2, 2, 2, 0, 0];
+        assert!(store("maxpool2d", Params::Pool2d, &pool).is_ok());
+        let mut bad = pool;
+        bad[5] = 3; // not the formula's output size
+        assert!(store("maxpool2d", Params::Pool2d, &bad).is_err());
+    }
+}
