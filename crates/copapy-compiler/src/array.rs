@@ -19,9 +19,7 @@ use crate::trace::{self, TraceError};
 
 pub use crate::graph::{ArrayNode, ArrayOp, Form};
 
-/// Largest number of elements of one array: offsets stay far inside the 4 GiB of
-/// the program format.
-pub const MAX_LEN: usize = 1 << 26;
+pub use crate::graph::MAX_LEN;
 
 fn err(message: String) -> TraceError {
     TraceError { message }

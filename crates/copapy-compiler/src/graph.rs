@@ -232,6 +232,10 @@ impl Form {
     }
 }
 
+/// Largest number of elements of one array: offsets stay far inside the 4 GiB of
+/// the program format.
+pub const MAX_LEN: usize = 1 << 26;
+
 /// The most parameter words a row-backed operation ([`ArrayOp::Kernel`]) keeps: a
 /// convolution's 15.
 pub const KERNEL_PARAMS: usize = 15;

@@ -8,9 +8,8 @@
 //! products because what they promise is not a product: a walk's reach is a sum of
 //! signed strides over a range of offsets, a window's output size a division.
 
-use crate::array::{checked_len, MAX_LEN};
 use crate::array_kernels::Params;
-use crate::graph::KERNEL_PARAMS;
+use crate::graph::{KERNEL_PARAMS, MAX_LEN};
 use crate::trace::TraceError;
 
 fn err(message: String) -> TraceError {
@@ -66,6 +65,7 @@ pub fn check_reach(
     };
     let (mut low, mut high) = (lo, hi);
     for d in 0..4 {
+        // sizes up to 2**26 and strides within i32: each reach fits, their sum too
         let reach = (dims[d] - 1) * dims[4 + d];
         if reach < 0 {
             low += reach;
@@ -122,12 +122,11 @@ fn walk(name: &str, range: &[i64], pairs: &[i64], min_dims: usize) -> Result<Vec
     }
     let mut words = vec![lo, hi, 1, 1, 1, 1, 0, 0, 0, 0];
     let pad = 4 - pairs.len() / 2;
-    let mut count: usize = 1;
     for (d, pair) in pairs.chunks(2).enumerate() {
         let (size, stride) = (pair[0], pair[1]);
         if size < 1 || size > MAX_LEN as i64 {
             return Err(err(format!(
-                "{name}: a walk needs at least one element per dimension, got size {size}"
+                "{name}: a walk needs at least one element per dimension and at most {MAX_LEN}, got size {size}"
             )));
         }
         if !fits(stride) {
@@ -135,9 +134,8 @@ fn walk(name: &str, range: &[i64], pairs: &[i64], min_dims: usize) -> Result<Vec
         }
         words[2 + pad + d] = size;
         words[6 + pad + d] = stride;
-        count = count.saturating_mul(size as usize);
     }
-    checked_len(count)?;
+    // the element count, a product of the sizes, is checked as the result's length
     Ok(words)
 }
 
@@ -150,7 +148,12 @@ fn scatter(name: &str, prm: &[i64]) -> Result<Vec<i64>, TraceError> {
         )));
     };
     let mut words = walk(name, &[lo, hi], &[n0, s0, n1, s1, n2, s2, n3, s3], 4)?;
-    words.push(i64::from(checked_len(usize::try_from(len).unwrap_or(0))?));
+    if len < 1 || len > MAX_LEN as i64 {
+        return Err(err(format!(
+            "{name}: a result of {len} elements is out of range (1 to {MAX_LEN})"
+        )));
+    }
+    words.push(len);
     Ok(words)
 }
 
