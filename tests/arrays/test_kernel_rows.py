@@ -231,8 +231,12 @@ def test_narrow_stores_bytes_and_reads_them_back_widened() -> None:
 _EMULATED = bool(os.environ.get("COPAPY_TEST_TARGET"))
 
 
+Walks = tuple[int, list[tuple[int, list[tuple[int, int]]]]]
+"""An array length and walks of it: (offset, [(size, stride), ...])."""
+
+
 @st.composite
-def _walks(draw: st.DrawFn) -> tuple[int, list[tuple[int, list[tuple[int, int]]]]]:
+def _walks(draw: st.DrawFn) -> Walks:
     """An array length and up to five walks of it (an offset and 0-4 (size, stride)
     dimensions), some reading outside it."""
     n = draw(st.integers(1, 30))
@@ -251,7 +255,7 @@ def _walk_indices(offset: int, dims: list[tuple[int, int]]) -> Any:
 
 @settings(max_examples=4 if _EMULATED else 12, deadline=None, derandomize=True)
 @given(_walks())
-def test_strided_walks_match_numpy_or_are_refused(case: tuple[int, list[tuple[int, list[tuple[int, int]]]]]) -> None:
+def test_strided_walks_match_numpy_or_are_refused(case: Walks) -> None:
     n, walks = case
     x = _data((n,), n)
     node = cp.array(x)._cp_node
@@ -267,7 +271,7 @@ def test_strided_walks_match_numpy_or_are_refused(case: tuple[int, list[tuple[in
         wants.append(x[idx])
     if built:
         tg = run(*built)
-        for r, want in zip(built, wants):
+        for r, want in zip(built, wants, strict=True):
             assert np.array_equal(np.asarray(tg.read_value(r)), want)
 
 
