@@ -155,7 +155,7 @@ class array(NdMethods[TNum]):
         if any(isinstance(x, value) for x in flat):
             node = _core.array_pack(_stored(dtype), flat)
             if dtype == "byte":  # stored as bytes, saturating (values are not known yet)
-                node = _core.array_to_bytes(node)
+                node = _core.array_kernel("narrow", [node], [])
         else:
             node = _data_node(dtype, _pack_numbers(flat, dtype))
         self._init(node, shape, dtype)
