@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import math
 import operator as _op
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, ClassVar, SupportsIndex, TypeAlias, overload
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, ClassVar, TypeAlias, overload
 
 from . import _core, _packing
 from . import _elements as A
 from ._core import value
 from ._elements import TNum
 from ._ndmethods import NdMethods
-from ._typed_ops import Arith, Compare, Div
+from ._typed_ops import Arith, Compare, Div, Subscript
 
 _TensorSource: TypeAlias = (
     "TNum | value[TNum] | tensor[TNum] | Sequence[TNum | value[TNum]]"
@@ -120,33 +120,9 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
             return f"tensor({self.tolist()!r})"
         return f"tensor(shape={self.shape}, values=...)"
 
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of a 0-d tensor")
-        return self.shape[0]
-
-
-    # --- indexing -------------------------------------------------------------------------
-
-    def __getitem__(self, key: SupportsIndex | slice | tuple[SupportsIndex | slice, ...]) -> tensor[TNum]:
-        shape = self.shape
-        if not shape:
-            raise TypeError("a 0-d tensor cannot be indexed")
-        keys = key if isinstance(key, tuple) else (key,)
-        if any(isinstance(k, value) for k in keys):
-            # runtime indices: wrapped once if negative, then clamped (a lookup table)
-            return _packed_ten(*_packing.runtime_subscript(self, keys))
-        offset, sub, strides = _core.nd_view(key, shape, "tensor")
-        return _core.nd_take(self, offset, sub, strides)  # type: ignore[no-any-return]
-
-    def __iter__(self) -> Iterator[tensor[TNum]]:
-        if not self.shape:
-            raise TypeError("iteration over a 0-d tensor")
-        sub = self.shape[1:]
-        n = math.prod(sub)
-        vals = self.values
-        for i in range(self.shape[0]):
-            yield _ten(vals[i * n:(i + 1) * n], sub)
+    # indexing is NdMethods' (``ndcore/index.rs``); its types, declared once (``_typed_ops``)
+    __getitem__: Subscript[tensor[TNum], tensor[TNum]]  # type: ignore[assignment]
+    __iter__: Callable[[], Iterator[tensor[TNum]]]
 
     # --- elementwise ----------------------------------------------------------------------
 

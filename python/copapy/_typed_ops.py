@@ -12,7 +12,8 @@ At run time the operators are ``NdMethods``' methods; only mypy reads these type
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeAlias, TypeVar, overload
+from types import EllipsisType
+from typing import Any, Protocol, SupportsIndex, TypeAlias, TypeVar, overload
 
 from ._core import value
 
@@ -22,6 +23,8 @@ I = TypeVar("I", covariant=True)  # noqa: E741 - the int container, beside F
 """The container of ints the operator takes and gives (``tensor[int]``, ``vector[int]``)."""
 F = TypeVar("F", covariant=True)
 """The container of floats the operator takes and gives (``tensor[float]``, ``vector[float]``)."""
+S = TypeVar("S", covariant=True)
+"""What a slice (or a tuple of indices) of the container gives."""
 
 IntOperand: TypeAlias = "int | value[int] | Sequence[int | value[int]]"
 """What keeps an int container int under ``+ - * // % **`` (besides the int container)."""
@@ -50,3 +53,13 @@ class Compare(Protocol[E, I, F]):
     """``< <= > >= == !=``: int (0 or 1) elements."""
 
     def __call__(self, other: AnyOperand | I | F, /) -> I: ...
+
+
+class Subscript(Protocol[E, S]):
+    """``c[key]``: an int (or an int ``cp.value``) gives ``E`` (an element, or a tensor's
+    sub-tensor), a slice, a tuple, ``...`` or ``None`` gives ``S``."""
+
+    @overload
+    def __call__(self, key: SupportsIndex | value[int], /) -> E: ...
+    @overload
+    def __call__(self, key: slice | tuple[Any, ...] | EllipsisType | None, /) -> S: ...

@@ -16,7 +16,7 @@ use copapy_compiler::{array, Value};
 
 use super::errors::tuple;
 use super::leaves::is_traced;
-use super::shapes::{nd_broadcast_strides, nd_permutation, nd_plain_int, nd_reshape, nd_view};
+use super::shapes::{nd_broadcast_strides, nd_permutation, nd_plain_int, nd_reshape};
 use crate::array_ops::PyArrayNode;
 use crate::convert::type_name;
 use crate::shape::{self, show};
@@ -271,25 +271,6 @@ pub fn nd_tolist(con: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     container::nest(nd.py(), items, &nd.shape)
 }
 
-/// `get_scalar(*key)`: the element at one index per dimension.
-#[pyfunction]
-pub fn nd_get_scalar<'py>(
-    con: &Bound<'py, PyAny>,
-    key: &Bound<'py, PyTuple>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let nd = Nd::of(con)?;
-    if key.len() != nd.shape.len() {
-        return Err(PyIndexError::new_err(format!(
-            "get_scalar needs {} indices for shape {}, got {}",
-            nd.shape.len(),
-            show(&nd.shape),
-            key.len()
-        )));
-    }
-    let (offset, _, _) = nd_view(key.as_any(), nd.shape.clone(), nd.kind())?;
-    nd.element(offset as usize)
-}
-
 /// `element(i)`: the element at flat index `i` of the row-major order (negative from the end).
 #[pyfunction]
 pub fn nd_element<'py>(
@@ -376,16 +357,4 @@ pub fn nd_homogenize<'py>(con: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>
         })
         .collect::<PyResult<Vec<_>>>()?;
     nd.leaves(out, &nd.shape)
-}
-
-/// The strided view `offset`, `shape`, `strides` of the flat elements as a new container of
-/// the same storage mode (a static index's sub-container).
-#[pyfunction]
-pub fn nd_take<'py>(
-    con: &Bound<'py, PyAny>,
-    offset: isize,
-    shape: Vec<usize>,
-    strides: Vec<isize>,
-) -> PyResult<Bound<'py, PyAny>> {
-    Nd::of(con)?.view(offset, &shape, &strides)
 }
