@@ -19,13 +19,13 @@ use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
 use pyo3::types::{PyInt, PySlice, PyTuple};
 
-use copapy_compiler::Op;
+use copapy_compiler::{Op, Value};
 
 use super::leaves::nd_dtype;
 use super::pack::nd_pack;
 use super::shapes::nd_plain_int;
 use super::storage::{kernel, scalar, Contents, Nd};
-use crate::array_ops::{array_pack, operand};
+use crate::array_ops::{array_elements, array_pack, operand, PyArrayNode};
 use crate::container;
 use crate::convert::type_name;
 use crate::shape::{self, show};
@@ -318,6 +318,9 @@ fn runtime<'py>(
     elements: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = nd.py();
+    if !sel.element && sel.shape.contains(&0) {
+        return empty(nd, &sel.shape);
+    }
     let (node, dtype) = match &nd.contents {
         Contents::Array { node, dtype } => (node.clone(), Some(dtype.as_str())),
         Contents::Leaves(_) => (operand(&nd_lookup(&nd.con)?)?, None),
@@ -337,9 +340,6 @@ fn runtime<'py>(
             nd.leaves(vec![x], &[])
         };
     }
-    if sel.shape.contains(&0) {
-        return empty(nd, &sel.shape);
-    }
     let mut offset = zero;
     for term in &sel.terms {
         offset = add_term(offset, term, true)?;
@@ -355,7 +355,24 @@ fn runtime<'py>(
     let mut params = vec![sel.offset() as i64, sel.highest() as i64];
     params.extend(dims.iter().flat_map(|&(n, s)| [n as i64, s as i64]));
     let out = kernel("gather", &[node, operand(&offset)?], &params)?;
-    nd.node(out, &sel.shape, dtype)
+    match dtype {
+        Some(_) => nd.node(out, &sel.shape, dtype),
+        None => aliasing(nd, out, &sel.shape),
+    }
+}
+
+/// A container of leaves of `nd`'s kind (its `_like`: a quaternion's slice is a vector)
+/// whose elements alias array `node` (no code), packed by it.
+fn aliasing<'py>(nd: &Nd<'py>, node: Value, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+    let py = nd.py();
+    let node = Bound::new(py, PyArrayNode::new(node))?;
+    let leaves = array_elements(py, &node)?
+        .into_iter()
+        .map(|x| x.into_bound(py).into_any())
+        .collect();
+    let out = nd.leaves(leaves, shape)?;
+    out.setattr(intern!(py, "_arr"), node)?;
+    Ok(out)
 }
 
 /// A selection of no elements: an empty container of leaves (as NumPy's), an error for an
