@@ -138,14 +138,15 @@ fn article(name: &str) -> String {
     format!("{} {name}", if an { "an" } else { "a" })
 }
 
-/// One position of an index at `axis` (of length `n`) of a container named `name`.
+/// One position of an index at `axis` of a container `con` of `shape`.
 fn pick<'py>(
     item: &Bound<'py, PyAny>,
     axis: usize,
     shape: &[usize],
-    name: &str,
+    con: &Bound<'py, PyAny>,
 ) -> PyResult<Pick<Bound<'py, PyAny>>> {
     let py = item.py();
+    let name = || type_name(con);
     let n = shape[axis];
     if let Ok(sl) = item.cast::<PySlice>() {
         for bound in ["start", "stop", "step"] {
@@ -166,14 +167,15 @@ fn pick<'py>(
     if let Ok(v) = item.cast::<PyValue>() {
         if v.get().value().ty().name() == "float" {
             return Err(PyTypeError::new_err(format!(
-                "{name} indices must be int or bool values, not float values: convert the \
-                 index with cp.cast(i, int)"
+                "{} indices must be int or bool values, not float values: convert the \
+                 index with cp.cast(i, int)",
+                name()
             )));
         }
         if n == 0 {
             return Err(PyIndexError::new_err(format!(
                 "a runtime index cannot pick from axis {axis} of {}: it has length 0",
-                article(name)
+                article(&name())
             )));
         }
         return Ok(Pick::Runtime(item.clone()));
@@ -185,14 +187,15 @@ fn pick<'py>(
             ""
         };
         return Err(PyTypeError::new_err(format!(
-            "{name} indices must be integers or slices, not {} (int cp.values, None and ... \
+            "{} indices must be integers or slices, not {} (int cp.values, None and ... \
              work too){hint}",
+            name(),
             type_name(item)
         )));
     };
     if !(-(n as i64)..n as i64).contains(&i) {
         let of = if shape.len() == 1 {
-            format!("{} of length {n}", article(name))
+            format!("{} of length {n}", article(&name()))
         } else {
             format!("axis {axis} of size {n}")
         };
@@ -209,7 +212,7 @@ fn pick<'py>(
 pub fn picks<'py>(
     key: &Bound<'py, PyAny>,
     shape: &[usize],
-    name: &str,
+    con: &Bound<'py, PyAny>,
 ) -> PyResult<Vec<Pick<Bound<'py, PyAny>>>> {
     let py = key.py();
     let items: Vec<Bound<'py, PyAny>> = match key.cast::<PyTuple>() {
@@ -227,7 +230,7 @@ pub fn picks<'py>(
     if positions > shape.len() {
         return Err(PyIndexError::new_err(format!(
             "too many indices ({positions}) for {} of shape {}",
-            article(name),
+            article(&type_name(con)),
             show(shape)
         )));
     }
@@ -247,7 +250,7 @@ pub fn picks<'py>(
                 axis += 1;
             }
         } else {
-            out.push(pick(item, axis, shape, name)?);
+            out.push(pick(item, axis, shape, con)?);
             axis += 1;
         }
     }
@@ -388,13 +391,13 @@ fn empty<'py>(nd: &Nd<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
 
 /// `con[key]` of a container (`elements`: an index of every axis gives the element).
 fn get<'py>(nd: &Nd<'py>, key: &Bound<'py, PyAny>, elements: bool) -> PyResult<Bound<'py, PyAny>> {
-    let name = type_name(&nd.con);
     if nd.shape.is_empty() {
         return Err(PyTypeError::new_err(format!(
-            "a 0-d {name} cannot be indexed: use .item() for its element"
+            "a 0-d {} cannot be indexed: use .item() for its element",
+            type_name(&nd.con)
         )));
     }
-    let sel = select(picks(key, &nd.shape, &name)?, &nd.shape);
+    let sel = select(picks(key, &nd.shape, &nd.con)?, &nd.shape);
     if sel.has_runtime() {
         return runtime(nd, sel, elements);
     }

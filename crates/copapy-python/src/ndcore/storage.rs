@@ -18,10 +18,10 @@ use super::errors::tuple;
 use super::leaves::is_traced;
 use super::shapes::{nd_broadcast_strides, nd_permutation, nd_plain_int, nd_reshape};
 use crate::array_ops::PyArrayNode;
+use crate::container;
 use crate::convert::type_name;
 use crate::shape::{self, show};
 use crate::value::PyValue;
-use crate::{container, walk};
 
 /// What a container holds.
 pub enum Contents<'py> {
@@ -59,12 +59,20 @@ impl<'py> Nd<'py> {
     pub fn of(con: &Bound<'py, PyAny>) -> PyResult<Self> {
         let py = con.py();
         let shape = con.getattr(intern!(py, "shape"))?.extract()?;
-        let contents = match walk::attr(con, intern!(py, "_cp_node"))? {
-            Some(n) => Contents::Array {
-                node: n.cast::<PyArrayNode>()?.get().value().clone(),
+        // a tensor (vector, quaternion) holds leaves, anything else is an array: a class
+        // test, as a missing attribute would cost an exception on every call
+        let contents = if con.is_instance(container::registry()?.matrix.bind(py))? {
+            Contents::Leaves(con.getattr(intern!(py, "values"))?.cast_into::<PyTuple>()?)
+        } else {
+            Contents::Array {
+                node: con
+                    .getattr(intern!(py, "_cp_node"))?
+                    .cast::<PyArrayNode>()?
+                    .get()
+                    .value()
+                    .clone(),
                 dtype: con.getattr(intern!(py, "dtype"))?.extract()?,
-            },
-            None => Contents::Leaves(con.getattr(intern!(py, "values"))?.cast_into::<PyTuple>()?),
+            }
         };
         Ok(Nd {
             con: con.clone(),
