@@ -243,3 +243,13 @@ def test_new_axes_and_ellipsis_follow_numpy_shapes() -> None:
     assert isinstance(v[None], cp.tensor) and v[None].shape == (1, 3)
     assert v[..., -1] == 3.0 and v[(1,)] == 2.0
     assert isinstance(v[...], cp.vector) and v[...].values == v.values
+
+
+def test_a_runtime_sub_array_of_more_than_four_strided_dimensions_is_refused_unchanged() -> None:
+    # one gather stencil walks at most four (merged) dimensions
+    t = cp.tensor(np.zeros((2, 3, 3, 3, 3, 3), dtype=F32))
+    every_other = slice(None, None, 2)
+    with pytest.raises(NotImplementedError, match="index it in two steps"):
+        t[(cp.value(1),) + (every_other,) * 5]
+    assert getattr(t, "_arr", None) is None  # no lookup array was gathered for it
+    assert t[cp.value(1), ::2, ::2, ::2, 0].shape == (2, 2, 2, 3)  # four walks: one gather

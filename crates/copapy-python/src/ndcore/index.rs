@@ -324,6 +324,15 @@ fn runtime<'py>(
     if !sel.element && sel.shape.contains(&0) {
         return empty(nd, &sel.shape);
     }
+    // checked before a container of leaves gathers its lookup array: a failed index changes nothing
+    let dims = shape::merged(&sel.shape, &sel.strides);
+    if dims.len() > 4 {
+        return Err(PyNotImplementedError::new_err(format!(
+            "a runtime-indexed sub-array of shape {} has more than 4 non-contiguous \
+             dimensions: index it in two steps",
+            show(&sel.shape)
+        )));
+    }
     let (node, dtype) = match &nd.contents {
         Contents::Array { node, dtype } => (node.clone(), Some(dtype.as_str())),
         Contents::Leaves(_) => (operand(&nd_lookup(&nd.con)?)?, None),
@@ -346,14 +355,6 @@ fn runtime<'py>(
     let mut offset = zero;
     for term in &sel.terms {
         offset = add_term(offset, term, true)?;
-    }
-    let dims = shape::merged(&sel.shape, &sel.strides);
-    if dims.len() > 4 {
-        return Err(PyNotImplementedError::new_err(format!(
-            "a runtime-indexed sub-array of shape {} has more than 4 non-contiguous \
-             dimensions: index it in two steps",
-            show(&sel.shape)
-        )));
     }
     let mut params = vec![sel.offset() as i64, sel.highest() as i64];
     params.extend(dims.iter().flat_map(|&(n, s)| [n as i64, s as i64]));
