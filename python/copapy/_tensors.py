@@ -1,12 +1,12 @@
 """``cp.tensor`` (also ``cp.matrix``): an n-D container of traced values and/or plain numbers.
 
 ``cp.vector`` (``_vectors``) is a 1-D tensor with its geometric methods. The methods every
-container has (reductions over axes, ``min``/``max``, ``sort``, ``reshape``, ``T``,
-``astype``, the operators, …) are ``_ndmethods.NdMethods``', written once for tensors and
+container has (indexing, reductions over axes, ``min``/``max``, ``sort``, ``reshape``,
+``T``, ``astype``, the operators, …) are ``_ndmethods.NdMethods``', written once for tensors and
 ``cp.array`` in the Rust n-d core (``crates/copapy-python/src/ndcore/``), so code never
 depends on which storage a value got; this module holds the storage (a tuple of leaves,
 optionally packed into an array node: ``_packing``), its hooks for the core (``_like``,
-``_from_node``, ``_result_kind``), indexing, the operators' typing and products. The
+``_from_node``, ``_result_kind``), the types of the operators and of indexing, and products. The
 constructors (``zeros ones arange eye identity diagonal concat``) are ``_constructors``'."""
 
 from __future__ import annotations

@@ -4,9 +4,11 @@ callable protocols below, parameterised by the container's element type ``E`` an
 container of ints ``I`` and of floats ``F`` it gives (Python's typing has no higher-kinded
 types, so a class names its own int and float forms). ``vector[int] + 1`` is then
 ``vector[int]``, ``vector[int] * 2.5`` ``vector[float]``, ``tensor[int] / 2`` ``tensor[float]``
-and ``t < 0`` ``tensor[int]``, from one declaration per operator and class.
+and ``t < 0`` ``tensor[int]``, from one declaration per operator and class. Indexing is
+typed the same way (``Subscript``): ``v[0]`` is an element, ``v[1:]`` a vector.
 
-At run time the operators are ``NdMethods``' methods; only mypy reads these types.
+At run time the operators and indexing are ``NdMethods``' methods; only mypy reads these
+types.
 """
 
 from __future__ import annotations
