@@ -194,11 +194,12 @@ def _bad_keys() -> list[tuple[Any, type[Exception], str]]:
         (cp.value(1.0), TypeError, "int or bool values, not float"),
         (slice(cp.value(1), None), TypeError, "slice bounds must be plain integers"),
         (slice(0.5, None), TypeError, "slice indices must be integers"),
+        (2**70, IndexError, "index 1180591620717411303424 is out of range"),
     ]
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("case", range(9))
+@pytest.mark.parametrize("case", range(10))
 def test_bad_indices_raise_clear_errors(kind: str, case: int) -> None:
     shape = (4,) if kind in ONE_D else (3, 2, 2)
     x = _make(kind, np.arange(np.prod(shape), dtype=F32).reshape(shape))

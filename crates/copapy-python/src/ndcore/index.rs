@@ -13,7 +13,9 @@
 //! What an index of every axis gives: the element itself for a `vector` (and `quaternion`)
 //! and an array (NumPy's and Copapy's `v[i]`), a 0-d tensor for a `tensor` (Copapy's rule).
 
-use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyIndexError, PyNotImplementedError, PyOverflowError, PyTypeError, PyValueError,
+};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pyclass::CompareOp;
@@ -180,28 +182,38 @@ fn pick<'py>(
         }
         return Ok(Pick::Runtime(item.clone()));
     }
-    let Some(i) = nd_plain_int(item)? else {
-        let hint = if item.hasattr(intern!(py, "__len__"))? {
-            ": index arrays (lists, arrays) are not supported, index one position at a time"
-        } else {
-            ""
-        };
-        return Err(PyTypeError::new_err(format!(
-            "{} indices must be integers or slices, not {} (int cp.values, None and ... \
-             work too){hint}",
-            name(),
-            type_name(item)
-        )));
-    };
-    if !(-(n as i64)..n as i64).contains(&i) {
+    let out_of_range = || {
         let of = if shape.len() == 1 {
             format!("{} of length {n}", article(&name()))
         } else {
             format!("axis {axis} of size {n}")
         };
-        return Err(PyIndexError::new_err(format!(
-            "index {i} is out of range for {of}"
-        )));
+        let shown = item
+            .str()
+            .map_or_else(|_| "?".to_string(), |s| s.to_string());
+        PyIndexError::new_err(format!("index {shown} is out of range for {of}"))
+    };
+    let i = match nd_plain_int(item) {
+        Ok(Some(i)) => i,
+        // an int beyond 64 bits is out of range of every axis
+        Err(e) if e.is_instance_of::<PyOverflowError>(py) => return Err(out_of_range()),
+        Err(e) => return Err(e),
+        Ok(None) => {
+            let hint = if item.hasattr(intern!(py, "__len__"))? {
+                ": index arrays (lists, arrays) are not supported, index one position at a time"
+            } else {
+                ""
+            };
+            return Err(PyTypeError::new_err(format!(
+                "{} indices must be integers or slices, not {} (int cp.values, None and ... \
+                 work too){hint}",
+                name(),
+                type_name(item)
+            )));
+        }
+    };
+    if !(-(n as i64)..n as i64).contains(&i) {
+        return Err(out_of_range());
     }
     Ok(Pick::At(i.rem_euclid(n as i64) as usize))
 }
