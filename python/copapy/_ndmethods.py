@@ -57,6 +57,18 @@ class NdMethods(Generic[TNum]):
     __eq__, __ne__ = _operator("eq"), _operator("ne")
     __hash__ = None  # type: ignore[assignment]
 
+    # indexing (ndcore/index.rs): NumPy's basic indices (ints, slices with any step, tuples,
+    # ``...``, ``None``) and runtime ``cp.value`` indices, wrapped once if negative and then
+    # clamped to their axis; an index of every axis gives the element (a tensor's is 0-d)
+    def __getitem__(self, key: Any) -> Any:
+        return _core.nd_getitem(self, key)
+
+    def __iter__(self) -> Any:
+        return _core.nd_iter(self)
+
+    def __len__(self) -> int:
+        return _core.nd_len(self)
+
     def __neg__(self) -> Self:
         return _core.nd_unary(self, "neg")  # type: ignore[no-any-return]
 

@@ -24,8 +24,8 @@ first, in Python) and ``inverse`` divides by ``norm() ** 2``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any, SupportsIndex, cast, overload
+from collections.abc import Callable, Iterable
+from typing import Any, cast
 
 from . import _math
 from ._core import value
@@ -121,21 +121,6 @@ class quaternion(vector[float]):
     @property
     def z(self) -> _F:
         return self.values[3]
-
-    def __len__(self) -> int:
-        return 4
-
-    def __iter__(self) -> Iterator[_F]:
-        return iter(self.values)
-
-    @overload
-    def __getitem__(self, index: SupportsIndex) -> _F: ...
-    @overload
-    def __getitem__(self, index: slice) -> vector[float]: ...
-    def __getitem__(self, index: SupportsIndex | slice) -> _F | vector[float]:
-        if isinstance(index, slice):
-            return vector(self.values[index])
-        return self.values[index]
 
     def __repr__(self) -> str:
         w, x, y, z = self.values
