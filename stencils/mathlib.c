@@ -584,6 +584,14 @@ CPM_INLINE float cpm_expf_body(float x, int vec) {
 
 CPM_NOINLINE float cpm_expf(float x) { return cpm_expf_body(x, 0); }
 
+/* sigmoid x = 1 / (1 + exp(-x)): the operations (and so the bits) the expression
+ * cp.sigmoid was traced as before it had an op of its own, in one stencil, so that per
+ * call it packs four to a SIMD step like exp (issue 23.1). exp(-x) = inf for x < -88.7
+ * gives exactly 0, NaN stays the quiet NaN. */
+CPM_INLINE float cpm_sigmoidf_body(float x, int vec) { return 1.0f / (1.0f + cpm_expf_body(-x, vec)); }
+
+CPM_NOINLINE float cpm_sigmoidf(float x) { return cpm_sigmoidf_body(x, 0); }
+
 /* log x = e ln 2 + log c + log1p(r), table-driven (stencils/log_table.py): x = 2^e m
  * with m in [0.7109, 1.4219) (exponent split at OFF; subnormals scaled by 2^25 first),
  * the top 5 bits of bits(x) - OFF pick c, and r = m invc - 1 (|r| <= 1/64) is exact as
