@@ -544,29 +544,21 @@ CPM_INLINE int32_t cpm_exp_parts(float w, float *s, float *lo) {
     return n;
 }
 
-/* exp(wh + wl) for -104 <= wh <= 89, |wl| <= ulp(wh), for pow: exp's reduction and
- * kernel on wh (cpm_exp_parts, about 0.2 ulp before the one rounding), wl folded in as
- * exp(wh) wl (wl^2 < 2^-36), and the scaling by 2^n (n in [-150, 128]) with one
- * rounding, also for subnormal results. */
-CPM_INLINE float cpm_exp_df(float wh, float wl, int vec) {
+/* exp(wh + wl) for -104 <= wh <= 89, |wl| <= 2 ulp(wh), for pow: exp's reduction and
+ * kernel on wh (cpm_exp_parts, about 0.2 ulp before the rounding), wl folded in as
+ * exp(wh) wl (wl^2 < 2^-32), and exp's scaling by 2^n (n in [-150, 128]): two products,
+ * exact for a normal result; a subnormal result rounds a second time, to the subnormal
+ * grid, as exp's does (below 0.75 ulp measured). Issue 23.1 dropped the separate
+ * subnormal path that rounded once: it cost a quarter of pow's time, pow's bar is 2 ulp.
+ * pow runs this on any wh (its masks discard results out of range), so n may be any
+ * int32: unsigned sums. */
+CPM_INLINE float cpm_exp_df(float wh, float wl) {
     float s, lo;
     int32_t n = cpm_exp_parts(wh, &s, &lo);
     lo = lo + (s + lo) * wl; /* s + lo, not s: lo holds rh^2/2 and more */
-    /* normal result: both scalings are exact (unsigned sums: pow runs this on any wh,
-     * its masks discard results out of range, so n may be any int32 there) */
     int32_t n1 = n >> 1;
-    float normal = ((s + lo) * cpm_from_bits(((uint32_t)n1 + 127u) << 23)) *
-                   cpm_from_bits(((uint32_t)n - (uint32_t)n1 + 127u) << 23);
-    /* subnormal result: scaled by 2^64 (exactly) it lies below B = 2^-62, whose binade
-     * has the spacing 2^-85 of the subnormal grid times 2^64; adding B makes the one
-     * rounding happen on that grid, subtracting B and scaling back are exact. Both run;
-     * a mask picks one (the other's scale factor may be meaningless). */
-    float sc = cpm_from_bits(((uint32_t)n + (64u + 127u)) << 23);
-    float hs, es;
-    cpm_two_sum(0x1p-62f, s * sc, &hs, &es);
-    float v = hs + (es + lo * sc);
-    float sub = (v - 0x1p-62f) * 0x1p-64f;
-    return cpm_self(cpm_mask_v((n > -126) | ((n == -126) & (s >= 1.0f)), vec), normal, sub);
+    return ((s + lo) * cpm_from_bits(((uint32_t)n1 + 127u) << 23)) *
+           cpm_from_bits(((uint32_t)n - (uint32_t)n1 + 127u) << 23);
 }
 
 CPM_INLINE float cpm_expf_body(float x, int vec) {
@@ -602,6 +594,16 @@ CPM_NOINLINE float cpm_sigmoidf(float x) { return cpm_sigmoidf_body(x, 0); }
  * Returns hi + lo unrounded; precise (a constant) forms r^2 exactly and adds it by
  * TwoSum and e C3, for pow: then hi + lo is log x to about 2^-36 relative, normalised. */
 #define CPM_LOG_OFF 0x3f360000u
+
+/* a = hi + lo with 12 significant bits each, by cutting a's bits (one and, where
+ * Veltkamp's split takes three float operations): enough for Dekker's products below
+ * (24 bits = 12 + 12, so each partial product is exact and the error term is the exact
+ * rounding error, the same bits as with cpm_split). For log and pow only. */
+CPM_INLINE void cpm_split_cut(float a, float *hi, float *lo) {
+    float h = cpm_from_bits(cpm_bits(a) & 0xfffff000u);
+    *hi = h;
+    *lo = a - h;
+}
 __attribute__((used)) static const float cpm_log_table[32][3] = { /* invc, logc_h, logc_l */
     {0x1.642p+0f, -0x1.5208p-2f, 0x1.202e7ap-18f},
     {0x1.5cap+0f, -0x1.3c38p-2f, -0x1.939b5ap-17f},
@@ -648,7 +650,7 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     int32_t e = (int32_t)tmp >> 23;
     float m = cpm_from_bits(u - (tmp & 0xff800000u));
     float invc = t[0], mh, ml;
-    cpm_split(m, &mh, &ml);
+    cpm_split_cut(m, &mh, &ml);
     float p = m * invc;
     float rl = (mh * invc - p) + ml * invc; /* m invc = p + rl exactly */
     float rh = p - 1.0f;                    /* exact */
@@ -662,7 +664,10 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
         return (cpm_df){hi, lo};
     }
     float z, ez, h2, e2;
-    cpm_two_square(rh, &z, &ez); /* exact, as Dekker's product with itself */
+    float ah, al; /* z + ez = rh^2 exactly: Dekker's product with itself */
+    cpm_split_cut(rh, &ah, &al);
+    z = rh * rh;
+    ez = ((ah * ah - z) + (ah + ah) * al) + al * al;
     cpm_two_sum(hi, -0.5f * z, &h2, &e2);
     /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it */
     float lo = (e2 + hl) + ((kl + fe * CPM_LN2_C3) + (rl * ((1.0f - rh) + z) + (tail - 0.5f * ez)));
@@ -702,13 +707,17 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     /* |x|^y -> inf (else 0) as |y| grows: |x| > 1 and y > 0, or |x| < 1 and y < 0 */
     uint32_t grows = cpm_mask_v((ax > 0x3f800000u) != (uy >> 31), vec);
     cpm_df l = cpm_log_tab(cpm_from_bits(ax), 1, vec);
-    float wh, wl;
-    cpm_two_prod(l.h, y, &wh, &wl);
-    cpm_df w = cpm_df_norm(wh, wl + l.l * y);
-    uint32_t r = cpm_bits(cpm_exp_df(w.h, w.l, vec));
+    /* w = wh + wl = y log|x|: Dekker's product (exact) plus y l.l, not normalised (wl
+     * stays below 2 ulp(wh), which exp_df takes) */
+    float lh, ll, yh = cpm_from_bits(uy & 0xfffff000u), yl = y - yh;
+    cpm_split_cut(l.h, &lh, &ll);
+    float wh = l.h * y;
+    float wl = (((lh * yh - wh) + lh * yl) + ll * yh) + ll * yl;
+    wl = wl + l.l * y;
+    uint32_t r = cpm_bits(cpm_exp_df(wh, wl));
     /* 0 or inf by the side |x| is on and y's sign: w out of exp's range, x = +-0 or
      * +-inf, or |y| >= 2^32 (> 150 / min|log|x|| for |x| != 1; inf included) */
-    uint32_t limit = cpm_mask_v((w.h > 89.0f) | (w.h < -104.0f) | (ax == 0) | (ax == CPM_INF_BITS) |
+    uint32_t limit = cpm_mask_v((wh > 89.0f) | (wh < -104.0f) | (ax == 0) | (ax == CPM_INF_BITS) |
                                 (ay >= 0x4f800000u), vec);
     r = cpm_selu(limit, grows & CPM_INF_BITS, r);
     r = cpm_selu(cpm_mask_v(ax == 0x3f800000u, vec), 0x3f800000u, r) | sign; /* x = -1 */
