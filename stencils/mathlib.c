@@ -544,23 +544,6 @@ CPM_INLINE int32_t cpm_exp_parts(float w, float *s, float *lo) {
     return n;
 }
 
-/* exp(wh + wl) for -104 <= wh <= 89, |wl| <= 2 ulp(wh), for pow: exp's reduction and
- * kernel on wh (cpm_exp_parts, about 0.2 ulp before the rounding), wl folded in as
- * exp(wh) wl (wl^2 < 2^-32), and exp's scaling by 2^n (n in [-150, 128]): two products,
- * exact for a normal result; a subnormal result rounds a second time, to the subnormal
- * grid, as exp's does (below 0.75 ulp measured). Issue 23.1 dropped the separate
- * subnormal path that rounded once: it cost a quarter of pow's time, pow's bar is 2 ulp.
- * pow runs this on any wh (its masks discard results out of range), so n may be any
- * int32: unsigned sums. */
-CPM_INLINE float cpm_exp_df(float wh, float wl) {
-    float s, lo;
-    int32_t n = cpm_exp_parts(wh, &s, &lo);
-    lo = lo + (s + lo) * wl; /* s + lo, not s: lo holds rh^2/2 and more */
-    int32_t n1 = n >> 1;
-    return ((s + lo) * cpm_from_bits(((uint32_t)n1 + 127u) << 23)) *
-           cpm_from_bits(((uint32_t)n - (uint32_t)n1 + 127u) << 23);
-}
-
 CPM_INLINE float cpm_expf_body(float x, int vec) {
     uint32_t nan = cpm_mask_v((cpm_bits(x) & 0x7fffffffu) > CPM_INF_BITS, vec);
     /* x clamped into [-104, 89] (NaN to 89): the kernel's own scaling gives exp(89) = inf
@@ -690,10 +673,74 @@ CPM_INLINE float cpm_logf_body(float x, int vec) {
 
 CPM_NOINLINE float cpm_logf(float x) { return cpm_logf_body(x, 0); }
 
+/* 2^(j/32) = hi + lo for j < 32 (hi rounded to float32, lo the rest rounded): the table
+ * of pow's exp (cpm_exp_tab; stencils/exp2_table.py reproduces it and the constants) */
+__attribute__((used)) static const float cpm_exp2_table[32][2] = {
+    {0x1p+0f, 0x0p+0f},
+    {0x1.059b0ep+0f, -0x1.9d4f52p-25f},
+    {0x1.0b5586p+0f, 0x1.9f3122p-25f},
+    {0x1.11301ep+0f, -0x1.fdb496p-25f},
+    {0x1.172b84p+0f, -0x1.c15742p-27f},
+    {0x1.1d4874p+0f, -0x1.d2e8cap-25f},
+    {0x1.2387a6p+0f, 0x1.ceac48p-25f},
+    {0x1.29e9ep+0f, -0x1.5c0424p-25f},
+    {0x1.306fep+0f, 0x1.4636e2p-25f},
+    {0x1.371a74p+0f, -0x1.18aac6p-25f},
+    {0x1.3dea64p+0f, 0x1.824684p-25f},
+    {0x1.44e086p+0f, 0x1.8624b4p-30f},
+    {0x1.4bfdaep+0f, -0x1.593abcp-25f},
+    {0x1.5342b6p+0f, -0x1.2c561p-25f},
+    {0x1.5ab07ep+0f, -0x1.5bd5ecp-27f},
+    {0x1.6247ecp+0f, -0x1.f8b55p-25f},
+    {0x1.6a09e6p+0f, 0x1.9fcef4p-26f},
+    {0x1.71f75ep+0f, 0x1.1d8beep-25f},
+    {0x1.7a1148p+0f, -0x1.829fdp-25f},
+    {0x1.82589ap+0f, -0x1.accc7cp-26f},
+    {0x1.8ace54p+0f, 0x1.15506ep-27f},
+    {0x1.93737cp+0f, -0x1.e64744p-25f},
+    {0x1.9c4918p+0f, 0x1.51f848p-27f},
+    {0x1.a5503cp+0f, -0x1.b83b54p-25f},
+    {0x1.ae89fap+0f, -0x1.a94b14p-26f},
+    {0x1.b7f77p+0f, -0x1.a09438p-25f},
+    {0x1.c199bep+0f, -0x1.3d56b2p-27f},
+    {0x1.cb720ep+0f, -0x1.8837ccp-27f},
+    {0x1.d5818ep+0f, -0x1.822dbcp-27f},
+    {0x1.dfc974p+0f, -0x1.908c94p-25f},
+    {0x1.ea4afap+0f, 0x1.52486cp-27f},
+    {0x1.f50766p+0f, -0x1.246ebp-26f},
+};
+
+/* exp(wh + wl) for -104 <= wh <= 89 and |wl| <= 2 ulp(wh), table-driven for pow:
+ * k = round(wh 32 / ln 2) by the 1.5 2^23 shift, r = wh + wl - k ln2/32 with |r| <= ln2/64
+ * (Cody-Waite: ln2/32 = C1 + C2 + C3, C1 and C2 with 10 significant bits so k C1 and k C2
+ * are exact for |k| <= 4800, wh - k C1 exact; the rest rounds at 2^-24 of |r| < 0.011,
+ * about 2^-31 of the result), exp r = 1 + p with p = r + r^2 (1/2 + r/6) (error
+ * r^4/24 < 2^-30), and exp(wh + wl) = 2^(k/32) (1 + p) = hi + (hi p + lo), rounded once,
+ * then scaled by 2^n, n = k >> 5, as exp does (two products: exact for a normal result, a
+ * subnormal one rounds a second time, below 0.76 ulp measured). Garbage wh (pow's special
+ * inputs) gives garbage with no trap: unsigned sums. Issue 23.1: it replaced exp's
+ * reduction and 5-term kernel with a separate path for subnormal results (about 0.2 ulp
+ * more accurate there, under a bar of 2 ulp) at under half the time. */
+CPM_INLINE float cpm_exp_tab(float wh, float wl) {
+    const float INV = 0x1.715476p+5f, C1 = 0x1.63p-6f, C2 = -0x1.bdp-18f, C3 = -0x1.05c61p-34f;
+    const float SHIFT = 0x1.8p23f;
+    float t = wh * INV + SHIFT;
+    uint32_t k = cpm_bits(t) - cpm_bits(SHIFT);
+    float fk = t - SHIFT;
+    float r = ((wh - fk * C1) - fk * C2) + (wl - fk * C3);
+    const float *e = CPM_RODATA(cpm_exp2_table) + 2u * (k & 31u);
+    float p = r + (r * r) * (0.5f + r * 0x1.555556p-3f);
+    float v = e[0] + (e[0] * p + e[1]);
+    int32_t n = (int32_t)k >> 5;
+    int32_t n1 = n >> 1;
+    return (v * cpm_from_bits(((uint32_t)n1 + 127u) << 23)) *
+           cpm_from_bits(((uint32_t)n - (uint32_t)n1 + 127u) << 23);
+}
+
 /* C99 / IEEE powf. |x|^y = exp(y log|x|): log in double-float (above), the product
- * y log|x| with Dekker's exact product, exp of the double-float result. The core runs
- * on every input as it comes (inf, NaN, 0 give garbage there, never a trap); four
- * masks from a few compares pick the special results (docs/math.md, "pow"). */
+ * y log|x| with Dekker's exact product, the table-driven exp above of the double-float
+ * result. The core runs on every input as it comes (inf, NaN, 0 give garbage there, never
+ * a trap); four masks from a few compares pick the special results (docs/math.md, "pow"). */
 CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     uint32_t ux = cpm_bits(x), uy = cpm_bits(y);
     uint32_t ax = ux & 0x7fffffffu, ay = uy & 0x7fffffffu;
@@ -714,7 +761,7 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     float wh = l.h * y;
     float wl = (((lh * yh - wh) + lh * yl) + ll * yh) + ll * yl;
     wl = wl + l.l * y;
-    uint32_t r = cpm_bits(cpm_exp_df(wh, wl));
+    uint32_t r = cpm_bits(cpm_exp_tab(wh, wl));
     /* 0 or inf by the side |x| is on and y's sign: w out of exp's range, x = +-0 or
      * +-inf, or |y| >= 2^32 (> 150 / min|log|x|| for |x| != 1; inf included) */
     uint32_t limit = cpm_mask_v((wh > 89.0f) | (wh < -104.0f) | (ax == 0) | (ax == CPM_INF_BITS) |
