@@ -575,7 +575,11 @@ CPM_NOINLINE float cpm_sigmoidf(float x) { return cpm_sigmoidf_body(x, 0); }
  * 1 has invc = 1 and logc = 0, so near 1 the result is r - r^2/2 + r^3 P(r) with r = m - 1
  * exact and no cancellation. log1p(r) - r + r^2/2 = r^3 P(r), relative error < 2^-38.
  * Returns hi + lo unrounded; precise (a constant) forms r^2 exactly and adds it by
- * TwoSum and e C3, for pow: then hi + lo is log x to about 2^-36 relative, normalised. */
+ * Fast2Sum (|hi| > r^2/2) and e C3, for pow: then hi + lo is log x to about 2^-36
+ * relative, not normalised but with |lo| below 2^-12 |hi|: e C1 + log c is a TwoSum of
+ * e C1 and logc_h + logc_l rounded, so the table's logc_l (up to 2^-17, next to a result
+ * from 2^-8 on where e = 0) moves into hi. pow needs hi early (its product with y) and lo
+ * late, so no renormalisation on its critical path. */
 #define CPM_LOG_OFF 0x3f360000u
 
 /* a = hi + lo with 12 significant bits each, by cutting a's bits (one and, where
@@ -638,8 +642,16 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     float rl = (mh * invc - p) + ml * invc; /* m invc = p + rl exactly */
     float rh = p - 1.0f;                    /* exact */
     float fe = (float)e;
-    float kh = fe * CPM_LN2_C1 + t[1]; /* exact */
-    float kl = fe * CPM_LN2_C2 + t[2];
+    float kh, kl;
+    if (precise) {
+        float ch, cl, ke; /* log c = ch + cl with ch its float32 rounding */
+        cpm_fast_two_sum(t[1], t[2], &ch, &cl);
+        cpm_two_sum(fe * CPM_LN2_C1, ch, &kh, &ke);
+        kl = (fe * CPM_LN2_C2 + cl) + ke;
+    } else {
+        kh = fe * CPM_LN2_C1 + t[1]; /* exact */
+        kl = fe * CPM_LN2_C2 + t[2];
+    }
     float hi = kh + rh, hl = rh - (hi - kh); /* Fast2Sum: kh = 0 or |kh| > |rh| */
     float tail = (rh * (rh * rh)) * (P0 + rh * (P1 + rh * (P2 + rh * P3)));
     if (!precise) {
@@ -651,10 +663,10 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     cpm_split_cut(rh, &ah, &al);
     z = rh * rh;
     ez = ((ah * ah - z) + (ah + ah) * al) + al * al;
-    cpm_two_sum(hi, -0.5f * z, &h2, &e2);
+    cpm_fast_two_sum(hi, -0.5f * z, &h2, &e2);
     /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it */
     float lo = (e2 + hl) + ((kl + fe * CPM_LN2_C3) + (rl * ((1.0f - rh) + z) + (tail - 0.5f * ez)));
-    return cpm_df_norm(h2, lo);
+    return (cpm_df){h2, lo};
 }
 
 /* Without a branch: masks pick the results of the special inputs: -inf for +-0, NaN
@@ -710,12 +722,14 @@ __attribute__((used)) static const float cpm_exp2_table[32][2] = {
     {0x1.f50766p+0f, -0x1.246ebp-26f},
 };
 
-/* exp(wh + wl) for -104 <= wh <= 89 and |wl| <= 2 ulp(wh), table-driven for pow:
- * k = round(wh 32 / ln 2) by the 1.5 2^23 shift, r = wh + wl - k ln2/32 with |r| <= ln2/64
+/* exp(wh + wl) for -104 <= wh <= 89 and |wl| <= 2^-12 |wh| (pow's y log|x|, not
+ * normalised), table-driven: k = round(wh 32 / ln 2) by the 1.5 2^23 shift (wh alone:
+ * wl comes late), r = wh + wl - k ln2/32 with |r| <= ln2/64 + |wl| (below 0.03)
  * (Cody-Waite: ln2/32 = C1 + C2 + C3, C1 and C2 with 10 significant bits so k C1 and k C2
- * are exact for |k| <= 4800, wh - k C1 exact; the rest rounds at 2^-24 of |r| < 0.011,
- * about 2^-31 of the result), exp r = 1 + p with p = r + r^2 (1/2 + r/6) (error
- * r^4/24 < 2^-30), and exp(wh + wl) = 2^(k/32) (1 + p) = hi + (hi p + lo), rounded once,
+ * are exact for |k| <= 4800, wh - k C1 exact; the rest rounds at 2^-24 of |r| < 0.03,
+ * about 2^-30 of the result), exp r = 1 + p with p = r + r^2 ((1/2 + r/6) + r^2/24)
+ * (error r^5/120 < 2^-32; three Taylor terms would do for |r| <= ln2/64 but not with
+ * |wl| up to 0.018), and exp(wh + wl) = 2^(k/32) (1 + p) = hi + (hi p + lo), rounded once,
  * then scaled by 2^n, n = k >> 5, as exp does (two products: exact for a normal result, a
  * subnormal one rounds a second time, below 0.76 ulp measured). Garbage wh (pow's special
  * inputs) gives garbage with no trap: unsigned sums. Issue 23.1: it replaced exp's
@@ -729,7 +743,8 @@ CPM_INLINE float cpm_exp_tab(float wh, float wl) {
     float fk = t - SHIFT;
     float r = ((wh - fk * C1) - fk * C2) + (wl - fk * C3);
     const float *e = CPM_RODATA(cpm_exp2_table) + 2u * (k & 31u);
-    float p = r + (r * r) * (0.5f + r * 0x1.555556p-3f);
+    float r2 = r * r;
+    float p = r + r2 * ((0.5f + r * 0x1.555556p-3f) + r2 * 0x1.555556p-5f);
     float v = e[0] + (e[0] * p + e[1]);
     int32_t n = (int32_t)k >> 5;
     int32_t n1 = n >> 1;
