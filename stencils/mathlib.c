@@ -776,20 +776,22 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     float wh = l.h * y;
     float wl = (((lh * yh - wh) + lh * yl) + ll * yh) + ll * yl;
     wl = wl + l.l * y;
-    uint32_t r = cpm_bits(cpm_exp_tab(wh, wl));
     /* 0 or inf by the side |x| is on and y's sign: w out of exp's range, x = +-0 or
      * +-inf, or |y| >= 2^32 (> 150 / min|log|x|| for |x| != 1; inf included) */
     uint32_t limit = cpm_mask_v((wh > 89.0f) | (wh < -104.0f) | (ax == 0) | (ax == CPM_INF_BITS) |
                                 (ay >= 0x4f800000u), vec);
-    r = cpm_selu(limit, grows & CPM_INF_BITS, r);
-    r = cpm_selu(cpm_mask_v(ax == 0x3f800000u, vec), 0x3f800000u, r) | sign; /* x = -1 */
+    uint32_t xone = cpm_mask_v(ax == 0x3f800000u, vec); /* x = -1 (or 1) */
     /* NaN in, or a negative finite x with a non-integer y; then pow(x, +-0) = pow(1, y)
      * = 1, even for NaN (C99's first rule, picked last) */
-    uint32_t nan = (ax > CPM_INF_BITS) | (ay > CPM_INF_BITS) |
-                   ((ux >> 31) & nonint & (ax != CPM_INF_BITS) & (ax != 0));
-    r = cpm_selu(cpm_mask_v(nan, vec), CPM_NAN_BITS, r);
-    r = cpm_selu(cpm_mask_v((ay == 0) | (ux == 0x3f800000u), vec), 0x3f800000u, r);
-    return cpm_from_bits(r);
+    uint32_t nan = cpm_mask_v((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS) |
+                              ((ux >> 31) & nonint & (ax != CPM_INF_BITS) & (ax != 0)), vec);
+    uint32_t one = cpm_mask_v((ay == 0) | (ux == 0x3f800000u), vec);
+    /* the special result, the later pick winning, formed beside the core; then one pick
+     * of it or the core's result: the core's path ends in one or and one select */
+    uint32_t special = cpm_selu(xone, 0x3f800000u, limit & grows & CPM_INF_BITS) | sign;
+    special = cpm_selu(one, 0x3f800000u, cpm_selu(nan, CPM_NAN_BITS, special));
+    uint32_t r = cpm_bits(cpm_exp_tab(wh, wl)) | sign;
+    return cpm_from_bits(cpm_selu(limit | xone | nan | one, special, r));
 }
 
 CPM_NOINLINE float cpm_powf(float x, float y) { return cpm_powf_body(x, y, 0); }
