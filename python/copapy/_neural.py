@@ -15,13 +15,12 @@ operation) or a container with a ``map`` method (``cp.vector``, ``cp.tensor``/``
 
 from __future__ import annotations
 
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _math
 from ._array import array
 from ._core import value
 from ._elements import plain
-from ._math import sigmoid as sigmoid  # an op of the table now; cp.sigmoid, cp.nn.sigmoid
 from ._tensors import tensor
 from ._vectors import vector
 
@@ -56,6 +55,25 @@ def relu(x: Any) -> Any:
     if isinstance(x, float):
         return x if x > 0 or x != x else 0.0
     raise TypeError(f"relu expects a number, cp.value or container, got {type(x).__name__}")
+
+
+if TYPE_CHECKING:
+    # the types by container; at run time sigmoid is the op table's function from _math
+    # (stencils/optable.py: one stencil), which maps containers elementwise
+    @overload
+    def sigmoid(x: value[Any]) -> value[float]: ...
+    @overload
+    def sigmoid(x: vector[Any]) -> vector[float]: ...
+    @overload
+    def sigmoid(x: tensor[Any]) -> tensor[float]: ...
+    @overload
+    def sigmoid(x: array[Any]) -> array[float]: ...
+    @overload
+    def sigmoid(x: float) -> float: ...
+    def sigmoid(x: Any) -> Any:
+        """Logistic function ``1 / (1 + exp(-x))`` elementwise, in (0, 1)."""
+else:
+    sigmoid = _math.sigmoid
 
 
 def softmax(x: Any) -> Any:
