@@ -99,7 +99,7 @@ def _kernel(name, rty, params, setup, body):
 # barrier, which the vectoriser needs (SSE2 / NEON, the same operations so the same
 # bits); the last n % 4, and every element elsewhere, run the scalar helper's code.
 VECTOR_MATH = {(op, "f"): f"cpm_{op}f_body"
-               for op in "exp tanh sin cos tan log asin acos atan atan2 pow".split()}
+               for op in "exp tanh sin cos tan log asin acos atan atan2 pow sigmoid".split()}
 
 
 def _vector_math_kernel(name, body, form=None):

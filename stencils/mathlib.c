@@ -544,31 +544,6 @@ CPM_INLINE int32_t cpm_exp_parts(float w, float *s, float *lo) {
     return n;
 }
 
-/* exp(wh + wl) for -104 <= wh <= 89, |wl| <= ulp(wh), for pow: exp's reduction and
- * kernel on wh (cpm_exp_parts, about 0.2 ulp before the one rounding), wl folded in as
- * exp(wh) wl (wl^2 < 2^-36), and the scaling by 2^n (n in [-150, 128]) with one
- * rounding, also for subnormal results. */
-CPM_INLINE float cpm_exp_df(float wh, float wl, int vec) {
-    float s, lo;
-    int32_t n = cpm_exp_parts(wh, &s, &lo);
-    lo = lo + (s + lo) * wl; /* s + lo, not s: lo holds rh^2/2 and more */
-    /* normal result: both scalings are exact (unsigned sums: pow runs this on any wh,
-     * its masks discard results out of range, so n may be any int32 there) */
-    int32_t n1 = n >> 1;
-    float normal = ((s + lo) * cpm_from_bits(((uint32_t)n1 + 127u) << 23)) *
-                   cpm_from_bits(((uint32_t)n - (uint32_t)n1 + 127u) << 23);
-    /* subnormal result: scaled by 2^64 (exactly) it lies below B = 2^-62, whose binade
-     * has the spacing 2^-85 of the subnormal grid times 2^64; adding B makes the one
-     * rounding happen on that grid, subtracting B and scaling back are exact. Both run;
-     * a mask picks one (the other's scale factor may be meaningless). */
-    float sc = cpm_from_bits(((uint32_t)n + (64u + 127u)) << 23);
-    float hs, es;
-    cpm_two_sum(0x1p-62f, s * sc, &hs, &es);
-    float v = hs + (es + lo * sc);
-    float sub = (v - 0x1p-62f) * 0x1p-64f;
-    return cpm_self(cpm_mask_v((n > -126) | ((n == -126) & (s >= 1.0f)), vec), normal, sub);
-}
-
 CPM_INLINE float cpm_expf_body(float x, int vec) {
     uint32_t nan = cpm_mask_v((cpm_bits(x) & 0x7fffffffu) > CPM_INF_BITS, vec);
     /* x clamped into [-104, 89] (NaN to 89): the kernel's own scaling gives exp(89) = inf
@@ -584,6 +559,14 @@ CPM_INLINE float cpm_expf_body(float x, int vec) {
 
 CPM_NOINLINE float cpm_expf(float x) { return cpm_expf_body(x, 0); }
 
+/* sigmoid x = 1 / (1 + exp(-x)): the operations (and so the bits) the expression
+ * cp.sigmoid was traced as before it had an op of its own, in one stencil, so that per
+ * call it packs four to a SIMD step like exp (issue 23.1). exp(-x) = inf for x < -88.7
+ * gives exactly 0, NaN stays the quiet NaN. */
+CPM_INLINE float cpm_sigmoidf_body(float x, int vec) { return 1.0f / (1.0f + cpm_expf_body(-x, vec)); }
+
+CPM_NOINLINE float cpm_sigmoidf(float x) { return cpm_sigmoidf_body(x, 0); }
+
 /* log x = e ln 2 + log c + log1p(r), table-driven (stencils/log_table.py): x = 2^e m
  * with m in [0.7109, 1.4219) (exponent split at OFF; subnormals scaled by 2^25 first),
  * the top 5 bits of bits(x) - OFF pick c, and r = m invc - 1 (|r| <= 1/64) is exact as
@@ -592,8 +575,22 @@ CPM_NOINLINE float cpm_expf(float x) { return cpm_expf_body(x, 0); }
  * 1 has invc = 1 and logc = 0, so near 1 the result is r - r^2/2 + r^3 P(r) with r = m - 1
  * exact and no cancellation. log1p(r) - r + r^2/2 = r^3 P(r), relative error < 2^-38.
  * Returns hi + lo unrounded; precise (a constant) forms r^2 exactly and adds it by
- * TwoSum and e C3, for pow: then hi + lo is log x to about 2^-36 relative, normalised. */
+ * Fast2Sum (|hi| > r^2/2) and e C3, for pow: then hi + lo is log x to about 2^-36
+ * relative, not normalised but with |lo| below 2^-12 |hi|: e C1 + log c is a TwoSum of
+ * e C1 and logc_h + logc_l rounded, so the table's logc_l (up to 2^-17, next to a result
+ * from 2^-8 on where e = 0) moves into hi. pow needs hi early (its product with y) and lo
+ * late, so no renormalisation on its critical path. */
 #define CPM_LOG_OFF 0x3f360000u
+
+/* a = hi + lo with 12 significant bits each, by cutting a's bits (one and, where
+ * Veltkamp's split takes three float operations): enough for Dekker's products below
+ * (24 bits = 12 + 12, so each partial product is exact and the error term is the exact
+ * rounding error, the same bits as with cpm_split). For log and pow only. */
+CPM_INLINE void cpm_split_cut(float a, float *hi, float *lo) {
+    float h = cpm_from_bits(cpm_bits(a) & 0xfffff000u);
+    *hi = h;
+    *lo = a - h;
+}
 __attribute__((used)) static const float cpm_log_table[32][3] = { /* invc, logc_h, logc_l */
     {0x1.642p+0f, -0x1.5208p-2f, 0x1.202e7ap-18f},
     {0x1.5cap+0f, -0x1.3c38p-2f, -0x1.939b5ap-17f},
@@ -640,13 +637,21 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     int32_t e = (int32_t)tmp >> 23;
     float m = cpm_from_bits(u - (tmp & 0xff800000u));
     float invc = t[0], mh, ml;
-    cpm_split(m, &mh, &ml);
+    cpm_split_cut(m, &mh, &ml);
     float p = m * invc;
     float rl = (mh * invc - p) + ml * invc; /* m invc = p + rl exactly */
     float rh = p - 1.0f;                    /* exact */
     float fe = (float)e;
-    float kh = fe * CPM_LN2_C1 + t[1]; /* exact */
-    float kl = fe * CPM_LN2_C2 + t[2];
+    float kh, kl;
+    if (precise) {
+        float ch, cl, ke; /* log c = ch + cl with ch its float32 rounding */
+        cpm_fast_two_sum(t[1], t[2], &ch, &cl);
+        cpm_two_sum(fe * CPM_LN2_C1, ch, &kh, &ke);
+        kl = (fe * CPM_LN2_C2 + cl) + ke;
+    } else {
+        kh = fe * CPM_LN2_C1 + t[1]; /* exact */
+        kl = fe * CPM_LN2_C2 + t[2];
+    }
     float hi = kh + rh, hl = rh - (hi - kh); /* Fast2Sum: kh = 0 or |kh| > |rh| */
     float tail = (rh * (rh * rh)) * (P0 + rh * (P1 + rh * (P2 + rh * P3)));
     if (!precise) {
@@ -654,11 +659,14 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
         return (cpm_df){hi, lo};
     }
     float z, ez, h2, e2;
-    cpm_two_square(rh, &z, &ez); /* exact, as Dekker's product with itself */
-    cpm_two_sum(hi, -0.5f * z, &h2, &e2);
+    float ah, al; /* z + ez = rh^2 exactly: Dekker's product with itself */
+    cpm_split_cut(rh, &ah, &al);
+    z = rh * rh;
+    ez = ((ah * ah - z) + (ah + ah) * al) + al * al;
+    cpm_fast_two_sum(hi, -0.5f * z, &h2, &e2);
     /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it */
     float lo = (e2 + hl) + ((kl + fe * CPM_LN2_C3) + (rl * ((1.0f - rh) + z) + (tail - 0.5f * ez)));
-    return cpm_df_norm(h2, lo);
+    return (cpm_df){h2, lo};
 }
 
 /* Without a branch: masks pick the results of the special inputs: -inf for +-0, NaN
@@ -677,10 +685,77 @@ CPM_INLINE float cpm_logf_body(float x, int vec) {
 
 CPM_NOINLINE float cpm_logf(float x) { return cpm_logf_body(x, 0); }
 
+/* 2^(j/32) = hi + lo for j < 32 (hi rounded to float32, lo the rest rounded): the table
+ * of pow's exp (cpm_exp_tab; stencils/exp2_table.py reproduces it and the constants) */
+__attribute__((used)) static const float cpm_exp2_table[32][2] = {
+    {0x1p+0f, 0x0p+0f},
+    {0x1.059b0ep+0f, -0x1.9d4f52p-25f},
+    {0x1.0b5586p+0f, 0x1.9f3122p-25f},
+    {0x1.11301ep+0f, -0x1.fdb496p-25f},
+    {0x1.172b84p+0f, -0x1.c15742p-27f},
+    {0x1.1d4874p+0f, -0x1.d2e8cap-25f},
+    {0x1.2387a6p+0f, 0x1.ceac48p-25f},
+    {0x1.29e9ep+0f, -0x1.5c0424p-25f},
+    {0x1.306fep+0f, 0x1.4636e2p-25f},
+    {0x1.371a74p+0f, -0x1.18aac6p-25f},
+    {0x1.3dea64p+0f, 0x1.824684p-25f},
+    {0x1.44e086p+0f, 0x1.8624b4p-30f},
+    {0x1.4bfdaep+0f, -0x1.593abcp-25f},
+    {0x1.5342b6p+0f, -0x1.2c561p-25f},
+    {0x1.5ab07ep+0f, -0x1.5bd5ecp-27f},
+    {0x1.6247ecp+0f, -0x1.f8b55p-25f},
+    {0x1.6a09e6p+0f, 0x1.9fcef4p-26f},
+    {0x1.71f75ep+0f, 0x1.1d8beep-25f},
+    {0x1.7a1148p+0f, -0x1.829fdp-25f},
+    {0x1.82589ap+0f, -0x1.accc7cp-26f},
+    {0x1.8ace54p+0f, 0x1.15506ep-27f},
+    {0x1.93737cp+0f, -0x1.e64744p-25f},
+    {0x1.9c4918p+0f, 0x1.51f848p-27f},
+    {0x1.a5503cp+0f, -0x1.b83b54p-25f},
+    {0x1.ae89fap+0f, -0x1.a94b14p-26f},
+    {0x1.b7f77p+0f, -0x1.a09438p-25f},
+    {0x1.c199bep+0f, -0x1.3d56b2p-27f},
+    {0x1.cb720ep+0f, -0x1.8837ccp-27f},
+    {0x1.d5818ep+0f, -0x1.822dbcp-27f},
+    {0x1.dfc974p+0f, -0x1.908c94p-25f},
+    {0x1.ea4afap+0f, 0x1.52486cp-27f},
+    {0x1.f50766p+0f, -0x1.246ebp-26f},
+};
+
+/* exp(wh + wl) for -104 <= wh <= 89 and |wl| <= 2^-12 |wh| (pow's y log|x|, not
+ * normalised), table-driven: k = round(wh 32 / ln 2) by the 1.5 2^23 shift (wh alone:
+ * wl comes late), r = wh + wl - k ln2/32 with |r| <= ln2/64 + |wl| (below 0.03)
+ * (Cody-Waite: ln2/32 = C1 + C2 + C3, C1 and C2 with 10 significant bits so k C1 and k C2
+ * are exact for |k| <= 4800, wh - k C1 exact; the rest rounds at 2^-24 of |r| < 0.03,
+ * about 2^-30 of the result), exp r = 1 + p with p = r + r^2 ((1/2 + r/6) + r^2/24)
+ * (error r^5/120 < 2^-32; three Taylor terms would do for |r| <= ln2/64 but not with
+ * |wl| up to 0.018), and exp(wh + wl) = 2^(k/32) (1 + p) = hi + (hi p + lo), rounded once,
+ * then scaled by 2^n, n = k >> 5, as exp does (two products: exact for a normal result, a
+ * subnormal one rounds a second time, below 0.76 ulp measured). Garbage wh (pow's special
+ * inputs) gives garbage with no trap: unsigned sums. Issue 23.1: it replaced exp's
+ * reduction and 5-term kernel with a separate path for subnormal results (about 0.2 ulp
+ * more accurate there, under a bar of 2 ulp) at under half the time. */
+CPM_INLINE float cpm_exp_tab(float wh, float wl) {
+    const float INV = 0x1.715476p+5f, C1 = 0x1.63p-6f, C2 = -0x1.bdp-18f, C3 = -0x1.05c61p-34f;
+    const float SHIFT = 0x1.8p23f;
+    float t = wh * INV + SHIFT;
+    uint32_t k = cpm_bits(t) - cpm_bits(SHIFT);
+    float fk = t - SHIFT;
+    float r = ((wh - fk * C1) - fk * C2) + (wl - fk * C3);
+    const float *e = CPM_RODATA(cpm_exp2_table) + 2u * (k & 31u);
+    float r2 = r * r;
+    float p = r + r2 * ((0.5f + r * 0x1.555556p-3f) + r2 * 0x1.555556p-5f);
+    float v = e[0] + (e[0] * p + e[1]);
+    int32_t n = (int32_t)k >> 5;
+    int32_t n1 = n >> 1;
+    return (v * cpm_from_bits(((uint32_t)n1 + 127u) << 23)) *
+           cpm_from_bits(((uint32_t)n - (uint32_t)n1 + 127u) << 23);
+}
+
 /* C99 / IEEE powf. |x|^y = exp(y log|x|): log in double-float (above), the product
- * y log|x| with Dekker's exact product, exp of the double-float result. The core runs
- * on every input as it comes (inf, NaN, 0 give garbage there, never a trap); four
- * masks from a few compares pick the special results (docs/math.md, "pow"). */
+ * y log|x| with Dekker's exact product, the table-driven exp above of the double-float
+ * result. The core runs on every input as it comes (inf, NaN, 0 give garbage there, never
+ * a trap); four masks from a few compares pick the special results (docs/math.md, "pow"). */
 CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     uint32_t ux = cpm_bits(x), uy = cpm_bits(y);
     uint32_t ax = ux & 0x7fffffffu, ay = uy & 0x7fffffffu;
@@ -694,23 +769,29 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     /* |x|^y -> inf (else 0) as |y| grows: |x| > 1 and y > 0, or |x| < 1 and y < 0 */
     uint32_t grows = cpm_mask_v((ax > 0x3f800000u) != (uy >> 31), vec);
     cpm_df l = cpm_log_tab(cpm_from_bits(ax), 1, vec);
-    float wh, wl;
-    cpm_two_prod(l.h, y, &wh, &wl);
-    cpm_df w = cpm_df_norm(wh, wl + l.l * y);
-    uint32_t r = cpm_bits(cpm_exp_df(w.h, w.l, vec));
+    /* w = wh + wl = y log|x|: Dekker's product (exact) plus y l.l, not normalised (wl
+     * stays below 2 ulp(wh), which exp_df takes) */
+    float lh, ll, yh = cpm_from_bits(uy & 0xfffff000u), yl = y - yh;
+    cpm_split_cut(l.h, &lh, &ll);
+    float wh = l.h * y;
+    float wl = (((lh * yh - wh) + lh * yl) + ll * yh) + ll * yl;
+    wl = wl + l.l * y;
     /* 0 or inf by the side |x| is on and y's sign: w out of exp's range, x = +-0 or
      * +-inf, or |y| >= 2^32 (> 150 / min|log|x|| for |x| != 1; inf included) */
-    uint32_t limit = cpm_mask_v((w.h > 89.0f) | (w.h < -104.0f) | (ax == 0) | (ax == CPM_INF_BITS) |
+    uint32_t limit = cpm_mask_v((wh > 89.0f) | (wh < -104.0f) | (ax == 0) | (ax == CPM_INF_BITS) |
                                 (ay >= 0x4f800000u), vec);
-    r = cpm_selu(limit, grows & CPM_INF_BITS, r);
-    r = cpm_selu(cpm_mask_v(ax == 0x3f800000u, vec), 0x3f800000u, r) | sign; /* x = -1 */
+    uint32_t xone = cpm_mask_v(ax == 0x3f800000u, vec); /* x = -1 (or 1) */
     /* NaN in, or a negative finite x with a non-integer y; then pow(x, +-0) = pow(1, y)
      * = 1, even for NaN (C99's first rule, picked last) */
-    uint32_t nan = (ax > CPM_INF_BITS) | (ay > CPM_INF_BITS) |
-                   ((ux >> 31) & nonint & (ax != CPM_INF_BITS) & (ax != 0));
-    r = cpm_selu(cpm_mask_v(nan, vec), CPM_NAN_BITS, r);
-    r = cpm_selu(cpm_mask_v((ay == 0) | (ux == 0x3f800000u), vec), 0x3f800000u, r);
-    return cpm_from_bits(r);
+    uint32_t nan = cpm_mask_v((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS) |
+                              ((ux >> 31) & nonint & (ax != CPM_INF_BITS) & (ax != 0)), vec);
+    uint32_t one = cpm_mask_v((ay == 0) | (ux == 0x3f800000u), vec);
+    /* the special result, the later pick winning, formed beside the core; then one pick
+     * of it or the core's result: the core's path ends in one or and one select */
+    uint32_t special = cpm_selu(xone, 0x3f800000u, limit & grows & CPM_INF_BITS) | sign;
+    special = cpm_selu(one, 0x3f800000u, cpm_selu(nan, CPM_NAN_BITS, special));
+    uint32_t r = cpm_bits(cpm_exp_tab(wh, wl)) | sign;
+    return cpm_from_bits(cpm_selu(limit | xone | nan | one, special, r));
 }
 
 CPM_NOINLINE float cpm_powf(float x, float y) { return cpm_powf_body(x, y, 0); }

@@ -30,6 +30,7 @@ CPM_NOINLINE float cpm_expf(float x);
 CPM_NOINLINE float cpm_logf(float x);
 CPM_NOINLINE float cpm_powf(float x, float y);       /* C99 powf special cases */
 CPM_NOINLINE float cpm_tanhf(float x);
+CPM_NOINLINE float cpm_sigmoidf(float x);    /* 1 / (1 + exp(-x)), its bits */
 /* Cores without an integer divide instruction (ARMv6, ARMv7-A in ARM state such as
  * Cortex-A9) divide with cpm_div_s32: x / d truncated toward 0, for d != 0 and not
  * (INT_MIN, -1); 32 fixed steps of restoring division, no data-dependent branch. The

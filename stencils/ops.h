@@ -162,6 +162,7 @@ OP f32 op_atan_f(f32 x) { return cpm_atanf(x); }
 OP f32 op_exp_f(f32 x) { return cpm_expf(x); }
 OP f32 op_log_f(f32 x) { return cpm_logf(x); }
 OP f32 op_tanh_f(f32 x) { return cpm_tanhf(x); }
+OP f32 op_sigmoid_f(f32 x) { return cpm_sigmoidf(x); }
 OP f32 op_copy_f(f32 x) { return x; }
 OP i32 op_neg_i(i32 x) { return (i32)(0u - (u32)x); } /* -INT_MIN = INT_MIN */
 OP i32 op_abs_i(i32 x) { return x < 0 ? (i32)(0u - (u32)x) : x; }

@@ -100,6 +100,8 @@ OPS = [
     Op("log", "Log", 1, "f>f", "differentiable array approx", "cp.log", "Our float32 natural logarithm."),
     Op("tanh", "Tanh", 1, "f>f", "differentiable array approx", "cp.tanh",
        "Our float32 hyperbolic tangent."),
+    Op("sigmoid", "Sigmoid", 1, "f>f", "differentiable array approx", "cp.sigmoid",
+       "Logistic `1 / (1 + exp(-a))`, one stencil (saturates to 0 and 1)."),
     Op("copy", "", 1, "f>f i>i", "", "", "Load or move (stencil only)."),
     Op("itof", "IntToFloat", 1, "i>f", "array", "cp.to_float", "int32 to float32, round to nearest."),
     # casts: the same result on every target (docs/math.md, "Casts")

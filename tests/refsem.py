@@ -264,6 +264,12 @@ def _f64_math(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return apply
 
 
+def sigmoid64(x: Any) -> Any:
+    """1 / (1 + exp(-x)) in float64 without overflow: exp of -|x| only, NaN stays NaN."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
 def saturating_cast(x: Any, lo: int, hi: int) -> Any:
     """The documented cast rule (docs/math.md, "Casts"), written out rather than NumPy's
     astype (undefined out of range): truncate toward 0, NaN gives 0, out of range
@@ -310,6 +316,7 @@ REFERENCE: dict[str, Callable[..., Any]] = {
     "exp": _f64_math(np.exp),
     "log": _f64_math(np.log),
     "tanh": _f64_math(np.tanh),
+    "sigmoid": _f64_math(sigmoid64),
     "itof": lambda x: x.astype(np.float32),
     "ftoi": lambda x: saturating_cast(x, INT_MIN, INT_MAX),
     "tobyte": lambda x: saturating_cast(x, 0, 255),

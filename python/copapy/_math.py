@@ -87,7 +87,23 @@ _DOCS = {
     "exp": "e to the power x.",
     "tanh": "Hyperbolic tangent (our float32 implementation when compiled, see docs/math.md).",
     "log": "Natural logarithm; -inf at 0 and NaN below when compiled.",
+    "sigmoid": "Logistic function ``1 / (1 + exp(-x))`` elementwise, in (0, 1).",
 }
+
+
+def _plain_sigmoid(x: float) -> float:
+    """The logistic function of a Python number in float64, without overflow: exp of a
+    negative number only (exp(-x) would overflow where exp(x) underflows to 0)."""
+    if x != x:
+        return x
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x) if x > -745.0 else 0.0
+    return e / (1.0 + e)
+
+
+#: The Python-number version of the table's float functions that ``math`` does not have.
+_PLAIN_ONLY_HERE = {"sigmoid": _plain_sigmoid}
 
 #: The float math functions of the op table (stencils/optable.py): one float operand,
 #: a float result, spelled ``cp.<op name>``; each is made by ``_float_function``.
@@ -101,7 +117,7 @@ def _float_function(name: str) -> _FloatFunction:
     ``math`` module's on a number (as Copapy), the array stencil on a cp.array."""
     assert _optable.is_unary(name)
     op: _optable.UnaryOp = name
-    plain_math = getattr(math, name)
+    plain_math = _PLAIN_ONLY_HERE.get(name) or getattr(math, name)
 
     def function(x: Any) -> Any:
         return _unary(x, lambda v: _core.math_unary(op, v), lambda v: float(plain_math(v)), function)
@@ -122,6 +138,7 @@ atan = _float_function("atan")
 exp = _float_function("exp")
 tanh = _float_function("tanh")
 log = _float_function("log")
+sigmoid = _float_function("sigmoid")
 
 
 class _FloatBinary(Protocol):

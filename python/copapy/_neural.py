@@ -8,13 +8,14 @@ operation) or a container with a ``map`` method (``cp.vector``, ``cp.tensor``/``
   (so ``relu(-0.0)`` is ``+0.0``), and NaN stays NaN. (Copapy computes ``x * (x > 0)``, which
   differs only in the sign of a zero result and in giving NaN for ``-inf``.)
 * ``sigmoid(x)`` is ``1 / (1 + exp(-x))`` in float32 (int inputs are converted); it saturates
-  to exactly 0 and 1 for large ``|x|`` instead of overflowing, and NaN stays NaN.
+  to exactly 0 and 1 for large ``|x|`` instead of overflowing, and NaN stays NaN. It is an op
+  of the table (stencils/optable.py, one stencil with the bits of that expression), made in
+  ``_math`` like ``cp.exp`` and re-exported here.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Any, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from . import _math
 from ._array import array
@@ -56,35 +57,23 @@ def relu(x: Any) -> Any:
     raise TypeError(f"relu expects a number, cp.value or container, got {type(x).__name__}")
 
 
-def _plain_sigmoid(x: float) -> float:
-    if x != x:
-        return x
-    if x >= 0:
-        return 1.0 / (1.0 + math.exp(-x))
-    e = math.exp(x) if x > -745.0 else 0.0  # exp(-x) would overflow; same limit, no exception
-    return e / (1.0 + e)
-
-
-@overload
-def sigmoid(x: value[Any]) -> value[float]: ...
-@overload
-def sigmoid(x: vector[Any]) -> vector[float]: ...
-@overload
-def sigmoid(x: tensor[Any]) -> tensor[float]: ...
-@overload
-def sigmoid(x: array[Any]) -> array[float]: ...
-@overload
-def sigmoid(x: float) -> float: ...
-def sigmoid(x: Any) -> Any:
-    """Logistic function ``1 / (1 + exp(-x))`` elementwise, in (0, 1)."""
-    if isinstance(x, value | array):
-        return 1.0 / (1.0 + _math.exp(-x))
-    if _is_container(x):
-        return x.map(sigmoid)
-    x = plain(x)
-    if isinstance(x, int | float):
-        return _plain_sigmoid(float(x))
-    raise TypeError(f"sigmoid expects a number, cp.value or container, got {type(x).__name__}")
+if TYPE_CHECKING:
+    # the types by container; at run time sigmoid is the op table's function from _math
+    # (stencils/optable.py: one stencil), which maps containers elementwise
+    @overload
+    def sigmoid(x: value[Any]) -> value[float]: ...
+    @overload
+    def sigmoid(x: vector[Any]) -> vector[float]: ...
+    @overload
+    def sigmoid(x: tensor[Any]) -> tensor[float]: ...
+    @overload
+    def sigmoid(x: array[Any]) -> array[float]: ...
+    @overload
+    def sigmoid(x: float) -> float: ...
+    def sigmoid(x: Any) -> Any:
+        """Logistic function ``1 / (1 + exp(-x))`` elementwise, in (0, 1)."""
+else:
+    sigmoid = _math.sigmoid
 
 
 def softmax(x: Any) -> Any:

@@ -42,6 +42,7 @@ UnaryOp = Literal[
     "exp",
     "log",
     "tanh",
+    "sigmoid",
     "itof",
     "ftoi",
     "tobyte",
@@ -90,6 +91,7 @@ UNARY: tuple[UnaryOp, ...] = (
     "exp",
     "log",
     "tanh",
+    "sigmoid",
     "itof",
     "ftoi",
     "tobyte",
@@ -133,6 +135,7 @@ DIFFERENTIABLE: tuple[str, ...] = (
     "exp",
     "log",
     "tanh",
+    "sigmoid",
 )
 ARRAY: tuple[str, ...] = (
     "add",
@@ -168,6 +171,7 @@ ARRAY: tuple[str, ...] = (
     "exp",
     "log",
     "tanh",
+    "sigmoid",
     "itof",
     "ftoi",
     "tobyte",
@@ -195,6 +199,7 @@ APPROXIMATE: tuple[str, ...] = (
     "exp",
     "log",
     "tanh",
+    "sigmoid",
 )
 
 
@@ -253,6 +258,7 @@ FUNCTIONS: dict[str, str] = {
     "exp": "exp",
     "log": "log",
     "tanh": "tanh",
+    "sigmoid": "sigmoid",
     "to_float": "itof",
     "to_int": "ftoi",
     "to_bytes": "tobyte",
@@ -293,6 +299,7 @@ SIGNATURES: dict[str, tuple[tuple[str, str], ...]] = {
     "exp": (("f", "f"),),
     "log": (("f", "f"),),
     "tanh": (("f", "f"),),
+    "sigmoid": (("f", "f"),),
     "itof": (("i", "f"),),
     "ftoi": (("f", "i"),),
     "tobyte": (("f", "i"), ("i", "i")),
@@ -333,6 +340,7 @@ PYTHON: dict[str, str] = {
     "exp": "cp.exp",
     "log": "cp.log",
     "tanh": "cp.tanh",
+    "sigmoid": "cp.sigmoid",
     "itof": "cp.to_float",
     "ftoi": "cp.to_int",
     "tobyte": "cp.to_bytes",
@@ -373,6 +381,7 @@ DOC: dict[str, str] = {
     'exp': 'Our float32 `exp`.',
     'log': 'Our float32 natural logarithm.',
     'tanh': 'Our float32 hyperbolic tangent.',
+    'sigmoid': 'Logistic `1 / (1 + exp(-a))`, one stencil (saturates to 0 and 1).',
     'itof': 'int32 to float32, round to nearest.',
     'ftoi': 'float32 to int32 toward 0; NaN gives 0, out of range saturates.',
     'tobyte': 'To 0..255, saturating (floats toward 0, NaN gives 0).',

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 import refsem as R
 from helpers import F32
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from readback import nested
 
 EDGES = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, math.inf, -math.inf, math.nan, 1e-45, -1e-45, 1.17549435e-38,
@@ -171,3 +173,30 @@ def test_sigmoid_on_containers() -> None:
         assert R.ulp_distance(g, float(F32(sigmoid64(x)))) <= 3
     plain = cp.sigmoid(cp.vector(xs))
     assert list(plain) == [pytest.approx(sigmoid64(x), rel=1e-15) for x in xs]
+
+
+# the float32 inputs whose exp(-x) overflows: sigmoid is exactly 0 there (documented)
+EXP_OVERFLOWS_BELOW = -88.72283935546875
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.floats(width=32), st.floats(-120.0, 120.0, width=32),
+                          st.sampled_from(EDGES)), min_size=1, max_size=20))
+def test_sigmoid_array_and_scalars_agree_with_float64(xs: list[float]) -> None:
+    """One cp.array step and one scalar stencil per element (packed four to a SIMD step
+    where the target has packs) give the same bits, within 3 ulp of the float64 value
+    rounded to float32, 0 where exp(-x) overflows, NaN for NaN."""
+    tg = cp.Target()
+    arr = cp.sigmoid(cp.array(np.array(xs, dtype=np.float32)))
+    scalars = [cp.sigmoid(cp.value(x)) for x in xs]
+    tg.compile(arr, scalars)
+    tg.run()
+    got_arr = [float(v) for v in np.asarray(tg.read_value(arr), dtype=np.float32)]
+    got = list(tg.read_value(scalars))
+    for x, a, g in zip(xs, got_arr, got, strict=True):
+        assert R.same_float(a, g), f"sigmoid({x!r}): array {a!r}, scalar {g!r}"
+        if math.isnan(x):
+            assert math.isnan(g)
+            continue
+        want = 0.0 if x < EXP_OVERFLOWS_BELOW else float(F32(sigmoid64(x)))
+        assert R.ulp_distance(g, want) <= 3, f"sigmoid({x!r}) = {g!r}, want {want!r}"

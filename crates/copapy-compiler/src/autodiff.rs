@@ -387,6 +387,8 @@ fn unary_rule(
                 Op::Exp => acc.send(&a, || mul(g, r)),
                 Op::Log => acc.send(&a, || div(g, &a)),
                 Op::Tanh => acc.send(&a, || mul(g, &sub(&fconst(ONE), &square(r)?)?)),
+                // s' = s (1 - s)
+                Op::Sigmoid => acc.send(&a, || mul(g, &mul(r, &sub(&fconst(ONE), r)?)?)),
                 // int source (or not a float operation): no gradient
                 _ => Ok(()),
             }
@@ -734,6 +736,7 @@ mod tests {
                             Op::Log => f.ln(),
                             Op::Exp => f.exp(),
                             Op::Tanh => f.tanh(),
+                            Op::Sigmoid => 1.0 / (1.0 + (-f).exp()),
                             _ => panic!("no host evaluation of {op:?}"),
                         }
                         .to_bits()

@@ -31,7 +31,7 @@ fn float_unary(op: Op, a: u32) -> Option<u32> {
         Op::Sin | Op::Cos | Op::Tan | Op::Asin | Op::Acos | Op::Atan | Op::Exp | Op::Log => {
             return None
         }
-        Op::Tanh => return None,
+        Op::Tanh | Op::Sigmoid => return None,
         // int operand only, or binary
         Op::IntToFloat
         | Op::Add
@@ -77,6 +77,7 @@ fn int_unary(op: Op, x: i32) -> Option<u32> {
         | Op::Exp
         | Op::Log
         | Op::Tanh
+        | Op::Sigmoid
         | Op::Add
         | Op::Sub
         | Op::Mul
@@ -163,6 +164,7 @@ fn float_binary(op: Op, x: f32, y: f32) -> Option<u32> {
         | Op::Exp
         | Op::Log
         | Op::Tanh
+        | Op::Sigmoid
         | Op::IntToFloat
         | Op::FloatToInt
         | Op::ToByte => return None,
@@ -246,6 +248,7 @@ fn int_binary(op: Op, x: i32, y: i32) -> Option<i32> {
         | Op::Exp
         | Op::Log
         | Op::Tanh
+        | Op::Sigmoid
         | Op::IntToFloat
         | Op::FloatToInt
         | Op::ToByte => return None,

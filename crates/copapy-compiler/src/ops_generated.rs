@@ -73,6 +73,8 @@ pub enum Op {
     Log,
     /// Our float32 hyperbolic tangent.
     Tanh,
+    /// Logistic `1 / (1 + exp(-a))`, one stencil (saturates to 0 and 1).
+    Sigmoid,
     /// int32 to float32, round to nearest.
     IntToFloat,
     /// float32 to int32 toward 0; NaN gives 0, out of range saturates.
@@ -118,6 +120,7 @@ impl Op {
             Op::Exp => "exp",
             Op::Log => "log",
             Op::Tanh => "tanh",
+            Op::Sigmoid => "sigmoid",
             Op::IntToFloat => "itof",
             Op::FloatToInt => "ftoi",
             Op::ToByte => "tobyte",
@@ -160,6 +163,7 @@ impl Op {
             "exp" => Some(Op::Exp),
             "log" => Some(Op::Log),
             "tanh" => Some(Op::Tanh),
+            "sigmoid" => Some(Op::Sigmoid),
             "itof" => Some(Op::IntToFloat),
             "ftoi" => Some(Op::FloatToInt),
             "tobyte" => Some(Op::ToByte),
@@ -203,6 +207,7 @@ impl Op {
             Op::Exp => "cp.exp",
             Op::Log => "cp.log",
             Op::Tanh => "cp.tanh",
+            Op::Sigmoid => "cp.sigmoid",
             Op::IntToFloat => "cp.to_float",
             Op::FloatToInt => "cp.to_int",
             Op::ToByte => "cp.to_bytes",
@@ -227,6 +232,7 @@ impl Op {
             Op::Exp => Some("exp"),
             Op::Log => Some("log"),
             Op::Tanh => Some("tanh"),
+            Op::Sigmoid => Some("sigmoid"),
             Op::IntToFloat => Some("to_float"),
             Op::FloatToInt => Some("to_int"),
             Op::ToByte => Some("to_bytes"),
@@ -270,6 +276,7 @@ impl Op {
             Op::Exp => 0b00011100,
             Op::Log => 0b00011100,
             Op::Tanh => 0b00011100,
+            Op::Sigmoid => 0b00011100,
             Op::IntToFloat => 0b00101000,
             Op::FloatToInt => 0b00011000,
             Op::ToByte => 0b00111000,
@@ -350,7 +357,7 @@ impl Op {
     ];
 
     /// Every unary operation, in the table's order.
-    pub const UNARY: [Op; 15] = [
+    pub const UNARY: [Op; 16] = [
         Op::Neg,
         Op::Abs,
         Op::Sqrt,
@@ -363,6 +370,7 @@ impl Op {
         Op::Exp,
         Op::Log,
         Op::Tanh,
+        Op::Sigmoid,
         Op::IntToFloat,
         Op::FloatToInt,
         Op::ToByte,

@@ -78,7 +78,8 @@ pub fn unary(op: Op, a: &Value) -> Result<Value, TraceError> {
         | Op::Atan
         | Op::Exp
         | Op::Log
-        | Op::Tanh => Ok(make_unary(op, ScalarType::Float, &to_float(a))),
+        | Op::Tanh
+        | Op::Sigmoid => Ok(make_unary(op, ScalarType::Float, &to_float(a))),
         Op::IntToFloat => Ok(to_float(a)),
         Op::FloatToInt if is_float(a) => Ok(make_unary(op, ScalarType::Int, a)),
         Op::ToByte => Ok(make_unary(op, ScalarType::Int, a)),
