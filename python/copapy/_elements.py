@@ -123,16 +123,6 @@ class ArrayBase(Generic[TNum]):
         ``.all()`` or ``.any()``). Traced elements have no truth value while tracing."""
         return _core.nd_bool(self.values, type(self).__name__)
 
-    def all(self) -> Any:
-        """Whether every element is non-zero: a bool, or a traced bool value when elements
-        are traced (constant elements decide or drop out while tracing)."""
-        return _core.nd_truth(self.values, True)
-
-    def any(self) -> Any:
-        """Whether any element is non-zero: a bool, or a traced bool value when elements
-        are traced (constant elements decide or drop out while tracing)."""
-        return _core.nd_truth(self.values, False)
-
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         import numpy as np
 

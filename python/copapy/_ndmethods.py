@@ -2,7 +2,8 @@
 ``cp.array``), written once over both storage modes: a tuple of leaves (values and plain
 numbers, which keeps Copapy's sparse-constant folding) or one contiguous array node.
 Each is one call into the Rust n-d core (``crates/copapy-python/src/ndcore/``:
-``storage.rs`` the switch, ``reduce.rs``, ``sort.rs``, ``cast.rs``), which returns the
+``storage.rs`` the switch, ``reduce.rs``, ``sort.rs``, ``cast.rs``, ``product.rs``,
+``readout.rs``), which returns the
 result in the container's own storage mode through its hooks ``_like`` (leaves),
 ``_from_node`` (a tensor aliasing an array) and ``_of`` (an array).
 
@@ -33,6 +34,17 @@ def _operator(op: str, reflected: bool = False) -> Any:
     return method
 
 
+def _product(op: str, reflected: bool = False) -> Any:
+    """``@`` (``op`` 'matmul') or ``dot``: the n-d core's ``nd_product`` (NumPy's matmul of
+    1-D and 2-D operands; ``dot`` also takes a scalar, and two containers of one size whose
+    shapes do not multiply in row-major order, as Copapy's ``array.dot``). Typed per class."""
+
+    def method(self: Any, other: Any) -> Any:
+        return _core.nd_product(self, other, op, reflected)
+
+    return method
+
+
 class NdMethods(Generic[TNum]):
     """The shared method set; a container class adds storage and typing."""
 
@@ -56,6 +68,9 @@ class NdMethods(Generic[TNum]):
     __gt__, __ge__ = _operator("gt"), _operator("ge")
     __eq__, __ne__ = _operator("eq"), _operator("ne")
     __hash__ = None  # type: ignore[assignment]
+    # products: sums of products in the documented order, one stencil for arrays and packs
+    __matmul__, __rmatmul__ = _product("matmul"), _product("matmul", True)
+    matmul, dot = _product("matmul"), _product("dot")
 
     def __neg__(self) -> Self:
         return _core.nd_unary(self, "neg")  # type: ignore[no-any-return]
@@ -102,7 +117,7 @@ class NdMethods(Generic[TNum]):
         and +0.0 keep their order): one sorting-network stencil when traced (``cp.sort``)."""
         return _core.nd_sort(self, False)  # type: ignore[no-any-return]
 
-    def argsort(self) -> Any:
+    def argsort(self) -> Any:  # typed per class (an int container of its kind)
         """The int indices that sort a 1-D container, ``np.argsort(kind='stable')``."""
         return _core.nd_sort(self, True)
 
@@ -122,11 +137,10 @@ class NdMethods(Generic[TNum]):
         """The transpose (all axes reversed)."""
         return self.transpose()
 
-    def reshape(self, *shape: int | Sequence[int]) -> Self:
+    def reshape(self, *shape: int | Sequence[int]) -> Any:  # typed per class
         """The same elements with a new shape (ints or one sequence of them; one may be
-        negative, inferred as NumPy does); no code. (A vector given more dimensions
-        becomes a tensor.)"""
-        return _core.nd_reshape_to(self, shape)  # type: ignore[no-any-return]
+        negative, inferred as NumPy does); no code. A vector of more dimensions is a tensor."""
+        return _core.nd_reshape_to(self, shape)
 
     def flatten(self) -> Self:
         """The elements as a 1-D container in row-major order; no code."""
@@ -174,6 +188,20 @@ class NdMethods(Generic[TNum]):
         """A container of the same shape holding ``func(x)`` for each element ``x`` (an
         array's results are traced element by element, then gathered)."""
         return _core.nd_map(self, func)
+
+    def all(self) -> Any:
+        """Whether every element is non-zero: a bool, or a traced bool value (constants
+        decide or drop out while tracing; an array: one compare and one reduction)."""
+        return _core.nd_all(self, True)
+
+    def any(self) -> Any:
+        """Whether any element is non-zero (as ``all``)."""
+        return _core.nd_all(self, False)
+
+    def to_numpy(self, target: Any = None) -> Any:
+        """The elements as a NumPy array: the constants themselves, or with ``target`` the
+        current contents there (float32, int32, bool; uint8 for a byte array)."""
+        return _core.nd_to_numpy(self, target)
 
     def homogenize(self) -> Self:
         """If any element is a value, the plain numbers become ``cp.value`` inputs too (an

@@ -44,22 +44,6 @@ def force_array(con: Any) -> ArrayNode | None:
     return _core.nd_pack(con, True)
 
 
-def matmul(a: Any, b: Any, m: int, k: int, p: int) -> ArrayNode | None:
-    """``a @ b`` (m x k by k x p) as one array stencil when one operand packs (more
-    traced values than its threshold, or ``packed=True``) and the other is all traced too;
-    ``packed=False`` on either keeps the product element-wise."""
-    if threshold(a) is None and getattr(a, "_packed", None) is False:
-        return None
-    if threshold(b) is None and getattr(b, "_packed", None) is False:
-        return None
-    if array_of(a) is None and array_of(b) is None:
-        return None
-    x, y = force_array(a), force_array(b)
-    if x is None or y is None:
-        return None
-    return _core.array_kernel("matmul", [x, y], [m, k, p])
-
-
 def runtime_index(vec: Any, index: value[Any]) -> value[Any]:
     """``vec[index]`` for an int value: the element at the index wrapped once if negative,
     then clamped to the vector (gathered into an array if it is not one: a lookup table)."""
@@ -86,15 +70,3 @@ def runtime_subscript(ten: Any, keys: tuple[Any, ...]) -> tuple[ArrayNode, tuple
     if isinstance(out, array):
         return out._cp_node, out.shape
     return _core.array_pack(node.dtype, [out]), ()
-
-
-def dot(a: Any, b: Any) -> Any:
-    """``sum(a[k] * b[k])`` as one array stencil, or None when the operands do not pack."""
-    x = array_of(a)
-    if x is None:
-        return None
-    y = array_of(b)
-    if y is None:
-        return None
-    return _core.array_kernel("dot", [x, y], [])
-

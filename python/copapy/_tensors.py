@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import operator as _op
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, ClassVar, SupportsIndex, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex, TypeAlias, overload
 
 from . import _core, _packing
 from . import _elements as A
@@ -175,72 +175,21 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
 
     __hash__ = None  # type: ignore[assignment]
 
-    def to_numpy(self, target: Any = None) -> Any:
-        """The elements as a NumPy array: the constants themselves, or with ``target`` the
-        current contents there (float32, int32 or bool, as ``cp.array.to_numpy``)."""
-        import numpy as np
-
-        if target is None:
-            return np.asarray(self)
-        dtype = {"float": np.float32, "int": np.int32, "bool": np.bool_}[self.dtype]
-        return np.asarray(target.read_value(self), dtype=dtype).reshape(self.shape)
-
-    def dot(self, other: Any) -> Any:
-        """``numpy.dot``: the dot product of 1-D operands, else the matrix product."""
-        return _matmul(self, other)
-
-    def matmul(self, other: Any) -> Any:
-        """Matrix product ``self @ other`` (see ``__matmul__``)."""
-        return _matmul(self, other)
-
-    @overload
-    def __matmul__(self: tensor[int], other: tensor[int]) -> tensor[int]: ...
-    @overload
-    def __matmul__(self, other: tensor[Any] | Sequence[Any]) -> tensor[float]: ...
-    def __matmul__(self, other: Any) -> Any:
-        """Matrix product. 2-D @ 2-D gives a matrix, 2-D @ 1-D and 1-D @ 2-D a 1-D tensor, and
-        1-D @ 1-D the dot product, a scalar (typed as a tensor for brevity; use ``vector`` for
-        dot products). Each entry is a sum of products in the documented order."""
-        if isinstance(other, _SCALARS):
-            raise ValueError("matmul: an operand is a scalar; use * to scale")
-        return _matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Any:
-        if isinstance(other, _SCALARS):
-            raise ValueError("matmul: an operand is a scalar; use * to scale")
-        return _matmul(other, self)
-
-
-def _matmul(a: Any, b: Any) -> Any:
-    if not isinstance(a, A.ArrayBase):
-        a = tensor(a)
-    if not isinstance(b, A.ArrayBase):
-        b = tensor(b)
-    sa, sb = a.shape, b.shape
-    if not sa or not sb:
-        raise ValueError(f"matmul: an operand is 0-d (shapes {sa} and {sb}); use * to scale")
-    if len(sa) > 2 or len(sb) > 2:
-        raise NotImplementedError(f"matmul of tensors with more than 2 dimensions (shapes {sa} and {sb})")
-    k = sa[-1]
-    if sb[0] != k:
-        raise _core.nd_shape_error("matmul", "tensors", sa, sb)
-    av, bv = a.values, b.values
-    if len(sa) == 1 and len(sb) == 1:
-        return A.dot_elements(av, bv)
-    if _packing.wants(a) or _packing.wants(b):
-        m, p = (sa[0] if len(sa) == 2 else 1), (sb[1] if len(sb) == 2 else 1)
-        node = _packing.matmul(a, b, m, k, p)
-        if node is not None:
-            shape = tuple(d for d, keep in ((m, len(sa) == 2), (p, len(sb) == 2)) if keep)
-            return _packed_ten(node, shape)
-    rows = [av[i * k:(i + 1) * k] for i in range(sa[0])] if len(sa) == 2 else [av]
-    n = sb[1] if len(sb) == 2 else 1
-    cols = [bv[j::n] for j in range(n)] if len(sb) == 2 else [bv]
-    dot = A.dot_elements
-    out = tuple([dot(r, c) for r in rows for c in cols])
-    if len(sa) == 2 and len(sb) == 2:
-        return _ten(out, (sa[0], n))
-    return _ten(out, (len(out),))
+    if TYPE_CHECKING:  # the methods are NdMethods'; their types for tensors
+        @overload
+        def __matmul__(self: tensor[int], other: tensor[int]) -> tensor[int]: ...
+        @overload
+        def __matmul__(self, other: tensor[Any] | Sequence[Any]) -> tensor[float]: ...
+        def __matmul__(self, other: Any) -> Any: ...
+        @overload
+        def matmul(self: tensor[int], other: tensor[int]) -> tensor[int]: ...
+        @overload
+        def matmul(self, other: tensor[Any] | Sequence[Any]) -> tensor[float]: ...
+        def matmul(self, other: Any) -> Any: ...
+        def __rmatmul__(self, other: Sequence[Any]) -> tensor[Any]: ...
+        def dot(self, other: Any) -> Any: ...
+        def argsort(self) -> tensor[int]: ...
+        def reshape(self, *shape: int | Sequence[int]) -> tensor[TNum]: ...
 
 
 def float_terms(x: tensor[Any]) -> tensor[Any]:

@@ -10,11 +10,14 @@ use pyo3::prelude::*;
 
 mod binary;
 mod cast;
+mod data;
 mod elements;
 mod errors;
 mod leaves;
 mod make;
 mod pack;
+mod product;
+mod readout;
 mod reduce;
 mod shapes;
 mod sort;
@@ -23,9 +26,12 @@ mod sums;
 
 pub use binary::*;
 pub use cast::*;
+pub use data::*;
 pub use errors::*;
 pub use leaves::*;
 pub use pack::*;
+pub use product::*;
+pub use readout::*;
 pub use reduce::*;
 pub use shapes::*;
 pub use sort::*;
@@ -54,7 +60,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_dot, m)?)?;
     m.add_function(wrap_pyfunction!(nd_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(nd_check_leaves, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_truth, m)?)?;
     m.add_function(wrap_pyfunction!(nd_concat, m)?)?;
     m.add("PACK_THRESHOLD", PACK_THRESHOLD)?;
     m.add_function(wrap_pyfunction!(nd_pack_threshold, m)?)?;
@@ -79,6 +84,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_take, m)?)?;
     m.add_function(wrap_pyfunction!(nd_binary, m)?)?;
     m.add_function(wrap_pyfunction!(nd_unary, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_product, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_all, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_to_numpy, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_array_data, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_encode, m)?)?;
     elements::register(m)?;
     make::register(m)?;
     Ok(())
