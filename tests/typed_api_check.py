@@ -225,7 +225,7 @@ def target() -> None:
 def rejected() -> None:
     q = cp.quaternion()
     f = cp.value(0.5)
-    q * q  # type: ignore[operator]  # the Hamilton product is @
+    q * q  # type: ignore[arg-type]  # the Hamilton product is @
     q @ 2.0  # type: ignore[operator]
     cp.value("1.0")  # type: ignore[call-overload]
     f & 1  # type: ignore[operator]

@@ -38,7 +38,6 @@ from ._optable import is_binary, is_unary
 TNum = TypeVar("TNum", int, float)
 
 
-_SCALARS = (value, int, float)
 
 
 def _clamp(i: value[Any], dim: int) -> Any:

@@ -1,13 +1,12 @@
 """``cp.tensor`` (also ``cp.matrix``): an n-D container of traced values and/or plain numbers.
 
 ``cp.vector`` (``_vectors``) is a 1-D tensor with its geometric methods. The methods every
-container has (reductions over axes, ``min``/``max``, ``sort``, ``reshape``, ``T``,
-``astype``, the operators, …) are ``_ndmethods.NdMethods``', written once for tensors and
-``cp.array`` in the Rust n-d core (``crates/copapy-python/src/ndcore/``), so code never
-depends on which storage a value got; this module holds the storage (a tuple of leaves,
+container has (reductions, products, ``sort``, ``reshape``, ``T``, ``astype``, the
+operators, …) are ``_ndmethods.NdMethods``', written once for tensors and ``cp.array`` in
+the Rust n-d core (``ndcore/``); this module holds the storage (a tuple of leaves,
 optionally packed into an array node: ``_packing``), its hooks for the core (``_like``,
-``_from_node``, ``_result_kind``), indexing, the operators' typing and products. The
-constructors (``zeros ones arange eye identity diagonal concat``) are ``_constructors``'."""
+``_from_node``, ``_result_kind``), indexing and the methods' types. The constructors
+(``zeros ones arange eye identity diagonal concat``) are ``_constructors``'."""
 
 from __future__ import annotations
 
@@ -31,7 +30,6 @@ _TensorSource: TypeAlias = (
 
 _new = object.__new__
 _V = value
-_SCALARS = (value, int, float)
 
 
 def _ten(vals: tuple[Any, ...], shape: tuple[int, ...]) -> tensor[Any]:
@@ -52,22 +50,15 @@ def _packed_ten(node: Any, shape: tuple[int, ...], cls: type[tensor[Any]] | None
 
 class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
     """An n-dimensional array (``cp.matrix`` is the same class) of ``cp.value``s and/or plain
-    Python numbers, stored flat in row-major order (``values``) with a ``shape``.
+    numbers, stored flat in row-major order (``values``) with a ``shape``. Operators broadcast
+    as NumPy's; plain-number elements stay plain numbers (folded while tracing), so ``zeros``,
+    ``eye`` and sparse constant matrices cost only their non-zero entries (in products a
+    constant 0 drops its term, a constant 1 is skipped). Sums (``sum``, ``@``, ``trace``,
+    ``mean``) add in the documented order, as ``cp.array``'s. As in Copapy, ``t[i]`` is a
+    tensor of one dimension less; ``get_scalar(i, j)`` is the element itself.
 
-    Elementwise arithmetic and comparisons broadcast as NumPy does (scalars, vectors, tensors
-    and nested lists); a shape mismatch is a ``ValueError`` naming both shapes. Plain-number
-    elements stay plain numbers (``number op number`` is evaluated by Python, as in Copapy),
-    so ``zeros``, ``ones``, ``eye`` and sparse constant matrices cost only their non-zero
-    entries; in products a constant 0 drops its term and a constant 1 is skipped.
-
-    ``a @ b`` is the dot product (1-D @ 1-D, a scalar), matrix-vector, vector-matrix and
-    matrix-matrix product. ``.sum()``, ``@``, ``trace()`` and ``mean()`` add their terms
-    in **one documented order**, the same as ``cp.array`` on every target: eight interleaved
-    partial sums (term k into partial k % 8), combined pairwise (``_elements``).
-    Plain-number terms are summed in Python first and added once at the end.
-
-    As in Copapy, indexing with an integer gives a tensor of one dimension less (a 0-d tensor
-    for an element of a 1-D tensor); ``get_scalar(i, j)`` gives the element itself.
+    >>> m = cp.tensor([[cp.value(1.0), 0.0], [0.0, 2.0]])
+    >>> y = m @ [3.0, 4.0]  # one traced multiplication; the constant terms fold
     """
 
     __slots__ = ("_arr", "_packed")

@@ -34,17 +34,12 @@ def _vec(vals: tuple[Any, ...]) -> vector[Any]:
 
 
 class vector(tensor[TNum]):
-    """A 1-D vector of ``cp.value``s and/or plain Python numbers (the elements may be mixed).
+    """A 1-D tensor of ``cp.value``s and/or plain Python numbers (mixed freely) with the
+    geometric methods; ``v[i]`` is the element itself, ``v @ w`` the dot product. Plain-number
+    elements stay plain numbers (``number op number`` is folded while tracing).
 
-    Arithmetic (``+ - * / // % **``, unary ``-``, ``abs``) and comparisons work elementwise
-    with another vector of the same length or with a scalar (a value or a number) or a
-    length-1 vector, which are broadcast (NumPy's rule for shapes ``(n,)`` and ``(1,)``).
-    Plain-number elements stay plain numbers: ``number op number`` is evaluated by
-    Python and creates no graph node, so constants are folded while tracing.
-
-    ``a @ b`` (or ``a.dot(b)``) is the dot product; ``.sum()``, ``@`` and ``.magnitude()`` add
-    their terms in the documented order (``_elements``), the same as ``cp.array``'s.
-    ``values`` holds the elements, a tuple; ``shape`` is ``(len(values),)``.
+    >>> v = cp.vector([cp.value(1.0), 2.0, 3.0])
+    >>> (v * 2 + 1).magnitude()  # one traced value
     """
 
     __slots__ = ()
@@ -136,6 +131,7 @@ class vector(tensor[TNum]):
         def __matmul__(self, other: tensor[Any]) -> tensor[Any]: ...
         def __matmul__(self, other: Any) -> Any: ...
         def argsort(self) -> vector[int]: ...
+        def map(self, func: Callable[[Any], value[U] | U]) -> vector[U]: ...
 
     def cross(self: vector[TNum], other: vector[Any]) -> vector[TNum]:
         """3-D cross product."""
@@ -155,9 +151,6 @@ class vector(tensor[TNum]):
         """This vector divided by ``magnitude() + 1e-20`` (a zero vector stays zero), as Copapy."""
         return self / (self.magnitude() + epsilon)
 
-    def map(self, func: Callable[[Any], value[U] | U]) -> vector[U]:
-        """A vector of ``func(x)`` for each element ``x``."""
-        return _vec(tuple(map(func, self.values)))
 
 
 def dot(v1: Any, v2: Any) -> Any:
