@@ -18,7 +18,7 @@ from typing import Any, Protocol, SupportsIndex, cast, overload
 
 from . import _core, _math
 from ._core import value
-from ._elements import check_elements, scalar_or_none
+from ._elements import scalar_or_none
 from ._tensors import tensor
 from ._vectors import vector
 
@@ -87,7 +87,7 @@ class quaternion(vector[float]):
                 raise ValueError(f"a quaternion needs exactly 4 components (w, x, y, z), got {len(comps)}")
         else:
             raise TypeError(f"quaternion components must be numbers or cp.value, got {type(w).__name__}")
-        self.values = cast("tuple[_F, ...]", check_elements(comps, "quaternion"))
+        self.values = cast("tuple[_F, ...]", _core.nd_check_leaves(comps, "quaternion"))
         self.shape = (4,)
 
     # -- construction ---------------------------------------------------------------------
