@@ -8,19 +8,12 @@ has (reductions, products, ``sort``/``argsort``, ``astype``, reshapes, the opera
 ``all``/``any``, ``to_numpy``) are ``_ndmethods.NdMethods``',
 written once for ``cp.array`` and the tensors in the Rust n-d core (``ndcore/``).
 
-Reductions (``sum``, ``mean``, ``min``, ``max``, ``dot``, ``@``) add in one fixed order on
-every target (see ``stencils/README.md``, "Array stencils"): element k goes into partial
-sum k % 8, then the partials are combined pairwise (l + 4, then l + 2, then the last two);
-over axes, each result element reduces its terms in row-major order of the reduced axes.
-``min``/``max`` fold NumPy's ``minimum``/``maximum`` in the same order (a NaN gives NaN).
+Reductions and products add in the documented order on every target (``_ndmethods``;
+``stencils/README.md``, "Array stencils").
 
 Runtime indices (int or bool values) wrap once if negative and are then clamped to
 their dimension, in every position: ``a[i, j]`` is an element, ``a[i]``, ``a[i, :]``,
 ``a[:, j]`` sub-arrays (one gather stencil whose offset is computed at run time).
-
-``sort``/``argsort`` (1-D) are ``np.sort``/``np.argsort(kind='stable')``: one
-sorting-network stencil; NaNs last (in input order), -0.0 and +0.0 equal (so they keep
-their input order).
 """
 
 from __future__ import annotations

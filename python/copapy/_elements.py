@@ -8,7 +8,6 @@ the Rust n-d core's (``ndcore/``: ``_core.nd_*``).
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Generic, TypeVar
 
 from . import _core
@@ -34,11 +33,6 @@ def plain(x: Any) -> Any:
     number it stands for, so plain-number code paths treat both alike; anything else as it is."""
     s = scalar_or_none(x)
     return x if s is None else s
-
-
-def warn_empty_mean() -> None:
-    """NumPy's warning for the mean of no terms (whose result is NaN)."""
-    warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)
 
 
 element_dtype = _core.nd_dtype

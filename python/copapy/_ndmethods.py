@@ -1,11 +1,10 @@
 """The methods every container has (``cp.tensor``, ``cp.matrix``, ``cp.vector``,
 ``cp.array``), written once over both storage modes: a tuple of leaves (values and plain
 numbers, which keeps Copapy's sparse-constant folding) or one contiguous array node.
-Each is one call into the Rust n-d core (``crates/copapy-python/src/ndcore/``:
-``storage.rs`` the switch, ``reduce.rs``, ``sort.rs``, ``cast.rs``, ``product.rs``,
-``readout.rs``), which returns the
-result in the container's own storage mode through its hooks ``_like`` (leaves),
-``_from_node`` (a tensor aliasing an array) and ``_of`` (an array).
+Each is one call into the Rust n-d core (``crates/copapy-python/src/ndcore/``: ``storage.rs``
+the switch, ``reduce.rs``, ``sort.rs``, ``cast.rs``, ``product.rs``, ``readout.rs``), which
+returns the result in the container's own storage mode through its hooks ``_like``
+(leaves), ``_from_node`` (a tensor aliasing an array) and ``_of`` (an array).
 
 Reductions (``sum``, ``mean``, ``min``, ``max``, ``trace``) add or fold their terms in one
 documented order on every target and in both modes: term k into partial k % 8, then the
@@ -93,19 +92,16 @@ class NdMethods(Generic[TNum]):
         return _core.nd_reduce(self, "sum", axis, keepdims)
 
     def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
-        """The sum divided by the number of its terms, in float: int, bool and byte terms
-        are converted to float32 first, so the mean never wraps (NumPy accumulates int
-        means in floating point too). An empty mean is NaN, with NumPy's RuntimeWarning."""
+        """The sum over the number of terms, in float32 (ints never wrap, as NumPy's); an
+        empty mean is NaN, with NumPy's RuntimeWarning."""
         return _core.nd_reduce(self, "mean", axis, keepdims)
 
     def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
-        """The smallest element, or over ``axis``: NumPy's ``minimum`` folded in the order
-        of the sums (a NaN gives NaN)."""
+        """NumPy's ``minimum`` folded in the order of the sums (a NaN gives NaN)."""
         return _core.nd_reduce(self, "min", axis, keepdims)
 
     def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
-        """The largest element, or over ``axis``: NumPy's ``maximum`` folded in the order
-        of the sums (a NaN gives NaN)."""
+        """NumPy's ``maximum`` folded in the order of the sums (a NaN gives NaN)."""
         return _core.nd_reduce(self, "max", axis, keepdims)
 
     def trace(self) -> Any:
@@ -122,10 +118,8 @@ class NdMethods(Generic[TNum]):
         return _core.nd_sort(self, True)
 
     def astype(self, dtype: str) -> Any:
-        """The elements converted to ``dtype`` ('float', 'int', 'bool', 'byte'; the rules of
-        ``cp.cast``): one loop stencil for an array (none if it has that dtype already) or
-        a container that packs, else one per traced element. A byte array is read as ints
-        (widened on use) and stored saturating."""
+        """The elements converted to ``dtype`` ('float', 'int', 'bool', 'byte') by ``cp.cast``'s
+        rules: one loop stencil for an array or a container that packs."""
         return _core.nd_astype(self, dtype)
 
     def transpose(self, *axes: int | Sequence[int]) -> Self:
@@ -157,8 +151,7 @@ class NdMethods(Generic[TNum]):
         return _core.nd_item(self)  # type: ignore[no-any-return]
 
     def tolist(self) -> Any:
-        """The elements as nested lists (the element itself for a 0-d container); an
-        array's elements are values aliasing it (no code)."""
+        """The elements as nested lists (the element itself for a 0-d container)."""
         return _core.nd_tolist(self)
 
     def get_scalar(self, *key: int) -> value[TNum] | TNum:
@@ -185,8 +178,7 @@ class NdMethods(Generic[TNum]):
         return flat
 
     def map(self, func: Callable[[Any], Any]) -> Any:
-        """A container of the same shape holding ``func(x)`` for each element ``x`` (an
-        array's results are traced element by element, then gathered)."""
+        """A container of the same shape holding ``func(x)`` for each element ``x``."""
         return _core.nd_map(self, func)
 
     def all(self) -> Any:

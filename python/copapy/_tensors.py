@@ -29,7 +29,6 @@ _TensorSource: TypeAlias = (
 )
 
 _new = object.__new__
-_V = value
 
 
 def _ten(vals: tuple[Any, ...], shape: tuple[int, ...]) -> tensor[Any]:
@@ -181,11 +180,3 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
         def dot(self, other: Any) -> Any: ...
         def argsort(self) -> tensor[int]: ...
         def reshape(self, *shape: int | Sequence[int]) -> tensor[TNum]: ...
-
-
-def float_terms(x: tensor[Any]) -> tensor[Any]:
-    """``x`` ready to be averaged: converted to float if it holds traced int or bool values
-    (``mean``'s rule: the sum cannot wrap at 32 bits; plain numbers are summed exactly)."""
-    if all(type(v) is not _V or v.dtype == "float" for v in x.values):
-        return x
-    return x.astype("float")  # type: ignore[no-any-return]

@@ -49,11 +49,8 @@ class vector(tensor[TNum]):
 
     def __init__(self, values: Iterable[TNum | value[TNum]], packed: bool | None = None) -> None:
         """A vector of the given elements (values and/or numbers; NumPy arrays work too).
-
-        ``packed``: None packs a vector of more than ``vector.pack_threshold`` (64) traced
-        values of one dtype into an array for its operations (``_packing``), True at any
-        length, False never (a vector of plain numbers is never packed: its arithmetic
-        happens while tracing)."""
+        ``packed``: None packs more than ``vector.pack_threshold`` (64) traced values of one
+        dtype into an array for its operations (``_packing``), True at any length, False never."""
         self._packed = packed
         self.values = _core.nd_vector_leaves(values)
         self.shape = (len(self.values),)

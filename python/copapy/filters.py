@@ -45,9 +45,8 @@ from typing import Any, overload
 from . import _array, _math
 from ._array import array
 from ._core import value
-from ._elements import plain, warn_empty_mean
+from ._elements import plain
 from ._interp import elements_and_shape, rebuild
-from ._tensors import float_terms
 from ._vectors import vector
 
 __all__ = ["argsort", "convolve", "gaussian_filter", "homogenize_vector", "mean", "median", "sort",
@@ -108,10 +107,7 @@ def mean(input_vector: Any) -> Any:
     """Arithmetic mean: ``sum / len`` in float (int values are converted first, so it never
     wraps); NaN for no elements, as NumPy."""
     vec = input_vector if isinstance(input_vector, vector) else vector(_as_list(input_vector, "mean", True))
-    if len(vec) == 0:
-        warn_empty_mean()
-        return math.nan
-    return float_terms(vec).sum() / len(vec)
+    return vec.mean()
 
 
 def _plain_median(items: list[Any]) -> Any:
