@@ -69,10 +69,10 @@ from ._vectors import (
 from .filters import argsort, sort
 
 # Rust imports no Python module of the package: it gets the classes @cp.jit builds from
-# NumPy arguments and the write_value data conversions here, once (docs/architecture.md,
+# NumPy arguments and the write_value data conversion of sequences here, once (docs/architecture.md,
 # "Container protocol").
 _core.register_containers(
-    array=array._of, vector=vector, matrix=tensor, flatten=_core.nd_flatten_data, encode=_core.nd_encode
+    array=array._of, vector=vector, matrix=tensor, flatten=_core.nd_flatten_data
 )
 
 NumLike = value[Any] | int | float

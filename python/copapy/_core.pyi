@@ -213,7 +213,6 @@ def register_containers(
     vector: Callable[[list[Any]], Any],
     matrix: Callable[[list[list[Any]]], Any],
     flatten: Callable[[Any, tuple[int, ...], str], list[Any]],
-    encode: Callable[[Any, tuple[int, ...], str], bytes],
 ) -> None: ...
 def check_dtype(data: Any) -> None: ...
 
