@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from . import _core
 from ._core import ArrayNode, Container, value
 from ._core import nd_plain_int as plain_int
-from ._elements import Size, scalar_or_none, type_name
+from ._elements import scalar_or_none, type_name
 from ._ndmethods import NdMethods
 from ._optable import is_binary, is_unary
 
@@ -65,20 +65,6 @@ class array(NdMethods[TNum]):
         out: array[Any] = cls.__new__(cls)
         out._init(node, shape, dtype or node.dtype)
         return out
-
-    # --- properties --------------------------------------------------------------------
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> Size:
-        """Number of elements (an int, as NumPy's; ``size()`` works too, as Copapy's tensors)."""
-        return Size(len(self._cp_node))
-
-    def __len__(self) -> int:
-        return self.shape[0]
 
     def __repr__(self) -> str:
         return f"array(shape={self.shape}, dtype={self.dtype})"  # Copapy's form

@@ -70,15 +70,6 @@ class ArrayBase(Generic[TNum]):
         return self._with_values(self.values)
 
     @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> Size:
-        """Number of elements (an int; ``size()`` works too)."""
-        return Size(len(self.values))
-
-    @property
     def dtype(self) -> str:
         """Type of the elements as NumPy would promote them: ``'float'`` if any element is
         a float (also for no elements), else ``'int'`` if any is an int, else ``'bool'``."""

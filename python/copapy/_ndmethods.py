@@ -14,12 +14,13 @@ folded (a NaN gives NaN); ``sort``/``argsort`` are ``kind='stable'`` with NaNs l
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Self, overload
 
 from . import _core
 from ._core import value
-from ._elements import TNum
+from ._elements import Size, TNum
 
 
 def _operator(op: str, reflected: bool = False) -> Any:
@@ -48,6 +49,21 @@ class NdMethods(Generic[TNum]):
     """The shared method set; a container class adds storage and typing."""
 
     __slots__ = ()
+    shape: tuple[int, ...]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> Size:
+        """Number of elements (an int, as NumPy's; ``size()`` works too, as Copapy's)."""
+        return Size(math.prod(self.shape))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError(f"len() of a 0-d {type(self).__name__}")
+        return self.shape[0]
 
     # the operators, one stencil each for an array (a class narrows their types by
     # overloads); ``**`` with an int constant follows the scalar rule (README, "Powers")

@@ -110,11 +110,6 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
             return f"tensor({self.tolist()!r})"
         return f"tensor(shape={self.shape}, values=...)"
 
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError("len() of a 0-d tensor")
-        return self.shape[0]
-
 
     # --- indexing -------------------------------------------------------------------------
 
