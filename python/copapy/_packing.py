@@ -31,17 +31,9 @@ PACK_THRESHOLD: int = _core.PACK_THRESHOLD
 compute through array stencils."""
 
 
-# the packing switch is the n-d core's (``ndcore/``): the threshold of a container (its
-# ``packed=`` flag, else its class's ``pack_threshold``), whether an operation should try
-# the array path, and the array of its elements (gathered once, kept on ``con._arr``)
-threshold = _core.nd_pack_threshold
-wants = _core.nd_wants_pack
+# the packing switch is the n-d core's (``ndcore/pack.rs``): the array of a container's
+# elements (gathered once, kept on ``con._arr``) when they are more than its threshold
 array_of = _core.nd_pack
-
-
-def force_array(con: Any) -> ArrayNode | None:
-    """Like ``array_of`` at any length (for the smaller operand of a packed product)."""
-    return _core.nd_pack(con, True)
 
 
 def runtime_index(vec: Any, index: value[Any]) -> value[Any]:
