@@ -11,7 +11,6 @@ optionally packed into an array node: ``_packing``), its hooks for the core (``_
 from __future__ import annotations
 
 import math
-import operator as _op
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex, TypeAlias, overload
 
@@ -76,18 +75,7 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
         ``packed`` as for ``vector``: None packs by ``tensor.pack_threshold``, True at any
         size, False never."""
         self._packed = packed
-        if isinstance(values, A.ArrayBase):
-            flat, vshape = values.values, values.shape
-        else:
-            leaves, vshape = _core.nd_flatten(values, "tensor")
-            flat = tuple(leaves)
-        if shape is not None:
-            new_shape = tuple(_op.index(d) for d in shape)
-            if any(d < 0 for d in new_shape) or math.prod(new_shape) != len(flat):
-                raise ValueError(f"cannot make a tensor of shape {new_shape} from {len(flat)} elements")
-            vshape = new_shape
-        self.values = flat
-        self.shape = vshape
+        self.values, self.shape = _core.nd_tensor_leaves(values, shape)
 
     def _with_values(self, vals: tuple[Any, ...]) -> tensor[Any]:
         return self._like(vals, self.shape)
