@@ -188,10 +188,6 @@ class array(NdMethods[TNum]):
         return array._of(node, self.shape)
 
 
-def is_array(x: Any) -> bool:
-    return isinstance(x, array)
-
-
 def unary(x: array[Any], name: str) -> array[Any]:
     """Math function ``name`` element-wise (one stencil)."""
     if not is_unary(name):
@@ -237,13 +233,3 @@ def iif(cond: array[Any], a: Any, b: Any) -> array[Any]:
                 raise TypeError(f"iif operands must be arrays, values or numbers, not {type_name(x)}")
             ops.append(s)
     return array._of(_core.array_select(cond._cp_node, ops[0], ops[1]), shape)
-
-
-def sort(x: array[Any]) -> array[Any]:
-    """``np.sort(x, kind='stable')`` of a 1-D array (``array.sort``)."""
-    return x.sort()
-
-
-def argsort(x: array[Any]) -> array[int]:
-    """``np.argsort(x, kind='stable')`` of a 1-D array as an int array (``array.argsort``)."""
-    return x.argsort()

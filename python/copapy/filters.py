@@ -177,7 +177,7 @@ def argsort(input_vector: Any) -> Any:
     """Indices that sort the input, as ``numpy.argsort(kind='stable')`` (NaNs last): a
     ``cp.array`` of ints for a 1-D ``cp.array`` (one sorting-network stencil), else a vector."""
     if isinstance(input_vector, _array.array):
-        return _array.argsort(input_vector)
+        return input_vector.argsort()
     items = _as_list(input_vector, "argsort")
     if not _is_traced(items):
         return vector(_plain_argsort(items))
@@ -189,7 +189,7 @@ def sort(input_vector: Any) -> Any:
     branch-free when traced. A 1-D ``cp.array`` gives a ``cp.array`` (one sorting-network
     stencil), a vector or 1-D tensor the same kind of container, anything else a vector."""
     if isinstance(input_vector, _array.array):
-        return _array.sort(input_vector)
+        return input_vector.sort()
     if getattr(input_vector, "ndim", 1) != 1:
         raise ValueError(f"sort needs a 1-D vector, got shape {input_vector.shape}")
     items = _as_list(input_vector, "sort")
