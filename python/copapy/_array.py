@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from . import _core
 from ._core import ArrayNode, Container, value
 from ._core import nd_plain_int as plain_int
-from ._elements import scalar_or_none, type_name
+from ._elements import type_name
 from ._ndmethods import NdMethods
 from ._optable import is_binary, is_unary
 
@@ -202,34 +202,3 @@ def binary(name: str, a: Any, b: Any) -> Any:
     if isinstance(a, array):
         return _core.nd_binary(a, b, name, False)
     return _core.nd_binary(b, a, name, True)
-
-
-def iif(cond: array[Any], a: Any, b: Any) -> array[Any]:
-    """``a`` where ``cond`` is non-zero, else ``b``, element-wise (NumPy's ``where``: the
-    three broadcast together); never leaks the other side. The result is a float array if
-    either side is float, a bool array if both are bool, else an int array."""
-    if not isinstance(cond, array):
-        c = scalar_or_none(cond)
-        if c is None:
-            raise TypeError(
-                f"the condition of iif must be an array, a value or a number, not {type_name(cond)}"
-            )
-        # a scalar condition broadcasts as NumPy's where does: a one-element array
-        cond = array([c if isinstance(c, value) else bool(c)])
-    if cond.dtype == "float":
-        cond = cond != 0  # as the scalar iif: any non-zero float (NaN too) is true
-    shape = cond.shape
-    for x in (a, b):
-        if isinstance(x, array) and x.shape != shape:
-            shape = _core.nd_broadcast(shape, x.shape, "select between")
-    cond = cond.broadcast_to(shape)
-    ops = []
-    for x in (a, b):
-        if isinstance(x, array):
-            ops.append(x.broadcast_to(shape)._cp_node)
-        else:
-            s = scalar_or_none(x)
-            if s is None:
-                raise TypeError(f"iif operands must be arrays, values or numbers, not {type_name(x)}")
-            ops.append(s)
-    return array._of(_core.array_select(cond._cp_node, ops[0], ops[1]), shape)

@@ -19,6 +19,7 @@ mod pack;
 mod product;
 mod readout;
 mod reduce;
+mod select;
 mod shapes;
 mod sort;
 mod storage;
@@ -33,6 +34,7 @@ pub use pack::*;
 pub use product::*;
 pub use readout::*;
 pub use reduce::*;
+pub use select::*;
 pub use shapes::*;
 pub use sort::*;
 pub use storage::*;
@@ -89,6 +91,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_to_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(nd_array_data, m)?)?;
     m.add_function(wrap_pyfunction!(nd_encode, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_select, m)?)?;
     elements::register(m)?;
     make::register(m)?;
     Ok(())
