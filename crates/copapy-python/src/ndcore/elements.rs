@@ -216,7 +216,6 @@ pub fn nd_describe<'py>(x: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyC
     container::describe(x)
 }
 
-/// Registers the elements' functions in `copapy._core`.
 /// The leaves and shape of a `tensor(values, shape)` argument: nested data's, or with
 /// `shape` (ints whose product is the number of leaves) the leaves in that shape.
 #[pyfunction]
@@ -255,6 +254,7 @@ pub fn nd_tensor_leaves<'py>(
     Ok((PyTuple::new(py, flat)?, PyTuple::new(py, want)?))
 }
 
+/// Registers the elements' functions in `copapy._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_cast_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(nd_cast_leaf, m)?)?;
