@@ -26,4 +26,5 @@ ArrayKernel = Literal[
     "conv2d",
     "maxpool2d",
     "avgpool2d",
+    "narrow",
 ]

@@ -60,11 +60,6 @@ class NdMethods(Generic[TNum]):
         """Number of elements (an int, as NumPy's; ``size()`` works too, as Copapy's)."""
         return Size(math.prod(self.shape))
 
-    def __len__(self) -> int:
-        if not self.shape:
-            raise TypeError(f"len() of a 0-d {type(self).__name__}")
-        return self.shape[0]
-
     # the operators, one stencil each for an array (a class narrows their types by
     # overloads); ``**`` with an int constant follows the scalar rule (README, "Powers")
     __add__, __radd__ = _operator("add"), _operator("add", True)
@@ -86,6 +81,18 @@ class NdMethods(Generic[TNum]):
     # products: sums of products in the documented order, one stencil for arrays and packs
     __matmul__, __rmatmul__ = _product("matmul"), _product("matmul", True)
     matmul, dot = _product("matmul"), _product("dot")
+
+    # indexing (ndcore/index.rs): NumPy's basic indices (ints, slices with any step, tuples,
+    # ``...``, ``None``) and runtime ``cp.value`` indices, wrapped once if negative and then
+    # clamped to their axis; an index of every axis gives the element (a tensor's is 0-d)
+    def __getitem__(self, key: Any) -> Any:
+        return _core.nd_getitem(self, key)
+
+    def __iter__(self) -> Any:
+        return _core.nd_iter(self)
+
+    def __len__(self) -> int:
+        return _core.nd_len(self)
 
     def __neg__(self) -> Self:
         return _core.nd_unary(self, "neg")  # type: ignore[no-any-return]

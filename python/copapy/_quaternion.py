@@ -13,8 +13,8 @@ float32 bits (the norm is ``sqrt(((w*w + x*x) + y*y) + z*z)``, plain terms first
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol, SupportsIndex, cast, overload
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, cast
 
 from . import _core, _math
 from ._core import value
@@ -127,18 +127,6 @@ class quaternion(vector[float]):
     @property
     def z(self) -> _F:
         return self.values[3]
-
-    def __iter__(self) -> Iterator[_F]:
-        return iter(self.values)
-
-    @overload
-    def __getitem__(self, index: SupportsIndex) -> _F: ...
-    @overload
-    def __getitem__(self, index: slice) -> vector[float]: ...
-    def __getitem__(self, index: SupportsIndex | slice) -> _F | vector[float]:
-        if isinstance(index, slice):
-            return vector(self.values[index])
-        return self.values[index]
 
     def __repr__(self) -> str:
         w, x, y, z = self.values

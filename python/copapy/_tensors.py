@@ -1,25 +1,24 @@
 """``cp.tensor`` (also ``cp.matrix``): an n-D container of traced values and/or plain numbers.
 
 ``cp.vector`` (``_vectors``) is a 1-D tensor with its geometric methods. The methods every
-container has (reductions, products, ``sort``, ``reshape``, ``T``, ``astype``, the
-operators, …) are ``_ndmethods.NdMethods``', written once for tensors and ``cp.array`` in
-the Rust n-d core (``ndcore/``); this module holds the storage (a tuple of leaves,
+container has (indexing, reductions, products, ``sort``, ``reshape``, ``T``, ``astype``,
+the operators, …) are ``_ndmethods.NdMethods``', written once for tensors and ``cp.array``
+in the Rust n-d core (``ndcore/``); this module holds the storage (a tuple of leaves,
 optionally packed into an array node: ``_packing``), its hooks for the core (``_like``,
-``_from_node``, ``_result_kind``), indexing and the methods' types. The constructors
+``_from_node``, ``_result_kind``) and the methods' types. The constructors
 (``zeros ones arange eye identity diagonal concat``) are ``_constructors``'."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex, TypeAlias, overload
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, overload
 
 from . import _core, _packing
 from . import _elements as A
 from ._core import value
 from ._elements import TNum
 from ._ndmethods import NdMethods
-from ._typed_ops import Arith, Compare, Div
+from ._typed_ops import Arith, Compare, Div, Subscript
 
 _TensorSource: TypeAlias = (
     "TNum | value[TNum] | tensor[TNum] | Sequence[TNum | value[TNum]]"
@@ -98,28 +97,9 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
             return f"tensor({self.tolist()!r})"
         return f"tensor(shape={self.shape}, values=...)"
 
-
-    # --- indexing -------------------------------------------------------------------------
-
-    def __getitem__(self, key: SupportsIndex | slice | tuple[SupportsIndex | slice, ...]) -> tensor[TNum]:
-        shape = self.shape
-        if not shape:
-            raise TypeError("a 0-d tensor cannot be indexed")
-        keys = key if isinstance(key, tuple) else (key,)
-        if any(isinstance(k, value) for k in keys):
-            # runtime indices: wrapped once if negative, then clamped (a lookup table)
-            return _packed_ten(*_packing.runtime_subscript(self, keys))
-        offset, sub, strides = _core.nd_view(key, shape, "tensor")
-        return _core.nd_take(self, offset, sub, strides)  # type: ignore[no-any-return]
-
-    def __iter__(self) -> Iterator[tensor[TNum]]:
-        if not self.shape:
-            raise TypeError("iteration over a 0-d tensor")
-        sub = self.shape[1:]
-        n = math.prod(sub)
-        vals = self.values
-        for i in range(self.shape[0]):
-            yield _ten(vals[i * n:(i + 1) * n], sub)
+    # indexing is NdMethods' (``ndcore/index.rs``); its types, declared once (``_typed_ops``)
+    __getitem__: Subscript[tensor[TNum], tensor[TNum]]  # type: ignore[assignment]
+    __iter__: Callable[[], Iterator[tensor[TNum]]]
 
     # --- elementwise ----------------------------------------------------------------------
 

@@ -4,15 +4,18 @@ callable protocols below, parameterised by the container's element type ``E`` an
 container of ints ``I`` and of floats ``F`` it gives (Python's typing has no higher-kinded
 types, so a class names its own int and float forms). ``vector[int] + 1`` is then
 ``vector[int]``, ``vector[int] * 2.5`` ``vector[float]``, ``tensor[int] / 2`` ``tensor[float]``
-and ``t < 0`` ``tensor[int]``, from one declaration per operator and class.
+and ``t < 0`` ``tensor[int]``, from one declaration per operator and class. Indexing is
+typed the same way (``Subscript``): ``v[0]`` is an element, ``v[1:]`` a vector.
 
-At run time the operators are ``NdMethods``' methods; only mypy reads these types.
+At run time the operators and indexing are ``NdMethods``' methods; only mypy reads these
+types.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, TypeAlias, TypeVar, overload
+from types import EllipsisType
+from typing import Any, Protocol, SupportsIndex, TypeAlias, TypeVar, overload
 
 from ._core import value
 
@@ -22,6 +25,8 @@ I = TypeVar("I", covariant=True)  # noqa: E741 - the int container, beside F
 """The container of ints the operator takes and gives (``tensor[int]``, ``vector[int]``)."""
 F = TypeVar("F", covariant=True)
 """The container of floats the operator takes and gives (``tensor[float]``, ``vector[float]``)."""
+S = TypeVar("S", covariant=True)
+"""What a slice (or a tuple of indices) of the container gives."""
 
 IntOperand: TypeAlias = "int | value[int] | Sequence[int | value[int]]"
 """What keeps an int container int under ``+ - * // % **`` (besides the int container)."""
@@ -50,3 +55,13 @@ class Compare(Protocol[E, I, F]):
     """``< <= > >= == !=``: int (0 or 1) elements."""
 
     def __call__(self, other: AnyOperand | I | F, /) -> I: ...
+
+
+class Subscript(Protocol[E, S]):
+    """``c[key]``: an int (or an int ``cp.value``) gives ``E`` (an element, or a tensor's
+    sub-tensor), a slice, a tuple, ``...`` or ``None`` gives ``S``."""
+
+    @overload
+    def __call__(self, key: SupportsIndex | value[int], /) -> E: ...
+    @overload
+    def __call__(self, key: slice | tuple[Any, ...] | EllipsisType | None, /) -> S: ...

@@ -8,16 +8,15 @@ other method (reductions, ``min``/``max``, ``sort``, ``reshape``, ``T``, …) is
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, SupportsIndex, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from . import _core, _packing
-from . import _elements as A
 from ._core import value
 from ._elements import TNum
 from ._math import acos, cos, sin, sqrt
 from ._ndmethods import NdMethods
 from ._tensors import tensor
-from ._typed_ops import Arith, Compare, Div
+from ._typed_ops import Arith, Compare, Div, Subscript
 
 U = TypeVar("U", int, float)
 
@@ -58,32 +57,13 @@ class vector(tensor[TNum]):
     def __repr__(self) -> str:
         return f"vector({self.values!r})"
 
-    def __iter__(self) -> Iterator[value[TNum] | TNum]:
-        return iter(self.values)
-
-    @overload
-    def __getitem__(self, index: SupportsIndex) -> value[TNum] | TNum: ...
-    @overload
-    def __getitem__(self, index: slice) -> vector[TNum]: ...
-    def __getitem__(self, index: SupportsIndex | slice) -> vector[TNum] | value[TNum] | TNum:
-        if isinstance(index, slice):
-            return _vec(self.values[index])
-        if isinstance(index, value):
-            return _packing.runtime_index(self, index)
-        try:
-            return self.values[index]
-        except IndexError:
-            raise IndexError(
-                f"index {index} is out of range for a vector of length {len(self.values)}"
-            ) from None
-        except TypeError:
-            raise TypeError(
-                f"vector indices must be integers or slices, not {A.type_name(index)}"
-            ) from None
+    # an index gives the element itself (Copapy's ``v[i]``), a runtime one a clamped lookup
+    __getitem__: Subscript[value[TNum] | TNum, vector[TNum]]  # type: ignore[assignment]
+    __iter__: Callable[[], Iterator[value[TNum] | TNum]]  # type: ignore[assignment]
 
     def get_scalar(self, index: int) -> value[TNum] | TNum:
-        """The element at ``index``."""
-        return self[index]
+        """The element at ``index`` (Copapy's signature)."""
+        return _core.nd_get_scalar(self, (index,))  # type: ignore[no-any-return]
 
     def _like(self, vals: tuple[Any, ...], shape: tuple[int, ...]) -> tensor[Any]:
         return _vec(vals) if len(shape) == 1 else tensor._like(self, vals, shape)

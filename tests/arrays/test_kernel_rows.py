@@ -10,6 +10,7 @@ declarative shape and adjoint rules are each checked once by an independent refe
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, get_args
@@ -20,6 +21,8 @@ import pytest
 from copapy import _core
 from copapy._array_kernels import ArrayKernel, ScalarKernel
 from helpers import F32, run
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_conv import ref_conv2d, ref_pool2d
 
 ROWS = [*get_args(ScalarKernel), *get_args(ArrayKernel)]
@@ -60,6 +63,11 @@ def _gather(x: Any) -> Any:
     return np.array([x[6 + 2 * k] for k in range(3)])
 
 
+def _narrow(x: Any) -> Any:
+    # the tobyte rule: toward 0, clamped to 0..255, NaN 0
+    return np.clip(np.trunc(np.nan_to_num(x, nan=0.0)), 0, 255).astype(np.int32)
+
+
 CONV = [1, 2, 5, 5, 3, 3, 3, 3, 3, 2, 2, 1, 1, 1, 1]
 POOL = [2, 5, 5, 2, 2, 3, 3, 2, 2, 1, 1]
 
@@ -84,7 +92,11 @@ CASES: dict[str, Case] = {
                       lambda x: ref_pool2d(x, "max", 2, 2, 1)),
     "avgpool2d": Case([_data((2, 5, 5), 22)], POOL, (2, 3, 3),
                       lambda x: ref_pool2d(x, "avg", 2, 2, 1)),
+    "narrow": Case([np.array([-3.5, 0.0, 0.9, 1.5, 254.9, 300.0, np.nan, 77.0], F32)], [], (8,), _narrow),
 }
+
+INT_RESULTS = ("argsort", "narrow")
+"""Rows whose result is ints: no gradient flows through them."""
 
 
 def _build(name: str, case: Case, xs: list[cp.array[Any]]) -> Any:
@@ -124,7 +136,7 @@ def test_result_matches_numpy(name: str) -> None:
     assert np.allclose(got, want, rtol=1e-4, atol=1e-4), f"\n got {got}\n want {want}"
 
 
-@pytest.mark.parametrize("name", sorted(n for n in CASES if n != "argsort"))
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n not in INT_RESULTS))
 def test_gradient_matches_finite_differences(name: str) -> None:
     case = CASES[name]
     xs = [cp.array(x) for x in case.floats]
@@ -158,12 +170,109 @@ def _floats(n: int) -> Any:
     ("det", [8], [3], "det with parameters"),
     ("solve", [9, 5], [3, 2], "solve with parameters"),
     ("take", [3, 3], [], "made by the compiler only"),
+    ("scatter_add", [3, 3], [0, 0, 1, 1, 1, 3, 0, 0, 0, 1, 3], "made by the compiler only"),
+    ("widen_b", [3], [], "made by the compiler only"),
+    ("strided", [6], [], "offset"),
+    ("strided", [6], [0, 3], "pairs"),
+    ("strided", [6], [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], "pairs"),
+    ("strided", [6], [0, 0, 1], "at least one element"),
+    ("strided", [6], [0, -2, 1], "at least one element"),
+    ("strided", [6], [4, 3, 1], "would read elements 4..=6 of an array of 6"),
+    ("strided", [6], [1, 3, -1], "would read elements -1..=1"),
+    ("strided", [6], [0, 2, 1 << 40], "stride"),
+    ("strided", [6], [1 << 40], "out of range"),
+    ("gather", [6], [0, 2, 2, 1], "gather takes 2 operands"),
+    ("narrow", [6], [1], "narrow takes 0 parameters"),
+    ("conv2d", [50, 54, 3], [1, 2, 5, 5, 3, 3, 3, 3, 3, 2, 2, 1, 1], "conv2d takes 15 parameters"),
+    ("conv2d", [50, 54, 3], [1, 2, 5, 5, 3, 3, 3, 4, 4, 2, 2, 1, 1, 1, 1], "gives no 4x4 output"),
+    ("conv2d", [50, 54, 3], [1, 2, 5, 5, 3, 3, 3, 3, 3, 0, 2, 1, 1, 1, 1], "out of range"),
+    ("conv2d", [50, 54, 2], CONV, "needs operand 2 of 3 elements, got 2"),
+    ("maxpool2d", [50], [2, 5, 5, 2, 2, 3, 3, 2, 2, 2, 1], "at most half the kernel"),
+    ("avgpool2d", [49], POOL, "needs operand 0 of 50 elements"),
+    ("avgpool2d", [50], POOL[:10], "pool2d takes 11 parameters"),
     ("transpose", [3], [], "unknown array operation"),
 ])
 def test_bad_operands_and_parameters_are_refused(name: str, operands: list[int], params: list[int],
                                                   message: str) -> None:
     with pytest.raises(TypeError, match=message):
         _core.array_kernel(name, [_floats(n) for n in operands], params)  # type: ignore[call-overload]
+
+
+def test_bad_gathers_are_refused() -> None:
+    i = cp.value(0)
+    with pytest.raises(TypeError, match="offset range 3..=2 is empty"):
+        _core.array_kernel("gather", [_floats(6), i], [3, 2, 2, 1])
+    with pytest.raises(TypeError, match="would read elements 0..=6 of an array of 6"):
+        _core.array_kernel("gather", [_floats(6), i], [0, 5, 2, 1])
+    with pytest.raises(TypeError, match="1 to 4"):
+        _core.array_kernel("gather", [_floats(6), i], [0, 2])
+    with pytest.raises(TypeError, match="int or bool value"):
+        _core.array_kernel("gather", [_floats(6), cp.value(1.5)], [0, 2, 2, 1])
+
+
+def test_windows_need_float_arrays() -> None:
+    ints = cp.array(np.arange(50, dtype=np.int32))._cp_node
+    with pytest.raises(TypeError, match="float arrays"):
+        _core.array_kernel("maxpool2d", [ints], POOL)
+    with pytest.raises(TypeError, match="float arrays"):
+        _core.array_kernel("conv2d", [ints, _floats(54), _floats(3)], CONV)
+
+
+def test_narrow_stores_bytes_and_reads_them_back_widened() -> None:
+    x = np.array([-1.0, 2.7, 255.5, 1000.0, 3.0], F32)
+    node = _core.array_kernel("narrow", [cp.array(x)._cp_node], [])
+    assert node.itemsize == 1
+    b = cp.array._of(node, (5,), "byte")
+    r = b + cp.array(np.arange(5, dtype=np.int32))
+    got = np.asarray(run(r).read_value(r))
+    assert np.array_equal(got, _narrow(x) + np.arange(5))
+
+
+_EMULATED = bool(os.environ.get("COPAPY_TEST_TARGET"))
+
+
+Walks = tuple[int, list[tuple[int, list[tuple[int, int]]]]]
+"""An array length and walks of it: (offset, [(size, stride), ...])."""
+
+
+@st.composite
+def _walks(draw: st.DrawFn) -> Walks:
+    """An array length and up to five walks of it (an offset and 0-4 (size, stride)
+    dimensions), some reading outside it."""
+    n = draw(st.integers(1, 30))
+    dims = st.lists(st.tuples(st.integers(1, 4), st.integers(-7, 7)), max_size=4)
+    walks = draw(st.lists(st.tuples(st.integers(-3, n + 2), dims), min_size=1, max_size=5))
+    return n, walks
+
+
+def _walk_indices(offset: int, dims: list[tuple[int, int]]) -> Any:
+    """The flat indices a walk reads, in row-major order: NumPy's own walk over them."""
+    idx = np.array(offset)
+    for size, stride in dims:
+        idx = idx[..., None] + np.arange(size) * stride
+    return idx.reshape(-1)
+
+
+@settings(max_examples=4 if _EMULATED else 12, deadline=None, derandomize=True)
+@given(_walks())
+def test_strided_walks_match_numpy_or_are_refused(case: Walks) -> None:
+    n, walks = case
+    x = _data((n,), n)
+    node = cp.array(x)._cp_node
+    built, wants = [], []
+    for offset, dims in walks:
+        idx = _walk_indices(offset, dims)
+        params = [offset, *(v for d in dims for v in d)]
+        if idx.min() < 0 or idx.max() >= n:
+            with pytest.raises(TypeError, match="would read elements"):
+                _core.array_kernel("strided", [node], params)
+            continue
+        built.append(cp.array._of(_core.array_kernel("strided", [node], params), (len(idx),)))
+        wants.append(x[idx])
+    if built:
+        tg = run(*built)
+        for r, want in zip(built, wants, strict=True):
+            assert np.array_equal(np.asarray(tg.read_value(r)), want)
 
 
 def test_an_index_operand_must_be_an_int_value() -> None:

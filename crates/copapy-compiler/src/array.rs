@@ -13,14 +13,13 @@
 //! emits one `st_arr_*` step per operation (see `stencils/README.md`).
 
 use crate::array_kernels::{self, Len, Operand, Ty};
-use crate::graph::{NodeKind, Op, ScalarType, Value, KERNEL_PARAMS};
+use crate::graph::{NodeKind, Op, ScalarType, Value};
+use crate::kernel_params;
 use crate::trace::{self, TraceError};
 
 pub use crate::graph::{ArrayNode, ArrayOp, Form};
 
-/// Largest number of elements of one array: offsets stay far inside the 4 GiB of
-/// the program format.
-pub const MAX_LEN: usize = 1 << 26;
+pub use crate::graph::MAX_LEN;
 
 fn err(message: String) -> TraceError {
     TraceError { message }
@@ -70,19 +69,17 @@ pub fn slots_of(v: &Value) -> Option<u32> {
     storage(v).filter(|a| a.len > 0).map(ArrayNode::slots)
 }
 
-/// `v` as operations read it: byte storage widened to int32 elements (one loop
-/// stencil), anything else as it is.
-/// A new array node (for operations built in other modules, such as `crate::window`).
+/// A new array node (for operations built in other modules, such as `crate::imports`).
 pub(crate) fn new_node(ty: ScalarType, op: ArrayOp, args: Vec<Value>, len: u32) -> Value {
     node(ty, op, args, len)
 }
 
-fn wide(v: &Value) -> Value {
+/// `v` as operations read it: byte storage widened to int32 elements (the `widen_b`
+/// row, one loop stencil), anything else as it is.
+fn wide(v: &Value) -> Result<Value, TraceError> {
     match v.kind() {
-        NodeKind::Array(a) if a.bytes => {
-            node(ScalarType::Int, ArrayOp::Widen, vec![v.clone()], a.len)
-        }
-        _ => v.clone(),
+        NodeKind::Array(a) if a.bytes => kernel("widen_b", std::slice::from_ref(v), &[]),
+        _ => Ok(v.clone()),
     }
 }
 
@@ -101,13 +98,14 @@ pub fn data_bytes(values: &[u8]) -> Result<Value, TraceError> {
 }
 
 /// Array `a` stored as bytes: each element clamped to 0..255 by the `tobyte` rule
-/// (floats toward 0, NaN 0), one loop stencil.
+/// (floats toward 0, NaN 0), one loop stencil (the `narrow` row); none for an array
+/// already stored so.
 pub fn to_bytes(a: &Value) -> Result<Value, TraceError> {
-    let len = len_of(a).ok_or_else(|| err("to_bytes() of an array needs an array".into()))?;
+    len_of(a).ok_or_else(|| err("to_bytes() of an array needs an array".into()))?;
     if is_bytes(a) {
         return Ok(a.clone());
     }
-    Ok(byte_node(ArrayOp::Narrow, vec![a.clone()], len))
+    kernel("narrow", std::slice::from_ref(a), &[])
 }
 
 pub(crate) fn checked_len(n: usize) -> Result<u32, TraceError> {
@@ -156,7 +154,7 @@ pub fn len_of(v: &Value) -> Option<u32> {
 
 /// Element `k` of array `a`: a scalar read from the array's memory.
 pub fn element(a: &Value, k: u32) -> Result<Value, TraceError> {
-    let a = &wide(a);
+    let a = &wide(a)?;
     let len = len_of(a).ok_or_else(|| err("element() needs an array".into()))?;
     if k >= len {
         return Err(err(format!(
@@ -215,8 +213,8 @@ fn same_len(a: &Value, b: &Value, what: &str) -> Result<u32, TraceError> {
 /// Element-wise `a op b`; each operand is an array or a scalar broadcast to every
 /// element, at least one is an array, arrays have the same length.
 pub fn binary(op: Op, a: &Value, b: &Value) -> Result<Value, TraceError> {
-    let a = &wide(a);
-    let b = &wide(b);
+    let a = &wide(a)?;
+    let b = &wide(b)?;
     if !Op::BINARY.contains(&op) {
         return Err(err(format!("{op:?} is not a binary operation")));
     }
@@ -228,7 +226,7 @@ pub fn binary(op: Op, a: &Value, b: &Value) -> Result<Value, TraceError> {
 
 /// Element-wise `op(a)` for a unary operation.
 pub fn unary(op: Op, a: &Value) -> Result<Value, TraceError> {
-    let a = &wide(a);
+    let a = &wide(a)?;
     let len = len_of(a).ok_or_else(|| err(format!("{op:?} needs an array")))?;
     let r = trace::unary(op, &probe(a))?;
     if op == Op::IntToFloat {
@@ -244,7 +242,7 @@ pub fn unary(op: Op, a: &Value) -> Result<Value, TraceError> {
 /// Array `a` converted element-wise to `ty` by the rules of [`trace::cast`], one loop
 /// stencil (or none when it already has the type).
 pub fn cast(a: &Value, ty: ScalarType) -> Result<Value, TraceError> {
-    let a = &wide(a);
+    let a = &wide(a)?;
     len_of(a).ok_or_else(|| err("cast() of an array needs an array".into()))?;
     match (a.ty(), ty) {
         (from, to) if from == to => Ok(a.clone()),
@@ -261,9 +259,9 @@ pub fn cast(a: &Value, ty: ScalarType) -> Result<Value, TraceError> {
 /// float if either side is (the other converted), bool if both are bool, else int.
 /// The kernel selects 32-bit patterns by masks, so int and bool sides pass unchanged.
 pub fn select(cond: &Value, x: &Value, y: &Value) -> Result<Value, TraceError> {
-    let cond = &wide(cond);
-    let x = &wide(x);
-    let y = &wide(y);
+    let cond = &wide(cond)?;
+    let x = &wide(x)?;
+    let y = &wide(y)?;
     let len = len_of(cond)
         .ok_or_else(|| err("the condition of an array select must be an array".into()))?;
     if cond.ty() == ScalarType::Float {
@@ -296,106 +294,17 @@ pub fn select(cond: &Value, x: &Value, y: &Value) -> Result<Value, TraceError> {
     ))
 }
 
-/// A copy of elements of `a` picked by up to four (size, stride) dimensions from
-/// `offset` (slices, transposes, broadcasts); every picked index must be inside `a`.
+/// The `strided` row: a copy of the elements of `a` picked by up to four (size, stride)
+/// dimensions from `offset` (the adjoints' transposes and broadcasts).
 pub fn strided(a: &Value, offset: i64, dims: &[(u32, i64)]) -> Result<Value, TraceError> {
-    let a = &wide(a);
-    let n = len_of(a).ok_or_else(|| err("a strided copy needs an array".into()))? as i64;
-    if dims.len() > 4 {
-        return Err(err(format!(
-            "a strided copy has at most 4 dimensions, got {}",
-            dims.len()
-        )));
-    }
-    let (mut lo, mut hi) = (offset, offset);
-    let mut count: usize = 1;
-    for &(size, stride) in dims {
-        if size == 0 {
-            return Err(err("a strided copy needs at least one element".into()));
-        }
-        let reach = (size as i64 - 1) * stride;
-        if reach < 0 {
-            lo += reach;
-        } else {
-            hi += reach;
-        }
-        count = count.saturating_mul(size as usize);
-    }
-    if lo < 0 || hi >= n {
-        return Err(err(format!(
-            "a strided copy would read elements {lo}..={hi} of an array of {n}"
-        )));
-    }
-    let len = checked_len(count)?;
-    let mut prm = [0i32, 1, 1, 1, 1, 0, 0, 0, 0];
-    prm[0] = offset as i32;
-    let pad = 4 - dims.len();
-    for (d, &(size, stride)) in dims.iter().enumerate() {
-        prm[1 + pad + d] = size as i32;
-        prm[5 + pad + d] = stride as i32;
-    }
-    Ok(node(a.ty(), ArrayOp::Strided(prm), vec![a.clone()], len))
+    kernel(
+        "strided",
+        std::slice::from_ref(a),
+        &walk_params(&[offset], dims),
+    )
 }
 
-/// Checks up to four (size, stride) dimensions read from any offset in `[lo, hi]` stay
-/// inside an array of `n` elements; the parameters `[lo, hi, n0..n3, s0..s3]` and the
-/// number of elements.
-fn walk_params(
-    n: i64,
-    lo: i64,
-    hi: i64,
-    dims: &[(u32, i64)],
-) -> Result<([i32; 10], u32), TraceError> {
-    if dims.len() > 4 || dims.is_empty() {
-        return Err(err(format!(
-            "a gather has 1 to 4 dimensions, got {}",
-            dims.len()
-        )));
-    }
-    if lo > hi {
-        return Err(err(format!("the offset range {lo}..={hi} is empty")));
-    }
-    let (mut low, mut high) = (lo, hi);
-    let mut count: usize = 1;
-    for &(size, stride) in dims {
-        if size == 0 {
-            return Err(err("a gather needs at least one element".into()));
-        }
-        let reach = (size as i64 - 1) * stride;
-        if reach < 0 {
-            low += reach;
-        } else {
-            high += reach;
-        }
-        count = count.saturating_mul(size as usize);
-    }
-    if low < 0 || high >= n {
-        return Err(err(format!(
-            "a gather would read elements {low}..={high} of an array of {n}"
-        )));
-    }
-    let len = checked_len(count)?;
-    let mut prm = [lo as i32, hi as i32, 1, 1, 1, 1, 0, 0, 0, 0];
-    let pad = 4 - dims.len();
-    for (d, &(size, stride)) in dims.iter().enumerate() {
-        prm[2 + pad + d] = size as i32;
-        prm[6 + pad + d] = stride as i32;
-    }
-    Ok((prm, len))
-}
-
-fn int_offset(offset: &Value) -> Result<(), TraceError> {
-    if len_of(offset).is_some() || offset.ty() == ScalarType::Float {
-        return Err(err(
-            "the offset of a gather must be an int or bool value".into()
-        ));
-    }
-    Ok(())
-}
-
-/// A copy of elements of `a` picked by up to four (size, stride) dimensions from the
-/// runtime int `offset`, clamped to `[lo, hi]` (every offset in that range must keep the
-/// picked elements inside `a`): sub-arrays at runtime indices.
+/// The `gather` row: a walk of `a` from the runtime int `offset` clamped to `[lo, hi]`.
 pub fn gather(
     a: &Value,
     offset: &Value,
@@ -403,68 +312,43 @@ pub fn gather(
     hi: i64,
     dims: &[(u32, i64)],
 ) -> Result<Value, TraceError> {
-    let a = &wide(a);
-    let n = len_of(a).ok_or_else(|| err("a gather needs an array".into()))?;
-    int_offset(offset)?;
-    let (prm, len) = walk_params(i64::from(n), lo, hi, dims)?;
-    Ok(node(
-        a.ty(),
-        ArrayOp::Gather(prm),
-        vec![a.clone(), offset.clone()],
-        len,
-    ))
+    let operands = [a.clone(), offset.clone()];
+    kernel("gather", &operands, &walk_params(&[lo, hi], dims))
 }
 
-/// The adjoint of [`gather`] (or of a strided copy, with `lo == hi` the offset): a float
-/// array of `len` elements, zero except where the gather reads, which get the sum of
-/// the elements of `g` read from there.
+/// The `scatter_add` row, the adjoint of a walk: `g` added into `len` zeros where the
+/// stored walk `[lo, hi, n0..n3, s0..s3]` from `offset` reads.
 pub fn scatter_add(
     g: &Value,
     offset: &Value,
-    prm: [i32; 10],
+    walk: [i32; 10],
     len: u32,
 ) -> Result<Value, TraceError> {
-    let g = &wide(g);
-    let glen = len_of(g).ok_or_else(|| err("a scatter needs an array".into()))?;
-    int_offset(offset)?;
-    let dims: Vec<(u32, i64)> = (0..4)
-        .map(|d| (prm[2 + d] as u32, i64::from(prm[6 + d])))
-        .collect();
-    let (checked, count) =
-        walk_params(i64::from(len), i64::from(prm[0]), i64::from(prm[1]), &dims)?;
-    if count != glen || checked != prm {
-        return Err(err(format!(
-            "a scatter of {count} positions cannot take an array of {glen} elements"
-        )));
-    }
-    let mut full = [0i32; 11];
-    full[..10].copy_from_slice(&prm);
-    full[10] = checked_len(len as usize)? as i32;
-    let g = to_float(g);
-    Ok(node(
-        ScalarType::Float,
-        ArrayOp::ScatterAdd(full),
-        vec![g, offset.clone()],
-        len,
-    ))
+    let mut prm: Vec<i64> = walk.iter().map(|&x| i64::from(x)).collect();
+    prm.push(i64::from(len));
+    kernel("scatter_add", &[g.clone(), offset.clone()], &prm)
+}
+
+/// The flat parameters of a walk: the offsets, then the (size, stride) pairs.
+fn walk_params(offsets: &[i64], dims: &[(u32, i64)]) -> Vec<i64> {
+    let pairs = dims.iter().flat_map(|&(n, s)| [i64::from(n), s]);
+    offsets.iter().copied().chain(pairs).collect()
 }
 
 /// Row `name` of [`crate::array_kernels::KERNELS`] applied to `operands` with the integer
-/// parameters `prm`, checked by the row's [`crate::array_kernels::Rule`]: every operand's length is the
-/// product of the parameters its rule names (or the length `N` all such operands share),
-/// int operands are ints, and the result gets the rule's length and element type
-/// (operands promoted as the scalar product promotes them where the rule says so). Byte
-/// arrays are read widened, as by every operation.
+/// parameters `prm`, checked by the row's [`crate::array_kernels::Rule`]: the parameters
+/// by their kind ([`kernel_params`], which also stores them as the node's words), every
+/// operand's length the product of the words its rule names (or the length `N` all such
+/// operands share), int operands ints, byte operands bytes, a walk inside the array it
+/// walks; the result gets the rule's length and element type (operands promoted as the
+/// scalar product promotes them, or converted to float, where the rule says so). Byte
+/// arrays are read widened, as by every operation, except by the widening itself.
 pub fn kernel(name: &str, operands: &[Value], prm: &[i64]) -> Result<Value, TraceError> {
     let (row, k) = array_kernels::row_index(name)
         .map(|i| (i, &array_kernels::KERNELS[usize::from(i)]))
         .ok_or_else(|| err(format!("unknown array operation {name:?}")))?;
-    let rule = k.rule.as_ref().ok_or_else(|| {
-        err(format!(
-            "{name} has a constructor of its own, not a shape rule"
-        ))
-    })?;
-    let sizes = rule_sizes(name, rule.params, prm)?;
+    let rule = &k.rule;
+    let words = kernel_params::store(name, rule.params, prm)?;
     if operands.len() != rule.operands.len() {
         return Err(err(format!(
             "{name} takes {} operands ({}), got {}",
@@ -473,14 +357,21 @@ pub fn kernel(name: &str, operands: &[Value], prm: &[i64]) -> Result<Value, Trac
             operands.len()
         )));
     }
-    let ops: Vec<Value> = operands.iter().map(wide).collect();
+    let ops = operands
+        .iter()
+        .zip(rule.operands)
+        .map(|(v, want)| match want {
+            Operand::Bytes(_) => Ok(v.clone()),
+            _ => wide(v),
+        })
+        .collect::<Result<Vec<Value>, TraceError>>()?;
     let product = |at: &[usize]| {
         at.iter()
-            .fold(1u64, |p, &i| p.saturating_mul(u64::from(sizes[i])))
+            .fold(1u64, |p, &i| p.saturating_mul(u64::from(words[i])))
     };
     let mut n: Option<u32> = None;
     for (i, (v, want)) in ops.iter().zip(rule.operands).enumerate() {
-        let (Operand::Array(l) | Operand::IntArray(l)) = *want else {
+        let (Operand::Array(l) | Operand::IntArray(l) | Operand::Bytes(l)) = *want else {
             if len_of(v).is_some() || v.ty() == ScalarType::Float {
                 return Err(err(format!(
                     "{name}: operand {i} must be an int or bool value (an index), not {}",
@@ -499,6 +390,12 @@ pub fn kernel(name: &str, operands: &[Value], prm: &[i64]) -> Result<Value, Trac
         if matches!(want, Operand::IntArray(_)) && v.ty() != ScalarType::Int {
             return Err(err(format!(
                 "{name}: operand {i} must be an int array, not {}",
+                describe(v)
+            )));
+        }
+        if matches!(want, Operand::Bytes(_)) && !is_bytes(v) {
+            return Err(err(format!(
+                "{name}: operand {i} must be a byte array, not {}",
                 describe(v)
             )));
         }
@@ -522,6 +419,7 @@ pub fn kernel(name: &str, operands: &[Value], prm: &[i64]) -> Result<Value, Trac
             Len::Scalar => return Err(err(format!("{name}: operand {i} has no length"))),
         }
     }
+    kernel_params::check_reach(name, rule.params, &words, len_of(&ops[0]).unwrap_or(0))?;
     let len = match rule.result {
         Len::Scalar => 0,
         Len::N => n.ok_or_else(|| err(format!("{name}: the result has no length")))?,
@@ -540,31 +438,26 @@ pub fn kernel(name: &str, operands: &[Value], prm: &[i64]) -> Result<Value, Trac
             }
             (ops, ScalarType::Float)
         }
+        Ty::ToFloat => {
+            let converted = ops
+                .iter()
+                .map(|v| match len_of(v) {
+                    Some(_) => to_float(v),
+                    None => v.clone(),
+                })
+                .collect();
+            (converted, ScalarType::Float)
+        }
         Ty::Product => {
             let (a, b, ty) = promoted(Op::Mul, &ops[0], &ops[1])?;
             (vec![a, b], ty)
         }
+        Ty::Bytes => {
+            let op = ArrayOp::Kernel { row, prm: words };
+            return Ok(byte_node(op, ops, len));
+        }
     };
-    Ok(node(ty, ArrayOp::Kernel { row, prm: sizes }, args, len))
-}
-
-/// The `count` parameters of `name` as unsigned sizes, zeros past them.
-fn rule_sizes(name: &str, count: usize, prm: &[i64]) -> Result<[u32; KERNEL_PARAMS], TraceError> {
-    if prm.len() != count {
-        return Err(err(format!(
-            "{name} takes {count} parameters, got {}",
-            prm.len()
-        )));
-    }
-    let mut sizes = [0u32; KERNEL_PARAMS];
-    for (s, &x) in sizes.iter_mut().zip(prm) {
-        *s = u32::try_from(x).map_err(|_| {
-            err(format!(
-                "{name}: parameter {x} is not a size (0 to 2**32 - 1)"
-            ))
-        })?;
-    }
-    Ok(sizes)
+    Ok(node(ty, ArrayOp::Kernel { row, prm: words }, args, len))
 }
 
 /// `v` for an error message: "an array of n elements" or "a float value".

@@ -585,7 +585,7 @@ fn kernel_rule(
         }),
         Adjoint::MatMul => {
             // dA = G Bᵀ, dB = Aᵀ G, the transposes as strided copies
-            let [m, k, p, _] = prm;
+            let [m, k, p, ..] = prm;
             let (a, b) = (&args[0], &args[1]);
             acc.send(a, || {
                 let bt = array::strided(b, 0, &[(p, 1), (k, i64::from(p))])?;
@@ -610,6 +610,32 @@ fn kernel_rule(
             )?;
             array::binary(Op::Mul, &inv_t, &mul(g, r)?)
         }),
+        Adjoint::ScatterWalk => {
+            // the walk from its constant offset, as a scatter's clamped walk
+            let off = prm[0] as i32;
+            let mut walk = [off; 10];
+            for (w, &x) in walk[2..].iter_mut().zip(&prm[1..9]) {
+                *w = x as i32;
+            }
+            let at = Value::constant(ScalarType::Int, prm[0]);
+            acc.send(&args[0], || array::scatter_add(g, &at, walk, len))
+        }
+        Adjoint::ScatterClamped => {
+            let walk: [i32; 10] = std::array::from_fn(|i| prm[i] as i32);
+            acc.send(&args[0], || array::scatter_add(g, &args[1], walk, len))
+        }
+        Adjoint::GatherBack => acc.send(&args[0], || {
+            let signed = |i: usize| i64::from(prm[i] as i32);
+            let dims: Vec<(u32, i64)> = (0..4).map(|d| (prm[2 + d], signed(6 + d))).collect();
+            array::gather(g, &args[1], signed(0), signed(1), &dims)
+        }),
+        Adjoint::Conv2d => {
+            acc.send(&args[0], || window::conv2d_dx(&args[1], g, &prm))?;
+            acc.send(&args[1], || window::conv2d_dw(&args[0], g, &prm))?;
+            acc.send(&args[2], || window::conv2d_dbias(g, &prm))
+        }
+        Adjoint::AvgPool => acc.send(&args[0], || window::avgpool_dx(g, &prm)),
+        Adjoint::MaxPool => acc.send(&args[0], || window::maxpool_dx(&args[0], r, g, &prm)),
         Adjoint::Solve => {
             // x = A⁻¹B: dB = A⁻ᵀG (a solve with the transpose), dA = -dB xᵀ
             let [n, cols, ..] = prm;
@@ -639,44 +665,16 @@ fn propagate_array(
     let args = &n.args;
     match n.op {
         // ints only: no gradient flows
-        ArrayOp::Data(_) | ArrayOp::Widen | ArrayOp::Narrow => Ok(()),
+        ArrayOp::Data(_) => Ok(()),
         // an imported function is opaque: its result is a measurement, no gradient flows
         ArrayOp::Call { .. } | ArrayOp::Filled(_) => Ok(()),
         ArrayOp::Unary(op) => unary_rule(op, &args[0], r, g, acc),
         ArrayOp::Binary(op, _) => binary_rule(op, &args[0], &args[1], r, g, acc),
         ArrayOp::Select(_) => select_rule(&args[0], &args[1], &args[2], g, acc),
-        ArrayOp::Kernel { prm, .. } => match n.op.kernel().and_then(|k| k.rule.as_ref()) {
-            Some(rule) => kernel_rule(rule.adjoint, prm, r, args, g, acc),
+        ArrayOp::Kernel { prm, .. } => match n.op.kernel() {
+            Some(k) => kernel_rule(k.rule.adjoint, prm, r, args, g, acc),
             None => Ok(()),
         },
-        ArrayOp::Strided(prm) => {
-            let len = array::len_of(&args[0]).unwrap_or(0);
-            let mut walk = [prm[0]; 10];
-            walk[2..].copy_from_slice(&prm[1..]);
-            let off = Value::constant(ScalarType::Int, prm[0] as u32);
-            acc.send(&args[0], || array::scatter_add(g, &off, walk, len))
-        }
-        ArrayOp::Gather(prm) => {
-            let len = array::len_of(&args[0]).unwrap_or(0);
-            acc.send(&args[0], || array::scatter_add(g, &args[1], prm, len))
-        }
-        ArrayOp::ScatterAdd(prm) => {
-            let dims: Vec<(u32, i64)> = (0..4)
-                .map(|d| (prm[2 + d] as u32, i64::from(prm[6 + d])))
-                .collect();
-            acc.send(&args[0], || {
-                array::gather(g, &args[1], i64::from(prm[0]), i64::from(prm[1]), &dims)
-            })
-        }
-        ArrayOp::Conv2d(prm) => {
-            acc.send(&args[0], || window::conv2d_dx(&args[1], g, &prm))?;
-            acc.send(&args[1], || window::conv2d_dw(&args[0], g, &prm))?;
-            acc.send(&args[2], || window::conv2d_dbias(g, &prm))
-        }
-        ArrayOp::Pool2d { avg: true, prm } => acc.send(&args[0], || window::avgpool_dx(g, &prm)),
-        ArrayOp::Pool2d { avg: false, prm } => {
-            acc.send(&args[0], || window::maxpool_dx(&args[0], r, g, &prm))
-        }
         ArrayOp::Pack => {
             for (k, e) in args.iter().enumerate() {
                 acc.send(e, || array::element(g, k as u32))?;

@@ -232,20 +232,26 @@ impl Form {
     }
 }
 
-/// The most integer parameters a row-backed operation ([`ArrayOp::Kernel`]) keeps.
-pub const KERNEL_PARAMS: usize = 4;
+/// Largest number of elements of one array: offsets stay far inside the 4 GiB of
+/// the program format.
+pub const MAX_LEN: usize = 1 << 26;
+
+/// The most parameter words a row-backed operation ([`ArrayOp::Kernel`]) keeps: a
+/// convolution's 15.
+pub const KERNEL_PARAMS: usize = 15;
 
 /// What an array node computes. Operands are in [`ArrayNode::args`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ArrayOp {
     /// A structural operation declared by row `row` of `crate::array_kernels::KERNELS`
     /// (its shape rule, parameter words, stencil and adjoint all come from the row) with
-    /// the integer parameters its shape rule checked, zeros past the row's count. The row
-    /// is an index so that this module, the graph's data model, stays a leaf.
+    /// the parameter words its rule checked and stored (sizes, walks, windows; signed
+    /// words as their two's complement bits), zeros past the row's count. The row is an
+    /// index so that this module, the graph's data model, stays a leaf.
     Kernel {
         /// Index of the row in `KERNELS`.
         row: u8,
-        /// The row's parameters (sizes), as the front end gave them.
+        /// The row's parameter words (`crate::array_kernels::Params`).
         prm: [u32; KERNEL_PARAMS],
     },
     /// Elements stored in data memory with these initial bit patterns; an input the
@@ -264,25 +270,6 @@ pub enum ArrayOp {
     /// float, int and bool results) with an array condition; the form is that of `x`
     /// and `y`.
     Select(Form),
-    /// Byte storage (`bytes`) widened to int32 elements: how every operation reads a
-    /// byte array.
-    Widen,
-    /// Int or float elements stored as bytes 0..255 (saturating, the `tobyte` rule).
-    Narrow,
-    /// A strided copy: `[offset, n0, n1, n2, n3, s0, s1, s2, s3]`, element `(i0..i3)`
-    /// (row-major) of the result is `x[offset + i0*s0 + i1*s1 + i2*s2 + i3*s3]`.
-    Strided([i32; 9]),
-    /// A strided copy whose offset is a runtime int (the scalar operand), clamped to
-    /// `[lo, hi]`: `[lo, hi, n0, n1, n2, n3, s0, s1, s2, s3]` (runtime sub-arrays).
-    Gather([i32; 10]),
-    /// The adjoint of a gather: an array of `len` zeros to which element `i` of the array
-    /// operand is added at the position the gather with the same parameters reads it
-    /// from, in row-major order of `i`: `[lo, hi, n0..n3, s0..s3, len]`.
-    ScatterAdd([i32; 11]),
-    /// Cross-correlation of the input with the weights plus the bias (operands in
-    /// that order), `[n, ci, h, w, co, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw]`
-    /// (`crate::window::conv2d`).
-    Conv2d([i32; 15]),
     /// A call of the imported function `name` (`crate::imports`): the operands are the
     /// arguments (scalars, and arrays passed as a buffer of the call's own), the result
     /// a scalar (an effect token for a void function).
@@ -296,14 +283,6 @@ pub enum ArrayOp {
     /// number `k` (`cp.extern(..., fills=k)`): an array aliasing that buffer, read after
     /// the call.
     Filled(u32),
-    /// Max or average pooling, `[nc, h, w, kh, kw, oh, ow, sh, sw, ph, pw]`
-    /// (`crate::window::pool2d`).
-    Pool2d {
-        /// Average (true) or maximum (false) of each window.
-        avg: bool,
-        /// The shape parameters.
-        prm: [i32; 11],
-    },
 }
 
 /// An array node: the operation, its operands and the number of elements of the
@@ -317,7 +296,7 @@ pub struct ArrayNode {
     /// Number of elements; 0 for the scalar results of reductions and elements.
     pub len: u32,
     /// One byte per element in data memory (a `'byte'` array: [`crate::array::data_bytes`],
-    /// [`crate::array::to_bytes`]) instead of four; operations read it through [`ArrayOp::Widen`].
+    /// [`crate::array::to_bytes`]) instead of four; operations read it through the `widen_b` row.
     pub bytes: bool,
 }
 

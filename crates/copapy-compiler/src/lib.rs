@@ -24,6 +24,7 @@ pub mod fold;
 pub mod graph;
 pub mod imports;
 pub mod isa;
+pub mod kernel_params;
 pub mod link;
 mod loop_grad;
 pub mod loops;

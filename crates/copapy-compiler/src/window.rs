@@ -1,9 +1,12 @@
-//! Sliding-window array operations: convolution and pooling (`cp.nn.conv1d`/`conv2d`
-//! and the pooling layers). Each is one step whose loop kernel reads its shape from a
-//! small int array (`stencils/gen_windows.py` has the kernels and their fixed order).
+//! The adjoints of the sliding-window rows (`conv2d`, `maxpool2d`, `avgpool2d` of
+//! [`crate::array_kernels::KERNELS`], whose parameters [`crate::kernel_params`] checks):
+//! transposed convolutions and correlations built from the same `conv2d` row plus strided
+//! copies and scatters (no stencils of their own; code size stays independent of the
+//! sizes).
 
-use crate::array::{self, ArrayOp, MAX_LEN};
-use crate::graph::ScalarType;
+use crate::array;
+use crate::graph::{ScalarType, KERNEL_PARAMS};
+use crate::kernel_params::out_size;
 use crate::trace::TraceError;
 use crate::Value;
 
@@ -11,112 +14,10 @@ fn err(message: String) -> TraceError {
     TraceError { message }
 }
 
-/// Output size of one axis: `(size + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1`,
-/// or None when the kernel does not fit the padded input.
-fn out_size(size: i64, kernel: i64, stride: i64, pad: i64, dilation: i64) -> Option<i64> {
-    let span = size + 2 * pad - dilation * (kernel - 1) - 1;
-    (span >= 0).then(|| span / stride + 1)
+fn conv2d(x: &Value, w: &Value, bias: &Value, prm: &[i64]) -> Result<Value, TraceError> {
+    array::kernel("conv2d", &[x.clone(), w.clone(), bias.clone()], prm)
 }
 
-/// Checks parameters that must be at least `min`, and fit an i32 the kernel can index.
-fn checked(prm: &[i64], min: &[i64], what: &str) -> Result<Vec<i32>, TraceError> {
-    prm.iter()
-        .zip(min)
-        .map(|(&p, &m)| {
-            if p < m || p > MAX_LEN as i64 {
-                Err(err(format!("{what} parameters {prm:?} are out of range")))
-            } else {
-                Ok(p as i32)
-            }
-        })
-        .collect()
-}
-
-fn float_array(v: &Value, len: u64, what: &str) -> Result<(), TraceError> {
-    let n = array::len_of(v).ok_or_else(|| err(format!("{what} must be an array")))?;
-    if v.ty() != ScalarType::Float || array::is_bytes(v) {
-        return Err(err(format!("{what} must be a float array")));
-    }
-    if u64::from(n) != len {
-        return Err(err(format!(
-            "{what} has {n} elements, the shape needs {len}"
-        )));
-    }
-    Ok(())
-}
-
-/// Cross-correlation of `x` (`n, ci, h, w`) with `w` (`co, ci, kh, kw`) plus `bias`
-/// (`co`), all float arrays: `prm` is `[n, ci, h, w, co, kh, kw, oh, ow, sh, sw, ph, pw,
-/// dh, dw]` (strides, zero padding on both sides, dilations), `oh`/`ow` as PyTorch's
-/// formula gives them. The result is the `n, co, oh, ow` float array.
-pub fn conv2d(x: &Value, w: &Value, bias: &Value, prm: &[i64]) -> Result<Value, TraceError> {
-    let &[n, ci, h, wd, co, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw] = prm else {
-        return Err(err(format!(
-            "conv2d takes 15 parameters, got {}",
-            prm.len()
-        )));
-    };
-    let p = checked(
-        prm,
-        &[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1],
-        "conv2d",
-    )?;
-    if out_size(h, kh, sh, ph, dh) != Some(oh) || out_size(wd, kw, sw, pw, dw) != Some(ow) {
-        return Err(err(format!(
-            "conv2d of a {h}x{wd} input with a {kh}x{kw} kernel gives no {oh}x{ow} output"
-        )));
-    }
-    let len = |d: &[i64]| d.iter().map(|&v| v as u64).product::<u64>();
-    float_array(x, len(&[n, ci, h, wd]), "the conv2d input")?;
-    float_array(w, len(&[co, ci, kh, kw]), "the conv2d weights")?;
-    float_array(bias, len(&[co]), "the conv2d bias")?;
-    let out = array::checked_len(len(&[n, co, oh, ow]) as usize)?;
-    let mut params = [0i32; 15];
-    params.copy_from_slice(&p);
-    Ok(array::new_node(
-        ScalarType::Float,
-        ArrayOp::Conv2d(params),
-        vec![x.clone(), w.clone(), bias.clone()],
-        out,
-    ))
-}
-
-/// Max (`avg == false`) or average pooling of `x` (`nc, h, w`, a float array) over
-/// `kh x kw` windows: `prm` is `[nc, h, w, kh, kw, oh, ow, sh, sw, ph, pw]`. Padded taps
-/// are skipped by the maximum and count as zeros in the average.
-pub fn pool2d(avg: bool, x: &Value, prm: &[i64]) -> Result<Value, TraceError> {
-    let &[nc, h, wd, kh, kw, oh, ow, sh, sw, ph, pw] = prm else {
-        return Err(err(format!(
-            "pool2d takes 11 parameters, got {}",
-            prm.len()
-        )));
-    };
-    let p = checked(prm, &[1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0], "pool2d")?;
-    if 2 * ph > kh || 2 * pw > kw {
-        return Err(err(format!(
-            "pool2d padding ({ph}, {pw}) must be at most half the kernel ({kh}, {kw})"
-        )));
-    }
-    if out_size(h, kh, sh, ph, 1) != Some(oh) || out_size(wd, kw, sw, pw, 1) != Some(ow) {
-        return Err(err(format!(
-            "pool2d of a {h}x{wd} input with a {kh}x{kw} window gives no {oh}x{ow} output"
-        )));
-    }
-    float_array(x, nc as u64 * h as u64 * wd as u64, "the pooling input")?;
-    let out = array::checked_len((nc as u64 * oh as u64 * ow as u64) as usize)?;
-    let mut params = [0i32; 11];
-    params.copy_from_slice(&p);
-    Ok(array::new_node(
-        ScalarType::Float,
-        ArrayOp::Pool2d { avg, prm: params },
-        vec![x.clone()],
-        out,
-    ))
-}
-
-/// The gradient flowing back through the windows: transposed convolutions and
-/// correlations built from the same `conv2d` stencil plus strided copies and scatters
-/// (no stencils of their own; code size stays independent of the sizes).
 fn zeros(len: i64) -> Result<Value, TraceError> {
     array::data(ScalarType::Float, vec![0; len as usize])
 }
@@ -125,8 +26,9 @@ fn dims(d: &[(i64, i64)]) -> Vec<(u32, i64)> {
     d.iter().map(|&(n, s)| (n as u32, s)).collect()
 }
 
-fn prm64<const N: usize>(prm: &[i32; N]) -> [i64; N] {
-    prm.map(i64::from)
+/// The first `N` parameter words of a node, signed.
+fn prm64<const N: usize>(prm: &[u32; KERNEL_PARAMS]) -> [i64; N] {
+    std::array::from_fn(|i| i64::from(prm[i] as i32))
 }
 
 /// The first and one past the last output index whose window start `o * s + a` lies in
@@ -137,10 +39,10 @@ fn valid_range(outputs: i64, s: i64, a: i64, size: i64) -> (i64, i64) {
     (first, (last + 1).max(first))
 }
 
-/// `dL/dx` of a convolution with weights `w` (`prm` as [`conv2d`]) for the result's
+/// `dL/dx` of a convolution with weights `w` (`prm` its words) for the result's
 /// gradient `g`: `g` spread out by the strides into a zero array, correlated with the
 /// weights flipped and with input and output channels swapped.
-pub fn conv2d_dx(w: &Value, g: &Value, prm: &[i32; 15]) -> Result<Value, TraceError> {
+pub fn conv2d_dx(w: &Value, g: &Value, prm: &[u32; KERNEL_PARAMS]) -> Result<Value, TraceError> {
     let [n, ci, h, wd, co, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw] = prm64(prm);
     let (hp, wp) = (h + (kh - 1) * dh, wd + (kw - 1) * dw);
     let (a, b) = ((kh - 1) * dh - ph, (kw - 1) * dw - pw);
@@ -174,7 +76,7 @@ pub fn conv2d_dx(w: &Value, g: &Value, prm: &[i32; 15]) -> Result<Value, TraceEr
 
 /// `dL/dw` of a convolution of `x`: the correlation of the input (batch and channels
 /// swapped) with the gradient as the kernel, strides and dilations swapped.
-pub fn conv2d_dw(x: &Value, g: &Value, prm: &[i32; 15]) -> Result<Value, TraceError> {
+pub fn conv2d_dw(x: &Value, g: &Value, prm: &[u32; KERNEL_PARAMS]) -> Result<Value, TraceError> {
     let [n, ci, h, wd, co, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw] = prm64(prm);
     let xt = array::strided(
         x,
@@ -204,8 +106,8 @@ pub fn conv2d_dw(x: &Value, g: &Value, prm: &[i32; 15]) -> Result<Value, TraceEr
 
 /// `dL/dbias` of a convolution: the gradient summed over batch and positions per output
 /// channel (a matmul with ones, in the sums' order).
-pub fn conv2d_dbias(g: &Value, prm: &[i32; 15]) -> Result<Value, TraceError> {
-    let [n, _, _, _, co, _, _, oh, ow, ..] = prm64(prm);
+pub fn conv2d_dbias(g: &Value, prm: &[u32; KERNEL_PARAMS]) -> Result<Value, TraceError> {
+    let [n, _, _, _, co, _, _, oh, ow, ..] = prm64::<15>(prm);
     let per_channel = array::strided(
         g,
         0,
@@ -218,8 +120,8 @@ pub fn conv2d_dbias(g: &Value, prm: &[i32; 15]) -> Result<Value, TraceError> {
 
 /// `dL/dx` of an average pooling: `g / (kh * kw)` sent back to every tap of its window
 /// (a transposed convolution with a kernel of ones).
-pub fn avgpool_dx(g: &Value, prm: &[i32; 11]) -> Result<Value, TraceError> {
-    let [nc, h, wd, kh, kw, oh, ow, sh, sw, ph, pw] = prm;
+pub fn avgpool_dx(g: &Value, prm: &[u32; KERNEL_PARAMS]) -> Result<Value, TraceError> {
+    let [nc, h, wd, kh, kw, oh, ow, sh, sw, ph, pw] = prm64::<11>(prm);
     let k = (kh * kw) as f32;
     let scaled = array::binary(
         crate::Op::Div,
@@ -230,10 +132,12 @@ pub fn avgpool_dx(g: &Value, prm: &[i32; 11]) -> Result<Value, TraceError> {
         ScalarType::Float,
         vec![1.0f32.to_bits(); (kh * kw) as usize],
     )?;
-    let conv = [
-        *nc, 1, *h, *wd, 1, *kh, *kw, *oh, *ow, *sh, *sw, *ph, *pw, 1, 1,
-    ];
-    conv2d_dx(&ones, &scaled, &conv)
+    let conv = [nc, 1, h, wd, 1, kh, kw, oh, ow, sh, sw, ph, pw, 1, 1];
+    let mut words = [0u32; KERNEL_PARAMS];
+    for (w, x) in words.iter_mut().zip(conv) {
+        *w = x as u32;
+    }
+    conv2d_dx(&ones, &scaled, &words)
 }
 
 /// `dL/dx` of a max pooling with result `r`: each window's gradient goes to the last of
@@ -241,7 +145,12 @@ pub fn avgpool_dx(g: &Value, prm: &[i32; 11]) -> Result<Value, TraceError> {
 /// is NaN, as `maximum` passes it to its second operand on a tie. One pass per tap (code
 /// grows with the window, not with the data): the taps are visited from the last, and a
 /// window's gradient is taken by the first hit.
-pub fn maxpool_dx(x: &Value, r: &Value, g: &Value, prm: &[i32; 11]) -> Result<Value, TraceError> {
+pub fn maxpool_dx(
+    x: &Value,
+    r: &Value,
+    g: &Value,
+    prm: &[u32; KERNEL_PARAMS],
+) -> Result<Value, TraceError> {
     let [nc, h, wd, kh, kw, oh, ow, sh, sw, ph, pw] = prm64(prm);
     let (hp, wp) = (h + 2 * ph, wd + 2 * pw);
     let plane = |d: &[(i64, i64)]| dims(d);
@@ -322,12 +231,13 @@ mod tests {
 
     #[test]
     fn pool2d_checks_padding_and_shapes() {
+        let pool = |name: &str, n: usize, prm: &[i64]| array::kernel(name, &[farr(n)], prm);
         let prm = [2, 4, 4, 2, 2, 2, 2, 2, 2, 0, 0];
-        assert!(pool2d(false, &farr(32), &prm).is_ok());
-        assert!(pool2d(true, &farr(31), &prm).is_err());
+        assert!(pool("maxpool2d", 32, &prm).is_ok());
+        assert!(pool("avgpool2d", 31, &prm).is_err());
         let padded = [2, 4, 4, 2, 2, 3, 3, 2, 2, 1, 1];
-        assert!(pool2d(true, &farr(32), &padded).is_ok());
+        assert!(pool("avgpool2d", 32, &padded).is_ok());
         let too_much = [2, 4, 4, 2, 2, 4, 4, 2, 2, 2, 2];
-        assert!(pool2d(true, &farr(32), &too_much).is_err());
+        assert!(pool("avgpool2d", 32, &too_much).is_err());
     }
 }

@@ -130,12 +130,6 @@ pub fn array_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<Py<PyA
     wrap_array(py, array::data_bytes(data.as_bytes()))
 }
 
-/// The array stored as bytes 0..255 (saturating; floats toward 0, NaN 0).
-#[pyfunction]
-pub fn array_to_bytes(py: Python<'_>, a: &Bound<'_, PyArrayNode>) -> PyResult<Py<PyArrayNode>> {
-    wrap_array(py, array::to_bytes(&a.get().v))
-}
-
 /// An array of `dtype` gathering values and numbers (one store per traced element).
 #[pyfunction]
 pub fn array_pack(
@@ -239,10 +233,10 @@ pub fn array_element(py: Python<'_>, a: &Bound<'_, PyArrayNode>, k: u32) -> PyRe
     wrap_value(py, array::element(&a.get().v, k))
 }
 
-/// Structural array operation `name` (a row of `copapy_compiler::array_kernels::KERNELS`
-/// with a constructor: `"solve"`, `"det"`, `"conv2d"`, ...) of `operands` (arrays,
-/// values or numbers) with the integer `params` its shape rule takes: an array, or a
-/// value for the rows with a scalar result.
+/// Structural array operation `name` (a public row of
+/// `copapy_compiler::array_kernels::KERNELS`: `"solve"`, `"conv2d"`, `"narrow"`, ...) of
+/// `operands` (arrays, values or numbers) with the integer `params` its rule takes: an
+/// array, or a value for the rows with a scalar result.
 #[pyfunction]
 pub fn array_kernel(
     py: Python<'_>,

@@ -137,7 +137,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(array_ops::array_select, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_cast, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_bytes, m)?)?;
-    m.add_function(wrap_pyfunction!(array_ops::array_to_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(cast_value, m)?)?;
     m.add_function(wrap_pyfunction!(to_byte_value, m)?)?;
     m.add_function(wrap_pyfunction!(array_ops::array_element, m)?)?;

@@ -1,10 +1,9 @@
 //! The n-d core every Python container stands on (`tensor`, `vector`, `matrix`, `cp.array`,
 //! `quaternion`): NumPy's rules for shapes, axes, reshapes, transposes, broadcasts and
-//! static indices (with NumPy's errors), flat-to-nested and nested-to-flat data, and the
-//! documented summation order with Copapy's sparse-constant rules. Written once, over two
-//! storage modes: a tuple of leaves (values and plain numbers, `nd_take`, `nd_reduce`,
-//! `nd_sum`, `nd_dot`) and one contiguous array node (the Python `cp.array` asks for views:
-//! offset, shape, strides). The arithmetic of shapes is `shape.rs`'.
+//! indices, static and runtime (`index.rs`, with NumPy's errors), flat-to-nested and
+//! nested-to-flat data, and the documented summation order with Copapy's sparse-constant
+//! rules. Written once, over two storage modes (`storage.rs`): a tuple of leaves (values and
+//! plain numbers) and one contiguous array node. The arithmetic of shapes is `shape.rs`'.
 
 use pyo3::prelude::*;
 
@@ -13,6 +12,7 @@ mod cast;
 mod data;
 mod elements;
 mod errors;
+mod index;
 mod leaves;
 mod make;
 mod pack;
@@ -53,8 +53,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_axes, m)?)?;
     m.add_function(wrap_pyfunction!(nd_permutation, m)?)?;
     m.add_function(wrap_pyfunction!(nd_reshape, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_view, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_merged, m)?)?;
     m.add_function(wrap_pyfunction!(nd_nest, m)?)?;
     m.add_function(wrap_pyfunction!(nd_scalar, m)?)?;
     m.add_function(wrap_pyfunction!(nd_flatten, m)?)?;
@@ -78,12 +76,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_broadcast_to, m)?)?;
     m.add_function(wrap_pyfunction!(nd_item, m)?)?;
     m.add_function(wrap_pyfunction!(nd_tolist, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_get_scalar, m)?)?;
     m.add_function(wrap_pyfunction!(nd_element, m)?)?;
     m.add_function(wrap_pyfunction!(nd_get_values, m)?)?;
     m.add_function(wrap_pyfunction!(nd_map, m)?)?;
     m.add_function(wrap_pyfunction!(nd_homogenize, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_take, m)?)?;
     m.add_function(wrap_pyfunction!(nd_binary, m)?)?;
     m.add_function(wrap_pyfunction!(nd_unary, m)?)?;
     m.add_function(wrap_pyfunction!(nd_product, m)?)?;
@@ -93,6 +89,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_encode, m)?)?;
     m.add_function(wrap_pyfunction!(nd_select, m)?)?;
     elements::register(m)?;
+    index::register(m)?;
     make::register(m)?;
     Ok(())
 }

@@ -1,10 +1,10 @@
 //! Shapes, axes, reshapes, transposes, broadcasts and static indices as NumPy takes them,
 //! with NumPy's errors; the arithmetic is `shape.rs`'.
 
-use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyInt, PyList, PySlice, PyTuple};
+use pyo3::types::{PyBool, PyInt, PyList, PyTuple};
 
 use copapy_compiler::array::MAX_LEN;
 
@@ -247,63 +247,4 @@ pub fn nd_reshape<'py>(
     })?;
     nd_check_shape(out.clone())?;
     tuple(spec.py(), &out)
-}
-
-/// A static index (ints and slices, or a tuple of them) of a container of `shape` as a
-/// strided view: the flat offset, the shape and the strides of the result (NumPy's rules
-/// and errors; `kind` names the container).
-#[pyfunction]
-pub fn nd_view<'py>(
-    key: &Bound<'py, PyAny>,
-    shape: Vec<usize>,
-    kind: &str,
-) -> PyResult<(isize, Bound<'py, PyTuple>, Vec<isize>)> {
-    let keys: Vec<Bound<'_, PyAny>> = match key.cast::<PyTuple>() {
-        Ok(t) => t.iter().collect(),
-        Err(_) => vec![key.clone()],
-    };
-    if keys.len() > shape.len() {
-        return Err(PyIndexError::new_err(format!(
-            "too many indices ({}) for a {kind} of shape {}",
-            keys.len(),
-            show(&shape)
-        )));
-    }
-    let st = shape::strides(&shape);
-    let (mut offset, mut out, mut strides) = (0isize, Vec::new(), Vec::new());
-    for (axis, (&n, &s)) in shape.iter().zip(&st).enumerate() {
-        let s = s as isize;
-        let Some(k) = keys.get(axis) else {
-            out.push(n);
-            strides.push(s);
-            continue;
-        };
-        if let Ok(sl) = k.cast::<PySlice>() {
-            let r = sl.indices(n as isize)?;
-            offset += r.start * s;
-            out.push(r.slicelength);
-            strides.push(r.step * s);
-            continue;
-        }
-        let i = nd_plain_int(k)?.ok_or_else(|| {
-            PyTypeError::new_err(format!(
-                "{kind} indices must be integers or slices, not {}",
-                type_name(k)
-            ))
-        })?;
-        if !(-(n as i64)..n as i64).contains(&i) {
-            return Err(PyIndexError::new_err(format!(
-                "index {i} is out of range for axis {axis} of size {n}"
-            )));
-        }
-        offset += i.rem_euclid(n as i64) as isize * s;
-    }
-    Ok((offset, tuple(key.py(), &out)?, strides))
-}
-
-/// A strided view as one strided-copy stencil walks it: its (size, stride) dimensions,
-/// size-1 ones dropped and contiguous neighbours merged.
-#[pyfunction]
-pub fn nd_merged(shape: Vec<usize>, strides: Vec<isize>) -> Vec<(usize, isize)> {
-    shape::merged(&shape, &strides)
 }

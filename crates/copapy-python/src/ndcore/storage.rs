@@ -16,12 +16,12 @@ use copapy_compiler::{array, Value};
 
 use super::errors::tuple;
 use super::leaves::is_traced;
-use super::shapes::{nd_broadcast_strides, nd_permutation, nd_plain_int, nd_reshape, nd_view};
+use super::shapes::{nd_broadcast_strides, nd_permutation, nd_plain_int, nd_reshape};
 use crate::array_ops::PyArrayNode;
+use crate::container;
 use crate::convert::type_name;
 use crate::shape::{self, show};
 use crate::value::PyValue;
-use crate::{container, walk};
 
 /// What a container holds.
 pub enum Contents<'py> {
@@ -59,12 +59,20 @@ impl<'py> Nd<'py> {
     pub fn of(con: &Bound<'py, PyAny>) -> PyResult<Self> {
         let py = con.py();
         let shape = con.getattr(intern!(py, "shape"))?.extract()?;
-        let contents = match walk::attr(con, intern!(py, "_cp_node"))? {
-            Some(n) => Contents::Array {
-                node: n.cast::<PyArrayNode>()?.get().value().clone(),
+        // a tensor (vector, quaternion) holds leaves, anything else is an array: a class
+        // test, as a missing attribute would cost an exception on every call
+        let contents = if con.is_instance(container::registry()?.matrix.bind(py))? {
+            Contents::Leaves(con.getattr(intern!(py, "values"))?.cast_into::<PyTuple>()?)
+        } else {
+            Contents::Array {
+                node: con
+                    .getattr(intern!(py, "_cp_node"))?
+                    .cast::<PyArrayNode>()?
+                    .get()
+                    .value()
+                    .clone(),
                 dtype: con.getattr(intern!(py, "dtype"))?.extract()?,
-            },
-            None => Contents::Leaves(con.getattr(intern!(py, "values"))?.cast_into::<PyTuple>()?),
+            }
         };
         Ok(Nd {
             con: con.clone(),
@@ -271,25 +279,6 @@ pub fn nd_tolist(con: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     container::nest(nd.py(), items, &nd.shape)
 }
 
-/// `get_scalar(*key)`: the element at one index per dimension.
-#[pyfunction]
-pub fn nd_get_scalar<'py>(
-    con: &Bound<'py, PyAny>,
-    key: &Bound<'py, PyTuple>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let nd = Nd::of(con)?;
-    if key.len() != nd.shape.len() {
-        return Err(PyIndexError::new_err(format!(
-            "get_scalar needs {} indices for shape {}, got {}",
-            nd.shape.len(),
-            show(&nd.shape),
-            key.len()
-        )));
-    }
-    let (offset, _, _) = nd_view(key.as_any(), nd.shape.clone(), nd.kind())?;
-    nd.element(offset as usize)
-}
-
 /// `element(i)`: the element at flat index `i` of the row-major order (negative from the end).
 #[pyfunction]
 pub fn nd_element<'py>(
@@ -376,16 +365,4 @@ pub fn nd_homogenize<'py>(con: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>
         })
         .collect::<PyResult<Vec<_>>>()?;
     nd.leaves(out, &nd.shape)
-}
-
-/// The strided view `offset`, `shape`, `strides` of the flat elements as a new container of
-/// the same storage mode (a static index's sub-container).
-#[pyfunction]
-pub fn nd_take<'py>(
-    con: &Bound<'py, PyAny>,
-    offset: isize,
-    shape: Vec<usize>,
-    strides: Vec<isize>,
-) -> PyResult<Bound<'py, PyAny>> {
-    Nd::of(con)?.view(offset, &shape, &strides)
 }
