@@ -65,3 +65,35 @@ def floats(n: int, seed: int) -> list[float]:
     rng = np.random.default_rng(seed)
     xs = (rng.standard_normal(n) * 10.0 ** rng.integers(-3, 4, n)).astype(F32)
     return [float(x) for x in xs]
+
+
+def make_container(kind: str, data: np.ndarray[Any, Any]) -> Any:
+    """A container of ``kind`` holding ``data``: traced inputs as a ``tensor``, a ``packed``
+    tensor, an ``array`` or a ``vector`` (a tensor when ``data`` is not 1-D), or a tensor
+    of ``plain`` numbers (folded while tracing, never a graph node)."""
+    items = data.reshape(-1).tolist()
+    if kind == "array":
+        return cp.array(data)
+    if kind == "plain":
+        return cp.tensor(items, shape=data.shape)
+    flat = [cp.value(x) for x in items]
+    if kind == "vector" and data.ndim == 1:
+        return cp.vector(flat)
+    return cp.tensor(flat, shape=data.shape, packed=kind == "packed")
+
+
+def is_traced(x: Any) -> bool:
+    """Whether ``x`` (a value or container) holds anything computed at run time."""
+    if isinstance(x, cp.value | cp.array):
+        return True
+    return isinstance(x, cp.tensor) and any(isinstance(v, cp.value) for v in x.values)
+
+
+def computed(outs: list[Any]) -> list[np.ndarray[Any, Any]]:
+    """The outputs computed: traced ones compiled and run, plain numbers as they are."""
+    live = [o for o in outs if is_traced(o)]
+    tg = cp.Target()
+    if live:
+        tg.compile(*live)
+        tg.run()
+    return [np.asarray(tg.read_value(o) if is_traced(o) else o) for o in outs]

@@ -144,6 +144,18 @@ def containers() -> None:
     assert_type(m @ cp.identity(2), cp.tensor[float])
     assert m.shape == (2, 2)
 
+    # the methods every container has (NdMethods), typed for each kind: argsort gives the
+    # container's int kind; reshape of a vector is a tensor (it may gain dimensions)
+    assert_type(vf.argsort(), cp.vector[int])
+    assert_type(m.flatten().argsort(), cp.tensor[int])
+    assert_type(vf.reshape(3, 1), cp.tensor[float])
+    assert_type(m.reshape(4), cp.tensor[float])
+    assert_type(m.matmul(m), cp.tensor[float])
+    assert_type(vi.dot(vi), int | cp.value[int])
+    a: cp.array[float] = cp.array([3.0, 1.0, 2.0, 0.0])
+    assert_type(a.argsort(), cp.array[int])
+    assert_type(a.reshape(2, 2), cp.array[float])
+
 
 # --- quaternions -------------------------------------------------------------------------------
 
@@ -213,7 +225,7 @@ def target() -> None:
 def rejected() -> None:
     q = cp.quaternion()
     f = cp.value(0.5)
-    q * q  # type: ignore[operator]  # the Hamilton product is @
+    q * q  # type: ignore[arg-type]  # the Hamilton product is @
     q @ 2.0  # type: ignore[operator]
     cp.value("1.0")  # type: ignore[call-overload]
     f & 1  # type: ignore[operator]

@@ -19,7 +19,7 @@ them; ``Target.run`` executes the native code.
 from typing import Any
 
 from . import _core, control, filters, nn, signal
-from ._array import array, encode_data
+from ._array import array
 from ._autograd import grad
 from ._casts import cast, to_bool, to_bytes, to_float, to_int
 from ._constructors import arange, concat, diagonal, eye, identity, ones, zeros
@@ -69,10 +69,10 @@ from ._vectors import (
 from .filters import argsort, sort
 
 # Rust imports no Python module of the package: it gets the classes @cp.jit builds from
-# NumPy arguments and the write_value data conversions here, once (docs/architecture.md,
+# NumPy arguments and the write_value data conversion of sequences here, once (docs/architecture.md,
 # "Container protocol").
 _core.register_containers(
-    array=array._of, vector=vector, matrix=tensor, flatten=_core.nd_flatten_data, encode=encode_data
+    array=array._of, vector=vector, matrix=tensor, flatten=_core.nd_flatten_data
 )
 
 NumLike = value[Any] | int | float

@@ -16,23 +16,19 @@ from typing import Any, Protocol, TypeVar, overload
 from . import _core
 from ._array import array
 from ._core import value
-from ._elements import cast_scalar
 from ._tensors import tensor
 from ._vectors import vector
 
 
 def cast(x: Any, dtype: str | type) -> Any:
-    """``x`` (a number, value, vector, tensor or array) converted to ``dtype``: 'float',
-    'int', 'bool' or 'byte' (or the Python types float, int, bool).
-
-    Float to int truncates toward 0 (NaN gives 0, out of range saturates to the int32
-    limits), to bool is ``x != 0``, to byte clamps to 0..255. A value or array that already
-    has the type is returned as it is; numbers convert with Python's float/int/bool."""
+    """``x`` (a number, value or container) converted to ``dtype``: 'float', 'int', 'bool' or
+    'byte' (or the Python types float, int, bool), by the rules above; a value or array of
+    that type already is returned as it is."""
     name = _core.nd_cast_dtype(dtype)
     if isinstance(x, (array, tensor)):
         return x.astype(name)
     if isinstance(x, (value, int, float)):
-        return cast_scalar(x, name)
+        return _core.nd_cast_leaf(x, name)
     raise TypeError(f"cannot cast a {type(x).__name__}: cast() takes a number, a copapy value, "
                     "a vector, a tensor or an array")
 

@@ -1,24 +1,13 @@
 """Elements of ``cp.tensor``, ``cp.vector`` and ``cp.quaternion`` and ``ArrayBase``, what they
 share: a flat, row-major ``values`` tuple with a ``shape``, and the container protocol
-(``__copapy__``, docs/architecture.md). Element checks, promotion, casts, shapes, axes,
-indexing and the summation order are the Rust n-d core's (``ndcore/``: ``_core.nd_*``).
-
-Each element is a ``cp.value`` or a plain Python number. Plain numbers are constants:
-arithmetic between two of them is ordinary Python arithmetic (as in Copapy) and creates no
-graph node, so ``zeros``, ``ones``, ``identity`` and sparse constant matrices cost nothing
-but their non-zero entries.
-
-Summation order (``.sum()``, ``@``, ``magnitude`` …), the same as ``cp.array``'s reductions
-on every target (``stencils/README.md``, "Array stencils"): traced term k is added into
-partial sum k % 8, in increasing k; then partial l and l + 4 are added (l < 4), then l and
-l + 2 (l < 2), then the two that remain (partials that got no term are left out). Plain-number
-terms are first added together in Python (as Copapy does) and that constant is added once,
-last, to the traced terms' sum.
+(``__copapy__``, docs/architecture.md). Each element is a ``cp.value`` or a plain Python
+number (a constant: ``number op number`` is Python arithmetic, as in Copapy, and creates no
+graph node). Element checks, promotion, casts and the summation order (``_ndmethods``) are
+the Rust n-d core's (``ndcore/``: ``_core.nd_*``).
 """
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, Generic, TypeVar
 
 from . import _core
@@ -44,26 +33,6 @@ def plain(x: Any) -> Any:
     number it stands for, so plain-number code paths treat both alike; anything else as it is."""
     s = scalar_or_none(x)
     return x if s is None else s
-
-
-check_elements = _core.nd_check_leaves
-"""Every element must be a value or a Python number (NumPy scalars are converted)."""
-
-sum_elements = _core.nd_sum
-"""Sum of values and numbers in the documented order (see the module docstring)."""
-
-dot_elements = _core.nd_dot
-"""Sum of the products ``a[i] * b[i]`` in the documented order; a constant factor 0 drops its
-term and a constant 1 is skipped, so sparse constant matrices cost their non-zero entries."""
-
-
-def warn_empty_mean() -> None:
-    """NumPy's warning for the mean of no terms (whose result is NaN)."""
-    warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=3)
-
-
-cast_scalar = _core.nd_cast_leaf
-"""One element (a value or a number) converted to a dtype (docs/math.md, "Casts")."""
 
 
 element_dtype = _core.nd_dtype
@@ -101,15 +70,6 @@ class ArrayBase(Generic[TNum]):
         return self._with_values(self.values)
 
     @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> Size:
-        """Number of elements (an int; ``size()`` works too)."""
-        return Size(len(self.values))
-
-    @property
     def dtype(self) -> str:
         """Type of the elements as NumPy would promote them: ``'float'`` if any element is
         a float (also for no elements), else ``'int'`` if any is an int, else ``'bool'``."""
@@ -122,16 +82,6 @@ class ArrayBase(Generic[TNum]):
         """NumPy's rule: the truth value of the one element, ambiguous for more (use
         ``.all()`` or ``.any()``). Traced elements have no truth value while tracing."""
         return _core.nd_bool(self.values, type(self).__name__)
-
-    def all(self) -> Any:
-        """Whether every element is non-zero: a bool, or a traced bool value when elements
-        are traced (constant elements decide or drop out while tracing)."""
-        return _core.nd_truth(self.values, True)
-
-    def any(self) -> Any:
-        """Whether any element is non-zero: a bool, or a traced bool value when elements
-        are traced (constant elements decide or drop out while tracing)."""
-        return _core.nd_truth(self.values, False)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         import numpy as np

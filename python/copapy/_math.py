@@ -389,7 +389,7 @@ def iif(expression: Any, true_result: Any, false_result: Any) -> Any:
     ``1.0``). Containers are handled elementwise (scalars broadcast).
     """
     if any(isinstance(x, _array.array) for x in (expression, true_result, false_result)):
-        return _array.iif(expression, true_result, false_result)
+        return _core.nd_select(expression, true_result, false_result)
     if _is_container(expression) or _is_container(true_result) or _is_container(false_result):
         return _elementwise(iif, expression, true_result, false_result)
     _check_numbers(iif, expression, true_result, false_result)

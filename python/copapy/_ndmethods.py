@@ -1,10 +1,10 @@
 """The methods every container has (``cp.tensor``, ``cp.matrix``, ``cp.vector``,
 ``cp.array``), written once over both storage modes: a tuple of leaves (values and plain
 numbers, which keeps Copapy's sparse-constant folding) or one contiguous array node.
-Each is one call into the Rust n-d core (``crates/copapy-python/src/ndcore/``:
-``storage.rs`` the switch, ``reduce.rs``, ``sort.rs``, ``cast.rs``), which returns the
-result in the container's own storage mode through its hooks ``_like`` (leaves),
-``_from_node`` (a tensor aliasing an array) and ``_of`` (an array).
+Each is one call into the Rust n-d core (``crates/copapy-python/src/ndcore/``: ``storage.rs``
+the switch, ``reduce.rs``, ``sort.rs``, ``cast.rs``, ``product.rs``, ``readout.rs``), which
+returns the result in the container's own storage mode through its hooks ``_like``
+(leaves), ``_from_node`` (a tensor aliasing an array) and ``_of`` (an array).
 
 Reductions (``sum``, ``mean``, ``min``, ``max``, ``trace``) add or fold their terms in one
 documented order on every target and in both modes: term k into partial k % 8, then the
@@ -14,12 +14,13 @@ folded (a NaN gives NaN); ``sort``/``argsort`` are ``kind='stable'`` with NaNs l
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any, Generic, Self, overload
 
 from . import _core
 from ._core import value
-from ._elements import TNum
+from ._elements import Size, TNum
 
 
 def _operator(op: str, reflected: bool = False) -> Any:
@@ -33,10 +34,31 @@ def _operator(op: str, reflected: bool = False) -> Any:
     return method
 
 
+def _product(op: str, reflected: bool = False) -> Any:
+    """``@`` (``op`` 'matmul') or ``dot``: the n-d core's ``nd_product`` (NumPy's matmul of
+    1-D and 2-D operands; ``dot`` also takes a scalar, and two containers of one size whose
+    shapes do not multiply in row-major order, as Copapy's ``array.dot``). Typed per class."""
+
+    def method(self: Any, other: Any) -> Any:
+        return _core.nd_product(self, other, op, reflected)
+
+    return method
+
+
 class NdMethods(Generic[TNum]):
     """The shared method set; a container class adds storage and typing."""
 
     __slots__ = ()
+    shape: tuple[int, ...]
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> Size:
+        """Number of elements (an int, as NumPy's; ``size()`` works too, as Copapy's)."""
+        return Size(math.prod(self.shape))
 
     # the operators, one stencil each for an array (a class narrows their types by
     # overloads); ``**`` with an int constant follows the scalar rule (README, "Powers")
@@ -56,6 +78,9 @@ class NdMethods(Generic[TNum]):
     __gt__, __ge__ = _operator("gt"), _operator("ge")
     __eq__, __ne__ = _operator("eq"), _operator("ne")
     __hash__ = None  # type: ignore[assignment]
+    # products: sums of products in the documented order, one stencil for arrays and packs
+    __matmul__, __rmatmul__ = _product("matmul"), _product("matmul", True)
+    matmul, dot = _product("matmul"), _product("dot")
 
     # indexing (ndcore/index.rs): NumPy's basic indices (ints, slices with any step, tuples,
     # ``...``, ``None``) and runtime ``cp.value`` indices, wrapped once if negative and then
@@ -90,19 +115,16 @@ class NdMethods(Generic[TNum]):
         return _core.nd_reduce(self, "sum", axis, keepdims)
 
     def mean(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
-        """The sum divided by the number of its terms, in float: int, bool and byte terms
-        are converted to float32 first, so the mean never wraps (NumPy accumulates int
-        means in floating point too). An empty mean is NaN, with NumPy's RuntimeWarning."""
+        """The sum over the number of terms, in float32 (ints never wrap, as NumPy's); an
+        empty mean is NaN, with NumPy's RuntimeWarning."""
         return _core.nd_reduce(self, "mean", axis, keepdims)
 
     def min(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
-        """The smallest element, or over ``axis``: NumPy's ``minimum`` folded in the order
-        of the sums (a NaN gives NaN)."""
+        """NumPy's ``minimum`` folded in the order of the sums (a NaN gives NaN)."""
         return _core.nd_reduce(self, "min", axis, keepdims)
 
     def max(self, axis: int | Sequence[int] | None = None, keepdims: bool = False) -> Any:
-        """The largest element, or over ``axis``: NumPy's ``maximum`` folded in the order
-        of the sums (a NaN gives NaN)."""
+        """NumPy's ``maximum`` folded in the order of the sums (a NaN gives NaN)."""
         return _core.nd_reduce(self, "max", axis, keepdims)
 
     def trace(self) -> Any:
@@ -114,15 +136,13 @@ class NdMethods(Generic[TNum]):
         and +0.0 keep their order): one sorting-network stencil when traced (``cp.sort``)."""
         return _core.nd_sort(self, False)  # type: ignore[no-any-return]
 
-    def argsort(self) -> Any:
+    def argsort(self) -> Any:  # typed per class (an int container of its kind)
         """The int indices that sort a 1-D container, ``np.argsort(kind='stable')``."""
         return _core.nd_sort(self, True)
 
     def astype(self, dtype: str) -> Any:
-        """The elements converted to ``dtype`` ('float', 'int', 'bool', 'byte'; the rules of
-        ``cp.cast``): one loop stencil for an array (none if it has that dtype already) or
-        a container that packs, else one per traced element. A byte array is read as ints
-        (widened on use) and stored saturating."""
+        """The elements converted to ``dtype`` ('float', 'int', 'bool', 'byte') by ``cp.cast``'s
+        rules: one loop stencil for an array or a container that packs."""
         return _core.nd_astype(self, dtype)
 
     def transpose(self, *axes: int | Sequence[int]) -> Self:
@@ -134,11 +154,10 @@ class NdMethods(Generic[TNum]):
         """The transpose (all axes reversed)."""
         return self.transpose()
 
-    def reshape(self, *shape: int | Sequence[int]) -> Self:
+    def reshape(self, *shape: int | Sequence[int]) -> Any:  # typed per class
         """The same elements with a new shape (ints or one sequence of them; one may be
-        negative, inferred as NumPy does); no code. (A vector given more dimensions
-        becomes a tensor.)"""
-        return _core.nd_reshape_to(self, shape)  # type: ignore[no-any-return]
+        negative, inferred as NumPy does); no code. A vector of more dimensions is a tensor."""
+        return _core.nd_reshape_to(self, shape)
 
     def flatten(self) -> Self:
         """The elements as a 1-D container in row-major order; no code."""
@@ -155,8 +174,7 @@ class NdMethods(Generic[TNum]):
         return _core.nd_item(self)  # type: ignore[no-any-return]
 
     def tolist(self) -> Any:
-        """The elements as nested lists (the element itself for a 0-d container); an
-        array's elements are values aliasing it (no code)."""
+        """The elements as nested lists (the element itself for a 0-d container)."""
         return _core.nd_tolist(self)
 
     def get_scalar(self, *key: int) -> value[TNum] | TNum:
@@ -183,9 +201,22 @@ class NdMethods(Generic[TNum]):
         return flat
 
     def map(self, func: Callable[[Any], Any]) -> Any:
-        """A container of the same shape holding ``func(x)`` for each element ``x`` (an
-        array's results are traced element by element, then gathered)."""
+        """A container of the same shape holding ``func(x)`` for each element ``x``."""
         return _core.nd_map(self, func)
+
+    def all(self) -> Any:
+        """Whether every element is non-zero: a bool, or a traced bool value (constants
+        decide or drop out while tracing; an array: one compare and one reduction)."""
+        return _core.nd_all(self, True)
+
+    def any(self) -> Any:
+        """Whether any element is non-zero (as ``all``)."""
+        return _core.nd_all(self, False)
+
+    def to_numpy(self, target: Any = None) -> Any:
+        """The elements as a NumPy array: the constants themselves, or with ``target`` the
+        current contents there (float32, int32, bool; uint8 for a byte array)."""
+        return _core.nd_to_numpy(self, target)
 
     def homogenize(self) -> Self:
         """If any element is a value, the plain numbers become ``cp.value`` inputs too (an

@@ -19,57 +19,14 @@ other is all traced too). Containers with plain-number elements, mixed dtypes or
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import _core
-from ._core import ArrayNode
 
 PACK_THRESHOLD: int = _core.PACK_THRESHOLD
 """The default ``pack_threshold``: vectors and tensors with more traced elements than this
 compute through array stencils."""
 
 
-# the packing switch is the n-d core's (``ndcore/``): the threshold of a container (its
-# ``packed=`` flag, else its class's ``pack_threshold``), whether an operation should try
-# the array path, and the array of its elements (gathered once, kept on ``con._arr``)
-threshold = _core.nd_pack_threshold
-wants = _core.nd_wants_pack
-array_of = _core.nd_pack
-
-
-def force_array(con: Any) -> ArrayNode | None:
-    """Like ``array_of`` at any length (for the smaller operand of a packed product)."""
-    return _core.nd_pack(con, True)
-
-
-def matmul(a: Any, b: Any, m: int, k: int, p: int) -> ArrayNode | None:
-    """``a @ b`` (m x k by k x p) as one array stencil when one operand packs (more
-    traced values than its threshold, or ``packed=True``) and the other is all traced too;
-    ``packed=False`` on either keeps the product element-wise."""
-    if threshold(a) is None and getattr(a, "_packed", None) is False:
-        return None
-    if threshold(b) is None and getattr(b, "_packed", None) is False:
-        return None
-    if array_of(a) is None and array_of(b) is None:
-        return None
-    x, y = force_array(a), force_array(b)
-    if x is None or y is None:
-        return None
-    return _core.array_kernel("matmul", [x, y], [m, k, p])
-
-
+# the packing switch is the n-d core's (``ndcore/pack.rs``: ``nd_pack``)
 lookup_array = _core.nd_lookup
 """The array of a container's elements for runtime indexing: its packed array, or its
 elements gathered into one (numbers and values, promoted float > int > bool)."""
-
-
-def dot(a: Any, b: Any) -> Any:
-    """``sum(a[k] * b[k])`` as one array stencil, or None when the operands do not pack."""
-    x = array_of(a)
-    if x is None:
-        return None
-    y = array_of(b)
-    if y is None:
-        return None
-    return _core.array_kernel("dot", [x, y], [])
-

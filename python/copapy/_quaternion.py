@@ -1,35 +1,24 @@
 # quaternion narrows or replaces the vector's operators (``@`` is the Hamilton product, ``*``
 # takes a scalar), which mypy reports as incompatible overrides; both are intended.
-# mypy: disable-error-code="override"
-"""Quaternions for 3D rotations, with traced (``cp.value``) or plain-number components.
-
-Conventions (as Copapy's ``quaternion``):
-
-* Components are stored in the order ``(w, x, y, z)``; ``w`` is the scalar part.
-  ``q[0]`` is ``w``, ``q[1:]`` is the vector part as a ``cp.vector``.
-* ``a @ b`` is the Hamilton product. ``*`` and ``/`` take a scalar only.
-* Euler angles are ``(roll, pitch, yaw)`` about x, y, z, applied in the order
-  yaw (z), then pitch (y), then roll (x): the rotation is ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``.
-* ``q.rotate_vector(v)`` is ``q @ (0, v) @ q.inverse()``: an active rotation of ``v``.
-* ``toRotationMatrix()`` gives a 4x4 homogeneous matrix (a ``cp.tensor``), rotation in the
-  upper-left 3x3 block; it assumes a unit quaternion, as Copapy does.
-
-Everything is branch-free when components are traced: ``normalize`` and ``inverse`` only
-special-case a zero norm when it is a plain number known while tracing.
-
-Operation order follows Copapy's, so a program gives the same float32 bits on both: e.g. the
-norm is ``sqrt(((w*w + x*x) + y*y) + z*z)`` (left to right; plain-number terms are added
-first, in Python) and ``inverse`` divides by ``norm() ** 2``.
+# mypy: disable-error-code="override, assignment"
+"""Quaternions for 3D rotations, with traced (``cp.value``) or plain-number components,
+as Copapy's ``quaternion``: components ``(w, x, y, z)`` (``q[0]`` is ``w``, ``q[1:]`` the
+vector part); ``a @ b`` is the Hamilton product, ``*`` and ``/`` take a scalar; Euler
+angles ``(roll, pitch, yaw)`` rotate by ``Rz(yaw) @ Ry(pitch) @ Rx(roll)``;
+``q.rotate_vector(v)`` is ``q @ (0, v) @ q.inverse()``; ``toRotationMatrix()`` is 4x4
+homogeneous (for a unit quaternion). Branch-free when traced (``normalize`` and ``inverse``
+special-case only a plain zero norm), in Copapy's operation order, so both give the same
+float32 bits (the norm is ``sqrt(((w*w + x*x) + y*y) + z*z)``, plain terms first).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
-from . import _math
+from . import _core, _math
 from ._core import value
-from ._elements import check_elements, scalar_or_none
+from ._elements import scalar_or_none
 from ._tensors import tensor
 from ._vectors import vector
 
@@ -56,17 +45,34 @@ def _ordered_sum(terms: Iterable[_Scalar]) -> _F:
     return cast(_F, traced if isinstance(plain, int) and plain == 0 else plain + traced)
 
 
+class _Sum(Protocol):
+    def __call__(self, other: quaternion | _Scalar, /) -> quaternion: ...
+
+
+class _Scale(Protocol):
+    def __call__(self, other: _Scalar, /) -> quaternion: ...
+
+
+def _algebra(op: str, reflected: bool = False) -> Any:
+    """Operator ``op`` (the op table's spelling) of a quaternion and a quaternion (``+ -``)
+    or a scalar, element by element; ``NotImplemented`` for other operands."""
+
+    def method(self: quaternion, other: Any) -> Any:
+        if isinstance(other, quaternion) and op in ("mul", "div"):
+            raise TypeError("quaternion * quaternion is not defined: use @ for the Hamilton product")
+        if not (isinstance(other, quaternion) or _is_scalar(other)):
+            return NotImplemented
+        return quaternion(_core.nd_binary(self, other, op, reflected).values)
+
+    return method
+
+
 class quaternion(vector[float]):
-    """A quaternion ``w + x i + y j + z k``; see the module documentation for conventions.
+    """A quaternion ``w + x i + y j + z k`` (see the module documentation), a ``cp.vector``
+    of 4 floats with every container method (results of the vector's kind); not generic.
 
-    ``quaternion()`` is the identity; ``quaternion(w, x, y, z)`` or ``quaternion(iterable_of_4)``
-    build one from components (``cp.value`` or plain numbers).
-
-    It is a ``cp.vector`` of floats (shape ``(4,)``), so it has every container method
-    (``sum``, ``min``, ``reshape``, ``tolist``, ``==``, …, results of the vector's kind); only the
-    quaternion algebra differs: ``@`` is the Hamilton product, ``*`` and ``/`` take a scalar
-    (``**`` is not defined), ``norm`` and ``abs`` sum in Copapy's order. It is not itself
-    generic, so a bare ``cp.quaternion`` annotation is complete under ``mypy --strict``.
+    >>> q = cp.quaternion.from_euler(0.0, 0.0, cp.value(0.5))  # a yaw of 0.5 rad
+    >>> v = q.rotate_vector([1.0, 0.0, 0.0])
     """
 
     __slots__ = ()
@@ -81,7 +87,7 @@ class quaternion(vector[float]):
                 raise ValueError(f"a quaternion needs exactly 4 components (w, x, y, z), got {len(comps)}")
         else:
             raise TypeError(f"quaternion components must be numbers or cp.value, got {type(w).__name__}")
-        self.values = cast("tuple[_F, ...]", check_elements(comps, "quaternion"))
+        self.values = cast("tuple[_F, ...]", _core.nd_check_leaves(comps, "quaternion"))
         self.shape = (4,)
 
     # -- construction ---------------------------------------------------------------------
@@ -139,15 +145,14 @@ class quaternion(vector[float]):
         """Length ``sqrt(w² + x² + y² + z²)``."""
         return cast(_F, _math.sqrt(_ordered_sum(c**2 for c in self.values)))
 
-    def __abs__(self) -> _F:
-        return self.norm()
+    __abs__ = norm
 
     def normalize(self) -> quaternion:
         """This quaternion scaled to unit length; the identity if the norm is a plain zero."""
         n = self.norm()
         if not isinstance(n, value) and n == 0:
             return quaternion.identity()
-        return quaternion(c / n for c in self.values)
+        return self / n
 
     def conjugate(self) -> quaternion:
         """``(w, -x, -y, -z)``: the inverse rotation for a unit quaternion."""
@@ -159,7 +164,7 @@ class quaternion(vector[float]):
         n2 = self.norm() ** 2
         if not isinstance(n2, value) and n2 == 0:
             return quaternion.identity()
-        return quaternion(c / n2 for c in self.conjugate().values)
+        return self.conjugate() / n2
 
     def __matmul__(self, other: quaternion) -> quaternion:
         """Hamilton product ``self * other``: apply ``other``'s rotation, then ``self``'s."""
@@ -177,43 +182,18 @@ class quaternion(vector[float]):
     def __neg__(self) -> quaternion:
         return quaternion(-c for c in self.values)
 
-    def __add__(self, other: quaternion | _Scalar) -> quaternion:
-        if isinstance(other, quaternion):
-            return quaternion(a + b for a, b in zip(self.values, other.values, strict=True))
-        if not _is_scalar(other):
-            return NotImplemented
-        return quaternion(a + other for a in self.values)
-
-    def __radd__(self, other: _Scalar) -> quaternion:
-        return self + other
-
-    def __sub__(self, other: quaternion | _Scalar) -> quaternion:
-        if isinstance(other, quaternion):
-            return quaternion(a - b for a, b in zip(self.values, other.values, strict=True))
-        if not _is_scalar(other):
-            return NotImplemented
-        return quaternion(a - other for a in self.values)
-
-    def __rsub__(self, other: _Scalar) -> quaternion:
-        return -self + other
-
-    def __mul__(self, other: _Scalar) -> quaternion:
-        if isinstance(other, quaternion):
-            raise TypeError("quaternion * quaternion is not defined: use @ for the Hamilton product")
-        if not _is_scalar(other):
-            return NotImplemented
-        return quaternion(a * other for a in self.values)
-
-    def __rmul__(self, other: _Scalar) -> quaternion:
-        return self * other
+    # ``+ -`` take a quaternion or a scalar, ``* /`` a scalar: the vector's element-wise
+    # operators (NdMethods), the result a quaternion
+    __add__: _Sum = _algebra("add")
+    __radd__: _Sum = _algebra("add", True)
+    __sub__: _Sum = _algebra("sub")
+    __rsub__: _Sum = _algebra("sub", True)
+    __mul__: _Scale = _algebra("mul")
+    __rmul__: _Scale = _algebra("mul", True)
+    __truediv__: _Scale = _algebra("div")
 
     def __pow__(self, other: Any) -> quaternion:
         raise TypeError("quaternion ** is not defined: use @ for the Hamilton product")
-
-    def __truediv__(self, other: _Scalar) -> quaternion:
-        if not _is_scalar(other):
-            return NotImplemented
-        return quaternion(a / other for a in self.values)
 
     # -- rotations ------------------------------------------------------------------------
 
@@ -251,11 +231,8 @@ class quaternion(vector[float]):
         return vector([roll, pitch, yaw])
 
     def toAxisAngle(self) -> tuple[vector[float], _F]:  # noqa: N802 - Copapy's name
-        """``(axis, angle)``: unit axis and angle in radians (in [0, 2 pi]) of this rotation.
-
-        Near the identity (sin²(angle/2) < 1e-6) the axis is ``[1, 0, 0]`` and the angle 0,
-        chosen without branching.
-        """
+        """``(axis, angle)``: unit axis and angle in [0, 2 pi]; near the identity
+        (sin²(angle/2) < 1e-6) ``[1, 0, 0]`` and 0, chosen without branching."""
         n = self.normalize()
         sin2 = 1 - n.w * n.w
         near_identity = sin2 < 1e-6

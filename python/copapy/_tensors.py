@@ -1,20 +1,17 @@
 """``cp.tensor`` (also ``cp.matrix``): an n-D container of traced values and/or plain numbers.
 
 ``cp.vector`` (``_vectors``) is a 1-D tensor with its geometric methods. The methods every
-container has (indexing, reductions over axes, ``min``/``max``, ``sort``, ``reshape``,
-``T``, ``astype``, the operators, …) are ``_ndmethods.NdMethods``', written once for tensors and
-``cp.array`` in the Rust n-d core (``crates/copapy-python/src/ndcore/``), so code never
-depends on which storage a value got; this module holds the storage (a tuple of leaves,
+container has (indexing, reductions, products, ``sort``, ``reshape``, ``T``, ``astype``,
+the operators, …) are ``_ndmethods.NdMethods``', written once for tensors and ``cp.array``
+in the Rust n-d core (``ndcore/``); this module holds the storage (a tuple of leaves,
 optionally packed into an array node: ``_packing``), its hooks for the core (``_like``,
-``_from_node``, ``_result_kind``), the types of the operators and of indexing, and products. The
-constructors (``zeros ones arange eye identity diagonal concat``) are ``_constructors``'."""
+``_from_node``, ``_result_kind``) and the methods' types. The constructors
+(``zeros ones arange eye identity diagonal concat``) are ``_constructors``'."""
 
 from __future__ import annotations
 
-import math
-import operator as _op
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, ClassVar, TypeAlias, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, overload
 
 from . import _core, _packing
 from . import _elements as A
@@ -30,8 +27,6 @@ _TensorSource: TypeAlias = (
 )
 
 _new = object.__new__
-_V = value
-_SCALARS = (value, int, float)
 
 
 def _ten(vals: tuple[Any, ...], shape: tuple[int, ...]) -> tensor[Any]:
@@ -52,22 +47,15 @@ def _packed_ten(node: Any, shape: tuple[int, ...], cls: type[tensor[Any]] | None
 
 class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
     """An n-dimensional array (``cp.matrix`` is the same class) of ``cp.value``s and/or plain
-    Python numbers, stored flat in row-major order (``values``) with a ``shape``.
+    numbers, stored flat in row-major order (``values``) with a ``shape``. Operators broadcast
+    as NumPy's; plain-number elements stay plain numbers (folded while tracing), so ``zeros``,
+    ``eye`` and sparse constant matrices cost only their non-zero entries (in products a
+    constant 0 drops its term, a constant 1 is skipped). Sums (``sum``, ``@``, ``trace``,
+    ``mean``) add in the documented order, as ``cp.array``'s. As in Copapy, ``t[i]`` is a
+    tensor of one dimension less; ``get_scalar(i, j)`` is the element itself.
 
-    Elementwise arithmetic and comparisons broadcast as NumPy does (scalars, vectors, tensors
-    and nested lists); a shape mismatch is a ``ValueError`` naming both shapes. Plain-number
-    elements stay plain numbers (``number op number`` is evaluated by Python, as in Copapy),
-    so ``zeros``, ``ones``, ``eye`` and sparse constant matrices cost only their non-zero
-    entries; in products a constant 0 drops its term and a constant 1 is skipped.
-
-    ``a @ b`` is the dot product (1-D @ 1-D, a scalar), matrix-vector, vector-matrix and
-    matrix-matrix product. ``.sum()``, ``@``, ``trace()`` and ``mean()`` add their terms
-    in **one documented order**, the same as ``cp.array`` on every target: eight interleaved
-    partial sums (term k into partial k % 8), combined pairwise (``_elements``).
-    Plain-number terms are summed in Python first and added once at the end.
-
-    As in Copapy, indexing with an integer gives a tensor of one dimension less (a 0-d tensor
-    for an element of a 1-D tensor); ``get_scalar(i, j)`` gives the element itself.
+    >>> m = cp.tensor([[cp.value(1.0), 0.0], [0.0, 2.0]])
+    >>> y = m @ [3.0, 4.0]  # one traced multiplication; the constant terms fold
     """
 
     __slots__ = ("_arr", "_packed")
@@ -86,18 +74,7 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
         ``packed`` as for ``vector``: None packs by ``tensor.pack_threshold``, True at any
         size, False never."""
         self._packed = packed
-        if isinstance(values, A.ArrayBase):
-            flat, vshape = values.values, values.shape
-        else:
-            leaves, vshape = _core.nd_flatten(values, "tensor")
-            flat = tuple(leaves)
-        if shape is not None:
-            new_shape = tuple(_op.index(d) for d in shape)
-            if any(d < 0 for d in new_shape) or math.prod(new_shape) != len(flat):
-                raise ValueError(f"cannot make a tensor of shape {new_shape} from {len(flat)} elements")
-            vshape = new_shape
-        self.values = flat
-        self.shape = vshape
+        self.values, self.shape = _core.nd_tensor_leaves(values, shape)
 
     def _with_values(self, vals: tuple[Any, ...]) -> tensor[Any]:
         return self._like(vals, self.shape)
@@ -151,77 +128,18 @@ class tensor(A.ArrayBase[TNum], NdMethods[TNum]):
 
     __hash__ = None  # type: ignore[assignment]
 
-    def to_numpy(self, target: Any = None) -> Any:
-        """The elements as a NumPy array: the constants themselves, or with ``target`` the
-        current contents there (float32, int32 or bool, as ``cp.array.to_numpy``)."""
-        import numpy as np
-
-        if target is None:
-            return np.asarray(self)
-        dtype = {"float": np.float32, "int": np.int32, "bool": np.bool_}[self.dtype]
-        return np.asarray(target.read_value(self), dtype=dtype).reshape(self.shape)
-
-    def dot(self, other: Any) -> Any:
-        """``numpy.dot``: the dot product of 1-D operands, else the matrix product."""
-        return _matmul(self, other)
-
-    def matmul(self, other: Any) -> Any:
-        """Matrix product ``self @ other`` (see ``__matmul__``)."""
-        return _matmul(self, other)
-
-    @overload
-    def __matmul__(self: tensor[int], other: tensor[int]) -> tensor[int]: ...
-    @overload
-    def __matmul__(self, other: tensor[Any] | Sequence[Any]) -> tensor[float]: ...
-    def __matmul__(self, other: Any) -> Any:
-        """Matrix product. 2-D @ 2-D gives a matrix, 2-D @ 1-D and 1-D @ 2-D a 1-D tensor, and
-        1-D @ 1-D the dot product, a scalar (typed as a tensor for brevity; use ``vector`` for
-        dot products). Each entry is a sum of products in the documented order."""
-        if isinstance(other, _SCALARS):
-            raise ValueError("matmul: an operand is a scalar; use * to scale")
-        return _matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Any:
-        if isinstance(other, _SCALARS):
-            raise ValueError("matmul: an operand is a scalar; use * to scale")
-        return _matmul(other, self)
-
-
-def _matmul(a: Any, b: Any) -> Any:
-    if not isinstance(a, A.ArrayBase):
-        a = tensor(a)
-    if not isinstance(b, A.ArrayBase):
-        b = tensor(b)
-    sa, sb = a.shape, b.shape
-    if not sa or not sb:
-        raise ValueError(f"matmul: an operand is 0-d (shapes {sa} and {sb}); use * to scale")
-    if len(sa) > 2 or len(sb) > 2:
-        raise NotImplementedError(f"matmul of tensors with more than 2 dimensions (shapes {sa} and {sb})")
-    k = sa[-1]
-    if sb[0] != k:
-        raise _core.nd_shape_error("matmul", "tensors", sa, sb)
-    av, bv = a.values, b.values
-    if len(sa) == 1 and len(sb) == 1:
-        return A.dot_elements(av, bv)
-    if _packing.wants(a) or _packing.wants(b):
-        m, p = (sa[0] if len(sa) == 2 else 1), (sb[1] if len(sb) == 2 else 1)
-        node = _packing.matmul(a, b, m, k, p)
-        if node is not None:
-            shape = tuple(d for d, keep in ((m, len(sa) == 2), (p, len(sb) == 2)) if keep)
-            return _packed_ten(node, shape)
-    rows = [av[i * k:(i + 1) * k] for i in range(sa[0])] if len(sa) == 2 else [av]
-    n = sb[1] if len(sb) == 2 else 1
-    cols = [bv[j::n] for j in range(n)] if len(sb) == 2 else [bv]
-    dot = A.dot_elements
-    out = tuple([dot(r, c) for r in rows for c in cols])
-    if len(sa) == 2 and len(sb) == 2:
-        return _ten(out, (sa[0], n))
-    return _ten(out, (len(out),))
-
-
-def float_terms(x: tensor[Any]) -> tensor[Any]:
-    """``x`` ready to be averaged: converted to float if it holds traced int or bool values
-    (``mean``'s rule: the sum cannot wrap at 32 bits; plain numbers are summed exactly)."""
-    if all(type(v) is not _V or v.dtype == "float" for v in x.values):
-        return x
-    return x.astype("float")  # type: ignore[no-any-return]
+    if TYPE_CHECKING:  # the methods are NdMethods'; their types for tensors
+        @overload
+        def __matmul__(self: tensor[int], other: tensor[int]) -> tensor[int]: ...
+        @overload
+        def __matmul__(self, other: tensor[Any] | Sequence[Any]) -> tensor[float]: ...
+        def __matmul__(self, other: Any) -> Any: ...
+        @overload
+        def matmul(self: tensor[int], other: tensor[int]) -> tensor[int]: ...
+        @overload
+        def matmul(self, other: tensor[Any] | Sequence[Any]) -> tensor[float]: ...
+        def matmul(self, other: Any) -> Any: ...
+        def __rmatmul__(self, other: Sequence[Any]) -> tensor[Any]: ...
+        def dot(self, other: Any) -> Any: ...
+        def argsort(self) -> tensor[int]: ...
+        def reshape(self, *shape: int | Sequence[int]) -> tensor[TNum]: ...

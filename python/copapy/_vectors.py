@@ -8,13 +8,13 @@ other method (reductions, ``min``/``max``, ``sort``, ``reshape``, ``T``, …) is
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, ClassVar, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from . import _core, _packing
-from . import _elements as A
 from ._core import value
 from ._elements import TNum
 from ._math import acos, cos, sin, sqrt
+from ._ndmethods import NdMethods
 from ._tensors import tensor
 from ._typed_ops import Arith, Compare, Div, Subscript
 
@@ -33,17 +33,12 @@ def _vec(vals: tuple[Any, ...]) -> vector[Any]:
 
 
 class vector(tensor[TNum]):
-    """A 1-D vector of ``cp.value``s and/or plain Python numbers (the elements may be mixed).
+    """A 1-D tensor of ``cp.value``s and/or plain Python numbers (mixed freely) with the
+    geometric methods; ``v[i]`` is the element itself, ``v @ w`` the dot product. Plain-number
+    elements stay plain numbers (``number op number`` is folded while tracing).
 
-    Arithmetic (``+ - * / // % **``, unary ``-``, ``abs``) and comparisons work elementwise
-    with another vector of the same length or with a scalar (a value or a number) or a
-    length-1 vector, which are broadcast (NumPy's rule for shapes ``(n,)`` and ``(1,)``).
-    Plain-number elements stay plain numbers: ``number op number`` is evaluated by
-    Python and creates no graph node, so constants are folded while tracing.
-
-    ``a @ b`` (or ``a.dot(b)``) is the dot product; ``.sum()``, ``@`` and ``.magnitude()`` add
-    their terms in the documented order (``_elements``), the same as ``cp.array``'s.
-    ``values`` holds the elements, a tuple; ``shape`` is ``(len(values),)``.
+    >>> v = cp.vector([cp.value(1.0), 2.0, 3.0])
+    >>> (v * 2 + 1).magnitude()  # one traced value
     """
 
     __slots__ = ()
@@ -53,11 +48,8 @@ class vector(tensor[TNum]):
 
     def __init__(self, values: Iterable[TNum | value[TNum]], packed: bool | None = None) -> None:
         """A vector of the given elements (values and/or numbers; NumPy arrays work too).
-
-        ``packed``: None packs a vector of more than ``vector.pack_threshold`` (64) traced
-        values of one dtype into an array for its operations (``_packing``), True at any
-        length, False never (a vector of plain numbers is never packed: its arithmetic
-        happens while tracing)."""
+        ``packed``: None packs more than ``vector.pack_threshold`` (64) traced values of one
+        dtype into an array for its operations (``_packing``), True at any length, False never."""
         self._packed = packed
         self.values = _core.nd_vector_leaves(values)
         self.shape = (len(self.values),)
@@ -102,48 +94,21 @@ class vector(tensor[TNum]):
     __ne__: Compare[TNum, vector[int], vector[float]]
     __hash__ = None  # type: ignore[assignment]
 
-    # --- reductions and products ----------------------------------------------------------
-
-    def _other_1d(self, other: Any, op: str) -> tuple[Any, ...]:
-        ov = other.values if isinstance(other, A.ArrayBase) else vector(other).values
-        shape = other.shape if isinstance(other, A.ArrayBase) else (len(ov),)
-        if shape != self.shape:
-            raise _core.nd_shape_error(op, "vectors", self.shape, shape)
-        return ov
-
-    @overload
-    def dot(self: vector[int], other: vector[int]) -> int | value[int]: ...
-    @overload
-    def dot(self, other: vector[Any] | Sequence[Any]) -> float | value[float]: ...
-    def dot(self, other: Any) -> Any:
-        """Dot product (the products summed in the documented order)."""
-        ov = self._other_1d(other, "dot")
-        r = _packing.dot(self, other) if type(other) is vector and _packing.wants(self, len(ov)) else None
-        return A.dot_elements(self.values, ov) if r is None else r
-
-    @overload
-    def __matmul__(self: vector[int], other: vector[int]) -> int | value[int]: ...
-    @overload
-    def __matmul__(self, other: vector[Any] | Sequence[float]) -> float | value[float]: ...
-    @overload
-    def __matmul__(self, other: tensor[Any]) -> tensor[Any]: ...
-    def __matmul__(self, other: Any) -> Any:
-        if type(other) is vector:
-            return self.dot(other)
-        if isinstance(other, A.ArrayBase) and other.ndim != 1:
-            return NotImplemented  # the tensor's __rmatmul__ handles vector @ matrix
-        if isinstance(other, A.ArrayBase) or _is_data(other):
-            t: tensor[Any] = tensor(other)
-            return self.dot(_vec(t.values)) if t.ndim == 1 else tensor(self) @ t
-        if isinstance(other, _SCALARS):
-            raise ValueError("matmul: the operand (a scalar) must be a vector or matrix; use * to scale")
-        return NotImplemented
-
-    def __rmatmul__(self, other: Any) -> Any:
-        # sequences only: containers and scalars decide in their own __matmul__
-        if isinstance(other, (A.ArrayBase, *_SCALARS)) or not _is_data(other):
-            return NotImplemented
-        return tensor(other) @ self
+    if TYPE_CHECKING:  # the products are NdMethods'; their types for vectors
+        @overload
+        def dot(self: vector[int], other: vector[int]) -> int | value[int]: ...
+        @overload
+        def dot(self, other: vector[Any] | Sequence[Any]) -> float | value[float]: ...
+        def dot(self, other: Any) -> Any: ...
+        @overload
+        def __matmul__(self: vector[int], other: vector[int]) -> int | value[int]: ...
+        @overload
+        def __matmul__(self, other: vector[Any] | Sequence[float]) -> float | value[float]: ...
+        @overload
+        def __matmul__(self, other: tensor[Any]) -> tensor[Any]: ...
+        def __matmul__(self, other: Any) -> Any: ...
+        def argsort(self) -> vector[int]: ...
+        def map(self, func: Callable[[Any], value[U] | U]) -> vector[U]: ...
 
     def cross(self: vector[TNum], other: vector[Any]) -> vector[TNum]:
         """3-D cross product."""
@@ -155,8 +120,7 @@ class vector(tensor[TNum]):
 
     def magnitude(self) -> float | value[float]:
         """Euclidean length: ``sqrt`` of the sum of the squares (documented order)."""
-        s: Any = A.dot_elements(self.values, self.values)
-        return sqrt(s)  # type: ignore[no-any-return]
+        return sqrt(self.dot(self))
 
     norm = magnitude
 
@@ -164,35 +128,19 @@ class vector(tensor[TNum]):
         """This vector divided by ``magnitude() + 1e-20`` (a zero vector stays zero), as Copapy."""
         return self / (self.magnitude() + epsilon)
 
-    def map(self, func: Callable[[Any], value[U] | U]) -> vector[U]:
-        """A vector of ``func(x)`` for each element ``x``."""
-        return _vec(tuple(map(func, self.values)))
 
 
 def dot(v1: Any, v2: Any) -> Any:
-    """``numpy.dot`` for what copapy holds: the dot product of two vectors (or lists), the
-    matrix product for matrices, the product for scalars. Pairwise summation."""
-    if isinstance(v1, _SCALARS) or isinstance(v2, _SCALARS):
+    """``numpy.dot`` for what copapy holds (containers, nested lists, scalars)."""
+    if isinstance(v1, _SCALARS):
         return v1 * v2
-    if not isinstance(v1, A.ArrayBase):
-        v1 = vector(v1) if _is_flat(v1) else tensor(v1)
-    if v1.ndim == 1 and (type(v2) is vector or (not isinstance(v2, A.ArrayBase) and _is_flat(v2))):
-        return vector(v1.values).dot(v2)
-    return v1 @ v2
+    return _core.nd_product(v1 if isinstance(v1, NdMethods) else tensor(v1), v2, "dot")
 
 
 def cross(v1: Any, v2: Any) -> vector[Any]:
     """Cross product of two 3-D vectors (vectors, 1-D tensors, lists or tuples)."""
     a = v1 if type(v1) is vector else vector(v1)
     return a.cross(v2 if type(v2) is vector else vector(v2))
-
-
-def _is_data(x: Any) -> bool:
-    return isinstance(x, Iterable) and not isinstance(x, (str, bytes))
-
-
-def _is_flat(x: Any) -> bool:
-    return isinstance(x, Sequence) and all(isinstance(e, _SCALARS) for e in x)
 
 
 def distance(v1: vector[float], v2: vector[float]) -> float | value[float]:

@@ -45,9 +45,8 @@ from typing import Any, overload
 from . import _array, _math
 from ._array import array
 from ._core import value
-from ._elements import plain, warn_empty_mean
+from ._elements import plain
 from ._interp import elements_and_shape, rebuild
-from ._tensors import float_terms
 from ._vectors import vector
 
 __all__ = ["argsort", "convolve", "gaussian_filter", "homogenize_vector", "mean", "median", "sort",
@@ -108,10 +107,7 @@ def mean(input_vector: Any) -> Any:
     """Arithmetic mean: ``sum / len`` in float (int values are converted first, so it never
     wraps); NaN for no elements, as NumPy."""
     vec = input_vector if isinstance(input_vector, vector) else vector(_as_list(input_vector, "mean", True))
-    if len(vec) == 0:
-        warn_empty_mean()
-        return math.nan
-    return float_terms(vec).sum() / len(vec)
+    return vec.mean()
 
 
 def _plain_median(items: list[Any]) -> Any:
@@ -181,7 +177,7 @@ def argsort(input_vector: Any) -> Any:
     """Indices that sort the input, as ``numpy.argsort(kind='stable')`` (NaNs last): a
     ``cp.array`` of ints for a 1-D ``cp.array`` (one sorting-network stencil), else a vector."""
     if isinstance(input_vector, _array.array):
-        return _array.argsort(input_vector)
+        return input_vector.argsort()
     items = _as_list(input_vector, "argsort")
     if not _is_traced(items):
         return vector(_plain_argsort(items))
@@ -193,7 +189,7 @@ def sort(input_vector: Any) -> Any:
     branch-free when traced. A 1-D ``cp.array`` gives a ``cp.array`` (one sorting-network
     stencil), a vector or 1-D tensor the same kind of container, anything else a vector."""
     if isinstance(input_vector, _array.array):
-        return _array.sort(input_vector)
+        return input_vector.sort()
     if getattr(input_vector, "ndim", 1) != 1:
         raise ValueError(f"sort needs a 1-D vector, got shape {input_vector.shape}")
     items = _as_list(input_vector, "sort")

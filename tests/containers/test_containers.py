@@ -285,7 +285,7 @@ def test_objects_without_the_protocol_get_the_usual_errors() -> None:
 
 def test_registration_checks_its_arguments() -> None:
     with pytest.raises(TypeError, match="vector must be callable"):
-        _core.register_containers(array=cp.array, vector=1, matrix=cp.tensor, flatten=len, encode=len)
+        _core.register_containers(array=cp.array, vector=1, matrix=cp.tensor, flatten=len)
     # the failed call changed nothing: jit still builds copapy's containers from NumPy arrays
 
     @cp.jit

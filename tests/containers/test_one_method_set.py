@@ -21,6 +21,8 @@ import copapy as cp
 import numpy as np
 import pytest
 from helpers import F32, assert_bits, pairwise
+from helpers import computed as _results
+from helpers import make_container as _make
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,35 +32,6 @@ _SETTINGS = settings(max_examples=5 if _EMULATED else 25, deadline=None, derando
 
 TRACED = ("tensor", "packed", "array", "vector")
 KINDS = (*TRACED, "plain")
-
-
-def _make(kind: str, data: np.ndarray[Any, Any]) -> Any:
-    """A container of ``kind`` holding ``data`` (traced inputs, or plain numbers)."""
-    items = data.reshape(-1).tolist()
-    if kind == "array":
-        return cp.array(data)
-    if kind == "plain":
-        return cp.tensor(items, shape=data.shape)
-    flat = [cp.value(x) for x in items]
-    if kind == "vector":
-        return cp.vector(flat)
-    return cp.tensor(flat, shape=data.shape, packed=kind == "packed")
-
-
-def _traced(x: Any) -> bool:
-    if isinstance(x, cp.value | cp.array):
-        return True
-    return isinstance(x, cp.tensor) and any(isinstance(v, cp.value) for v in x.values)
-
-
-def _results(outs: list[Any]) -> list[np.ndarray[Any, Any]]:
-    """The outputs computed: traced ones compiled and run, plain numbers as they are."""
-    live = [o for o in outs if _traced(o)]
-    tg = cp.Target()
-    if live:
-        tg.compile(*live)
-        tg.run()
-    return [np.asarray(tg.read_value(o) if _traced(o) else o) for o in outs]
 
 
 def _floats(shape: tuple[int, ...], seed: int, nan: bool = False) -> np.ndarray[Any, Any]:

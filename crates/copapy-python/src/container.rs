@@ -353,8 +353,6 @@ pub struct Registry {
     pub matrix: Py<PyAny>,
     /// `flatten(data, shape, what) -> list`: the numbers of `data`, checked against `shape`.
     pub flatten: Py<PyAny>,
-    /// `encode(data, shape, dtype) -> bytes`: `data` as little-endian 4-byte elements.
-    pub encode: Py<PyAny>,
 }
 
 static REGISTRY: Mutex<Option<Arc<Registry>>> = Mutex::new(None);
@@ -375,23 +373,21 @@ pub fn registry() -> PyResult<Arc<Registry>> {
 
 /// Called once by `copapy` at import: the callables that build copapy's containers
 /// (`@cp.jit` traces NumPy arguments as `array`, `vector` or `matrix`) and convert
-/// `write_value` data (`flatten` for sequences, `encode` for arrays). A later call
+/// `write_value` data of sequences (`flatten`; an array's is `ndcore::nd_encode`). A later call
 /// replaces them (a reloaded package).
 #[pyfunction]
-#[pyo3(signature = (*, array, vector, matrix, flatten, encode))]
+#[pyo3(signature = (*, array, vector, matrix, flatten))]
 pub fn register_containers(
     array: Bound<'_, PyAny>,
     vector: Bound<'_, PyAny>,
     matrix: Bound<'_, PyAny>,
     flatten: Bound<'_, PyAny>,
-    encode: Bound<'_, PyAny>,
 ) -> PyResult<()> {
     let named = [
         ("array", &array),
         ("vector", &vector),
         ("matrix", &matrix),
         ("flatten", &flatten),
-        ("encode", &encode),
     ];
     for (name, f) in named {
         if !f.is_callable() {
@@ -406,7 +402,6 @@ pub fn register_containers(
         vector: vector.unbind(),
         matrix: matrix.unbind(),
         flatten: flatten.unbind(),
-        encode: encode.unbind(),
     };
     *REGISTRY.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(registry));
     Ok(())

@@ -490,16 +490,7 @@ impl Target {
                 Ok(())
             }
             Contents::Array { node, dtype } => {
-                let shape = PyTuple::new(py, c.shape())?;
-                let raw = container::registry()?
-                    .encode
-                    .bind(py)
-                    .call1((x, shape, dtype.name()))?;
-                let raw = raw.cast::<PyBytes>().map_err(|_| {
-                    PyTypeError::new_err(
-                        "internal error: the registered encode did not return bytes",
-                    )
-                })?;
+                let raw = crate::ndcore::nd_encode(x, c.shape().to_vec(), dtype.name())?;
                 Self::write_array(slf, node.bind(py), raw.as_bytes())
             }
         }

@@ -11,6 +11,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PySet, P
 use copapy_compiler::Op;
 
 use super::leaves::{is_traced, nd_check_leaves, nd_flatten};
+use super::shapes::nd_plain_int;
 use crate::container::{self, PyContainer};
 use crate::convert::{check_dtype, parse_dtype, type_name};
 use crate::shape::show;
@@ -215,12 +216,51 @@ pub fn nd_describe<'py>(x: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyC
     container::describe(x)
 }
 
+/// The leaves and shape of a `tensor(values, shape)` argument: nested data's, or with
+/// `shape` (ints whose product is the number of leaves) the leaves in that shape.
+#[pyfunction]
+#[pyo3(signature = (values, shape = None))]
+pub fn nd_tensor_leaves<'py>(
+    values: &Bound<'py, PyAny>,
+    shape: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyTuple>)> {
+    let py = values.py();
+    let (flat, dims) = nd_flatten(values, "tensor")?;
+    let Some(shape) = shape else {
+        return Ok((PyTuple::new(py, flat)?, dims));
+    };
+    let mut want = Vec::new();
+    for d in shape.try_iter()? {
+        let d = d?;
+        match nd_plain_int(&d)? {
+            Some(n) => want.push(n),
+            None => {
+                return Err(PyTypeError::new_err(format!(
+                    "a tensor's shape holds ints, not {}",
+                    type_name(&d)
+                )))
+            }
+        }
+    }
+    let fits = want.iter().all(|&d| d >= 0)
+        && want.iter().try_fold(1i64, |p, &d| p.checked_mul(d)) == Some(flat.len() as i64);
+    if !fits {
+        return Err(PyValueError::new_err(format!(
+            "cannot make a tensor of shape {} from {} elements",
+            show(&want),
+            flat.len()
+        )));
+    }
+    Ok((PyTuple::new(py, flat)?, PyTuple::new(py, want)?))
+}
+
 /// Registers the elements' functions in `copapy._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_cast_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(nd_cast_leaf, m)?)?;
     m.add_function(wrap_pyfunction!(nd_bool, m)?)?;
     m.add_function(wrap_pyfunction!(nd_vector_leaves, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_tensor_leaves, m)?)?;
     m.add_function(wrap_pyfunction!(nd_flatten_data, m)?)?;
     m.add_function(wrap_pyfunction!(nd_describe, m)?)?;
     Ok(())

@@ -208,8 +208,7 @@ pub fn nd_check_leaves<'py>(
 
 /// `all` (`all = True`) or `any` of leaves: constants are settled here, traced leaves become
 /// `x != 0` combined pairwise with `&` (all) or `|` (any): a bool, or a traced bool value.
-#[pyfunction]
-pub fn nd_truth<'py>(
+pub fn truth<'py>(
     py: Python<'py>,
     leaves: Vec<Bound<'py, PyAny>>,
     all: bool,
