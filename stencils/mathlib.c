@@ -313,6 +313,7 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
 #define CPM_PIO2_C2 (-0x1.2afp-18f)
 #define CPM_PIO2_C3 0x1.0b48p-34f
 #define CPM_PIO2_C4 (-0x1.ee59dap-50f)
+#define CPM_PIO2_C23 (-0x1.2aeef4p-18f) /* C2 + C3 rounded */
 /* pi/2 = HI + LO to 48 bits */
 #define CPM_PIO2_HI 0x1.921fb6p+0f
 #define CPM_PIO2_LO (-0x1.777a5cp-25f)
@@ -329,7 +330,7 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
  * y - kh C1 and the next subtraction of kl C1 are exact (their results lie on y's grid,
  * below 2^9, or on 2^-15's, below 4): t1. k C2 + k C3 = p + pe + p2e + p3e exactly,
  * formed beside that chain; p rounded to the grid of 2^-24 (or 2^-22 for |p| > 1.25: ph)
- * is subtracted from t1 exactly (sh, |sh| < 1), and the rest (sl, at most ~2^-23) is
+ * is subtracted from t1 exactly (sh, |sh| < 1), and the rest (sl, below 2^-21.8) is
  * known about when sh is. Larger y (< 2^22) run the same steps with rounded products:
  * sh + sl is then off by about y 2^-24 (docs/math.md, "Large arguments"). Returns kl:
  * k mod 4 is kl mod 4, as kh is a multiple of 512.
@@ -338,8 +339,9 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
  * exactly) goes up, as (int)(t + 0.5) did (t = y C lies below y 2/pi, so k is then
  * mostly the nearest integer and |sh| <= pi/4 + 0.017; ties to even give up to 0.877),
  * and k C4 is kh C4 + kl C4. sin and cos take ties to even and k C4 as one product (k is
- * exact): 6 operations and ~10 cycles of latency less, same accuracy (their kernels
- * handle |sh| < 0.877, docs/math.md). */
+ * exact), and ph from k (below): 5 operations and ~20 cycles of latency less, an
+ * absolute error of 2^-45.8 instead of 2^-46.4 (their kernels handle |sh| < 0.877 and
+ * |sl| < 2^-21.8, docs/math.md). */
 CPM_INLINE float cpm_rem_pio2_parts(float y, float *sh, float *sl, int tan_form, int vec) {
     float t = y * CPM_TWO_OVER_PI;
     float k = (t + CPM_ROUND_1) - CPM_ROUND_1;
@@ -357,6 +359,12 @@ CPM_INLINE float cpm_rem_pio2_parts(float y, float *sh, float *sl, int tan_form,
     /* p <= 0 rounded to the grid of 2^-24 (or coarser), which t1 lies on (y >= 1/2
      * where k != 0): t1 - ph is exact, |t1 - ph| < 1 */
     float ph = (p - 0.75f) + 0.75f;
+    /* sin and cos round k (C2 + C3) instead, from k (ready with kh) rather than from the
+     * end of the Fast2Sum chain: 9 cycles earlier. ph then differs from p by up to a grid
+     * step and a rounding of p (|p - ph| < 2^-21.8), but p - ph stays exact (the
+     * difference lies on p's grid, below 2^-20) and ph on the grid t1 lies on */
+    if (!tan_form)
+        ph = (k * CPM_PIO2_C23 - 0.75f) + 0.75f;
     float c4 = tan_form ? kh * CPM_PIO2_C4 + kl * CPM_PIO2_C4 : k * CPM_PIO2_C4;
     *sh = t1 - ph;
     *sl = -(((p - ph) + pe) + ((p2e + p3e) + c4));
@@ -388,20 +396,29 @@ CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl, int vec) {
 /* sin's and cos's: |x| = k pi/2 + (sh + sl) without the final TwoSum (the kernels take sh
  * as their argument and sl as a first-order correction, which they add last) and with
  * ties to even. For |x| < pi/4: sh = |x|, sl = 0 (checked on every float). Below 2^20
- * |sh| < 0.877, |sl| < 2^-22.9; up to 2^22 (the clamp) |sh| stays below 0.93, so the
- * kernels stay bounded (stencils/check_reduction.py). */
+ * |sh| < 0.877, |sl| < 2^-21.8; up to 2^22 (the clamp, rounded products) |sh| < 1.151,
+ * where the kernels stay bounded, sin and cos in [-1, 1] (stencils/check_reduction.py,
+ * stencils/ulp_error.py). */
 CPM_INLINE uint32_t cpm_reduce_sincos(uint32_t ax, float *sh, float *sl, int vec) {
     float kl = cpm_rem_pio2_parts(cpm_min_pos(cpm_from_bits(ax), 0x1p22f, vec), sh, sl, 0, vec);
     return (uint32_t)(int32_t)kl;
 }
 
 #define CPM_SIN_S1 (-0.166666666416265235595f)
+/* cos x - 1 + x^2/2 = x^2 (C0P + C1 x^2 + C2 x^4 + C3 x^6): minimax on [0, 0.8775]
+ * (stencils/fit_poly.py "cos C", 2^-31.4 absolute with the float coefficients; musl's
+ * __cosdf, fitted on pi/4, reached 2^-28.3 at 0.877) */
+#define CPM_COS_C0P 0x1.c932cep-28f
+#define CPM_COS_C1 0x1.555528p-5f
+#define CPM_COS_C2 (-0x1.6c0098p-10f)
+#define CPM_COS_C3 0x1.9781f6p-16f
 
-/* sin(sh + sl) for |sh| < 0.877, |sl| < 2^-22.9 (cpm_reduce_sincos). Minimax
+/* sin(sh + sl) for |sh| < 0.877, |sl| < 2^-21.8 (cpm_reduce_sincos). Minimax
  * coefficients for sin(x)/x on [-pi/4, pi/4] (from FreeBSD/musl __sindf; rounded to
  * float their relative error on x^3 P is 2^-28 there and 2^-27.7 up to 0.877, where a
  * refit gains nothing: stencils/fit_poly.py "sin S"). sin(sh + sl) = sin sh + sl cos sh
- * to 2^-46: the sl term is sl (1 - sh^2/2), off by sl sh^4/24 < 2^-28.3. */
+ * to 2^-45: the sl term is sl (1 - sh^2/2 + C1 sh^4), off by sl sh^6/720 < 2^-33 (sl
+ * (1 - sh^2/2) alone was off by 2^-27.2, 0.13 ulp, once sl reached 2^-21.9). */
 CPM_INLINE float cpm_sin_kernel(float rh, float rl) {
     const float S1 = CPM_SIN_S1, S2 = 0.0083333293858894631756f,
                 S3 = -0.000198393348360966317347f, S4 = 0.0000027183114939898219064f;
@@ -409,7 +426,9 @@ CPM_INLINE float cpm_sin_kernel(float rh, float rl) {
     /* Horner's form: a pairwise (Estrin) form measured 0.813 ulp for cos (0.809 here) and
      * no faster */
     float s3 = (rh * z) * (S1 + z * (S2 + z * (S3 + z * S4)));
-    float small = (rl - (0.5f * z) * rl) + s3; /* rl cos(rh) + rh^3 P(rh^2) */
+    /* rl cos(rh) + rh^3 P(rh^2); w and z^2 are the cos kernel's, shared in the pair */
+    float w = 1.0f - 0.5f * z, z2 = z * z;
+    float small = rl * (w + z2 * CPM_COS_C1) + s3;
     return rh + small;
 }
 
@@ -422,17 +441,19 @@ CPM_INLINE void cpm_two_square(float a, float *p, float *e) {
     *p = x;
 }
 
-/* cos(sh + sl) for |sh| < 0.877, |sl| < 2^-22.9. 1 - sh^2/2 is formed exactly (Dekker
+/* cos(sh + sl) for |sh| < 0.877, |sl| < 2^-21.8. 1 - sh^2/2 is formed exactly (Dekker
  * product plus the rounding error of the subtraction) so only the final addition rounds
- * at full weight. cos(sh + sl) = cos sh - sl sin sh to 2^-46, with sin sh as sh (1 +
- * S1 sh^2) (off by sl sh^5/120 < 2^-29.6; sl sh alone was off by 2^-26.3, 0.2 ulp, once
- * sl reached 2^-23). C0P.. C3: minimax for cos x - 1 + x^2/2 on [0, 0.8775]
- * (stencils/fit_poly.py "cos C", 2^-31.4 absolute with the float coefficients; musl's
- * __cosdf, fitted on pi/4, reached 2^-28.3 at 0.877). */
+ * at full weight. cos(sh + sl) = cos sh - sl sin sh to 2^-45, with sin sh as sh (1 +
+ * S1 sh^2) (off by sl sh^5/120 < 2^-29; sl sh alone was off by 2^-25.1, 0.45 ulp, once
+ * sl reached 2^-21.9). */
 CPM_INLINE float cpm_cos_kernel(float rh, float rl) {
-    const float C0P = 0x1.c932cep-28f, C1 = 0x1.555528p-5f, C2 = -0x1.6c0098p-10f, C3 = 0x1.9781f6p-16f;
-    float z, ez;
-    cpm_two_square(rh, &z, &ez);
+    const float C0P = CPM_COS_C0P, C1 = CPM_COS_C1, C2 = CPM_COS_C2, C3 = CPM_COS_C3;
+    /* rh^2 = z + ez exactly, as cpm_two_square but 2 ah al as (2 ah) al: the same bits
+     * (a power of 2 and no underflow that could matter: ez is below 2^-48 of 1 there), one
+     * multiply less on the longest chain */
+    float z = rh * rh, ah, al;
+    cpm_split(rh, &ah, &al);
+    float ez = ((ah * ah - z) + (ah + ah) * al) + al * al;
     float hz = 0.5f * z;
     float w = 1.0f - hz;
     float werr = (1.0f - w) - hz;
@@ -447,8 +468,8 @@ CPM_INLINE float cpm_cos_kernel(float rh, float rl) {
  * picks by masks. sin, cos and the fused sincos (cp.sin and cp.cos of one value) are this
  * one body, so the fused pair gives the bits of the separate calls. No mask for tiny
  * |x|: below 2^-12 the kernels already give x and 1 (sh = |x|, sl = 0, and the
- * corrections stay under half an ulp), nor for |results| > 1: |sh| < 0.93 keeps
- * |sin| < 0.81 and cos <= 1. */
+ * corrections stay under half an ulp), nor for |results| > 1: |sh| < 1.151 keeps
+ * |sin| < 0.92 and cos <= 1. */
 CPM_INLINE void cpm_sincos_body(float x, float *sp, float *cp, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
     float sh, sl;
