@@ -313,7 +313,6 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
 #define CPM_PIO2_C2 (-0x1.2afp-18f)
 #define CPM_PIO2_C3 0x1.0b48p-34f
 #define CPM_PIO2_C4 (-0x1.ee59dap-50f)
-#define CPM_PIO2_C23 (-0x1.2aeef4p-18f) /* C2 + C3 rounded */
 /* pi/2 = HI + LO to 48 bits */
 #define CPM_PIO2_HI 0x1.921fb6p+0f
 #define CPM_PIO2_LO (-0x1.777a5cp-25f)
@@ -330,7 +329,7 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
  * y - kh C1 and the next subtraction of kl C1 are exact (their results lie on y's grid,
  * below 2^9, or on 2^-15's, below 4): t1. k C2 + k C3 = p + pe + p2e + p3e exactly,
  * formed beside that chain; p rounded to the grid of 2^-24 (or 2^-22 for |p| > 1.25: ph)
- * is subtracted from t1 exactly (sh, |sh| < 1), and the rest (sl, below 2^-21.8) is
+ * is subtracted from t1 exactly (sh, |sh| < 1), and the rest (sl, at most 2^-22) is
  * known about when sh is. Larger y (< 2^22) run the same steps with rounded products:
  * sh + sl is then off by about y 2^-24 (docs/math.md, "Large arguments"). Returns kl:
  * k mod 4 is kl mod 4, as kh is a multiple of 512.
@@ -339,9 +338,10 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
  * exactly) goes up, as (int)(t + 0.5) did (t = y C lies below y 2/pi, so k is then
  * mostly the nearest integer and |sh| <= pi/4 + 0.017; ties to even give up to 0.877),
  * and k C4 is kh C4 + kl C4. sin and cos take ties to even and k C4 as one product (k is
- * exact), and ph from k (below): 5 operations and ~20 cycles of latency less, an
- * absolute error of 2^-45.8 instead of 2^-46.4 (their kernels handle |sh| < 0.877 and
- * |sl| < 2^-21.8, docs/math.md). */
+ * exact): 6 operations and ~10 cycles of latency less, the same absolute error (their
+ * kernels handle |sh| < 0.877 and |sl| <= 2^-22, docs/math.md). A ph rounded from
+ * k (C2 + C3) instead, 9 cycles earlier, was off p by up to 2^-21.9: sl then rounds at
+ * 2^-46, 1.16 ulp where sh and sl nearly cancel (x = 801176.8, r = 2^-23.2). */
 CPM_INLINE float cpm_rem_pio2_parts(float y, float *sh, float *sl, int tan_form, int vec) {
     float t = y * CPM_TWO_OVER_PI;
     float k = (t + CPM_ROUND_1) - CPM_ROUND_1;
@@ -359,12 +359,6 @@ CPM_INLINE float cpm_rem_pio2_parts(float y, float *sh, float *sl, int tan_form,
     /* p <= 0 rounded to the grid of 2^-24 (or coarser), which t1 lies on (y >= 1/2
      * where k != 0): t1 - ph is exact, |t1 - ph| < 1 */
     float ph = (p - 0.75f) + 0.75f;
-    /* sin and cos round k (C2 + C3) instead, from k (ready with kh) rather than from the
-     * end of the Fast2Sum chain: 9 cycles earlier. ph then differs from p by up to a grid
-     * step and a rounding of p (|p - ph| < 2^-21.8), but p - ph stays exact (the
-     * difference lies on p's grid, below 2^-20) and ph on the grid t1 lies on */
-    if (!tan_form)
-        ph = (k * CPM_PIO2_C23 - 0.75f) + 0.75f;
     float c4 = tan_form ? kh * CPM_PIO2_C4 + kl * CPM_PIO2_C4 : k * CPM_PIO2_C4;
     *sh = t1 - ph;
     *sl = -(((p - ph) + pe) + ((p2e + p3e) + c4));
@@ -396,7 +390,7 @@ CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl, int vec) {
 /* sin's and cos's: |x| = k pi/2 + (sh + sl) without the final TwoSum (the kernels take sh
  * as their argument and sl as a first-order correction, which they add last) and with
  * ties to even. For |x| < pi/4: sh = |x|, sl = 0 (checked on every float). Below 2^20
- * |sh| < 0.877, |sl| < 2^-21.8; up to 2^22 (the clamp, rounded products) |sh| < 1.151,
+ * |sh| < 0.877, |sl| <= 2^-22; up to 2^22 (the clamp, rounded products) |sh| < 1.151,
  * where the kernels stay bounded, sin and cos in [-1, 1] (stencils/check_reduction.py,
  * stencils/ulp_error.py). */
 CPM_INLINE uint32_t cpm_reduce_sincos(uint32_t ax, float *sh, float *sl, int vec) {
@@ -413,12 +407,12 @@ CPM_INLINE uint32_t cpm_reduce_sincos(uint32_t ax, float *sh, float *sl, int vec
 #define CPM_COS_C2 (-0x1.6c0098p-10f)
 #define CPM_COS_C3 0x1.9781f6p-16f
 
-/* sin(sh + sl) for |sh| < 0.877, |sl| < 2^-21.8 (cpm_reduce_sincos). Minimax
+/* sin(sh + sl) for |sh| < 0.877, |sl| <= 2^-22 (cpm_reduce_sincos). Minimax
  * coefficients for sin(x)/x on [-pi/4, pi/4] (from FreeBSD/musl __sindf; rounded to
  * float their relative error on x^3 P is 2^-28 there and 2^-27.7 up to 0.877, where a
  * refit gains nothing: stencils/fit_poly.py "sin S"). sin(sh + sl) = sin sh + sl cos sh
  * to 2^-45: the sl term is sl (1 - sh^2/2 + C1 sh^4), off by sl sh^6/720 < 2^-33 (sl
- * (1 - sh^2/2) alone was off by 2^-27.2, 0.13 ulp, once sl reached 2^-21.9). */
+ * (1 - sh^2/2) alone was off by 2^-27.3, 0.12 ulp, once sl reached 2^-22). */
 CPM_INLINE float cpm_sin_kernel(float rh, float rl) {
     const float S1 = CPM_SIN_S1, S2 = 0.0083333293858894631756f,
                 S3 = -0.000198393348360966317347f, S4 = 0.0000027183114939898219064f;
@@ -441,11 +435,11 @@ CPM_INLINE void cpm_two_square(float a, float *p, float *e) {
     *p = x;
 }
 
-/* cos(sh + sl) for |sh| < 0.877, |sl| < 2^-21.8. 1 - sh^2/2 is formed exactly (Dekker
+/* cos(sh + sl) for |sh| < 0.877, |sl| <= 2^-22. 1 - sh^2/2 is formed exactly (Dekker
  * product plus the rounding error of the subtraction) so only the final addition rounds
  * at full weight. cos(sh + sl) = cos sh - sl sin sh to 2^-45, with sin sh as sh (1 +
- * S1 sh^2) (off by sl sh^5/120 < 2^-29; sl sh alone was off by 2^-25.1, 0.45 ulp, once
- * sl reached 2^-21.9). */
+ * S1 sh^2) (off by sl sh^5/120 < 2^-29; sl sh alone was off by 2^-25.3, 0.4 ulp, once
+ * sl reached 2^-22). */
 CPM_INLINE float cpm_cos_kernel(float rh, float rl) {
     const float C0P = CPM_COS_C0P, C1 = CPM_COS_C1, C2 = CPM_COS_C2, C3 = CPM_COS_C3;
     /* rh^2 = z + ez exactly, as cpm_two_square but 2 ah al as (2 ah) al: the same bits
