@@ -5,7 +5,7 @@ The bar of docs/math.md (<= 1 ulp) holds for |x| < 2^20; sin is odd and cos even
 construction (the sign comes from the bits of x), so [0, 2^20) covers every input the bar
 is for. mathlib.c is compiled natively (zig cc -O2 -ffp-contract=off, as ulp_error.py)
 with a C loop over the 1.23e9 bit patterns (ulp_error.py's NumPy path takes ~20 min for
-sin and cos over all 2^32; this takes ~3 min): the error is |result - ref| / ulp32(ref)
+sin and cos over all 2^32; this takes 5-10 min on one core): the error is |result - ref| / ulp32(ref)
 with ref the double function of the exact input (within 1 ulp64 = 2^-29 ulp32). It also
 checks that the fused cpm_sincosf gives the bits of cpm_sinf and cpm_cosf, and that from
 2^20 up to inf and NaN (every --stride-th pattern) sin and cos stay in [-1, 1] or give NaN
