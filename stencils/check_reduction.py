@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 """Check the sin/cos/tan argument reduction of stencils/mathlib.c on every float32.
 
-The claims of docs/math.md ("sin and cos", "Large arguments") about `cpm_reduce`, each
-checked on every bit pattern in its range with a native build of mathlib.c (zig cc -O2
--ffp-contract=off, like ulp_error.py):
+The claims of docs/math.md ("sin and cos", "tan", "Large arguments") about `cpm_reduce`
+(tan's) and `cpm_reduce_sincos` (sin's and cos's: rh + rl is sh + sl there, not
+normalised), each checked on every bit pattern in its range with a native build of
+mathlib.c (zig cc -O2 -ffp-contract=off, like ulp_error.py):
 
-* |x| < pi/4: rh = |x| and rl = +0 exactly, quadrant 0 (pi/4 itself is a tie of
-  |x| 2/pi = 1/2, which goes up: k = 1);
+* |x| < pi/4: rh = |x| and rl = 0 exactly (+0 for tan's), quadrant 0 (pi/4 itself is a
+  tie of |x| 2/pi = 1/2, which goes up for tan's: k = 1; to even for sin's and cos's);
 * pi/4 < |x| < 2^20: rh + rl against the exact reduced argument |x| - k pi/2 (k from the
   quadrant, pi/2 in three 33-bit double pieces, so the reference is exact to ~2^-100):
   the largest absolute error (below 2^-46) and, for information, the largest error
-  relative to |r|; |rh| bound;
+  relative to |r|; |rh| bound, and |rl| bound for sin's and cos's;
 * 2^20 <= |x| <= 2^22 (the rounded reduction): |rh| bound (the kernels' range).
 
-Usage: python3 stencils/check_reduction.py   (about 10 s; exits 1 if a claim fails)
+Usage: python3 stencils/check_reduction.py   (about 20 s; exits 1 if a claim fails)
 """
 import ctypes
 import os
@@ -28,22 +29,26 @@ HARNESS = r"""
 /* pi/2 = P1 + P2 + P3, P1 and P2 of 33 bits: k Pi is exact in double for k < 2^20 */
 static const double P1 = 0x1.921fb544p+0, P2 = 0x1.0b4611a6p-34, P3 = 0x1.3198a2e037073p-69;
 /* out: [0] small inputs not passed through, [1] max abs error, [2] max error / |r|,
- * [3] max |rh| below 2^20, [4] max |rh| from 2^20 to 2^22, [5] quadrant mismatches */
-void cpm_check_reduction(double *out) {
-    for (int i = 0; i < 6; i++) out[i] = 0;
+ * [3] max |rh| below 2^20, [4] max |rh| from 2^20 to 2^22, [5] quadrant mismatches,
+ * [6] max |rl| below 2^20 */
+void cpm_check_reduction(int sincos, double *out) {
+    for (int i = 0; i < 7; i++) out[i] = 0;
     for (uint32_t ax = 0; ax <= 0x4a800000u; ax++) {
         float rh, rl;
-        uint32_t q = cpm_reduce(ax, &rh, &rl, 0) & 3u;
+        uint32_t q = (sincos ? cpm_reduce_sincos(ax, &rh, &rl, 0) : cpm_reduce(ax, &rh, &rl, 0)) & 3u;
         if (ax < 0x3f490fdbu) {
-            if (cpm_bits(rh) != ax || cpm_bits(rl) != 0 || q != 0) out[0] += 1;
+            uint32_t zero = sincos ? cpm_bits(rl) << 1 : cpm_bits(rl); /* tan's: +0 */
+            if (cpm_bits(rh) != ax || zero != 0 || q != 0) out[0] += 1;
             continue;
         }
+        double al = rl < 0 ? -(double)rl : (double)rl;
         double a = rh < 0 ? -(double)rh : (double)rh;
         if (ax >= 0x49800000u) {
             if (a > out[4]) out[4] = a;
             continue;
         }
         if (a > out[3]) out[3] = a;
+        if (al > out[6]) out[6] = al;
         double y = cpm_from_bits(ax);
         double k = __builtin_round(y * 0x1.45f306dc9c883p-1); /* nearest k */
         /* the reduction's own k (its quadrant) may be the neighbour at ties */
@@ -72,14 +77,22 @@ def main():
         subprocess.run([sys.executable, "-m", "ziglang", "cc", "-O2", "-ffp-contract=off",
                         "-fno-builtin", "-shared", "-fPIC", "-o", so, src], check=True)
         lib = ctypes.CDLL(so)
-        out = (ctypes.c_double * 6)()
-        lib.cpm_check_reduction(out)
-    small, abs_err, rel_err, rh20, rh22, qbad = list(out)
-    print(f"|x| < pi/4 not passed through exactly: {small:.0f}")
-    print(f"pi/4 < |x| < 2^20: quadrant mismatches {qbad:.0f}; max |rh + rl - r| = 2^{_log2(abs_err)}"
-          f"; max |rh + rl - r| / |r| = 2^{_log2(rel_err)}; max |rh| = {rh20:.6f}")
-    print(f"2^20 <= |x| <= 2^22: max |rh| = {rh22:.6f}")
-    ok = small == 0 and qbad == 0 and abs_err < 2.0**-46 and rh20 < 0.802 and rh22 < 0.849
+        ok = True
+        # (name, sincos, max |rh + rl - r| below 2^20, max |rh| there, max |rl| there,
+        # max |rh| up to 2^22)
+        for name, sincos, abs_bar, rh20_bar, rl20_bar, rh22_bar in (
+                ("tan: cpm_reduce", 0, 2.0**-46, 0.802, 2.0**-24, 0.849),
+                ("sin, cos: cpm_reduce_sincos", 1, 2.0**-46, 0.877, 2.0**-21.99, 1.151)):
+            out = (ctypes.c_double * 7)()
+            lib.cpm_check_reduction(sincos, out)
+            small, abs_err, rel_err, rh20, rh22, qbad, rl20 = list(out)
+            print(f"{name}\n  |x| < pi/4 not passed through exactly: {small:.0f}")
+            print(f"  pi/4 < |x| < 2^20: quadrant mismatches {qbad:.0f}; max |rh + rl - r| = "
+                  f"2^{_log2(abs_err)}; max |rh + rl - r| / |r| = 2^{_log2(rel_err)}; max |rh| = "
+                  f"{rh20:.6f}; max |rl| = 2^{_log2(rl20)}")
+            print(f"  2^20 <= |x| <= 2^22: max |rh| = {rh22:.6f}")
+            ok = ok and small == 0 and qbad == 0 and abs_err < abs_bar and rh20 < rh20_bar and \
+                rl20 < rl20_bar and rh22 < rh22_bar
     print("ok" if ok else "FAILED")
     return 0 if ok else 1
 

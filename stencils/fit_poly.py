@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fit the polynomial coefficients used in mathlib.c (exp, tan, asin, atan; log's table
+"""Fit the polynomial coefficients used in mathlib.c (exp, cos, tan, asin, atan; log's table
 and polynomial come from log_table.py).
 
 Near-minimax fits by Lawson's iteratively reweighted least squares on 4000 Chebyshev
@@ -8,12 +8,15 @@ float32 and the printed error is measured with the rounded coefficients (so it i
 their rounding, which dominates for tan, asin and atan). mathlib.c uses:
 
     exp  Q, 5 terms  expm1(r) - r - r^2/2 = r^3 Q(r),      |r| <= 0.3535  (absolute error)
+    cos  C, 4 terms  cos x - 1 + x^2/2 = C(x^2) x^2,        x <= 0.8775   (absolute error)
+    (sin S, 4 terms  sin x - x = x^3 S(x^2),                x <= 0.8775: for comparison only,
+     mathlib.c keeps musl's __sindf coefficients, as accurate in float there)
     tan  T, 9 terms  tan x - x = x^3 T(x^2),                x <= 0.7878   (relative to tan)
     asin P, 7 terms  asin x - x = x^3 P(x^2),               x <= 1/2      (relative to asin)
     atan A, 7 terms  atan x - x = x^3 A(x^2),               x <= 0.4384   (relative to atan)
 (each interval a little wider than the reduced argument's range)
 
-Usage: python3 stencils/fit_poly.py   (needs numpy and mpmath; not part of the build)
+Usage: python3 stencils/fit_poly.py ["cos C,sin S"]   (needs numpy and mpmath; not part of the build)
 """
 import mpmath as mp
 import numpy as np
@@ -43,6 +46,8 @@ def fit(target, powers, lo, hi, weight, n=4000, iters=60):
 FITS = {
     "exp Q": (lambda r: mp.expm1(r) - r - r * r / 2, [3, 4, 5, 6, 7], -0.3466 * 1.02, 0.3466 * 1.02,
               lambda r: 1),
+    "sin S": (lambda x: mp.sin(x) - x, [3, 5, 7, 9], 1e-6, 0.8775, lambda x: 1 / mp.sin(x)),
+    "cos C": (lambda x: mp.cos(x) - 1 + x * x / 2, [2, 4, 6, 8], 1e-6, 0.8775, lambda x: 1),
     "tan T": (lambda x: mp.tan(x) - x, [3 + 2 * k for k in range(9)], 1e-6, 0.7854 * 1.003,
               lambda x: 1 / mp.tan(x)),
     "asin P": (lambda x: mp.asin(x) - x, [3 + 2 * k for k in range(7)], 1e-6, 0.5,
@@ -52,6 +57,8 @@ FITS = {
 }
 
 if __name__ == "__main__":
-    for name, (f, powers, lo, hi, wt) in FITS.items():
+    import sys
+    only = sys.argv[1].split(",") if len(sys.argv) > 1 else list(FITS)
+    for name, (f, powers, lo, hi, wt) in ((k, FITS[k]) for k in only):
         c, err = fit(f, powers, lo, hi, wt)
         print(f"{name}: max error 2^{np.log2(err):.1f}; " + ", ".join(f"{float(v).hex()}f" for v in c))

@@ -323,24 +323,30 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
 #define CPM_ROUND_1 0x1.8p23f
 #define CPM_ROUND_512 0x1.8p32f
 
-/* Cody-Waite: y = k pi/2 + (rh + rl), k = y 2/pi rounded (ties up) = kh + kl with kh a
- * multiple of 512 and |kl| <= 257, both found by the rounding constants above (no conversion on
- * the critical path). For y < 2^20 every product kh Ci, kl Ci (i <= 3) is exact, and
+/* Cody-Waite: y = k pi/2 + (sh + sl), k = y 2/pi rounded = kh + kl with kh a multiple of
+ * 512 and |kl| <= 257, both found by the rounding constants above (no conversion on the
+ * critical path). For y < 2^20 every product kh Ci, kl Ci (i <= 3) is exact, and
  * y - kh C1 and the next subtraction of kl C1 are exact (their results lie on y's grid,
  * below 2^9, or on 2^-15's, below 4): t1. k C2 + k C3 = p + pe + p2e + p3e exactly,
- * formed beside that chain; p rounded to the grid of 2^-24 (ph) is subtracted from t1
- * exactly, and the rest (l, at most ~2^-22) is known before t1 - ph: one TwoSum at the
- * end. |rh + rl| <= pi/4 plus the rounding of y 2/pi (|rh| < 0.802), accurate to
- * 2^-46 absolute (stencils/check_reduction.py). Larger y (< 2^22) run the same steps
- * with rounded products: rh + rl is then off by about y 2^-24 (docs/math.md, "Large
- * arguments"). Returns kl: k mod 4 is kl mod 4, as kh is a multiple of 512. */
-CPM_INLINE float cpm_rem_pio2_cw(float y, float *rh, float *rl, int vec) {
+ * formed beside that chain; p rounded to the grid of 2^-24 (or 2^-22 for |p| > 1.25: ph)
+ * is subtracted from t1 exactly (sh, |sh| < 1), and the rest (sl, at most 2^-22) is
+ * known about when sh is. Larger y (< 2^22) run the same steps with rounded products:
+ * sh + sl is then off by about y 2^-24 (docs/math.md, "Large arguments"). Returns kl:
+ * k mod 4 is kl mod 4, as kh is a multiple of 512.
+ *
+ * tan_form (a constant) keeps the steps tan was measured with: a tie (t = n + 1/2
+ * exactly) goes up, as (int)(t + 0.5) did (t = y C lies below y 2/pi, so k is then
+ * mostly the nearest integer and |sh| <= pi/4 + 0.017; ties to even give up to 0.877),
+ * and k C4 is kh C4 + kl C4. sin and cos take ties to even and k C4 as one product (k is
+ * exact): 6 operations and ~10 cycles of latency less, the same absolute error (their
+ * kernels handle |sh| < 0.877 and |sl| <= 2^-22, docs/math.md). A ph rounded from
+ * k (C2 + C3) instead, 9 cycles earlier, was off p by up to 2^-21.9: sl then rounds at
+ * 2^-46, 1.16 ulp where sh and sl nearly cancel (x = 801176.8, r = 2^-23.2). */
+CPM_INLINE float cpm_rem_pio2_parts(float y, float *sh, float *sl, int tan_form, int vec) {
     float t = y * CPM_TWO_OVER_PI;
     float k = (t + CPM_ROUND_1) - CPM_ROUND_1;
-    /* a tie (t = n + 1/2 exactly) goes up, as (int)(t + 0.5) did: t = y C lies below
-     * y 2/pi (C < 2/pi), so k is then mostly the nearest integer and |rh| <= pi/4 (ties
-     * to even gave |rh| up to 0.877: sin 0.83 ulp instead of 0.81) */
-    k = k + cpm_one_if(t - k == 0.5f, vec);
+    if (tan_form)
+        k = k + cpm_one_if(t - k == 0.5f, vec);
     float kh = (t + CPM_ROUND_512) - CPM_ROUND_512;
     float kl = k - kh;
     float t1 = (y - kh * CPM_PIO2_C1) - kl * CPM_PIO2_C1; /* both exact */
@@ -353,8 +359,19 @@ CPM_INLINE float cpm_rem_pio2_cw(float y, float *rh, float *rl, int vec) {
     /* p <= 0 rounded to the grid of 2^-24 (or coarser), which t1 lies on (y >= 1/2
      * where k != 0): t1 - ph is exact, |t1 - ph| < 1 */
     float ph = (p - 0.75f) + 0.75f;
-    float l = -(((p - ph) + pe) + ((p2e + p3e) + (kh * CPM_PIO2_C4 + kl * CPM_PIO2_C4)));
-    cpm_two_sum(t1 - ph, l, rh, rl);
+    float c4 = tan_form ? kh * CPM_PIO2_C4 + kl * CPM_PIO2_C4 : k * CPM_PIO2_C4;
+    *sh = t1 - ph;
+    *sl = -(((p - ph) + pe) + ((p2e + p3e) + c4));
+    return kl;
+}
+
+/* tan's reduction: sh + sl normalised by a TwoSum into rh + rl, |rl| <= ulp(rh)/2.
+ * |rh + rl| <= pi/4 plus the rounding of y 2/pi (|rh| < 0.802), accurate to 2^-46
+ * absolute (stencils/check_reduction.py). */
+CPM_INLINE float cpm_rem_pio2_cw(float y, float *rh, float *rl, int vec) {
+    float sh, sl;
+    float kl = cpm_rem_pio2_parts(y, &sh, &sl, 1, vec);
+    cpm_two_sum(sh, sl, rh, rl);
     return kl;
 }
 
@@ -363,23 +380,49 @@ CPM_INLINE float cpm_rem_pio2_cw(float y, float *rh, float *rl, int vec) {
  * for those). For |x| < pi/4, k = 0 and the steps give rh = |x|, rl = 0 exactly (checked
  * on every float). Below 2^20 |rh| < 0.802 (pi/4 plus the rounding of |x| 2/pi); from
  * 2^20 to 2^22 the rounded products add to it, |rh| < 0.849 (every float checked), so
- * the kernels stay bounded (no overflow, no NaN, |sin|, |cos| <= 1) with no clamp on
- * the critical path. Shared by sin/cos and tan. */
+ * the kernel stays bounded (no overflow, no NaN) with no clamp on the critical path.
+ * tan's. */
 CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl, int vec) {
     float kl = cpm_rem_pio2_cw(cpm_min_pos(cpm_from_bits(ax), 0x1p22f, vec), rh, rl, vec);
     return (uint32_t)(int32_t)kl; /* |kl| <= 257: in range on every target */
 }
 
-/* sin(rh + rl) for |rh| <= pi/4 (+ the rounding of y 2/pi), |rl| <= ulp(rh). Minimax
- * coefficients for sin(x)/x on [-pi/4, pi/4] (from FreeBSD/musl __sindf, |error| <
- * 2^-37.5). */
+/* sin's and cos's: |x| = k pi/2 + (sh + sl) without the final TwoSum (the kernels take sh
+ * as their argument and sl as a first-order correction, which they add last) and with
+ * ties to even. For |x| < pi/4: sh = |x|, sl = 0 (checked on every float). Below 2^20
+ * |sh| < 0.877, |sl| <= 2^-22; up to 2^22 (the clamp, rounded products) |sh| < 1.151,
+ * where the kernels stay bounded, sin and cos in [-1, 1] (stencils/check_reduction.py,
+ * stencils/ulp_error.py). */
+CPM_INLINE uint32_t cpm_reduce_sincos(uint32_t ax, float *sh, float *sl, int vec) {
+    float kl = cpm_rem_pio2_parts(cpm_min_pos(cpm_from_bits(ax), 0x1p22f, vec), sh, sl, 0, vec);
+    return (uint32_t)(int32_t)kl;
+}
+
+#define CPM_SIN_S1 (-0.166666666416265235595f)
+/* cos x - 1 + x^2/2 = x^2 (C0P + C1 x^2 + C2 x^4 + C3 x^6): minimax on [0, 0.8775]
+ * (stencils/fit_poly.py "cos C", 2^-31.4 absolute with the float coefficients; musl's
+ * __cosdf, fitted on pi/4, reached 2^-28.3 at 0.877) */
+#define CPM_COS_C0P 0x1.c932cep-28f
+#define CPM_COS_C1 0x1.555528p-5f
+#define CPM_COS_C2 (-0x1.6c0098p-10f)
+#define CPM_COS_C3 0x1.9781f6p-16f
+
+/* sin(sh + sl) for |sh| < 0.877, |sl| <= 2^-22 (cpm_reduce_sincos). Minimax
+ * coefficients for sin(x)/x on [-pi/4, pi/4] (from FreeBSD/musl __sindf; rounded to
+ * float their relative error on x^3 P is 2^-28 there and 2^-27.7 up to 0.877, where a
+ * refit gains nothing: stencils/fit_poly.py "sin S"). sin(sh + sl) = sin sh + sl cos sh
+ * to 2^-45: the sl term is sl (1 - sh^2/2 + C1 sh^4), off by sl sh^6/720 < 2^-33 (sl
+ * (1 - sh^2/2) alone was off by 2^-27.3, 0.12 ulp, once sl reached 2^-22). */
 CPM_INLINE float cpm_sin_kernel(float rh, float rl) {
-    const float S1 = -0.166666666416265235595f, S2 = 0.0083333293858894631756f,
+    const float S1 = CPM_SIN_S1, S2 = 0.0083333293858894631756f,
                 S3 = -0.000198393348360966317347f, S4 = 0.0000027183114939898219064f;
     float z = rh * rh;
-    /* Horner's form: a pairwise (Estrin) form measured 0.813 ulp for cos (0.809 here) */
+    /* Horner's form: a pairwise (Estrin) form measured 0.813 ulp for cos (0.809 here) and
+     * no faster */
     float s3 = (rh * z) * (S1 + z * (S2 + z * (S3 + z * S4)));
-    float small = (rl - (0.5f * z) * rl) + s3; /* rl cos(rh) + rh^3 P(rh^2) */
+    /* rl cos(rh) + rh^3 P(rh^2); w and z^2 are the cos kernel's, shared in the pair */
+    float w = 1.0f - 0.5f * z, z2 = z * z;
+    float small = rl * (w + z2 * CPM_COS_C1) + s3;
     return rh + small;
 }
 
@@ -392,35 +435,40 @@ CPM_INLINE void cpm_two_square(float a, float *p, float *e) {
     *p = x;
 }
 
-/* cos(rh + rl) for |rh| <= pi/4 (+ a little, as for sin). 1 - rh^2/2 is formed exactly (Dekker product plus
- * the rounding error of the subtraction) so only the final addition rounds at full
- * weight. Coefficients from FreeBSD/musl __cosdf (C0 + 0.5 folded separately). */
+/* cos(sh + sl) for |sh| < 0.877, |sl| <= 2^-22. 1 - sh^2/2 is formed exactly (Dekker
+ * product plus the rounding error of the subtraction) so only the final addition rounds
+ * at full weight. cos(sh + sl) = cos sh - sl sin sh to 2^-45, with sin sh as sh (1 +
+ * S1 sh^2) (off by sl sh^5/120 < 2^-29; sl sh alone was off by 2^-25.3, 0.4 ulp, once
+ * sl reached 2^-22). */
 CPM_INLINE float cpm_cos_kernel(float rh, float rl) {
-    const float C0P = 2.748968996879e-9f, /* -0.499999997251031003120 + 0.5 */
-        C1 = 0.0416666233237390631894f, C2 = -0.00138867637746099294692f,
-                C3 = 0.0000243904487962774090654f;
-    float z, ez;
-    cpm_two_square(rh, &z, &ez);
+    const float C0P = CPM_COS_C0P, C1 = CPM_COS_C1, C2 = CPM_COS_C2, C3 = CPM_COS_C3;
+    /* rh^2 = z + ez exactly, as cpm_two_square but 2 ah al as (2 ah) al: the same bits
+     * (a power of 2 and no underflow that could matter: ez is below 2^-48 of 1 there), one
+     * multiply less on the longest chain */
+    float z = rh * rh, ah, al;
+    cpm_split(rh, &ah, &al);
+    float ez = ((ah * ah - z) + (ah + ah) * al) + al * al;
     float hz = 0.5f * z;
     float w = 1.0f - hz;
     float werr = (1.0f - w) - hz;
     float z2 = z * z;
     float tail = z * C0P + z2 * (C1 + (z * C2 + z2 * C3)); /* one rounding at C1's weight */
+    float sinr = rh + (rh * z) * CPM_SIN_S1; /* rh z: the sin kernel's, shared in the pair */
     /* ez (the longest chain) is added last */
-    return w + ((tail + (werr - rh * rl)) - 0.5f * ez);
+    return w + ((tail + (werr - rl * sinr)) - 0.5f * ez);
 }
 
 /* sin x and cos x from one reduction, without a branch: both kernels run, the quadrant
  * picks by masks. sin, cos and the fused sincos (cp.sin and cp.cos of one value) are this
  * one body, so the fused pair gives the bits of the separate calls. No mask for tiny
- * |x|: below 2^-12 the kernels already give x and 1 (rh = |x|, rl = 0, and the
- * corrections stay under half an ulp), nor for |results| > 1: |rh| <= pi/4 keeps
- * |sin| <= 0.71 and cos <= 1. */
+ * |x|: below 2^-12 the kernels already give x and 1 (sh = |x|, sl = 0, and the
+ * corrections stay under half an ulp), nor for |results| > 1: |sh| < 1.151 keeps
+ * |sin| < 0.92 and cos <= 1. */
 CPM_INLINE void cpm_sincos_body(float x, float *sp, float *cp, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    float rh, rl;
-    uint32_t q = cpm_reduce(ax, &rh, &rl, vec);
-    float ks = cpm_sin_kernel(rh, rl), kc = cpm_cos_kernel(rh, rl);
+    float sh, sl;
+    uint32_t q = cpm_reduce_sincos(ax, &sh, &sl, vec);
+    float ks = cpm_sin_kernel(sh, sl), kc = cpm_cos_kernel(sh, sl);
     /* off the critical path, from x and q: which kernel each result takes (neither for
      * inf and NaN) and the flip after it: the sign (sin: quadrants 2 and 3 and a
      * negative x; cos: quadrants 1 and 2; the shift by 31 keeps bit 0 only), or the
