@@ -2,36 +2,49 @@
 # Set up, then run every check: formatting, lints, stencil reproducibility, Rust tests, Python tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# `stage NAME` starts a stage and prints how long the one before took, so a slow run
+# shows where its time went
+stage_name=setup stage_start=$SECONDS
+stage() {
+  echo "   ($stage_name: $((SECONDS - stage_start)) s)"
+  stage_name=$1 stage_start=$SECONDS
+  echo "== $1"
+}
+echo "== setup"
 scripts/setup.sh
-echo "== Copapy 0.0.7 reference (.venv-copapy-ref, for the compatibility tests)"
+stage "Copapy 0.0.7 reference (.venv-copapy-ref, for the compatibility tests)"
 benches/setup_reference.sh
-echo "== cargo fmt";     cargo fmt --all -- --check
-echo "== cargo clippy";  cargo clippy --workspace --all-targets -q -- -D warnings
-echo "== cargo test";    cargo test --workspace -q
-echo "== cargo doc";     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace -q
-echo "== no_std core";   cargo build -q -p copapy-program -p copapy-runner --no-default-features
-echo "== op table";      .venv/bin/python stencils/gen_optable.py --check
-echo "== stencils";      .venv/bin/python stencils/build.py --check
-echo "== stencil ops";   .venv/bin/python stencils/check_ops.py
-echo "== math ulp";      .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
-echo "== ruff";          .venv/bin/ruff check python tests benches examples stencils scripts
-echo "== mypy";          .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
-echo "== stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
-echo "== firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
-echo "== copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/deploy/test_remote.py, test_firmware.py
-echo "== fuzz targets";  cargo check -q --manifest-path fuzz/Cargo.toml --bins  # they build; cargo test runs session_stream's harness
-echo "== cross runners"; scripts/cross_runners.sh >/dev/null  # tests/deploy/test_cross_runners.py (qemu-user)
-echo "== pytest";        .venv/bin/python -m pytest -q tests
-echo "== installs, figures"; COPAPY_TEST_ONCE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/once
+stage "cargo fmt";     cargo fmt --all -- --check
+stage "cargo clippy";  cargo clippy --workspace --all-targets -q -- -D warnings
+stage "cargo test";    cargo test --workspace -q
+stage "cargo doc";     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace -q
+stage "no_std core";   cargo build -q -p copapy-program -p copapy-runner --no-default-features
+stage "op table";      .venv/bin/python stencils/gen_optable.py --check
+stage "stencils";      .venv/bin/python stencils/build.py --check
+stage "stencil ops";   .venv/bin/python stencils/check_ops.py
+stage "math ulp";      .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
+stage "ruff";          .venv/bin/ruff check python tests benches examples stencils scripts
+stage "mypy";          .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
+stage "stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
+stage "firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
+stage "copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/deploy/test_remote.py, test_firmware.py
+stage "fuzz targets";  cargo check -q --manifest-path fuzz/Cargo.toml --bins  # they build; cargo test runs session_stream's harness
+stage "cross runners"; scripts/cross_runners.sh >/dev/null  # tests/deploy/test_cross_runners.py (qemu-user)
+stage "pytest";        .venv/bin/python -m pytest -q tests
+stage "installs, figures"; COPAPY_TEST_ONCE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/once
 # The whole suite again on every foreign architecture, in the emulator: the same tests
 # against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET). The passes are
 # independent single-threaded processes, so one runs per core; each pass's log is printed
 # in full when it fails.
+stage "pytest on every foreign target (emulated, $(nproc) at a time)"
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 .venv/bin/python -c "import copapy as cp; from copapy import _targets; print(*(n for n in _targets.names() if n != cp.Target().arch), sep='\n')" |
   xargs -P "$(nproc)" -I{} sh -c '
+    start=$(date +%s)
     COPAPY_TEST_TARGET={} .venv/bin/python -m pytest -q -p no:cacheprovider tests >"$0/{}.log" 2>&1
     rc=$?
-    echo "== pytest on {} (emulated): $(tail -n 1 "$0/{}.log")"
+    echo "== pytest on {} (emulated, $(($(date +%s) - start)) s): $(tail -n 1 "$0/{}.log")"
     if [ $rc -ne 0 ]; then cat "$0/{}.log"; exit 255; fi' "$logs"
+stage "all checks passed"
+echo "   (total: $SECONDS s)"
