@@ -35,19 +35,25 @@ stage "cross runners"; scripts/cross_runners.sh >/dev/null  # tests/deploy/test_
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 stage "pytest";        COPAPY_TEST_TARGET_USE=$logs/target-use.txt .venv/bin/python -m pytest -q tests
-stage "installs, figures"; COPAPY_TEST_ONCE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/once
-# The whole suite again on every foreign architecture, in the emulator: the same tests
-# against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET). The passes are
-# independent single-threaded processes, so one runs per core; each pass's log is printed
-# in full when it fails.
-stage "pytest on every foreign target (emulated, $(nproc) at a time)"
-.venv/bin/python -c "import copapy as cp; from copapy import _targets; print(*(n for n in _targets.names() if n != cp.Target().arch), sep='\n')" |
+# Then, one per core: the once-tests (fresh installs, the figures check: a minute or two,
+# the same on every target; COPAPY_TEST_ONCE) and the whole suite again on every foreign
+# architecture, in the emulator: the same tests against the same NumPy references
+# (tests/conftest.py, COPAPY_TEST_TARGET). The jobs are independent single-threaded
+# processes; each job's log is printed in full when it fails.
+stage "installs, figures; pytest on every foreign target (emulated), $(nproc) at a time"
+{ echo once; .venv/bin/python -c "import copapy as cp; from copapy import _targets; print(*(n for n in _targets.names() if n != cp.Target().arch), sep='\n')"; } |
   xargs -P "$(nproc)" -I{} sh -c '
     start=$(date +%s)
-    COPAPY_TEST_TARGET={} COPAPY_TEST_TARGET_USE="$0/target-use.txt" \
-      .venv/bin/python -m pytest -q -p no:cacheprovider tests >"$0/{}.log" 2>&1
+    if [ {} = once ]; then
+      what="installs, figures"
+      COPAPY_TEST_ONCE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/once >"$0/{}.log" 2>&1
+    else
+      what="pytest on {} (emulated)"
+      COPAPY_TEST_TARGET={} COPAPY_TEST_TARGET_USE="$0/target-use.txt" \
+        .venv/bin/python -m pytest -q -p no:cacheprovider tests >"$0/{}.log" 2>&1
+    fi
     rc=$?
-    echo "== pytest on {} (emulated, $(($(date +%s) - start)) s): $(tail -n 1 "$0/{}.log")"
+    echo "== $what, $(($(date +%s) - start)) s: $(tail -n 1 "$0/{}.log")"
     if [ $rc -ne 0 ]; then cat "$0/{}.log"; exit 255; fi' "$logs"
 stage "all checks passed"
 echo "   (total: $SECONDS s)"
