@@ -13,7 +13,10 @@ module it imports) never reads the target name (``conftest.TARGET``, the
 ``"COPAPY_TEST_TARGET"`` variable). Such a test runs the same code with the same inputs in
 every pass, so the emulated passes given the same FILE *deselect* it (pytest counts it as
 deselected, and the pass says how many and why); everything else runs on every target.
-Without the variable, or before the file exists, every pass runs every test.
+Without the variable, or before the file exists, every pass runs every test. In a module
+that reads the target, ``@pytest.mark.target_independent`` says a test does not (it names
+its own targets, or none): it is deselected as well, and fails the native pass if it calls
+``cp.Target()`` after all.
 """
 
 from __future__ import annotations
@@ -108,17 +111,28 @@ if _RECORDING:
         native = cp.Target
         nodeid = request.node.nodeid
 
+        marked = request.node.get_closest_marker("target_independent") is not None
+
         def recording_target(*args: Any, **kwargs: Any) -> Any:
+            if marked:
+                pytest.fail(f"{nodeid} is marked target_independent but calls cp.Target(), the "
+                            "target the emulated passes choose: drop the mark", pytrace=False)
             _called_target.add(nodeid)
             return native(*args, **kwargs)
 
         monkeypatch.setattr(cp, "Target", recording_target)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "target_independent: the test reads no test target though "
+                            "its module does; the emulated passes leave it out (tests/conftest.py)")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if _RECORDING:
         pinned = {path: _reads_target(path) for path in {item.path for item in items}}
-        _candidates.extend(item.nodeid for item in items if not pinned[item.path])
+        _candidates.extend(item.nodeid for item in items
+                           if not pinned[item.path] or item.get_closest_marker("target_independent"))
     _deselected.extend(item for item in items if item.nodeid in _target_independent)
     if _deselected:
         config.hook.pytest_deselected(items=_deselected)
