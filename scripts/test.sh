@@ -12,6 +12,13 @@ stage() {
 }
 echo "== setup"
 scripts/setup.sh
+logs=$(mktemp -d)
+# The cross runners (tests/deploy/test_cross_runners.py, qemu-user) build in a target dir of
+# their own (target/cross): alongside the stages below, whose builds in target/ often keep
+# one core only (a crate's last codegen unit, thin LTO). Waited for before pytest.
+(start=$SECONDS; scripts/cross_runners.sh >/dev/null; echo "built in $((SECONDS - start)) s") >"$logs/cross.log" 2>&1 &
+cross_runners=$!
+trap 'kill "$cross_runners" 2>/dev/null; rm -rf "$logs"' EXIT
 stage "Copapy 0.0.7 reference (.venv-copapy-ref, for the compatibility tests)"
 benches/setup_reference.sh
 stage "cargo fmt";     cargo fmt --all -- --check
@@ -29,11 +36,11 @@ stage "stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowlis
 stage "firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
 stage "copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/deploy/test_remote.py, test_firmware.py
 stage "fuzz targets";  cargo check -q --manifest-path fuzz/Cargo.toml --bins  # they build; cargo test runs session_stream's harness
-stage "cross runners"; scripts/cross_runners.sh >/dev/null  # tests/deploy/test_cross_runners.py (qemu-user)
+stage "cross runners"
+wait "$cross_runners" || { cat "$logs/cross.log"; exit 1; }
+echo "   ($(tail -n 1 "$logs/cross.log"), alongside the stages above)"
 # the native pass also notes the tests that never build for cp.Target(): the emulated passes
 # below leave those out (tests/conftest.py, COPAPY_TEST_TARGET_USE)
-logs=$(mktemp -d)
-trap 'rm -rf "$logs"' EXIT
 stage "pytest";        COPAPY_TEST_TARGET_USE=$logs/target-use.txt .venv/bin/python -m pytest -q tests
 # Then, one per core: the once-tests (fresh installs, the figures check: a minute or two,
 # the same on every target; COPAPY_TEST_ONCE) and the whole suite again on every foreign
