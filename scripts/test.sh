@@ -13,12 +13,18 @@ stage() {
 echo "== setup"
 scripts/setup.sh
 logs=$(mktemp -d)
-# The cross runners (tests/deploy/test_cross_runners.py, qemu-user) build in a target dir of
-# their own (target/cross): alongside the stages below, whose builds in target/ often keep
-# one core only (a crate's last codegen unit, thin LTO). Waited for before pytest.
-(start=$SECONDS; scripts/cross_runners.sh >/dev/null; echo "built in $((SECONDS - start)) s") >"$logs/cross.log" 2>&1 &
-cross_runners=$!
-trap 'kill "$cross_runners" 2>/dev/null; rm -rf "$logs"' EXIT
+# Two builds with target dirs of their own run alongside the stages below, whose builds in
+# target/ often keep one core only (a crate's last codegen unit, LTO): the cross runners
+# (target/cross; tests/deploy/test_cross_runners.py, qemu-user) and the fuzz targets
+# (fuzz/target: they build; cargo test runs session_stream's harness). Waited for before pytest.
+(
+  start=$SECONDS
+  scripts/cross_runners.sh >/dev/null
+  cargo check -q --manifest-path fuzz/Cargo.toml --bins
+  echo "built in $((SECONDS - start)) s"
+) >"$logs/side-builds.log" 2>&1 &
+side_builds=$!
+trap 'kill "$side_builds" 2>/dev/null; rm -rf "$logs"' EXIT
 stage "Copapy 0.0.7 reference (.venv-copapy-ref, for the compatibility tests)"
 benches/setup_reference.sh
 stage "cargo fmt";     cargo fmt --all -- --check
@@ -35,10 +41,9 @@ stage "mypy";          .venv/bin/mypy --strict python/copapy examples tests/type
 stage "stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
 stage "firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
 stage "copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/deploy/test_remote.py, test_firmware.py
-stage "fuzz targets";  cargo check -q --manifest-path fuzz/Cargo.toml --bins  # they build; cargo test runs session_stream's harness
-stage "cross runners"
-wait "$cross_runners" || { cat "$logs/cross.log"; exit 1; }
-echo "   ($(tail -n 1 "$logs/cross.log"), alongside the stages above)"
+stage "cross runners, fuzz targets"
+wait "$side_builds" || { cat "$logs/side-builds.log"; exit 1; }
+echo "   ($(tail -n 1 "$logs/side-builds.log"), alongside the stages above)"
 # the native pass also notes the tests that never build for cp.Target(): the emulated passes
 # below leave those out (tests/conftest.py, COPAPY_TEST_TARGET_USE)
 stage "pytest";        COPAPY_TEST_TARGET_USE=$logs/target-use.txt .venv/bin/python -m pytest -q tests
