@@ -24,7 +24,7 @@ logs=$(mktemp -d)
   echo "built in $((SECONDS - start)) s"
 ) >"$logs/side-builds.log" 2>&1 &
 side_builds=$!
-trap 'kill "$side_builds" 2>/dev/null; rm -rf "$logs"' EXIT
+trap 'kill "$side_builds" 2>/dev/null || true; rm -rf "$logs"' EXIT
 stage "Copapy 0.0.7 reference (.venv-copapy-ref, for the compatibility tests)"
 benches/setup_reference.sh
 stage "cargo fmt";     cargo fmt --all -- --check
