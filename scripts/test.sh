@@ -2,17 +2,23 @@
 # Set up, then run every check: formatting, lints, stencil reproducibility, Rust tests, Python tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# `stage NAME` starts a stage and prints how long the one before took, so a slow run
-# shows where its time went
-stage_name=setup stage_start=$SECONDS
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+# `stage NAME` starts a stage and prints how long the one before took, in seconds and in
+# CPU seconds (its processes' user + system time: on a busy machine the steadier figure)
+cpu_seconds() {  # sets $cpu; run in this shell (not in $(...)), whose children it counts
+  times >"$logs/times"  # the second line: all the finished child processes' user and system time
+  cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$logs/times")
+}
+stage_name=setup stage_start=$SECONDS stage_cpu=0
 stage() {
-  echo "   ($stage_name: $((SECONDS - stage_start)) s)"
-  stage_name=$1 stage_start=$SECONDS
+  cpu_seconds
+  echo "   ($stage_name: $((SECONDS - stage_start)) s, $((cpu - stage_cpu)) s CPU)"
+  stage_name=$1 stage_start=$SECONDS stage_cpu=$cpu
   echo "== $1"
 }
 echo "== setup"
 scripts/setup.sh
-logs=$(mktemp -d)
 # Two builds with target dirs of their own run alongside the stages below, whose builds in
 # target/ often keep one core only (a crate's last codegen unit, LTO): the cross runners
 # (target/cross; tests/deploy/test_cross_runners.py, qemu-user) and the fuzz targets
@@ -68,4 +74,5 @@ stage "installs, figures; pytest on every foreign target (emulated), $(nproc) at
     echo "== $what, $(($(date +%s) - start)) s: $(tail -n 1 "$0/{}.log")"
     if [ $rc -ne 0 ]; then cat "$0/{}.log"; exit 255; fi' "$logs"
 stage "all checks passed"
-echo "   (total: $SECONDS s)"
+cpu_seconds
+echo "   (total: $SECONDS s, $cpu s CPU)"
