@@ -110,7 +110,6 @@ if _RECORDING:
         # the same call the emulated passes redirect (_foreign_target), noted per test
         native = cp.Target
         nodeid = request.node.nodeid
-
         marked = request.node.get_closest_marker("target_independent") is not None
 
         def recording_target(*args: Any, **kwargs: Any) -> Any:
