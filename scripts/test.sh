@@ -50,9 +50,18 @@ stage "copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware
 stage "cross runners, fuzz targets"
 wait "$side_builds" || { cat "$logs/side-builds.log"; exit 1; }
 echo "   ($(tail -n 1 "$logs/side-builds.log"), alongside the stages above)"
-# the native pass also notes the tests that never build for cp.Target(): the emulated passes
-# below leave those out (tests/conftest.py, COPAPY_TEST_TARGET_USE)
-stage "pytest";        COPAPY_TEST_TARGET_USE=$logs/target-use.txt .venv/bin/python -m pytest -q tests
+# The native pass, one process per core: tests/targets (its modules mostly walk every
+# target themselves: the slowest part of the pass) beside the rest. Both note the tests that never
+# build for cp.Target(): the emulated passes below leave those out (tests/conftest.py).
+stage "pytest"
+COPAPY_TEST_TARGET_USE=$logs/use-targets.txt .venv/bin/python -m pytest -q -p no:cacheprovider \
+  tests/targets >"$logs/targets.log" 2>&1 &
+native_targets=$!
+trap 'kill "$native_targets" 2>/dev/null || true; rm -rf "$logs"' EXIT
+COPAPY_TEST_TARGET_USE=$logs/use-rest.txt .venv/bin/python -m pytest -q tests --ignore=tests/targets
+wait "$native_targets" || { cat "$logs/targets.log"; exit 1; }
+echo "tests/targets: $(tail -n 1 "$logs/targets.log")"
+cat "$logs/use-targets.txt" "$logs/use-rest.txt" >"$logs/target-use.txt"
 # Then, one per core: the once-tests (fresh installs, the figures check: a minute or two,
 # the same on every target; COPAPY_TEST_ONCE) and the whole suite again on every foreign
 # architecture, in the emulator: the same tests against the same NumPy references
