@@ -2,36 +2,86 @@
 # Set up, then run every check: formatting, lints, stencil reproducibility, Rust tests, Python tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-echo "== Copapy 0.0.7 reference (.venv-copapy-ref, for the compatibility tests)"
-benches/setup_reference.sh
-echo "== cargo fmt";     cargo fmt --all -- --check
-echo "== cargo clippy";  cargo clippy --workspace --all-targets -q -- -D warnings
-echo "== cargo test";    cargo test --workspace -q
-echo "== cargo doc";     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace -q
-echo "== no_std core";   cargo build -q -p copapy-program -p copapy-runner --no-default-features
-echo "== op table";      .venv/bin/python stencils/gen_optable.py --check
-echo "== stencils";      .venv/bin/python stencils/build.py --check
-echo "== stencil ops";   .venv/bin/python stencils/check_ops.py
-echo "== math ulp";      .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
-echo "== ruff";          .venv/bin/ruff check python tests benches examples stencils scripts
-echo "== mypy";          .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
-echo "== stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
-echo "== firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
-echo "== copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/deploy/test_remote.py, test_firmware.py
-echo "== fuzz targets";  cargo check -q --manifest-path fuzz/Cargo.toml --bins  # they build; cargo test runs session_stream's harness
-echo "== cross runners"; scripts/cross_runners.sh >/dev/null  # tests/deploy/test_cross_runners.py (qemu-user)
-echo "== pytest";        .venv/bin/python -m pytest -q tests
-echo "== installs, figures"; COPAPY_TEST_ONCE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/once
-# The whole suite again on every foreign architecture, in the emulator: the same tests
-# against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET). The passes are
-# independent single-threaded processes, so one runs per core; each pass's log is printed
-# in full when it fails.
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-.venv/bin/python -c "import copapy as cp; from copapy import _targets; print(*(n for n in _targets.names() if n != cp.Target().arch), sep='\n')" |
+# `stage NAME` starts a stage and prints how long the one before took, in seconds and in
+# CPU seconds (its processes' user + system time: on a busy machine the steadier figure)
+cpu_seconds() {  # sets $cpu; run in this shell (not in $(...)), whose children it counts
+  times >"$logs/times"  # the second line: all the finished child processes' user and system time
+  cpu=$(awk 'NR == 2 { for (i = 1; i <= 2; i++) { split($i, t, "m"); s += t[1] * 60 + t[2] } printf "%d", s }' "$logs/times")
+}
+stage_name=setup stage_start=$SECONDS stage_cpu=0
+stage() {
+  cpu_seconds
+  echo "   ($stage_name: $((SECONDS - stage_start)) s, $((cpu - stage_cpu)) s CPU)"
+  stage_name=$1 stage_start=$SECONDS stage_cpu=$cpu
+  echo "== $1"
+}
+echo "== setup"
+scripts/setup.sh
+# Two builds with target dirs of their own run alongside the stages below, whose builds in
+# target/ often keep one core only (a crate's last codegen unit, LTO): the cross runners
+# (target/cross; tests/deploy/test_cross_runners.py, qemu-user) and the fuzz targets
+# (fuzz/target: they build; cargo test runs session_stream's harness). Waited for before pytest.
+(
+  start=$SECONDS
+  scripts/cross_runners.sh >/dev/null
+  cargo check -q --manifest-path fuzz/Cargo.toml --bins
+  echo "built in $((SECONDS - start)) s"
+) >"$logs/side-builds.log" 2>&1 &
+side_builds=$!
+trap 'kill "$side_builds" 2>/dev/null || true; rm -rf "$logs"' EXIT
+stage "Copapy 0.0.7 reference (.venv-copapy-ref, for the compatibility tests)"
+benches/setup_reference.sh
+stage "cargo fmt";     cargo fmt --all -- --check
+stage "cargo clippy";  cargo clippy --workspace --all-targets -q -- -D warnings
+stage "cargo test";    cargo test --workspace -q
+stage "cargo doc";     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace -q
+stage "no_std core";   cargo build -q -p copapy-program -p copapy-runner --no-default-features
+stage "op table";      .venv/bin/python stencils/gen_optable.py --check
+stage "stencils";      .venv/bin/python stencils/build.py --check
+stage "stencil ops";   .venv/bin/python stencils/check_ops.py
+stage "math ulp";      .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
+stage "ruff";          .venv/bin/ruff check python tests benches examples stencils scripts
+stage "mypy";          .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
+stage "stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
+stage "firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
+stage "copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/deploy/test_remote.py, test_firmware.py
+stage "cross runners, fuzz targets"
+wait "$side_builds" || { cat "$logs/side-builds.log"; exit 1; }
+echo "   ($(tail -n 1 "$logs/side-builds.log"), alongside the stages above)"
+# The native pass, one process per core: tests/targets (its modules mostly walk every
+# target themselves: the slowest part of the pass) beside the rest. Both note the tests that never
+# build for cp.Target(): the emulated passes below leave those out (tests/conftest.py).
+stage "pytest"
+COPAPY_TEST_TARGET_USE=$logs/use-targets.txt .venv/bin/python -m pytest -q -p no:cacheprovider \
+  tests/targets >"$logs/targets.log" 2>&1 &
+native_targets=$!
+trap 'kill "$native_targets" 2>/dev/null || true; rm -rf "$logs"' EXIT
+COPAPY_TEST_TARGET_USE=$logs/use-rest.txt .venv/bin/python -m pytest -q tests --ignore=tests/targets
+wait "$native_targets" || { cat "$logs/targets.log"; exit 1; }
+echo "tests/targets: $(tail -n 1 "$logs/targets.log")"
+cat "$logs/use-targets.txt" "$logs/use-rest.txt" >"$logs/target-use.txt"
+# Then, one per core: the once-tests (fresh installs, the figures check: a minute or two,
+# the same on every target; COPAPY_TEST_ONCE) and the whole suite again on every foreign
+# architecture, in the emulator: the same tests against the same NumPy references
+# (tests/conftest.py, COPAPY_TEST_TARGET). The jobs are independent single-threaded
+# processes; each job's log is printed in full when it fails.
+stage "installs, figures; pytest on every foreign target (emulated), $(nproc) at a time"
+{ echo once; .venv/bin/python -c "import copapy as cp; from copapy import _targets; print(*(n for n in _targets.names() if n != cp.Target().arch), sep='\n')"; } |
   xargs -P "$(nproc)" -I{} sh -c '
-    COPAPY_TEST_TARGET={} .venv/bin/python -m pytest -q -p no:cacheprovider tests >"$0/{}.log" 2>&1
+    start=$(date +%s)
+    if [ {} = once ]; then
+      what="installs, figures"
+      COPAPY_TEST_ONCE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/once >"$0/{}.log" 2>&1
+    else
+      what="pytest on {} (emulated)"
+      COPAPY_TEST_TARGET={} COPAPY_TEST_TARGET_USE="$0/target-use.txt" \
+        .venv/bin/python -m pytest -q -p no:cacheprovider tests >"$0/{}.log" 2>&1
+    fi
     rc=$?
-    echo "== pytest on {} (emulated): $(tail -n 1 "$0/{}.log")"
+    echo "== $what, $(($(date +%s) - start)) s: $(tail -n 1 "$0/{}.log")"
     if [ $rc -ne 0 ]; then cat "$0/{}.log"; exit 255; fi' "$logs"
+stage "all checks passed"
+cpu_seconds
+echo "   (total: $SECONDS s, $cpu s CPU)"

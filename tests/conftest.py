@@ -5,11 +5,25 @@ compiles for that target and runs the program in the emulator, so the same tests
 compared with the same NumPy references — check every architecture. scripts/test.sh
 runs the whole suite this way once per foreign target of the table (``_targets.names()``);
 tests that name their targets themselves skip these passes.
+
+Target-independent tests run once. ``COPAPY_TEST_TARGET_USE=FILE`` (scripts/test.sh sets
+it) makes the native pass write to FILE every test that passed without calling
+``cp.Target()`` — the one call an emulated pass redirects — and whose module (nor a test
+module it imports) never reads the target name (``conftest.TARGET``, the
+``"COPAPY_TEST_TARGET"`` variable). Such a test runs the same code with the same inputs in
+every pass, so the emulated passes given the same FILE *deselect* it (pytest counts it as
+deselected, and the pass says how many and why); everything else runs on every target.
+Without the variable, or before the file exists, every pass runs every test. In a module
+that reads the target, ``@pytest.mark.target_independent`` says a test does not (it names
+its own targets, or none): it is deselected as well, and fails the native pass if it calls
+``cp.Target()`` after all.
 """
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -43,3 +57,100 @@ if TARGET:
     @pytest.fixture(autouse=True)
     def _foreign_target(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(cp, "Target", _target_for_tests)
+
+
+# ------------------------------------------------------------- target-independent tests
+# (the module docstring): recorded by the native pass, deselected by the emulated ones
+TARGET_USE_FILE = os.environ.get("COPAPY_TEST_TARGET_USE")
+_READS_TARGET = re.compile(r"""["']COPAPY_TEST_TARGET["']|\bimport\s+TARGET\b|\bconftest\.TARGET\b""")
+
+
+def _test_module_file(name: str) -> Path | None:
+    """The file of a module of this test tree imported by ``name`` (None: not one)."""
+    for group in [_HERE, *_GROUPS]:
+        path = group / f"{name.split('.')[0]}.py"
+        if path.is_file() and path.name != "conftest.py":
+            return path
+    return None
+
+
+def _reads_target(path: Path) -> bool:
+    """Whether a test module, or a test-tree module it imports (directly or through
+    another), reads the target name: its tests may do something else per target without
+    calling ``cp.Target()``, so they always run."""
+    seen, todo = {path}, [path]
+    while todo:
+        source = todo.pop().read_text(encoding="utf-8")
+        if _READS_TARGET.search(source):
+            return True
+        for node in ast.walk(ast.parse(source)):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                     else [])
+            for imported in filter(None, map(_test_module_file, names)):
+                if imported not in seen:
+                    seen.add(imported)
+                    todo.append(imported)
+    return False
+
+
+_RECORDING = bool(TARGET_USE_FILE) and not TARGET
+_called_target: set[str] = set()
+_passed: set[str] = set()
+_candidates: list[str] = []
+_target_independent: set[str] = set()
+_deselected: list[pytest.Item] = []
+if TARGET_USE_FILE and TARGET and Path(TARGET_USE_FILE).is_file():
+    _target_independent = set(Path(TARGET_USE_FILE).read_text(encoding="utf-8").splitlines())
+
+if _RECORDING:
+
+    @pytest.fixture(autouse=True)
+    def _record_target_use(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+        # the same call the emulated passes redirect (_foreign_target), noted per test
+        native = cp.Target
+        nodeid = request.node.nodeid
+        marked = request.node.get_closest_marker("target_independent") is not None
+
+        def recording_target(*args: Any, **kwargs: Any) -> Any:
+            if marked:
+                pytest.fail(f"{nodeid} is marked target_independent but calls cp.Target(), the "
+                            "target the emulated passes choose: drop the mark", pytrace=False)
+            _called_target.add(nodeid)
+            return native(*args, **kwargs)
+
+        monkeypatch.setattr(cp, "Target", recording_target)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "target_independent: the test reads no test target though "
+                            "its module does; the emulated passes leave it out (tests/conftest.py)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if _RECORDING:
+        pinned = {path: _reads_target(path) for path in {item.path for item in items}}
+        _candidates.extend(item.nodeid for item in items
+                           if not pinned[item.path] or item.get_closest_marker("target_independent"))
+    _deselected.extend(item for item in items if item.nodeid in _target_independent)
+    if _deselected:
+        config.hook.pytest_deselected(items=_deselected)
+        items[:] = [item for item in items if item.nodeid not in _target_independent]
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if _RECORDING and report.when == "call" and report.passed:
+        _passed.add(report.nodeid)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _RECORDING and TARGET_USE_FILE:
+        once = [n for n in _candidates if n in _passed and n not in _called_target]
+        Path(TARGET_USE_FILE).write_text("".join(f"{n}\n" for n in once), encoding="utf-8")
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if _deselected:
+        terminalreporter.write_line(
+            f"{len(_deselected)} tests deselected on {TARGET}: the native pass ran them without "
+            f"cp.Target() or reading the target ({TARGET_USE_FILE}; tests/conftest.py)")

@@ -315,6 +315,7 @@ int main(int argc, char **argv) {
 """
 
 
+@pytest.mark.target_independent  # native, through _core.Target
 def test_firmware_library_with_a_c_import_table(tmp_path: Any) -> None:
     import shutil
     import subprocess
