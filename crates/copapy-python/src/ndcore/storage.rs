@@ -292,13 +292,13 @@ pub fn nd_element<'py>(
             type_name(index)
         )));
     };
-    let n = nd.size() as i64;
-    if !(-n..n).contains(&i) {
+    let Some(k) = shape::position(i, nd.size()) else {
         return Err(PyIndexError::new_err(format!(
-            "index {i} is out of range for {n} elements"
+            "index {i} is out of range for {} elements",
+            nd.size()
         )));
-    }
-    nd.element(i.rem_euclid(n) as usize)
+    };
+    nd.element(k)
 }
 
 /// `get_values(data)`: flat element data (one number per element) nested as lists of the shape.
