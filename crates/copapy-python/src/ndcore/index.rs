@@ -23,6 +23,7 @@ use pyo3::types::{PyInt, PySlice, PyTuple};
 
 use copapy_compiler::{Op, Value};
 
+use super::errors::article;
 use super::leaves::nd_dtype;
 use super::pack::nd_pack;
 use super::shapes::nd_plain_int;
@@ -132,12 +133,6 @@ pub fn select<T>(picks: Vec<Pick<T>>, shape: &[usize]) -> Selection<T> {
         axis += 1;
     }
     sel
-}
-
-/// "a tensor", "an array".
-fn article(name: &str) -> String {
-    let an = name.starts_with(['a', 'e', 'i', 'o', 'u']);
-    format!("{} {name}", if an { "an" } else { "a" })
 }
 
 /// One position of an index at `axis` of a container `con` of `shape`.
