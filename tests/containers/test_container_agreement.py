@@ -20,7 +20,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
-from helpers import F32
+from helpers import F32, run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -332,13 +332,7 @@ def test_concat_of_vector_pieces_agrees_with_numpy_in_every_call_form(forms: lis
     ref = np.concatenate(parts)
     assert type(out) is cp.vector and out.shape == ref.shape
     traced = [x for p in pieces if isinstance(p, cp.vector) for x in p.values if isinstance(x, cp.value)]
-    if traced:
-        tg = cp.Target()
-        tg.compile(out)
-        tg.run()
-        got = tg.read_value(out)
-    else:
-        got = list(out.values)
+    got = run(out).read_value(out) if traced else list(out.values)
     np.testing.assert_array_equal(np.asarray(got, dtype=ref.dtype), ref)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
-from helpers import F32
+from helpers import F32, run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -214,10 +214,7 @@ def test_one_int_key_and_flat_elements_agree_with_numpy(kind: str, data: Any) ->
             flat[i]
         with pytest.raises(IndexError, match=rf"^index {i} is out of range for {flat.size} elements$"):
             x.element(i)
-    traced = [o for o in outs if not isinstance(o, (int, float))]
-    tg = cp.Target()
-    tg.compile(*traced)
-    tg.run()
+    tg = run(*(o for o in outs if not isinstance(o, (int, float))))
     for got, ref in zip(outs, want, strict=True):
         read = got if isinstance(got, (int, float)) else tg.read_value(got)
         np.testing.assert_array_equal(np.asarray(read, dtype=ref_data.dtype), ref)
