@@ -61,11 +61,6 @@ class array(NdMethods[TNum]):
     def __repr__(self) -> str:
         return f"array(shape={self.shape}, dtype={self.dtype})"  # Copapy's form
 
-    def __bool__(self) -> bool:
-        raise TypeError(
-            "the truth value of an array is ambiguous: reduce it first, e.g. (a > 0).sum() > 0"
-        )
-
     if TYPE_CHECKING:  # the methods are NdMethods'; their types for arrays
         def argsort(self) -> array[int]: ...
         def reshape(self, *shape: int | Sequence[int]) -> array[TNum]: ...

@@ -9,7 +9,6 @@ from typing import Any, TypeAlias, overload
 
 from . import _core
 from . import _elements as A
-from ._core import nd_plain_int as plain_int
 from ._core import value
 from ._tensors import _ten, tensor
 from ._vectors import vector
@@ -80,25 +79,5 @@ def concat(tensors: Any, *more: Any, axis: int = 0) -> Any:
     ``axis`` into a tensor. The pieces are a list or tuple, as in Copapy's
     ``concat(tensors, axis=0)`` (a second positional argument after the list is the
     axis), or separate arguments."""
-    arrays: tuple[Any, ...]
-    positional_axis = len(more) == 1 and plain_int(more[0]) is not None
-    if isinstance(tensors, (list, tuple)) and (not more or positional_axis):
-        if more:
-            axis = more[0]
-        arrays = tuple(tensors)
-    else:
-        arrays = (tensors, *more)
-    if not arrays:
-        raise ValueError("concat needs at least one piece")
-    if not any(type(p) is tensor for p in arrays):  # vectors and scalars join into a vector
-        return vector(_core.nd_concat([_vector_piece(p) for p in arrays], axis)[0])
-    pieces = [p if isinstance(p, A.ArrayBase) else tensor(p) for p in arrays]
-    return _ten(*_core.nd_concat([(p.values, p.shape) for p in pieces], axis))
-
-
-def _vector_piece(p: Any) -> tuple[tuple[Any, ...], tuple[int]]:
-    """The leaves and shape of a piece of a vector: a vector's, a scalar as one element, or
-    the elements of a sequence."""
-    s = None if isinstance(p, vector) else A.scalar_or_none(p)
-    vals = (s,) if s is not None else (p if isinstance(p, vector) else vector(p)).values
-    return vals, (len(vals),)
+    vals, shape, joined_vectors = _core.nd_concat(tensors, more, axis)
+    return vector(vals) if joined_vectors else _ten(vals, shape)

@@ -78,11 +78,6 @@ class ArrayBase(Generic[TNum]):
     def _with_values(self, vals: tuple[Any, ...]) -> ArrayBase[Any]:
         raise NotImplementedError
 
-    def __bool__(self) -> bool:
-        """NumPy's rule: the truth value of the one element, ambiguous for more (use
-        ``.all()`` or ``.any()``). Traced elements have no truth value while tracing."""
-        return _core.nd_bool(self.values, type(self).__name__)
-
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
         import numpy as np
 

@@ -94,6 +94,12 @@ class NdMethods(Generic[TNum]):
     def __len__(self) -> int:
         return _core.nd_len(self)
 
+    def __bool__(self) -> bool:
+        """NumPy's rule: the truth value of the one element, ambiguous for none or more (use
+        ``.all()`` or ``.any()``). Traced elements, and so an array's, have none while tracing
+        (a TypeError pointing to ``cp.iif``, as for a traced scalar)."""
+        return _core.nd_bool(self)
+
     def __neg__(self) -> Self:
         return _core.nd_unary(self, "neg")  # type: ignore[no-any-return]
 

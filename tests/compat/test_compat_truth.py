@@ -3,8 +3,10 @@
 A container of plain numbers with one element has that element's truth value; with more
 (or none) it is NumPy's "ambiguous" ValueError pointing to ``.all()``/``.any()``; any
 container holding a traced value is the TypeError that points to ``cp.iif``, as for a
-scalar (so ``if v1 > v2:`` on traced vectors cannot silently take a branch). ``==`` with a
-number, tuple or list is elementwise as in NumPy. Every expectation is NumPy's own answer.
+scalar (so ``if v1 > v2:`` on traced vectors cannot silently take a branch). A ``cp.array``
+holds values on the target (an array of numbers is an input), so its truth value is that
+TypeError at every size, as Copapy's array raised a TypeError. ``==`` with a number, tuple
+or list is elementwise as in NumPy. Every expectation is NumPy's own answer.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
+from helpers import F32
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 CASES: list[Any] = [
     [3.0], [0.0], [0], [1], [True], [False], [float("nan")], [-0.0],
@@ -63,6 +68,53 @@ def test_0d_tensor_element_compares_and_asserts() -> None:
         len(m[0][0])
 
 
+_SPECIAL = [0.0, -0.0, 1.0, -2.5, float("nan"), float("inf"), 1e-45]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(shape=st.lists(st.integers(0, 2), max_size=3).map(tuple), dtype=st.sampled_from([F32, np.int32]),
+       data=st.data())
+def test_truth_value_of_plain_containers_of_any_shape_is_numpys(shape: tuple[int, ...], dtype: Any,
+                                                                data: Any) -> None:
+    size = int(np.prod(shape))
+    pool = _SPECIAL if dtype is F32 else [0, 1, -7, 2**31 - 1]
+    ref = np.array(data.draw(st.lists(st.sampled_from(pool), min_size=size, max_size=size)),
+                   dtype=dtype).reshape(shape)
+    kinds = [cp.tensor(ref.tolist() if ref.ndim else ref.item(), shape=shape)]
+    if ref.ndim == 1:
+        kinds.append(cp.vector(ref.tolist()))
+    if shape == (4,) and dtype is F32:
+        kinds.append(cp.quaternion(ref.tolist()))
+    for c in kinds:
+        kind, want = numpy_truth(ref)
+        if kind == "ok":
+            assert bool(c) is want, (type(c), ref)
+        else:
+            with pytest.raises(ValueError, match="ambiguous; use (len|.any)"):
+                bool(c)
+
+
+@pytest.mark.parametrize("data", [[3.0], [0.0], [[1]], [True], [1.0, 2.0], [[0, 0], [0, 0]]], ids=repr)
+def test_an_array_has_no_truth_value_while_tracing(data: Any) -> None:
+    # NumPy answers for one element; a cp.array's elements are values on the target (an
+    # array of numbers is an input that Target.write_value changes), as a cp.value(3.0) is
+    a = cp.array(data)
+    for c in (a, a > 0.5, a.astype("bool"), cp.array([cp.value(1.0)] * a.size).reshape(a.shape)):
+        with pytest.raises(TypeError, match=r"truth value of an array is not known while tracing.*cp\.iif"):
+            bool(c)
+
+
+@pytest.mark.parametrize("n", [1, 64, 65])
+def test_jit_arguments_have_no_truth_value_whichever_storage_they_get(n: int) -> None:
+    # @cp.jit hands up to 64 elements over as a vector, more as an array: the same error
+    @cp.jit
+    def branchy(x: Any) -> Any:
+        return x.sum() if x else -x.sum()
+
+    with pytest.raises(TypeError, match=r"not known while tracing.*cp\.iif"):
+        branchy(np.ones(n, dtype=F32))
+
+
 @pytest.mark.parametrize("make", [
     lambda a: cp.vector([a, 2.0]) > 1.0,
     lambda a: cp.vector([a]) > 1.0,
@@ -70,7 +122,8 @@ def test_0d_tensor_element_compares_and_asserts() -> None:
     lambda a: cp.tensor([[a]])[0][0],
     lambda a: cp.vector([1.0, 2.0]) > cp.vector([a, a]),
     lambda a: cp.quaternion(a, 0.0, 0.0, 0.0),
-], ids=["vector", "one-element vector", "matrix", "0-d tensor", "vector comparison", "quaternion"])
+    lambda a: cp.tensor([a] * 3, packed=True) > 1.0,
+], ids=["vector", "one-element vector", "matrix", "0-d tensor", "vector comparison", "quaternion", "packed"])
 def test_containers_of_traced_values_have_no_truth_value(make: Any) -> None:
     c = make(cp.value(1.5))
     with pytest.raises(TypeError, match="cp.iif"):

@@ -20,7 +20,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
-from helpers import F32
+from helpers import F32, run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -300,3 +300,58 @@ def test_concat_of_tensors_agrees_with_numpy(shape: tuple[int, ...], sizes: list
     np.testing.assert_array_equal(np.asarray(out, dtype=F32).reshape(ref.shape), ref)
     with pytest.raises(ValueError, match="out of bounds"):
         cp.concat([cp.tensor(p) for p in parts], len(shape))
+
+
+_PIECE_FORMS = ["int", "float", "f32", "list", "tuple", "numpy", "vector", "traced"]
+
+
+def _piece(form: str, x: np.ndarray[Any, Any]) -> Any:
+    """A 1-D piece of ``concat`` holding ``x`` (a scalar form holds its first number)."""
+    return {"int": lambda: int(x[0]), "float": lambda: float(x[0]), "f32": lambda: F32(x[0]),
+            "list": lambda: x.tolist(), "tuple": lambda: tuple(x.tolist()), "numpy": lambda: x,
+            "vector": lambda: cp.vector(x.tolist()),
+            "traced": lambda: cp.vector([cp.value(v) for v in x.tolist()])}[form]()
+
+
+@_SETTINGS
+@given(forms=st.lists(st.sampled_from(_PIECE_FORMS), min_size=1, max_size=4),
+       call=st.sampled_from(["list", "tuple", "separate", "positional axis", "numpy axis", "keyword axis"]),
+       data=st.data())
+def test_concat_of_vector_pieces_agrees_with_numpy_in_every_call_form(forms: list[str], call: str,
+                                                                       data: Any) -> None:
+    # vectors and scalars join into a vector whatever form the call and the pieces take
+    # (Copapy's list with a positional axis, separate pieces, NumPy ints)
+    rng = np.random.default_rng(len(forms))
+    parts = [rng.integers(-50, 50, 1 if f in ("int", "float", "f32") else data.draw(st.integers(1, 3)))
+             .astype(np.int32 if f == "int" else F32) for f in forms]
+    pieces = [_piece(f, x) for f, x in zip(forms, parts, strict=True)]
+    out = {"list": lambda: cp.concat(pieces), "tuple": lambda: cp.concat(tuple(pieces)),
+           "separate": lambda: cp.concat(*pieces), "positional axis": lambda: cp.concat(pieces, 0),
+           "numpy axis": lambda: cp.concat(pieces, np.int64(-1)),
+           "keyword axis": lambda: cp.concat(tensors=pieces, axis=-1)}[call]()
+    ref = np.concatenate(parts)
+    assert type(out) is cp.vector and out.shape == ref.shape
+    traced = [x for p in pieces if isinstance(p, cp.vector) for x in p.values if isinstance(x, cp.value)]
+    got = run(out).read_value(out) if traced else list(out.values)
+    np.testing.assert_array_equal(np.asarray(got, dtype=ref.dtype), ref)
+
+
+def test_concat_errors_are_numpys_classes_with_our_messages() -> None:
+    for empty in ([], ()):
+        with pytest.raises(ValueError):
+            np.concatenate(empty)
+        with pytest.raises(ValueError, match="concat needs at least one piece"):
+            cp.concat(empty)
+    with pytest.raises(ValueError):
+        np.concatenate([np.zeros(()), np.zeros(())])
+    with pytest.raises(ValueError, match="0-d tensors cannot be joined"):
+        cp.concat(cp.tensor(1.0), cp.tensor(2.0))
+    with pytest.raises(ValueError, match=r"concatenate tensors of shapes \(1, 2\) and \(2,\) along axis 0"):
+        cp.concat(cp.tensor([[1, 2]]), [3, 4])
+    with pytest.raises(np.exceptions.AxisError):
+        np.concatenate([np.zeros(2), np.zeros(2)], 1)
+    with pytest.raises(IndexError, match=r"axis 1 is out of bounds for pieces of shape \(2,\)") as err:
+        cp.concat([cp.vector([1.0, 2.0]), 3.0], 1)
+    assert isinstance(err.value, ValueError)  # NumPy's AxisError is both
+    with pytest.raises(TypeError, match="vector\\(\\) takes an iterable"):
+        cp.concat(cp.vector([1.0]), "ab")

@@ -19,7 +19,7 @@ from typing import Any
 import copapy as cp
 import numpy as np
 import pytest
-from helpers import F32
+from helpers import F32, run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -181,6 +181,43 @@ def test_out_of_range_ints_raise_as_numpy(kind: str, data: Any) -> None:
         ref_data[key]
     with pytest.raises(IndexError, match=rf"index {bad} is out of range for .*(length|size) {n}"):
         x[key]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@_SETTINGS
+@given(data=st.data())
+def test_one_int_key_and_flat_elements_agree_with_numpy(kind: str, data: Any) -> None:
+    """``x[i]`` with one int (a vector's and a quaternion's shortcut, the general path for
+    the others; a NumPy int always takes the general path) and ``x.element(i)`` (a flat
+    index, Copapy's): NumPy's element for every position in range, NumPy's IndexError with
+    our message past either end."""
+    ref_data, _, _ = data.draw(cases(kind))
+    x = _make(kind, ref_data)
+    n, flat = len(ref_data), ref_data.reshape(-1)
+    outs: list[Any] = []
+    want: list[Any] = []
+    for i in range(-n - 2, n + 2):
+        if -n <= i < n:
+            outs += [x[i], x[np.int64(i)]]
+            want += [ref_data[i]] * 2
+            continue
+        with pytest.raises(IndexError):
+            ref_data[i]
+        with pytest.raises(IndexError, match=rf"index {i} is out of range for .*(length|size) {n}$"):
+            x[i]
+    for i in range(-flat.size - 2, flat.size + 2):
+        if -flat.size <= i < flat.size:
+            outs.append(x.element(i))
+            want.append(flat[i])
+            continue
+        with pytest.raises(IndexError):
+            flat[i]
+        with pytest.raises(IndexError, match=rf"^index {i} is out of range for {flat.size} elements$"):
+            x.element(i)
+    tg = run(*(o for o in outs if not isinstance(o, (int, float))))
+    for got, ref in zip(outs, want, strict=True):
+        read = got if isinstance(got, (int, float)) else tg.read_value(got)
+        np.testing.assert_array_equal(np.asarray(read, dtype=ref_data.dtype), ref)
 
 
 def _bad_keys() -> list[tuple[Any, type[Exception], str]]:

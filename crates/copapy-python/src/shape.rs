@@ -1,5 +1,5 @@
 //! The shape algebra of every container (`tensor`, `vector`, `cp.array`, packing), in plain
-//! Rust: strides, broadcasting, strided views (indexing, transposes, broadcasts), the
+//! Rust: strides, index positions, broadcasting, strided views (indexing, transposes, broadcasts), the
 //! grouping of reductions over axes, reshapes and the size limit. `ndcore/` binds it to
 //! Python; nothing here knows Python, so each rule is one function with its unit test.
 
@@ -10,6 +10,13 @@ pub fn strides(shape: &[usize]) -> Vec<usize> {
         st[i] = st[i + 1] * shape[i + 1];
     }
     st
+}
+
+/// Int index `i` as a position on an axis of length `n`, as Python's: wrapped once if
+/// negative, `None` outside `-n..n` (each caller says in its own words what was out of range).
+pub fn position(i: i64, n: usize) -> Option<usize> {
+    let n = n as i64;
+    (-n..n).contains(&i).then(|| i.rem_euclid(n) as usize)
 }
 
 /// NumPy's broadcast of two shapes, `None` when they do not fit.
@@ -206,6 +213,18 @@ mod tests {
         assert_eq!(broadcast(&[], &[2]), Some(vec![2]));
         assert_eq!(broadcast(&[3], &[4]), None);
         assert_eq!(broadcast_strides(&[3, 1], &[2, 3, 4]), vec![0, 1, 0]);
+    }
+
+    #[test]
+    fn positions_wrap_once() {
+        assert_eq!(position(2, 3), Some(2));
+        assert_eq!(position(-1, 3), Some(2));
+        assert_eq!(position(-3, 3), Some(0));
+        assert_eq!(
+            (position(3, 3), position(-4, 3), position(0, 0)),
+            (None, None, None)
+        );
+        assert_eq!(position(i64::MIN, 2), None);
     }
 
     #[test]

@@ -61,6 +61,15 @@ fn apply<'py>(
     }
 }
 
+/// `(own, other)` in the operator's order: swapped when `reflected` (`other op con`).
+fn ordered<T>(own: T, other: T, reflected: bool) -> (T, T) {
+    if reflected {
+        (other, own)
+    } else {
+        (own, other)
+    }
+}
+
 /// The array node of `x` when it is a `cp.array`.
 fn node_of(x: &Bound<'_, PyAny>) -> PyResult<Option<Value>> {
     Ok(match walk::attr(x, intern!(x.py(), "_cp_node"))? {
@@ -141,21 +150,13 @@ fn array_binary<'py>(
         if bshape != nd.shape {
             let shape: Vec<usize> =
                 nd_broadcast(py, nd.shape.clone(), bshape.clone(), op, "arrays")?.extract()?;
-            let a = Nd::of(
-                &nd.con
-                    .call_method1(intern!(py, "broadcast_to"), (tuple(py, &shape)?,))?,
-            )?;
+            let a = nd
+                .con
+                .call_method1(intern!(py, "broadcast_to"), (tuple(py, &shape)?,))?;
             let b = other.call_method1(intern!(py, "broadcast_to"), (tuple(py, &shape)?,))?;
-            let Contents::Array { node, dtype } = &a.contents else {
-                unreachable!()
-            };
-            return array_binary(&a, node, dtype, op, &b, reflected);
+            return nd_binary(&a, &b, op, reflected);
         }
-        let (x, y) = if reflected {
-            (b, node.clone())
-        } else {
-            (node.clone(), b)
-        };
+        let (x, y) = ordered(node.clone(), b, reflected);
         return nd.node(built(array::binary(code, &x, &y))?, &nd.shape, None);
     }
     let Some(s) = nd_scalar(other)? else {
@@ -171,11 +172,7 @@ fn array_binary<'py>(
         return nd.node(power(node, dtype, s.extract()?)?, &nd.shape, None);
     }
     let s = operand(&s)?;
-    let (x, y) = if reflected {
-        (s, node.clone())
-    } else {
-        (node.clone(), s)
-    };
+    let (x, y) = ordered(node.clone(), s, reflected);
     nd.node(built(array::binary(code, &x, &y))?, &nd.shape, None)
 }
 
@@ -202,7 +199,7 @@ fn packed<'py>(
         }
     };
     let a = a.cast::<PyArrayNode>()?.get().value().clone();
-    let (x, y) = if reflected { (b, a) } else { (a, b) };
+    let (x, y) = ordered(a, b, reflected);
     built(array::binary(code, &x, &y)).map(Some)
 }
 
@@ -243,11 +240,8 @@ fn leaves_binary<'py>(
         let out = a
             .iter()
             .map(|x| {
-                if reflected {
-                    apply(op, other, x)
-                } else {
-                    apply(op, x, other)
-                }
+                let (l, r) = ordered(x, other, reflected);
+                apply(op, l, r)
             })
             .collect::<PyResult<_>>()?;
         return like(out, &nd.shape);
@@ -276,10 +270,9 @@ fn leaves_binary<'py>(
     let (sa, sb) = (&nd.shape, &o.shape);
     let shape: Vec<usize> = if sa == sb {
         sa.clone()
-    } else if reflected {
-        nd_broadcast(py, sb.clone(), sa.clone(), op, what)?.extract()?
     } else {
-        nd_broadcast(py, sa.clone(), sb.clone(), op, what)?.extract()?
+        let (l, r) = ordered(sa, sb, reflected);
+        nd_broadcast(py, l.clone(), r.clone(), op, what)?.extract()?
     };
     let spread = |vals: Vec<Bound<'py, PyAny>>, from: &[usize]| -> Vec<Bound<'py, PyAny>> {
         if from == shape {
@@ -296,11 +289,8 @@ fn leaves_binary<'py>(
         .iter()
         .zip(&b)
         .map(|(x, y)| {
-            if reflected {
-                apply(op, y, x)
-            } else {
-                apply(op, x, y)
-            }
+            let (l, r) = ordered(x, y, reflected);
+            apply(op, l, r)
         })
         .collect::<PyResult<_>>()?;
     like(out, &shape)

@@ -1,4 +1,4 @@
-//! `astype` over both storage modes, with the rules of `cp.cast` (docs/math.md, "Casts"):
+//! `cp.cast` of one element and `astype` over both storage modes (docs/math.md, "Casts"):
 //! float to int truncates toward 0 (NaN 0, saturating), to bool is `x != 0`, to byte
 //! clamps to 0..255. An array (or a container that packs) converts with one loop stencil;
 //! leaves one by one, plain numbers in Python.
@@ -16,7 +16,23 @@ use crate::array_ops::PyArrayNode;
 use crate::convert::parse_dtype;
 use crate::value::{self, PyValue};
 
-/// One leaf converted to `dtype`.
+/// The element types a cast converts to.
+pub const CAST_NAMES: [&str; 4] = ["float", "int", "bool", "byte"];
+
+/// `cp.cast` of one element (a value or a Python number) to `dtype` ('float', 'int',
+/// 'bool', 'byte'): a value by one stencil (itself if it has the type), a number as Python's
+/// `float()`, `int()`, `bool()` convert it, or clamped to 0..255 for a byte (truncated, NaN 0).
+#[pyfunction]
+pub fn nd_cast_leaf<'py>(x: &Bound<'py, PyAny>, dtype: &str) -> PyResult<Bound<'py, PyAny>> {
+    if !CAST_NAMES.contains(&dtype) {
+        return Err(PyValueError::new_err(format!(
+            "cannot cast to '{dtype}': use 'float', 'int', 'bool' or 'byte'"
+        )));
+    }
+    cast_leaf(x.clone(), dtype)
+}
+
+/// One leaf converted to `dtype` (one of `CAST_NAMES`).
 fn cast_leaf<'py>(x: Bound<'py, PyAny>, dtype: &str) -> PyResult<Bound<'py, PyAny>> {
     let py = x.py();
     if is_traced(&x) {
@@ -52,7 +68,7 @@ fn cast_leaf<'py>(x: Bound<'py, PyAny>, dtype: &str) -> PyResult<Bound<'py, PyAn
 /// `nd` converted to `dtype` ('float', 'int', 'bool', 'byte'): itself if it has that dtype
 /// already (an array, or the array of a packed container).
 pub fn astype<'py>(nd: &Nd<'py>, dtype: &str) -> PyResult<Bound<'py, PyAny>> {
-    if !["float", "int", "bool", "byte"].contains(&dtype) {
+    if !CAST_NAMES.contains(&dtype) {
         return Err(PyValueError::new_err(format!(
             "unknown dtype '{dtype}': use one of 'float', 'int', 'bool', 'byte'"
         )));

@@ -1,24 +1,19 @@
-//! What the leaf containers (`tensor`, `vector`, `quaternion`) ask of their elements: a cast
-//! of one element (docs/math.md, "Casts"), the truth value of a container (NumPy's rule),
-//! the leaves of a `vector(...)` argument, and the numbers of `write_value` data checked
-//! against a shape; with the container protocol's `describe`.
+//! What the leaf containers (`tensor`, `vector`, `quaternion`) ask of their elements: the
+//! names `cp.cast` takes (the cast itself is `cast.rs`'), the leaves of a `vector(...)`
+//! argument, and the numbers of `write_value` data checked against a shape; with the
+//! container protocol's `describe`.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PySet, PyString, PyTuple};
 
-use copapy_compiler::Op;
-
-use super::leaves::{is_traced, nd_check_leaves, nd_flatten};
+use super::cast::CAST_NAMES;
+use super::leaves::{nd_check_leaves, nd_flatten};
 use super::shapes::nd_plain_int;
 use crate::container::{self, PyContainer};
-use crate::convert::{check_dtype, parse_dtype, type_name};
+use crate::convert::{check_dtype, type_name};
 use crate::shape::show;
-use crate::value::{self, PyValue};
-
-/// The element types a cast converts to.
-const CAST_NAMES: [&str; 4] = ["float", "int", "bool", "byte"];
 
 /// The names `cp.cast` takes: a dtype name or one of the Python types float, int, bool.
 #[pyfunction]
@@ -44,65 +39,6 @@ pub fn nd_cast_dtype(dtype: &Bound<'_, PyAny>) -> PyResult<&'static str> {
              float, int, bool)"
         ))
     })
-}
-
-/// One element (a value or a Python number) converted to `dtype` ('float', 'int', 'bool',
-/// 'byte'): a value by one stencil (itself if it has the type), a number as Python's
-/// `float()`, `int()`, `bool()` convert it, or clamped to 0..255 for a byte (truncated, NaN 0).
-#[pyfunction]
-pub fn nd_cast_leaf<'py>(x: &Bound<'py, PyAny>, dtype: &str) -> PyResult<Bound<'py, PyAny>> {
-    let py = x.py();
-    if !CAST_NAMES.contains(&dtype) {
-        return Err(PyValueError::new_err(format!(
-            "cannot cast to '{dtype}': use 'float', 'int', 'bool' or 'byte'"
-        )));
-    }
-    if let Ok(v) = x.cast::<PyValue>() {
-        if v.get().value().ty().name() == dtype {
-            return Ok(x.clone());
-        }
-        let out = if dtype == "byte" {
-            value::math_unary(py, v, Op::ToByte)?
-        } else {
-            let cast = copapy_compiler::trace::cast(v.get().value(), parse_dtype(dtype)?)
-                .map_err(|e| PyTypeError::new_err(e.message))?;
-            Py::new(py, PyValue::from_graph(cast))?.into_any()
-        };
-        return Ok(out.into_bound(py));
-    }
-    match dtype {
-        "float" => py.get_type::<PyFloat>().call1((x,)),
-        "int" => py.get_type::<PyInt>().call1((x,)),
-        "bool" => py.get_type::<PyBool>().call1((x,)),
-        _ if x.is_instance_of::<PyFloat>() && x.extract::<f64>()?.is_nan() || x.le(0)? => {
-            Ok(PyInt::new(py, 0).into_any())
-        }
-        _ if x.ge(255)? => Ok(PyInt::new(py, 255).into_any()),
-        _ => py.get_type::<PyInt>().call1((x,)),
-    }
-}
-
-/// NumPy's truth value of a container of `leaves` (`kind` names it in the errors): that of the
-/// one element, ambiguous for more (use `.all()` or `.any()`); traced elements have none.
-#[pyfunction]
-pub fn nd_bool(leaves: &Bound<'_, PyTuple>, kind: &str) -> PyResult<bool> {
-    if leaves.iter().any(|x| is_traced(&x)) {
-        return Err(PyTypeError::new_err(format!(
-            "the truth value of a {kind} of traced values is not known while tracing; use \
-             cp.iif(condition, true_result, false_result) to choose between values (with .all() \
-             or .any() to combine the elements of a condition)"
-        )));
-    }
-    match leaves.len() {
-        1 => leaves.get_item(0)?.is_truthy(),
-        0 => Err(PyValueError::new_err(format!(
-            "the truth value of an empty {kind} is ambiguous; use len() to test for elements"
-        ))),
-        _ => Err(PyValueError::new_err(format!(
-            "the truth value of a {kind} with more than one element is ambiguous; use .any() or \
-             .all()"
-        ))),
-    }
 }
 
 /// The NumPy array among sources: an object with `tolist` and `shape`.
@@ -257,8 +193,6 @@ pub fn nd_tensor_leaves<'py>(
 /// Registers the elements' functions in `copapy._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_cast_dtype, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_cast_leaf, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_bool, m)?)?;
     m.add_function(wrap_pyfunction!(nd_vector_leaves, m)?)?;
     m.add_function(wrap_pyfunction!(nd_tensor_leaves, m)?)?;
     m.add_function(wrap_pyfunction!(nd_flatten_data, m)?)?;

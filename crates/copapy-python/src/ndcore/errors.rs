@@ -1,5 +1,5 @@
-//! The exceptions of the n-d core (two bases each, as NumPy's and Copapy's) and the one
-//! conversion of a shape to a Python tuple.
+//! The exceptions of the n-d core (two bases each, as NumPy's and Copapy's), the one
+//! conversion of a shape to a Python tuple and the article of a kind in messages.
 
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -55,4 +55,10 @@ error_class!(
 /// A shape as a Python tuple.
 pub fn tuple<'py>(py: Python<'py>, dims: &[usize]) -> PyResult<Bound<'py, PyTuple>> {
     PyTuple::new(py, dims)
+}
+
+/// A kind of container with its article: "a tensor", "an array".
+pub fn article(name: &str) -> String {
+    let an = name.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {name}", if an { "an" } else { "a" })
 }

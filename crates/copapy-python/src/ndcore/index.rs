@@ -23,6 +23,7 @@ use pyo3::types::{PyInt, PySlice, PyTuple};
 
 use copapy_compiler::{Op, Value};
 
+use super::errors::article;
 use super::leaves::nd_dtype;
 use super::pack::nd_pack;
 use super::shapes::nd_plain_int;
@@ -134,12 +135,6 @@ pub fn select<T>(picks: Vec<Pick<T>>, shape: &[usize]) -> Selection<T> {
     sel
 }
 
-/// "a tensor", "an array".
-fn article(name: &str) -> String {
-    let an = name.starts_with(['a', 'e', 'i', 'o', 'u']);
-    format!("{} {name}", if an { "an" } else { "a" })
-}
-
 /// One position of an index at `axis` of a container `con` of `shape`.
 fn pick<'py>(
     item: &Bound<'py, PyAny>,
@@ -212,10 +207,7 @@ fn pick<'py>(
             )));
         }
     };
-    if !(-(n as i64)..n as i64).contains(&i) {
-        return Err(out_of_range());
-    }
-    Ok(Pick::At(i.rem_euclid(n as i64) as usize))
+    shape::position(i, n).map(Pick::At).ok_or_else(out_of_range)
 }
 
 /// The picks of `key` (one position, or a tuple of them) for a container of `shape`:
@@ -423,12 +415,40 @@ fn get<'py>(nd: &Nd<'py>, key: &Bound<'py, PyAny>, elements: bool) -> PyResult<B
     nd.view(sel.offset(), &sel.shape, &sel.strides)
 }
 
+/// `v[i]` of a vector (or quaternion: 1-D, its leaves its elements) with an int `i` in
+/// range, the common case while tracing, without resolving a selection; None for anything
+/// else (a bool, an int beyond 64 bits or out of range), which the general path takes.
+fn vector_element<'py>(
+    con: &Bound<'py, PyAny>,
+    key: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = con.py();
+    let Ok(i) = key.cast_exact::<PyInt>() else {
+        return Ok(None);
+    };
+    if !con.is_instance(container::registry()?.vector.bind(py))? {
+        return Ok(None);
+    }
+    let values = con.getattr(intern!(py, "values"))?.cast_into::<PyTuple>()?;
+    match i
+        .extract()
+        .ok()
+        .and_then(|i| shape::position(i, values.len()))
+    {
+        Some(k) => values.get_item(k).map(Some),
+        None => Ok(None),
+    }
+}
+
 /// `con[key]`: NumPy's basic indexing and runtime indices, for every container.
 #[pyfunction]
 pub fn nd_getitem<'py>(
     con: &Bound<'py, PyAny>,
     key: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    if let Some(x) = vector_element(con, key)? {
+        return Ok(x);
+    }
     let nd = Nd::of(con)?;
     let elements = gives_elements(&nd)?;
     get(&nd, key, elements)

@@ -6,7 +6,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyTuple};
 
-use super::errors::{axis_error, element_error, tuple};
+use super::errors::{element_error, tuple};
 use crate::container::{self, Contents};
 use crate::convert::{check_dtype, type_name};
 use crate::shape::show;
@@ -237,55 +237,4 @@ pub fn truth<'py>(
         Some(t) => Ok(t),
         None => Ok(PyBool::new(py, all).to_owned().into_any()),
     }
-}
-
-/// Leaves of `pieces` (each its leaves and shape, of one rank) joined along `axis`
-/// (negative from the end), NumPy's `concatenate`: the leaves and shape of the result.
-#[pyfunction]
-pub fn nd_concat<'py>(
-    py: Python<'py>,
-    pieces: Vec<(Bound<'py, PyTuple>, Vec<usize>)>,
-    axis: i64,
-) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyTuple>)> {
-    let Some((_, base)) = pieces.first() else {
-        return Err(PyValueError::new_err("concat needs at least one piece"));
-    };
-    let nd = base.len() as i64;
-    if nd == 0 {
-        return Err(PyValueError::new_err(
-            "concat: 0-d tensors cannot be joined; use vectors or 1-D tensors",
-        ));
-    }
-    if !(-nd..nd).contains(&axis) {
-        let msg = format!(
-            "axis {axis} is out of bounds for pieces of shape {}",
-            show(base)
-        );
-        return Err(PyErr::from_type(axis_error(py)?.clone(), msg));
-    }
-    let ax = axis.rem_euclid(nd) as usize;
-    let mut joined = 0;
-    for (_, s) in &pieces {
-        if s.len() != base.len() || s[..ax] != base[..ax] || s[ax + 1..] != base[ax + 1..] {
-            return Err(PyValueError::new_err(format!(
-                "cannot concatenate tensors of shapes {} and {} along axis {ax}",
-                show(base),
-                show(s)
-            )));
-        }
-        joined += s[ax];
-    }
-    let outer: usize = base[..ax].iter().product();
-    let mut out = Vec::new();
-    for o in 0..outer {
-        for (leaves, s) in &pieces {
-            let n: usize = s[ax..].iter().product();
-            for i in o * n..(o + 1) * n {
-                out.push(leaves.get_item(i)?);
-            }
-        }
-    }
-    let mut shape = base.clone();
-    shape[ax] = joined;
-    Ok((PyTuple::new(py, out)?, tuple(py, &shape)?))
 }

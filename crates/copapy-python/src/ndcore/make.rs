@@ -1,15 +1,18 @@
 //! The shape rules of the constructors of leaf containers (`zeros ones arange eye identity
-//! diagonal`): shape arguments as NumPy takes them, and the constants they hold. Their
+//! diagonal concat`): shape arguments as NumPy takes them, and the constants they hold. Their
 //! elements are plain Python numbers (constants: no code, no memory), computed with Python's
 //! own arithmetic so that ints stay exact and floats are Python's.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyTuple};
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
 
-use super::errors::tuple;
+use super::elements::{nd_tensor_leaves, nd_vector_leaves};
+use super::errors::{axis_error, tuple};
 use super::leaves::nd_scalar;
-use super::shapes::{nd_check_shape, nd_dim};
+use super::shapes::{nd_check_shape, nd_dim, nd_plain_int};
+use crate::container;
+use crate::shape::show;
 use crate::value::PyValue;
 
 /// Most elements `arange` makes: each one is a constant held in Python, so far longer ranges
@@ -159,6 +162,100 @@ pub fn nd_arange<'py>(
     PyTuple::new(py, vals)
 }
 
+/// `concat(tensors, *more, axis=0)`: the pieces as a list or tuple (Copapy's form, where one
+/// int after it is the axis, as Copapy's `concat(tensors, axis)`) or as separate arguments.
+/// Vectors and scalars (one element each) join into a vector; with a tensor among them,
+/// every piece is a tensor (nested data made one), joined along `axis` as NumPy's
+/// `concatenate`. The leaves, the shape, and whether the result is a vector.
+#[pyfunction]
+pub fn nd_concat<'py>(
+    tensors: &Bound<'py, PyAny>,
+    more: &Bound<'py, PyTuple>,
+    axis: i64,
+) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyTuple>, bool)> {
+    let py = tensors.py();
+    let listed = tensors.is_instance_of::<PyList>() || tensors.is_instance_of::<PyTuple>();
+    let positional_axis = match more.len() {
+        1 => nd_plain_int(&more.get_item(0)?)?,
+        _ => None,
+    };
+    let (items, axis) = if listed && (more.is_empty() || positional_axis.is_some()) {
+        let items = tensors.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+        (items, positional_axis.unwrap_or(axis))
+    } else {
+        (std::iter::once(tensors.clone()).chain(more).collect(), axis)
+    };
+    let tensor = container::registry()?.matrix.clone_ref(py).into_bound(py);
+    let vectors = !items.iter().any(|p| p.get_type().is(&tensor));
+    let pieces = items
+        .iter()
+        .map(|p| {
+            if vectors {
+                if let Some(s) = nd_scalar(p)? {
+                    return Ok((PyTuple::new(py, [s])?, vec![1]));
+                }
+                let leaves = nd_vector_leaves(p)?;
+                let n = leaves.len();
+                return Ok((leaves, vec![n]));
+            }
+            let (leaves, shape) = nd_tensor_leaves(p, None)?;
+            Ok((leaves, shape.extract()?))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let (leaves, shape) = join(py, pieces, axis)?;
+    Ok((leaves, shape, vectors))
+}
+
+/// Leaves of `pieces` (each its leaves and shape, of one rank) joined along `axis`
+/// (negative from the end), NumPy's `concatenate`: the leaves and shape of the result.
+fn join<'py>(
+    py: Python<'py>,
+    pieces: Vec<(Bound<'py, PyTuple>, Vec<usize>)>,
+    axis: i64,
+) -> PyResult<(Bound<'py, PyTuple>, Bound<'py, PyTuple>)> {
+    let Some((_, base)) = pieces.first() else {
+        return Err(PyValueError::new_err("concat needs at least one piece"));
+    };
+    let nd = base.len() as i64;
+    if nd == 0 {
+        return Err(PyValueError::new_err(
+            "concat: 0-d tensors cannot be joined; use vectors or 1-D tensors",
+        ));
+    }
+    if !(-nd..nd).contains(&axis) {
+        let msg = format!(
+            "axis {axis} is out of bounds for pieces of shape {}",
+            show(base)
+        );
+        return Err(PyErr::from_type(axis_error(py)?.clone(), msg));
+    }
+    let ax = axis.rem_euclid(nd) as usize;
+    let mut joined = 0;
+    for (_, s) in &pieces {
+        if s.len() != base.len() || s[..ax] != base[..ax] || s[ax + 1..] != base[ax + 1..] {
+            return Err(PyValueError::new_err(format!(
+                "cannot concatenate tensors of shapes {} and {} along axis {ax}",
+                show(base),
+                show(s)
+            )));
+        }
+        joined += s[ax];
+    }
+    let outer: usize = base[..ax].iter().product();
+    let mut out = Vec::new();
+    for o in 0..outer {
+        for (leaves, s) in &pieces {
+            let n: usize = s[ax..].iter().product();
+            for i in o * n..(o + 1) * n {
+                out.push(leaves.get_item(i)?);
+            }
+        }
+    }
+    let mut shape = base.clone();
+    shape[ax] = joined;
+    Ok((PyTuple::new(py, out)?, tuple(py, &shape)?))
+}
+
 /// Registers the constructors' functions in `copapy._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ARANGE_MAX", ARANGE_MAX)?;
@@ -167,5 +264,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_eye, m)?)?;
     m.add_function(wrap_pyfunction!(nd_diagonal, m)?)?;
     m.add_function(wrap_pyfunction!(nd_arange, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_concat, m)?)?;
     Ok(())
 }

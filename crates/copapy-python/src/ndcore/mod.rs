@@ -60,7 +60,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_dot, m)?)?;
     m.add_function(wrap_pyfunction!(nd_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(nd_check_leaves, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_concat, m)?)?;
     m.add("PACK_THRESHOLD", PACK_THRESHOLD)?;
     m.add_function(wrap_pyfunction!(nd_pack_threshold, m)?)?;
     m.add_function(wrap_pyfunction!(nd_wants_pack, m)?)?;
@@ -70,6 +69,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_trace, m)?)?;
     m.add_function(wrap_pyfunction!(nd_sort, m)?)?;
     m.add_function(wrap_pyfunction!(nd_astype, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_cast_leaf, m)?)?;
     m.add_function(wrap_pyfunction!(nd_transpose, m)?)?;
     m.add_function(wrap_pyfunction!(nd_reshape_to, m)?)?;
     m.add_function(wrap_pyfunction!(nd_flat, m)?)?;
@@ -83,6 +83,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd_binary, m)?)?;
     m.add_function(wrap_pyfunction!(nd_unary, m)?)?;
     m.add_function(wrap_pyfunction!(nd_product, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_bool, m)?)?;
     m.add_function(wrap_pyfunction!(nd_all, m)?)?;
     m.add_function(wrap_pyfunction!(nd_to_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(nd_array_data, m)?)?;

@@ -1,15 +1,57 @@
-//! `all`, `any` and `to_numpy` of every container over both storage modes.
+//! The truth value, `all`, `any` and `to_numpy` of every container over both storage modes.
 
 use pyo3::basic::CompareOp;
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use super::errors::tuple;
-use super::leaves::truth;
+use super::errors::{article, tuple};
+use super::leaves::{is_traced, truth};
 use super::storage::{Contents, Nd};
 use crate::array_ops::PyArrayNode;
+use crate::convert::type_name;
+
+/// `bool(con)`, NumPy's rule: the truth value of the one element, ambiguous for none or
+/// more (use `len()`, `.any()` or `.all()`). A traced element has no truth value while
+/// tracing, nor has an array's (its elements are values on the target: an array of numbers
+/// is an input `Target.write_value` changes), so those are the `TypeError` pointing to
+/// `cp.iif`, as a traced scalar's.
+#[pyfunction]
+pub fn nd_bool(con: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let nd = Nd::of(con)?;
+    let kind = type_name(con);
+    let traced = match &nd.contents {
+        Contents::Leaves(t) => t.iter().any(|x| is_traced(&x)),
+        Contents::Array { .. } => true,
+    };
+    if traced {
+        let (what, why) = match nd.contents {
+            Contents::Leaves(_) => (format!("{} of traced values", article(&kind)), ""),
+            Contents::Array { .. } => (
+                article(&kind),
+                ": its elements are values on the target (an array of numbers is an input, \
+                 which Target.write_value changes)",
+            ),
+        };
+        return Err(PyTypeError::new_err(format!(
+            "the truth value of {what} is not known while tracing{why}; use \
+             cp.iif(condition, true_result, false_result) to choose between values (with \
+             .all() or .any() to combine the elements of a condition)"
+        )));
+    }
+    match nd.size() {
+        1 => nd.element(0)?.is_truthy(),
+        0 => Err(PyValueError::new_err(format!(
+            "the truth value of an empty {kind} is ambiguous; use len() to test for elements"
+        ))),
+        _ => Err(PyValueError::new_err(format!(
+            "the truth value of {} with more than one element is ambiguous; use .any() or \
+             .all()",
+            article(&kind)
+        ))),
+    }
+}
 
 /// `all()` (`all = true`) or `any()`: whether every (any) element is non-zero. Leaves
 /// settle their constants while tracing and combine `x != 0` of the traced ones pairwise

@@ -14,7 +14,7 @@ use pyo3::types::{PyList, PyTuple};
 use copapy_compiler::trace::TraceError;
 use copapy_compiler::{array, Value};
 
-use super::errors::tuple;
+use super::errors::{article, tuple};
 use super::leaves::is_traced;
 use super::shapes::{nd_broadcast_strides, nd_permutation, nd_plain_int, nd_reshape};
 use crate::array_ops::PyArrayNode;
@@ -99,8 +99,7 @@ impl<'py> Nd<'py> {
 
     /// "a tensor of shape (2, 3)", "an array of shape (4,)".
     pub fn what(&self) -> String {
-        let a = if self.kind() == "array" { "an" } else { "a" };
-        format!("{a} {} of shape {}", self.kind(), show(&self.shape))
+        format!("{} of shape {}", article(self.kind()), show(&self.shape))
     }
 
     /// A container of this kind holding `leaves` with `shape`.
@@ -247,12 +246,7 @@ pub fn nd_broadcast_to<'py>(
     target: Vec<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let nd = Nd::of(con)?;
-    let a = if nd.kind() == "array" {
-        "an array"
-    } else {
-        "a tensor"
-    };
-    let strides = nd_broadcast_strides(nd.shape.clone(), target.clone(), a)?;
+    let strides = nd_broadcast_strides(nd.shape.clone(), target.clone(), &article(nd.kind()))?;
     nd.view(0, &target, &strides)
 }
 
@@ -261,10 +255,9 @@ pub fn nd_broadcast_to<'py>(
 pub fn nd_item<'py>(con: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let nd = Nd::of(con)?;
     if nd.size() != 1 {
-        let a = if nd.kind() == "array" { "an" } else { "a" };
         return Err(PyValueError::new_err(format!(
-            "item() needs {a} {} with one element, this one has shape {}",
-            nd.kind(),
+            "item() needs {} with one element, this one has shape {}",
+            article(nd.kind()),
             show(&nd.shape)
         )));
     }
@@ -292,13 +285,13 @@ pub fn nd_element<'py>(
             type_name(index)
         )));
     };
-    let n = nd.size() as i64;
-    if !(-n..n).contains(&i) {
+    let Some(k) = shape::position(i, nd.size()) else {
         return Err(PyIndexError::new_err(format!(
-            "index {i} is out of range for {n} elements"
+            "index {i} is out of range for {} elements",
+            nd.size()
         )));
-    }
-    nd.element(i.rem_euclid(n) as usize)
+    };
+    nd.element(k)
 }
 
 /// `get_values(data)`: flat element data (one number per element) nested as lists of the shape.
