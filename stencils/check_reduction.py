@@ -40,7 +40,7 @@ void cpm_check_reduction(int sincos, double *out) {
         float rh, rl, ah = 0;
         uint32_t q;
         if (sincos) {
-            q = cpm_reduce_sincos(cpm_from_bits(ax), &rh, &rl, &ah, 0) & 3u;
+            q = cpm_reduce_sincos(ax, &rh, &rl, &ah, 0) & 3u;
             rl = -rl; /* r = r0 - dn */
             double a = (double)ah * 0x1p11, w = 1.0 - 0.5 * (double)ah * (double)ah;
             if (a != __builtin_round(a) || __builtin_fabs((double)ah - rh) > 0x1p-11 ||
