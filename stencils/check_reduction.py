@@ -2,9 +2,9 @@
 """Check the sin/cos/tan argument reduction of stencils/mathlib.c on every float32.
 
 The claims of docs/math.md ("sin and cos", "tan", "Large arguments") about `cpm_reduce`
-(tan's) and `cpm_reduce_sincos` (sin's and cos's: rh + rl is sh + sl there, not
-normalised), each checked on every bit pattern in its range with a native build of
-mathlib.c (zig cc -O2 -ffp-contract=off, like ulp_error.py):
+(tan's) and `cpm_reduce_sincos` (sin's and cos's: rh + rl is r0 - dn there, not
+normalised, and its head ah), each checked on every bit pattern in its range with a
+native build of mathlib.c (zig cc -O2 -ffp-contract=off, like ulp_error.py):
 
 * |x| < pi/4: rh = |x| and rl = 0 exactly (+0 for tan's), quadrant 0 (pi/4 itself is a
   tie of |x| 2/pi = 1/2, which goes up for tan's: k = 1; to even for sin's and cos's);
@@ -12,6 +12,8 @@ mathlib.c (zig cc -O2 -ffp-contract=off, like ulp_error.py):
   quadrant, pi/2 in three 33-bit double pieces, so the reference is exact to ~2^-100):
   the largest absolute error (below 2^-46) and, for information, the largest error
   relative to |r|; |rh| bound, and |rl| bound for sin's and cos's;
+* sin's and cos's head ah: a multiple of 2^-11 within 2^-11 of r0 (so ah^2 and
+  1 - ah^2/2 are exact floats), below 2^22;
 * 2^20 <= |x| <= 2^22 (the rounded reduction): |rh| bound (the kernels' range).
 
 Usage: python3 stencils/check_reduction.py   (about 20 s; exits 1 if a claim fails)
@@ -30,12 +32,23 @@ HARNESS = r"""
 static const double P1 = 0x1.921fb544p+0, P2 = 0x1.0b4611a6p-34, P3 = 0x1.3198a2e037073p-69;
 /* out: [0] small inputs not passed through, [1] max abs error, [2] max error / |r|,
  * [3] max |rh| below 2^20, [4] max |rh| from 2^20 to 2^22, [5] quadrant mismatches,
- * [6] max |rl| below 2^20 */
+ * [6] max |rl| below 2^20, [7] sin's and cos's ah off its grid, more than 2^-11 from rh,
+ * or 1 - ah^2/2 not exact */
 void cpm_check_reduction(int sincos, double *out) {
-    for (int i = 0; i < 7; i++) out[i] = 0;
+    for (int i = 0; i < 8; i++) out[i] = 0;
     for (uint32_t ax = 0; ax <= 0x4a800000u; ax++) {
-        float rh, rl;
-        uint32_t q = (sincos ? cpm_reduce_sincos(ax, &rh, &rl, 0) : cpm_reduce(ax, &rh, &rl, 0)) & 3u;
+        float rh, rl, ah = 0;
+        uint32_t q;
+        if (sincos) {
+            q = cpm_reduce_sincos(ax, &rh, &rl, &ah, 0) & 3u;
+            rl = -rl; /* r = r0 - dn */
+            double a = (double)ah * 0x1p11, w = 1.0 - 0.5 * (double)ah * (double)ah;
+            if (a != __builtin_round(a) || __builtin_fabs((double)ah - rh) > 0x1p-11 ||
+                (double)(float)w != w)
+                out[7] += 1;
+        } else {
+            q = cpm_reduce(ax, &rh, &rl, 0) & 3u;
+        }
         if (ax < 0x3f490fdbu) {
             uint32_t zero = sincos ? cpm_bits(rl) << 1 : cpm_bits(rl); /* tan's: +0 */
             if (cpm_bits(rh) != ax || zero != 0 || q != 0) out[0] += 1;
@@ -83,16 +96,18 @@ def main():
         for name, sincos, abs_bar, rh20_bar, rl20_bar, rh22_bar in (
                 ("tan: cpm_reduce", 0, 2.0**-46, 0.802, 2.0**-24, 0.849),
                 ("sin, cos: cpm_reduce_sincos", 1, 2.0**-46, 0.877, 2.0**-21.99, 1.151)):
-            out = (ctypes.c_double * 7)()
+            out = (ctypes.c_double * 8)()
             lib.cpm_check_reduction(sincos, out)
-            small, abs_err, rel_err, rh20, rh22, qbad, rl20 = list(out)
+            small, abs_err, rel_err, rh20, rh22, qbad, rl20, ahbad = list(out)
             print(f"{name}\n  |x| < pi/4 not passed through exactly: {small:.0f}")
             print(f"  pi/4 < |x| < 2^20: quadrant mismatches {qbad:.0f}; max |rh + rl - r| = "
                   f"2^{_log2(abs_err)}; max |rh + rl - r| / |r| = 2^{_log2(rel_err)}; max |rh| = "
                   f"{rh20:.6f}; max |rl| = 2^{_log2(rl20)}")
             print(f"  2^20 <= |x| <= 2^22: max |rh| = {rh22:.6f}")
+            if sincos:
+                print(f"  ah off its grid, off r0 by more than 2^-11 or 1 - ah^2/2 inexact: {ahbad:.0f}")
             ok = ok and small == 0 and qbad == 0 and abs_err < abs_bar and rh20 < rh20_bar and \
-                rl20 < rl20_bar and rh22 < rh22_bar
+                rl20 < rl20_bar and rh22 < rh22_bar and ahbad == 0
     print("ok" if ok else "FAILED")
     return 0 if ok else 1
 

@@ -1,11 +1,12 @@
 """The hard cases of sin's and cos's reduction (issue 23.2, docs/math.md "sin and cos"):
 ties of |x| 2/pi (rounded to even, so |r| reaches 0.877), the arguments where the
-unnormalised low part sl is largest (|x| near 2^20), neighbours of k pi/2 up to 2^20, the
-inputs with the largest measured errors, and special values. Each result is compared with
-math.sin / math.cos in float64 of the exact float32 input: the error in float32 ulps of the
-reference (fractional, not rounded) stays below 0.87 (the measured maximum over all
-float32 below 2^20 is in docs/math.md), through scalar programs (packed four to a step on
-x86_64 and AArch64) and array kernels."""
+correction dn is largest (|x| near 2^20), neighbours of k pi/2 up to 2^20 (r tiny: t1 - p
+cancels), arguments where t1 is smaller than p (r near -p/2, the Fast2Sum of r0 = t1 - p
+without |t1| >= |p|), the inputs with the largest measured errors, and special values.
+Each result is compared with math.sin / math.cos in float64 of the exact float32 input:
+the error in float32 ulps of the reference (fractional, not rounded) stays below 0.87
+(the measured maximum over all float32 below 2^20 is in docs/math.md), through scalar
+programs (packed four to a step on x86_64 and AArch64) and array kernels."""
 
 from __future__ import annotations
 
@@ -56,6 +57,20 @@ def _near_quadrants() -> list[float]:
     return out
 
 
+def _fast2sum_edges() -> list[float]:
+    """float32 near k pi/2 + r with r = -k (C2 + C3)/2 (C2 + C3 = pi/2 - 0x1.922p0, the
+    part t1 keeps): there t1 = r + p is about p/2, smaller than p."""
+    c23 = math.pi / 2 - float.fromhex("0x1.922p0")
+    out = []
+    for k in [*range(1000, 200000, 9973), *range(200000, 390000, 4999)]:
+        f = F32(k * math.pi / 2 - k * c23 / 2)
+        for d in range(-3, 4):
+            x = F32(f + F32(d) * np.spacing(f))
+            if abs(float(x)) < 2.0**20:
+                out.append(float(x))
+    return out
+
+
 # the largest errors measured over all float32 below 2^20 (before and after issue 23.2, and
 # 0x4943998D, where sh and sl nearly cancel: 1.16 ulp with a reduction that rounded sl at 2^-46)
 WORST_BITS = [0x49373EE7, 0x4977C5CA, 0x495AE764, 0x497F63BD, 0x401457ED, 0x3F49879A,
@@ -68,7 +83,7 @@ def _worst() -> list[float]:
 
 
 def _cases() -> list[float]:
-    xs = _ties() + _near_quadrants() + _worst()
+    xs = _ties() + _near_quadrants() + _fast2sum_edges() + _worst()
     return xs + [-x for x in xs]
 
 
@@ -108,9 +123,11 @@ def test_hard_reduction_cases_within_the_bound(name: str, run: Callable[..., lis
 @pytest.mark.parametrize("run", [_scalars, _array], ids=["scalars", "array"])
 def test_special_and_huge_arguments(run: Callable[..., list[float]]) -> None:
     """NaN and infinities give the quiet NaN; zeros and subnormals pass through (sin) or
-    give 1 (cos); huge arguments stay in [-1, 1]."""
+    give 1 (cos); huge arguments (|x| clamped to 2^22, up to the largest float) stay in
+    [-1, 1]."""
     sub = [float(v) for v in np.array([1, 0x7FFFFF, 0x00400000], dtype=np.uint32).view(np.float32)]
-    huge = [2.0**22, 2.0**22 + 0.5 * 2**22, 3.0e38, float(np.finfo(np.float32).max)]
+    above = np.array([0x4A800001, 0x4A800002, 0x4B000000, 0x4F000000, 0x7F7FFFFF], dtype=np.uint32)
+    huge = [2.0**22, 2.0**22 + 0.5 * 2**22, 3.0e38, *(float(v) for v in above.view(np.float32))]
     xs = [math.nan, math.inf, 0.0, *sub, *huge]
     xs = xs + [-x for x in xs]
     for fn, name in ((cp.sin, "sin"), (cp.cos, "cos")):
