@@ -694,15 +694,16 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     if (precise) {
         float ch, cl, ke; /* log c = ch + cl with ch its float32 rounding */
         cpm_fast_two_sum(t[1], t[2], &ch, &cl);
-        cpm_two_sum(fe * CPM_LN2_C1, ch, &kh, &ke);
+        /* exact as a Fast2Sum: e = 0, or |e C1| >= 0.69 > |ch| (|log c| < 0.35) */
+        cpm_fast_two_sum(fe * CPM_LN2_C1, ch, &kh, &ke);
         kl = (fe * CPM_LN2_C2 + cl) + ke;
     } else {
         kh = fe * CPM_LN2_C1 + t[1]; /* exact */
         kl = fe * CPM_LN2_C2 + t[2];
     }
     float hi = kh + rh, hl = rh - (hi - kh); /* Fast2Sum: kh = 0 or |kh| > |rh| */
-    float tail = (rh * (rh * rh)) * (P0 + rh * (P1 + rh * (P2 + rh * P3)));
     if (!precise) {
+        float tail = (rh * (rh * rh)) * (P0 + rh * (P1 + rh * (P2 + rh * P3)));
         float lo = hl + ((kl + rl * (1.0f - rh)) + (tail - 0.5f * (rh * rh)));
         return (cpm_df){hi, lo};
     }
@@ -711,9 +712,12 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     cpm_split_cut(rh, &ah, &al);
     z = rh * rh;
     ez = ((ah * ah - z) + (ah + ah) * al) + al * al;
+    /* Estrin's form (Horner's was pow's longest chain): a few 2^-24 of a term below 2^-19 */
+    float tail = (rh * z) * ((P0 + rh * P1) + z * (P2 + rh * P3));
     cpm_fast_two_sum(hi, -0.5f * z, &h2, &e2);
-    /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it */
-    float lo = (e2 + hl) + ((kl + fe * CPM_LN2_C3) + (rl * ((1.0f - rh) + z) + (tail - 0.5f * ez)));
+    /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it; the terms that come
+     * last (the tail, ez, e2) are added last */
+    float lo = ((hl + (kl + fe * CPM_LN2_C3)) + rl * ((1.0f - rh) + z)) + ((tail - 0.5f * ez) + e2);
     return (cpm_df){h2, lo};
 }
 
@@ -789,7 +793,7 @@ CPM_INLINE float cpm_exp_tab(float wh, float wl) {
     float t = wh * INV + SHIFT;
     uint32_t k = cpm_bits(t) - cpm_bits(SHIFT);
     float fk = t - SHIFT;
-    float r = ((wh - fk * C1) - fk * C2) + (wl - fk * C3);
+    float r = (((wh - fk * C1) - fk * C2) - fk * C3) + wl; /* wl, the last to come, added last */
     const float *e = CPM_RODATA(cpm_exp2_table) + 2u * (k & 31u);
     float r2 = r * r;
     float p = r + r2 * ((0.5f + r * 0x1.555556p-3f) + r2 * 0x1.555556p-5f);
@@ -812,10 +816,13 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
      * anyway): y is an integer when n converts back to |y|, odd when n is */
     float yc = cpm_min_pos(cpm_from_bits(ay), 0x1p24f, vec);
     int32_t n = (int32_t)yc;
-    uint32_t nonint = (float)n != yc;
-    uint32_t sign = ux & ((uint32_t)n << 31) & (nonint - 1u); /* x < 0, y an odd integer */
-    /* |x|^y -> inf (else 0) as |y| grows: |x| > 1 and y > 0, or |x| < 1 and y < 0 */
-    uint32_t grows = cpm_mask_v((ax > 0x3f800000u) != (uy >> 31), vec);
+    uint32_t nonint = cpm_mask_v((float)n != yc, vec);
+    uint32_t sign = ux & ((uint32_t)n << 31) & ~nonint; /* x < 0, y an odd integer */
+    /* x = +-0, +-inf or NaN: ax - 1 >= INF - 1 unsigned, as one signed compare */
+    uint32_t xbad = cpm_mask_v((int32_t)(ax + 0x7fffffffu) > (int32_t)0xff7ffffeu, vec);
+    /* |x|^y -> inf (else 0) as |y| grows: the sign bit of (1.0 - |x|) ^ y, set when |x| > 1
+     * and y > 0 or |x| < 1 and y < 0 */
+    uint32_t grows = (uint32_t)((int32_t)((0x3f800000u - ax) ^ uy) >> 31);
     cpm_df l = cpm_log_tab(cpm_from_bits(ax), 1, vec);
     /* w = wh + wl = y log|x|: Dekker's product (exact) plus y l.l, not normalised (wl
      * stays below 2 ulp(wh), which exp_df takes) */
@@ -824,22 +831,20 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     float wh = l.h * y;
     float wl = (((lh * yh - wh) + lh * yl) + ll * yh) + ll * yl;
     wl = wl + l.l * y;
-    /* 0 or inf by the side |x| is on and y's sign: w out of exp's range, x = +-0 or
-     * +-inf, or |y| >= 2^32 (> 150 / min|log|x|| for |x| != 1; inf included) */
-    uint32_t limit = cpm_mask_v((wh > 89.0f) | (wh < -104.0f) | (ax == 0) | (ax == CPM_INF_BITS) |
-                                (ay >= 0x4f800000u), vec);
-    uint32_t xone = cpm_mask_v(ax == 0x3f800000u, vec); /* x = -1 (or 1) */
-    /* NaN in, or a negative finite x with a non-integer y; then pow(x, +-0) = pow(1, y)
-     * = 1, even for NaN (C99's first rule, picked last) */
-    uint32_t nan = cpm_mask_v((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS) |
-                              ((ux >> 31) & nonint & (ax != CPM_INF_BITS) & (ax != 0)), vec);
-    uint32_t one = cpm_mask_v((ay == 0) | (ux == 0x3f800000u), vec);
+    float core = cpm_exp_tab(wh, wl);
+    /* 0 or inf by the side |x| is on and y's sign: w out of exp's range (|y| >= 2^32 and
+     * y = +-inf included: |log|x|| >= 2^-24 for |x| != 1, so |w| > 104), x = +-0 or +-inf */
+    uint32_t limit = cpm_mask_v((wh > 89.0f) | (wh < -104.0f), vec) | xbad;
+    /* NaN in, or a negative finite nonzero x with a non-integer y (x = -0 and x = -inf go
+     * to limit); then pow(x, +-0) = pow(1, y) = pow(-1, +-inf) = 1, even for NaN (C99's
+     * first rules, picked last; |x| = 1 gives w = 0 and the core 1 exactly for finite y) */
+    uint32_t nan = cpm_mask_v(__builtin_isunordered(x, y), vec) |
+                   ((uint32_t)((int32_t)ux >> 31) & nonint & ~xbad);
+    uint32_t one = cpm_mask_v((ay == 0) | (ux == 0x3f800000u) | ((ax == 0x3f800000u) & (ay == CPM_INF_BITS)), vec);
     /* the special result, the later pick winning, formed beside the core; then one pick
      * of it or the core's result: the core's path ends in one or and one select */
-    uint32_t special = cpm_selu(xone, 0x3f800000u, limit & grows & CPM_INF_BITS) | sign;
-    special = cpm_selu(one, 0x3f800000u, cpm_selu(nan, CPM_NAN_BITS, special));
-    uint32_t r = cpm_bits(cpm_exp_tab(wh, wl)) | sign;
-    return cpm_from_bits(cpm_selu(limit | xone | nan | one, special, r));
+    uint32_t special = cpm_selu(one, 0x3f800000u, cpm_selu(nan, CPM_NAN_BITS, (limit & grows & CPM_INF_BITS) | sign));
+    return cpm_from_bits(cpm_selu(limit | nan | one, special, cpm_bits(core) | sign));
 }
 
 CPM_NOINLINE float cpm_powf(float x, float y) { return cpm_powf_body(x, y, 0); }
