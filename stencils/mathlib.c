@@ -639,39 +639,41 @@ CPM_INLINE void cpm_split_cut(float a, float *hi, float *lo) {
     *hi = h;
     *lo = a - h;
 }
-__attribute__((used)) static const float cpm_log_table[32][3] = { /* invc, logc_h, logc_l */
-    {0x1.642p+0f, -0x1.5208p-2f, 0x1.202e7ap-18f},
-    {0x1.5cap+0f, -0x1.3c38p-2f, -0x1.939b5ap-17f},
-    {0x1.556p+0f, -0x1.26b8p-2f, 0x1.df6cbp-18f},
-    {0x1.4e6p+0f, -0x1.118p-2f, 0x1.17e202p-18f},
-    {0x1.47ap+0f, -0x1.f94p-3f, 0x1.8ec634p-17f},
-    {0x1.414p+0f, -0x1.d1p-3f, 0x1.20376ap-17f},
-    {0x1.3b2p+0f, -0x1.a99p-3f, 0x1.2dc748p-19f},
-    {0x1.352p+0f, -0x1.823p-3f, -0x1.64c1a4p-23f},
-    {0x1.2f6p+0f, -0x1.5bcp-3f, 0x1.fd076p-18f},
-    {0x1.29ep+0f, -0x1.364p-3f, -0x1.e5682cp-18f},
-    {0x1.24ap+0f, -0x1.11ep-3f, 0x1.c6875cp-17f},
-    {0x1.1f8p+0f, -0x1.db6p-4f, 0x1.b1fcfp-17f},
-    {0x1.1a8p+0f, -0x1.938p-4f, 0x1.43554ep-17f},
-    {0x1.15cp+0f, -0x1.4ep-4f, -0x1.108a36p-20f},
-    {0x1.112p+0f, -0x1.094p-4f, 0x1.9eb178p-18f},
-    {0x1.0cap+0f, -0x1.8a4p-5f, -0x1.a9cc62p-17f},
-    {0x1.084p+0f, -0x1.03cp-5f, -0x1.5d85e8p-17f},
-    {0x1.042p+0f, -0x1.06p-6f, 0x1.ab87dap-18f},
-    {0x1p+0f, 0x0p+0f, 0x0p+0f},
-    {0x1.f08p-1f, 0x1.f78p-6f, 0x1.4d8b3cp-17f},
-    {0x1.e1ep-1f, 0x1.f0cp-5f, 0x1.86088cp-20f},
-    {0x1.d42p-1f, 0x1.6fp-4f, -0x1.5ae7f6p-17f},
-    {0x1.c72p-1f, 0x1.e26p-4f, -0x1.f11faap-17f},
-    {0x1.bacp-1f, 0x1.29ap-3f, -0x1.679cfcp-18f},
-    {0x1.af2p-1f, 0x1.602p-3f, -0x1.3e2462p-17f},
-    {0x1.a42p-1f, 0x1.951p-3f, -0x1.957feep-17f},
-    {0x1.99ap-1f, 0x1.c8ep-3f, -0x1.068caep-20f},
-    {0x1.8fap-1f, 0x1.fb8p-3f, -0x1.3c888ep-18f},
-    {0x1.862p-1f, 0x1.166p-2f, 0x1.caecbap-18f},
-    {0x1.7dp-1f, 0x1.2eap-2f, -0x1.d431eep-18f},
-    {0x1.746p-1f, 0x1.461p-2f, 0x1.78538cp-19f},
-    {0x1.6c2p-1f, 0x1.5dp-2f, 0x1.dc4ap-18f},
+/* rows of 16 bytes (a zero pads them): an index is one shift and one mask, where rows of
+ * 12 bytes took a multiply by 3 per lane (issue 23.1) */
+__attribute__((used)) static const float cpm_log_table[32][4] = { /* invc, logc_h, logc_l, 0 */
+    {0x1.642p+0f, -0x1.5208p-2f, 0x1.202e7ap-18f, 0.0f},
+    {0x1.5cap+0f, -0x1.3c38p-2f, -0x1.939b5ap-17f, 0.0f},
+    {0x1.556p+0f, -0x1.26b8p-2f, 0x1.df6cbp-18f, 0.0f},
+    {0x1.4e6p+0f, -0x1.118p-2f, 0x1.17e202p-18f, 0.0f},
+    {0x1.47ap+0f, -0x1.f94p-3f, 0x1.8ec634p-17f, 0.0f},
+    {0x1.414p+0f, -0x1.d1p-3f, 0x1.20376ap-17f, 0.0f},
+    {0x1.3b2p+0f, -0x1.a99p-3f, 0x1.2dc748p-19f, 0.0f},
+    {0x1.352p+0f, -0x1.823p-3f, -0x1.64c1a4p-23f, 0.0f},
+    {0x1.2f6p+0f, -0x1.5bcp-3f, 0x1.fd076p-18f, 0.0f},
+    {0x1.29ep+0f, -0x1.364p-3f, -0x1.e5682cp-18f, 0.0f},
+    {0x1.24ap+0f, -0x1.11ep-3f, 0x1.c6875cp-17f, 0.0f},
+    {0x1.1f8p+0f, -0x1.db6p-4f, 0x1.b1fcfp-17f, 0.0f},
+    {0x1.1a8p+0f, -0x1.938p-4f, 0x1.43554ep-17f, 0.0f},
+    {0x1.15cp+0f, -0x1.4ep-4f, -0x1.108a36p-20f, 0.0f},
+    {0x1.112p+0f, -0x1.094p-4f, 0x1.9eb178p-18f, 0.0f},
+    {0x1.0cap+0f, -0x1.8a4p-5f, -0x1.a9cc62p-17f, 0.0f},
+    {0x1.084p+0f, -0x1.03cp-5f, -0x1.5d85e8p-17f, 0.0f},
+    {0x1.042p+0f, -0x1.06p-6f, 0x1.ab87dap-18f, 0.0f},
+    {0x1p+0f, 0x0p+0f, 0x0p+0f, 0.0f},
+    {0x1.f08p-1f, 0x1.f78p-6f, 0x1.4d8b3cp-17f, 0.0f},
+    {0x1.e1ep-1f, 0x1.f0cp-5f, 0x1.86088cp-20f, 0.0f},
+    {0x1.d42p-1f, 0x1.6fp-4f, -0x1.5ae7f6p-17f, 0.0f},
+    {0x1.c72p-1f, 0x1.e26p-4f, -0x1.f11faap-17f, 0.0f},
+    {0x1.bacp-1f, 0x1.29ap-3f, -0x1.679cfcp-18f, 0.0f},
+    {0x1.af2p-1f, 0x1.602p-3f, -0x1.3e2462p-17f, 0.0f},
+    {0x1.a42p-1f, 0x1.951p-3f, -0x1.957feep-17f, 0.0f},
+    {0x1.99ap-1f, 0x1.c8ep-3f, -0x1.068caep-20f, 0.0f},
+    {0x1.8fap-1f, 0x1.fb8p-3f, -0x1.3c888ep-18f, 0.0f},
+    {0x1.862p-1f, 0x1.166p-2f, 0x1.caecbap-18f, 0.0f},
+    {0x1.7dp-1f, 0x1.2eap-2f, -0x1.d431eep-18f, 0.0f},
+    {0x1.746p-1f, 0x1.461p-2f, 0x1.78538cp-19f, 0.0f},
+    {0x1.6c2p-1f, 0x1.5dp-2f, 0x1.dc4ap-18f, 0.0f},
 };
 
 CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
@@ -681,7 +683,7 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
      * 2^32; the exponent and m below come out right, as from an exponent field of -24..0) */
     u = cpm_selu(cpm_mask_v(u < 0x00800000u, vec), cpm_bits(x * 0x1p25f) - (25u << 23), u);
     uint32_t tmp = u - CPM_LOG_OFF;
-    const float *t = CPM_RODATA(cpm_log_table) + 3u * ((tmp >> 18) & 31u);
+    const float *t = CPM_RODATA(cpm_log_table) + 4u * ((tmp >> 18) & 31u);
     int32_t e = (int32_t)tmp >> 23;
     float m = cpm_from_bits(u - (tmp & 0xff800000u));
     float invc = t[0], mh, ml;
@@ -716,8 +718,8 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     float tail = (rh * z) * ((P0 + rh * P1) + z * (P2 + rh * P3));
     cpm_fast_two_sum(hi, -0.5f * z, &h2, &e2);
     /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it; the terms that come
-     * last (the tail, ez, e2) are added last */
-    float lo = ((hl + (kl + fe * CPM_LN2_C3)) + rl * ((1.0f - rh) + z)) + ((tail - 0.5f * ez) + e2);
+     * last are added last: e2, then the tail with ez (pow's longest chain, issue 23.1) */
+    float lo = (((hl + (kl + fe * CPM_LN2_C3)) + rl * ((1.0f - rh) + z)) + e2) + (tail - 0.5f * ez);
     return (cpm_df){h2, lo};
 }
 
@@ -737,57 +739,62 @@ CPM_INLINE float cpm_logf_body(float x, int vec) {
 
 CPM_NOINLINE float cpm_logf(float x) { return cpm_logf_body(x, 0); }
 
-/* 2^(j/32) = hi + lo for j < 32 (hi rounded to float32, lo the rest rounded): the table
- * of pow's exp (cpm_exp_tab; stencils/exp2_table.py reproduces it and the constants) */
+/* 2^(j/32) = hi (1 + rlo) for j < 32 (hi rounded to float32, rlo the relative rest
+ * rounded): the table of pow's exp (cpm_exp_tab; stencils/exp2_table.py reproduces it and
+ * the constants). A row is 8 bytes, read as one (one load per lane where two were). */
 __attribute__((used)) static const float cpm_exp2_table[32][2] = {
     {0x1p+0f, 0x0p+0f},
-    {0x1.059b0ep+0f, -0x1.9d4f52p-25f},
-    {0x1.0b5586p+0f, 0x1.9f3122p-25f},
-    {0x1.11301ep+0f, -0x1.fdb496p-25f},
-    {0x1.172b84p+0f, -0x1.c15742p-27f},
-    {0x1.1d4874p+0f, -0x1.d2e8cap-25f},
-    {0x1.2387a6p+0f, 0x1.ceac48p-25f},
-    {0x1.29e9ep+0f, -0x1.5c0424p-25f},
-    {0x1.306fep+0f, 0x1.4636e2p-25f},
-    {0x1.371a74p+0f, -0x1.18aac6p-25f},
-    {0x1.3dea64p+0f, 0x1.824684p-25f},
-    {0x1.44e086p+0f, 0x1.8624b4p-30f},
-    {0x1.4bfdaep+0f, -0x1.593abcp-25f},
-    {0x1.5342b6p+0f, -0x1.2c561p-25f},
-    {0x1.5ab07ep+0f, -0x1.5bd5ecp-27f},
-    {0x1.6247ecp+0f, -0x1.f8b55p-25f},
-    {0x1.6a09e6p+0f, 0x1.9fcef4p-26f},
-    {0x1.71f75ep+0f, 0x1.1d8beep-25f},
-    {0x1.7a1148p+0f, -0x1.829fdp-25f},
-    {0x1.82589ap+0f, -0x1.accc7cp-26f},
-    {0x1.8ace54p+0f, 0x1.15506ep-27f},
-    {0x1.93737cp+0f, -0x1.e64744p-25f},
-    {0x1.9c4918p+0f, 0x1.51f848p-27f},
-    {0x1.a5503cp+0f, -0x1.b83b54p-25f},
-    {0x1.ae89fap+0f, -0x1.a94b14p-26f},
-    {0x1.b7f77p+0f, -0x1.a09438p-25f},
-    {0x1.c199bep+0f, -0x1.3d56b2p-27f},
-    {0x1.cb720ep+0f, -0x1.8837ccp-27f},
-    {0x1.d5818ep+0f, -0x1.822dbcp-27f},
-    {0x1.dfc974p+0f, -0x1.908c94p-25f},
-    {0x1.ea4afap+0f, 0x1.52486cp-27f},
-    {0x1.f50766p+0f, -0x1.246ebp-26f},
+    {0x1.059b0ep+0f, -0x1.947414p-25f},
+    {0x1.0b5586p+0f, 0x1.8d96d4p-25f},
+    {0x1.11301ep+0f, -0x1.dda2fcp-25f},
+    {0x1.172b84p+0f, -0x1.9c0c22p-27f},
+    {0x1.1d4874p+0f, -0x1.a2fbb2p-25f},
+    {0x1.2387a6p+0f, 0x1.964904p-25f},
+    {0x1.29e9ep+0f, -0x1.2b0dbcp-25f},
+    {0x1.306fep+0f, 0x1.125002p-25f},
+    {0x1.371a74p+0f, -0x1.cde8cep-26f},
+    {0x1.3dea64p+0f, 0x1.370be4p-25f},
+    {0x1.44e086p+0f, 0x1.336de2p-30f},
+    {0x1.4bfdaep+0f, -0x1.0a355p-25f},
+    {0x1.5342b6p+0f, -0x1.c541b4p-26f},
+    {0x1.5ab07ep+0f, -0x1.00d8acp-27f},
+    {0x1.6247ecp+0f, -0x1.6cb284p-25f},
+    {0x1.6a09e6p+0f, 0x1.26055cp-26f},
+    {0x1.71f75ep+0f, 0x1.8b2bb8p-26f},
+    {0x1.7a1148p+0f, -0x1.05cb44p-25f},
+    {0x1.82589ap+0f, -0x1.1c2142p-26f},
+    {0x1.8ace54p+0f, 0x1.67a1cap-28f},
+    {0x1.93737cp+0f, -0x1.348e56p-25f},
+    {0x1.9c4918p+0f, 0x1.a3b5e4p-28f},
+    {0x1.a5503cp+0f, -0x1.0b7ec8p-25f},
+    {0x1.ae89fap+0f, -0x1.f9c304p-27f},
+    {0x1.b7f77p+0f, -0x1.e4c886p-26f},
+    {0x1.c199bep+0f, -0x1.6961b4p-28f},
+    {0x1.cb720ep+0f, -0x1.b5151ep-28f},
+    {0x1.d5818ep+0f, -0x1.a5217cp-28f},
+    {0x1.dfc974p+0f, -0x1.ab7132p-26f},
+    {0x1.ea4afap+0f, 0x1.61428ep-28f},
+    {0x1.f50766p+0f, -0x1.2ad5f8p-27f},
 };
 
-/* exp(wh + wl) for -104 <= wh <= 89 and |wl| <= 2^-12 |wh| (pow's y log|x|, not
- * normalised), table-driven: k = round(wh 32 / ln 2) by the 1.5 2^23 shift (wh alone:
- * wl comes late), r = wh + wl - k ln2/32 with |r| <= ln2/64 + |wl| (below 0.03)
- * (Cody-Waite: ln2/32 = C1 + C2 + C3, C1 and C2 with 10 significant bits so k C1 and k C2
- * are exact for |k| <= 4800, wh - k C1 exact; the rest rounds at 2^-24 of |r| < 0.03,
- * about 2^-30 of the result), exp r = 1 + p with p = r + r^2 ((1/2 + r/6) + r^2/24)
- * (error r^5/120 < 2^-32; three Taylor terms would do for |r| <= ln2/64 but not with
- * |wl| up to 0.018), and exp(wh + wl) = 2^(k/32) (1 + p) = hi + (hi p + lo), rounded once,
- * then scaled by 2^n, n = k >> 5, as exp does (two products: exact for a normal result, a
- * subnormal one rounds a second time, below 0.76 ulp measured). Garbage wh (pow's special
- * inputs) gives garbage with no trap: unsigned sums. Issue 23.1: it replaced exp's
- * reduction and 5-term kernel with a separate path for subnormal results (about 0.2 ulp
- * more accurate there, under a bar of 2 ulp) at under half the time. */
-CPM_INLINE float cpm_exp_tab(float wh, float wl) {
+/* exp(wh + wl), with the bits of sign put on the result, for -104 <= wh <= 89 and
+ * |wl| <= 2^-12 |wh| (pow's y log|x|, not normalised), table-driven: k = round(wh 32 /
+ * ln 2) by the 1.5 2^23 shift (wh alone: wl comes late), r = wh + wl - k ln2/32 with
+ * |r| <= ln2/64 + |wl| (below 0.03) (Cody-Waite: ln2/32 = C1 + C2 + C3, C1 and C2 with 10
+ * significant bits so k C1 and k C2 are exact for |k| <= 4800, wh - k C1 exact; the rest
+ * rounds at 2^-24 of |r| < 0.03, about 2^-30 of the result; wl, the last to come, is
+ * added last), exp r = 1 + p with p = r + r^2 ((1/2 + r/6) + r^2/24) (error r^5/120 <
+ * 2^-32; three Taylor terms would do for |r| <= ln2/64 but not with |wl| up to 0.018),
+ * and exp(wh + wl) = 2^(k/32) (1 + p) = hi + hi (p + rlo), rounded once, then scaled by
+ * 2^n, n = k >> 5, in two steps as exp does: 2^(n >> 1) goes into hi's exponent field
+ * (exact: hi 2^(n >> 1) is normal for |n| <= 151), 2^(n - (n >> 1)) is one product at the
+ * end, exact for a normal result (a subnormal one rounds a second time, below 0.77 ulp
+ * measured). Garbage wh (pow's special inputs) gives garbage with no trap: unsigned sums.
+ * Issue 23.1: it replaced exp's reduction and 5-term kernel with a separate path for
+ * subnormal results (about 0.2 ulp more accurate there, under a bar of 2 ulp) at under
+ * half the time; its second pass took a product off the longest chain (the scaling in the
+ * table's hi, the table's lo relative so that it joins p before the product with hi). */
+CPM_INLINE float cpm_exp_tab(float wh, float wl, uint32_t sign) {
     const float INV = 0x1.715476p+5f, C1 = 0x1.63p-6f, C2 = -0x1.bdp-18f, C3 = -0x1.05c61p-34f;
     const float SHIFT = 0x1.8p23f;
     float t = wh * INV + SHIFT;
@@ -796,12 +803,14 @@ CPM_INLINE float cpm_exp_tab(float wh, float wl) {
     float r = (((wh - fk * C1) - fk * C2) - fk * C3) + wl; /* wl, the last to come, added last */
     const float *e = CPM_RODATA(cpm_exp2_table) + 2u * (k & 31u);
     float r2 = r * r;
-    float p = r + r2 * ((0.5f + r * 0x1.555556p-3f) + r2 * 0x1.555556p-5f);
-    float v = e[0] + (e[0] * p + e[1]);
+    uint64_t row; /* hi, rlo: little-endian on every target */
+    __builtin_memcpy(&row, e, 8);
+    uint32_t n1 = (uint32_t)((int32_t)k >> 6); /* n >> 1 */
+    float e0 = cpm_from_bits((uint32_t)row + (n1 << 23)), e1 = cpm_from_bits((uint32_t)(row >> 32));
+    float q = (r + e1) + r2 * ((0.5f + r * 0x1.555556p-3f) + r2 * 0x1.555556p-5f);
+    float v = e0 + e0 * q;
     int32_t n = (int32_t)k >> 5;
-    int32_t n1 = n >> 1;
-    return (v * cpm_from_bits(((uint32_t)n1 + 127u) << 23)) *
-           cpm_from_bits(((uint32_t)n - (uint32_t)n1 + 127u) << 23);
+    return v * cpm_from_bits((((uint32_t)n - n1 + 127u) << 23) | sign);
 }
 
 /* C99 / IEEE powf. |x|^y = exp(y log|x|): log in double-float (above), the product
@@ -831,7 +840,7 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     float wh = l.h * y;
     float wl = (((lh * yh - wh) + lh * yl) + ll * yh) + ll * yl;
     wl = wl + l.l * y;
-    float core = cpm_exp_tab(wh, wl);
+    float core = cpm_exp_tab(wh, wl, sign);
     /* 0 or inf by the side |x| is on and y's sign: w out of exp's range (|y| >= 2^32 and
      * y = +-inf included: |log|x|| >= 2^-24 for |x| != 1, so |w| > 104), x = +-0 or +-inf */
     uint32_t limit = cpm_mask_v((wh > 89.0f) | (wh < -104.0f), vec) | xbad;
@@ -843,8 +852,8 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     uint32_t one = cpm_mask_v((ay == 0) | (ux == 0x3f800000u) | ((ax == 0x3f800000u) & (ay == CPM_INF_BITS)), vec);
     /* the special result, the later pick winning, formed beside the core; then one pick
      * of it or the core's result: the core's path ends in one or and one select */
-    uint32_t special = cpm_selu(one, 0x3f800000u, cpm_selu(nan, CPM_NAN_BITS, (limit & grows & CPM_INF_BITS) | sign));
-    return cpm_from_bits(cpm_selu(limit | nan | one, special, cpm_bits(core) | sign));
+    uint32_t special = cpm_selu(one, 0x3f800000u, cpm_selu(nan, CPM_NAN_BITS, (grows & CPM_INF_BITS) | sign));
+    return cpm_from_bits(cpm_selu(limit | nan | one, special, cpm_bits(core)));
 }
 
 CPM_NOINLINE float cpm_powf(float x, float y) { return cpm_powf_body(x, y, 0); }
