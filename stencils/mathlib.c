@@ -624,7 +624,7 @@ CPM_NOINLINE float cpm_sigmoidf(float x) { return cpm_sigmoidf_body(x, 0); }
  * exact and no cancellation. log1p(r) - r + r^2/2 = r^3 P(r), relative error < 2^-38.
  * Returns hi + lo unrounded; precise (a constant) forms r^2 exactly and adds it by
  * Fast2Sum (|hi| > r^2/2) and e C3, for pow: then hi + lo is log x to about 2^-36
- * relative, not normalised but with |lo| below 2^-12 |hi|: e C1 + log c is a TwoSum of
+ * relative, not normalised but with |lo| below 2^-12 |hi|: e C1 + log c is a Fast2Sum of
  * e C1 and logc_h + logc_l rounded, so the table's logc_l (up to 2^-17, next to a result
  * from 2^-8 on where e = 0) moves into hi. pow needs hi early (its product with y) and lo
  * late, so no renormalisation on its critical path. */
@@ -816,7 +816,7 @@ CPM_INLINE float cpm_exp_tab(float wh, float wl, uint32_t sign) {
 /* C99 / IEEE powf. |x|^y = exp(y log|x|): log in double-float (above), the product
  * y log|x| with Dekker's exact product, the table-driven exp above of the double-float
  * result. The core runs on every input as it comes (inf, NaN, 0 give garbage there, never
- * a trap); four masks from a few compares pick the special results (docs/math.md, "pow"). */
+ * a trap); three masks from a few compares pick the special results (docs/math.md, "pow"). */
 CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     uint32_t ux = cpm_bits(x), uy = cpm_bits(y);
     uint32_t ax = ux & 0x7fffffffu, ay = uy & 0x7fffffffu;
