@@ -723,18 +723,30 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     return (cpm_df){h2, lo};
 }
 
-/* Without a branch: masks pick the results of the special inputs: -inf for +-0, NaN
- * for negatives (-inf included) and NaN, +inf for +inf. */
+/* Without a branch: masks pick the results of the special inputs: -inf for +-0, NaN for
+ * negatives (-inf included) and NaN, +inf for +inf. The kernel runs on every input as it
+ * is (its table index is masked, garbage results of the special inputs are picked away).
+ * On x86_64, where a select is three instructions (SSE2 has no blend), the special
+ * result is formed beside the kernel and one select ends the kernel's path where three
+ * did (issue 23.1); elsewhere a select is one or two, and the three stay. The same bits
+ * either way (all 2^32 inputs: stencils/compare_bits.py 9f3a66f --funcs logf). */
 CPM_INLINE float cpm_logf_body(float x, int vec) {
     uint32_t u = cpm_bits(x);
+#if defined(__x86_64__)
+    /* +-0, negatives, inf and NaN: u - 1 >= INF - 1 unsigned, as one signed compare */
+    uint32_t special = cpm_mask_v((int32_t)(u + 0x7fffffffu) > (int32_t)0xff7ffffeu, vec);
+    uint32_t value = CPM_NAN_BITS ^ (cpm_mask_v(u == CPM_INF_BITS, vec) & (CPM_NAN_BITS ^ CPM_INF_BITS)) ^
+                     (cpm_mask_v((u << 1) == 0, vec) & (CPM_NAN_BITS ^ 0xff800000u));
+    cpm_df r = cpm_log_tab(x, 0, vec);
+    return cpm_from_bits(cpm_selu(special, value, cpm_bits(r.h + r.l)));
+#else
     uint32_t zero = cpm_mask_v((u << 1) == 0, vec), nan = cpm_mask_v(u > CPM_INF_BITS, vec),
              inf = cpm_mask_v(u == CPM_INF_BITS, vec);
-    /* the kernel runs on every input as it is (its table index is masked, garbage
-     * results of the special inputs are picked away) */
     cpm_df r = cpm_log_tab(x, 0, vec);
     uint32_t v = cpm_selu(inf, CPM_INF_BITS, cpm_bits(r.h + r.l));
     v = cpm_selu(nan, CPM_NAN_BITS, v);
     return cpm_from_bits(cpm_selu(zero, 0xff800000u, v)); /* -0 too: the last pick wins */
+#endif
 }
 
 CPM_NOINLINE float cpm_logf(float x) { return cpm_logf_body(x, 0); }
