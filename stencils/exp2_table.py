@@ -2,8 +2,9 @@
 """Reproduce the table and constants of pow's exp in mathlib.c (`cpm_exp_tab`).
 
 exp(w) = 2^(k/32) exp(r) with k = round(w 32 / ln 2) and r = w - k ln2/32, |r| <= ln2/64.
-The table holds 2^(j/32) for j < 32 as hi + lo: hi rounded to float32, lo the rest rounded
-to float32 (so hi + lo is 2^(j/32) to about 2^-48). ln2/32 = C1 + C2 + C3 with C1 and C2
+The table holds 2^(j/32) for j < 32 as hi (1 + rlo): hi rounded to float32, rlo the relative
+rest (2^(j/32) - hi) / hi rounded to float32 (so hi (1 + rlo) is 2^(j/32) to about 2^-48; the
+kernel adds rlo to its polynomial before the one product with hi). ln2/32 = C1 + C2 + C3 with C1 and C2
 rounded to 10 significant bits (k C1 and k C2 exact for |k| <= 2^13, k reaches 4800 for
 |w| <= 104) and C3 the float32 rest. exp r = 1 + r + r^2 (1/2 + r/6): the Taylor terms,
 whose error r^4/24 < 2^-30 on |r| <= ln2/64 needs no fitting.
@@ -37,7 +38,7 @@ def rows():
     for j in range(N):
         v = (LN2 * j / N).exp()
         hi = Decimal(float(np.float32(float(v))))
-        out.append((hi, np.float32(float(v - hi))))
+        out.append((hi, np.float32(float((v - hi) / hi))))
     return out
 
 

@@ -58,7 +58,7 @@ if __name__ == "__main__":
     rows, rmax = table()
     print(f"max |r| = {rmax:.6f}")
     for invc, h, lo in rows:
-        print(f"    {{{hexf(invc)}, {hexf(h)}, {hexf(lo)}}},")
+        print(f"    {{{hexf(invc)}, {hexf(h)}, {hexf(lo)}, 0.0f}},")  # 16-byte rows
     c, err = fit(lambda r: mp.log1p(r) - r + r * r / 2, [3, 4, 5, 6], -rmax * 1.01, rmax * 1.01,
                  lambda r: 1 / r)
     print(f"log P: max error 2^{np.log2(err):.1f} (relative to r); "

@@ -623,7 +623,7 @@ CPM_NOINLINE float cpm_sigmoidf(float x) { return cpm_sigmoidf_body(x, 0); }
  * exact and no cancellation. log1p(r) - r + r^2/2 = r^3 P(r), relative error < 2^-38.
  * Returns hi + lo unrounded; precise (a constant) forms r^2 exactly and adds it by
  * Fast2Sum (|hi| > r^2/2) and e C3, for pow: then hi + lo is log x to about 2^-36
- * relative, not normalised but with |lo| below 2^-12 |hi|: e C1 + log c is a TwoSum of
+ * relative, not normalised but with |lo| below 2^-12 |hi|: e C1 + log c is a Fast2Sum of
  * e C1 and logc_h + logc_l rounded, so the table's logc_l (up to 2^-17, next to a result
  * from 2^-8 on where e = 0) moves into hi. pow needs hi early (its product with y) and lo
  * late, so no renormalisation on its critical path. */
@@ -638,39 +638,41 @@ CPM_INLINE void cpm_split_cut(float a, float *hi, float *lo) {
     *hi = h;
     *lo = a - h;
 }
-__attribute__((used)) static const float cpm_log_table[32][3] = { /* invc, logc_h, logc_l */
-    {0x1.642p+0f, -0x1.5208p-2f, 0x1.202e7ap-18f},
-    {0x1.5cap+0f, -0x1.3c38p-2f, -0x1.939b5ap-17f},
-    {0x1.556p+0f, -0x1.26b8p-2f, 0x1.df6cbp-18f},
-    {0x1.4e6p+0f, -0x1.118p-2f, 0x1.17e202p-18f},
-    {0x1.47ap+0f, -0x1.f94p-3f, 0x1.8ec634p-17f},
-    {0x1.414p+0f, -0x1.d1p-3f, 0x1.20376ap-17f},
-    {0x1.3b2p+0f, -0x1.a99p-3f, 0x1.2dc748p-19f},
-    {0x1.352p+0f, -0x1.823p-3f, -0x1.64c1a4p-23f},
-    {0x1.2f6p+0f, -0x1.5bcp-3f, 0x1.fd076p-18f},
-    {0x1.29ep+0f, -0x1.364p-3f, -0x1.e5682cp-18f},
-    {0x1.24ap+0f, -0x1.11ep-3f, 0x1.c6875cp-17f},
-    {0x1.1f8p+0f, -0x1.db6p-4f, 0x1.b1fcfp-17f},
-    {0x1.1a8p+0f, -0x1.938p-4f, 0x1.43554ep-17f},
-    {0x1.15cp+0f, -0x1.4ep-4f, -0x1.108a36p-20f},
-    {0x1.112p+0f, -0x1.094p-4f, 0x1.9eb178p-18f},
-    {0x1.0cap+0f, -0x1.8a4p-5f, -0x1.a9cc62p-17f},
-    {0x1.084p+0f, -0x1.03cp-5f, -0x1.5d85e8p-17f},
-    {0x1.042p+0f, -0x1.06p-6f, 0x1.ab87dap-18f},
-    {0x1p+0f, 0x0p+0f, 0x0p+0f},
-    {0x1.f08p-1f, 0x1.f78p-6f, 0x1.4d8b3cp-17f},
-    {0x1.e1ep-1f, 0x1.f0cp-5f, 0x1.86088cp-20f},
-    {0x1.d42p-1f, 0x1.6fp-4f, -0x1.5ae7f6p-17f},
-    {0x1.c72p-1f, 0x1.e26p-4f, -0x1.f11faap-17f},
-    {0x1.bacp-1f, 0x1.29ap-3f, -0x1.679cfcp-18f},
-    {0x1.af2p-1f, 0x1.602p-3f, -0x1.3e2462p-17f},
-    {0x1.a42p-1f, 0x1.951p-3f, -0x1.957feep-17f},
-    {0x1.99ap-1f, 0x1.c8ep-3f, -0x1.068caep-20f},
-    {0x1.8fap-1f, 0x1.fb8p-3f, -0x1.3c888ep-18f},
-    {0x1.862p-1f, 0x1.166p-2f, 0x1.caecbap-18f},
-    {0x1.7dp-1f, 0x1.2eap-2f, -0x1.d431eep-18f},
-    {0x1.746p-1f, 0x1.461p-2f, 0x1.78538cp-19f},
-    {0x1.6c2p-1f, 0x1.5dp-2f, 0x1.dc4ap-18f},
+/* rows of 16 bytes (a zero pads them): an index is one shift and one mask, where rows of
+ * 12 bytes took a multiply by 3 per lane (issue 23.1) */
+__attribute__((used)) static const float cpm_log_table[32][4] = { /* invc, logc_h, logc_l, 0 */
+    {0x1.642p+0f, -0x1.5208p-2f, 0x1.202e7ap-18f, 0.0f},
+    {0x1.5cap+0f, -0x1.3c38p-2f, -0x1.939b5ap-17f, 0.0f},
+    {0x1.556p+0f, -0x1.26b8p-2f, 0x1.df6cbp-18f, 0.0f},
+    {0x1.4e6p+0f, -0x1.118p-2f, 0x1.17e202p-18f, 0.0f},
+    {0x1.47ap+0f, -0x1.f94p-3f, 0x1.8ec634p-17f, 0.0f},
+    {0x1.414p+0f, -0x1.d1p-3f, 0x1.20376ap-17f, 0.0f},
+    {0x1.3b2p+0f, -0x1.a99p-3f, 0x1.2dc748p-19f, 0.0f},
+    {0x1.352p+0f, -0x1.823p-3f, -0x1.64c1a4p-23f, 0.0f},
+    {0x1.2f6p+0f, -0x1.5bcp-3f, 0x1.fd076p-18f, 0.0f},
+    {0x1.29ep+0f, -0x1.364p-3f, -0x1.e5682cp-18f, 0.0f},
+    {0x1.24ap+0f, -0x1.11ep-3f, 0x1.c6875cp-17f, 0.0f},
+    {0x1.1f8p+0f, -0x1.db6p-4f, 0x1.b1fcfp-17f, 0.0f},
+    {0x1.1a8p+0f, -0x1.938p-4f, 0x1.43554ep-17f, 0.0f},
+    {0x1.15cp+0f, -0x1.4ep-4f, -0x1.108a36p-20f, 0.0f},
+    {0x1.112p+0f, -0x1.094p-4f, 0x1.9eb178p-18f, 0.0f},
+    {0x1.0cap+0f, -0x1.8a4p-5f, -0x1.a9cc62p-17f, 0.0f},
+    {0x1.084p+0f, -0x1.03cp-5f, -0x1.5d85e8p-17f, 0.0f},
+    {0x1.042p+0f, -0x1.06p-6f, 0x1.ab87dap-18f, 0.0f},
+    {0x1p+0f, 0x0p+0f, 0x0p+0f, 0.0f},
+    {0x1.f08p-1f, 0x1.f78p-6f, 0x1.4d8b3cp-17f, 0.0f},
+    {0x1.e1ep-1f, 0x1.f0cp-5f, 0x1.86088cp-20f, 0.0f},
+    {0x1.d42p-1f, 0x1.6fp-4f, -0x1.5ae7f6p-17f, 0.0f},
+    {0x1.c72p-1f, 0x1.e26p-4f, -0x1.f11faap-17f, 0.0f},
+    {0x1.bacp-1f, 0x1.29ap-3f, -0x1.679cfcp-18f, 0.0f},
+    {0x1.af2p-1f, 0x1.602p-3f, -0x1.3e2462p-17f, 0.0f},
+    {0x1.a42p-1f, 0x1.951p-3f, -0x1.957feep-17f, 0.0f},
+    {0x1.99ap-1f, 0x1.c8ep-3f, -0x1.068caep-20f, 0.0f},
+    {0x1.8fap-1f, 0x1.fb8p-3f, -0x1.3c888ep-18f, 0.0f},
+    {0x1.862p-1f, 0x1.166p-2f, 0x1.caecbap-18f, 0.0f},
+    {0x1.7dp-1f, 0x1.2eap-2f, -0x1.d431eep-18f, 0.0f},
+    {0x1.746p-1f, 0x1.461p-2f, 0x1.78538cp-19f, 0.0f},
+    {0x1.6c2p-1f, 0x1.5dp-2f, 0x1.dc4ap-18f, 0.0f},
 };
 
 CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
@@ -680,7 +682,7 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
      * 2^32; the exponent and m below come out right, as from an exponent field of -24..0) */
     u = cpm_selu(cpm_mask_v(u < 0x00800000u, vec), cpm_bits(x * 0x1p25f) - (25u << 23), u);
     uint32_t tmp = u - CPM_LOG_OFF;
-    const float *t = CPM_RODATA(cpm_log_table) + 3u * ((tmp >> 18) & 31u);
+    const float *t = CPM_RODATA(cpm_log_table) + 4u * ((tmp >> 18) & 31u);
     int32_t e = (int32_t)tmp >> 23;
     float m = cpm_from_bits(u - (tmp & 0xff800000u));
     float invc = t[0], mh, ml;
@@ -693,15 +695,16 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     if (precise) {
         float ch, cl, ke; /* log c = ch + cl with ch its float32 rounding */
         cpm_fast_two_sum(t[1], t[2], &ch, &cl);
-        cpm_two_sum(fe * CPM_LN2_C1, ch, &kh, &ke);
+        /* exact as a Fast2Sum: e = 0, or |e C1| >= 0.69 > |ch| (|log c| < 0.35) */
+        cpm_fast_two_sum(fe * CPM_LN2_C1, ch, &kh, &ke);
         kl = (fe * CPM_LN2_C2 + cl) + ke;
     } else {
         kh = fe * CPM_LN2_C1 + t[1]; /* exact */
         kl = fe * CPM_LN2_C2 + t[2];
     }
     float hi = kh + rh, hl = rh - (hi - kh); /* Fast2Sum: kh = 0 or |kh| > |rh| */
-    float tail = (rh * (rh * rh)) * (P0 + rh * (P1 + rh * (P2 + rh * P3)));
     if (!precise) {
+        float tail = (rh * (rh * rh)) * (P0 + rh * (P1 + rh * (P2 + rh * P3)));
         float lo = hl + ((kl + rl * (1.0f - rh)) + (tail - 0.5f * (rh * rh)));
         return (cpm_df){hi, lo};
     }
@@ -710,99 +713,121 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     cpm_split_cut(rh, &ah, &al);
     z = rh * rh;
     ez = ((ah * ah - z) + (ah + ah) * al) + al * al;
+    /* Estrin's form (Horner's was pow's longest chain): a few 2^-24 of a term below 2^-19 */
+    float tail = (rh * z) * ((P0 + rh * P1) + z * (P2 + rh * P3));
     cpm_fast_two_sum(hi, -0.5f * z, &h2, &e2);
-    /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it */
-    float lo = (e2 + hl) + ((kl + fe * CPM_LN2_C3) + (rl * ((1.0f - rh) + z) + (tail - 0.5f * ez)));
+    /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it; the terms that come
+     * last are added last: e2, then the tail with ez (pow's longest chain, issue 23.1) */
+    float lo = (((hl + (kl + fe * CPM_LN2_C3)) + rl * ((1.0f - rh) + z)) + e2) + (tail - 0.5f * ez);
     return (cpm_df){h2, lo};
 }
 
-/* Without a branch: masks pick the results of the special inputs: -inf for +-0, NaN
- * for negatives (-inf included) and NaN, +inf for +inf. */
+/* Without a branch: masks pick the results of the special inputs: -inf for +-0, NaN for
+ * negatives (-inf included) and NaN, +inf for +inf. The kernel runs on every input as it
+ * is (its table index is masked, garbage results of the special inputs are picked away).
+ * On x86_64, where a select is three instructions (SSE2 has no blend), the special
+ * result is formed beside the kernel and one select ends the kernel's path where three
+ * did (issue 23.1); elsewhere a select is one or two, and the three stay. The same bits
+ * either way (all 2^32 inputs: stencils/compare_bits.py 9f3a66f --funcs logf). */
 CPM_INLINE float cpm_logf_body(float x, int vec) {
     uint32_t u = cpm_bits(x);
+#if defined(__x86_64__)
+    /* +-0, negatives, inf and NaN: u - 1 >= INF - 1 unsigned, as one signed compare */
+    uint32_t special = cpm_mask_v((int32_t)(u + 0x7fffffffu) > (int32_t)0xff7ffffeu, vec);
+    uint32_t value = CPM_NAN_BITS ^ (cpm_mask_v(u == CPM_INF_BITS, vec) & (CPM_NAN_BITS ^ CPM_INF_BITS)) ^
+                     (cpm_mask_v((u << 1) == 0, vec) & (CPM_NAN_BITS ^ 0xff800000u));
+    cpm_df r = cpm_log_tab(x, 0, vec);
+    return cpm_from_bits(cpm_selu(special, value, cpm_bits(r.h + r.l)));
+#else
     uint32_t zero = cpm_mask_v((u << 1) == 0, vec), nan = cpm_mask_v(u > CPM_INF_BITS, vec),
              inf = cpm_mask_v(u == CPM_INF_BITS, vec);
-    /* the kernel runs on every input as it is (its table index is masked, garbage
-     * results of the special inputs are picked away) */
     cpm_df r = cpm_log_tab(x, 0, vec);
     uint32_t v = cpm_selu(inf, CPM_INF_BITS, cpm_bits(r.h + r.l));
     v = cpm_selu(nan, CPM_NAN_BITS, v);
     return cpm_from_bits(cpm_selu(zero, 0xff800000u, v)); /* -0 too: the last pick wins */
+#endif
 }
 
 CPM_NOINLINE float cpm_logf(float x) { return cpm_logf_body(x, 0); }
 
-/* 2^(j/32) = hi + lo for j < 32 (hi rounded to float32, lo the rest rounded): the table
- * of pow's exp (cpm_exp_tab; stencils/exp2_table.py reproduces it and the constants) */
+/* 2^(j/32) = hi (1 + rlo) for j < 32 (hi rounded to float32, rlo the relative rest
+ * rounded): the table of pow's exp (cpm_exp_tab; stencils/exp2_table.py reproduces it and
+ * the constants). A row is 8 bytes, read as one (one load per lane where two were). */
 __attribute__((used)) static const float cpm_exp2_table[32][2] = {
     {0x1p+0f, 0x0p+0f},
-    {0x1.059b0ep+0f, -0x1.9d4f52p-25f},
-    {0x1.0b5586p+0f, 0x1.9f3122p-25f},
-    {0x1.11301ep+0f, -0x1.fdb496p-25f},
-    {0x1.172b84p+0f, -0x1.c15742p-27f},
-    {0x1.1d4874p+0f, -0x1.d2e8cap-25f},
-    {0x1.2387a6p+0f, 0x1.ceac48p-25f},
-    {0x1.29e9ep+0f, -0x1.5c0424p-25f},
-    {0x1.306fep+0f, 0x1.4636e2p-25f},
-    {0x1.371a74p+0f, -0x1.18aac6p-25f},
-    {0x1.3dea64p+0f, 0x1.824684p-25f},
-    {0x1.44e086p+0f, 0x1.8624b4p-30f},
-    {0x1.4bfdaep+0f, -0x1.593abcp-25f},
-    {0x1.5342b6p+0f, -0x1.2c561p-25f},
-    {0x1.5ab07ep+0f, -0x1.5bd5ecp-27f},
-    {0x1.6247ecp+0f, -0x1.f8b55p-25f},
-    {0x1.6a09e6p+0f, 0x1.9fcef4p-26f},
-    {0x1.71f75ep+0f, 0x1.1d8beep-25f},
-    {0x1.7a1148p+0f, -0x1.829fdp-25f},
-    {0x1.82589ap+0f, -0x1.accc7cp-26f},
-    {0x1.8ace54p+0f, 0x1.15506ep-27f},
-    {0x1.93737cp+0f, -0x1.e64744p-25f},
-    {0x1.9c4918p+0f, 0x1.51f848p-27f},
-    {0x1.a5503cp+0f, -0x1.b83b54p-25f},
-    {0x1.ae89fap+0f, -0x1.a94b14p-26f},
-    {0x1.b7f77p+0f, -0x1.a09438p-25f},
-    {0x1.c199bep+0f, -0x1.3d56b2p-27f},
-    {0x1.cb720ep+0f, -0x1.8837ccp-27f},
-    {0x1.d5818ep+0f, -0x1.822dbcp-27f},
-    {0x1.dfc974p+0f, -0x1.908c94p-25f},
-    {0x1.ea4afap+0f, 0x1.52486cp-27f},
-    {0x1.f50766p+0f, -0x1.246ebp-26f},
+    {0x1.059b0ep+0f, -0x1.947414p-25f},
+    {0x1.0b5586p+0f, 0x1.8d96d4p-25f},
+    {0x1.11301ep+0f, -0x1.dda2fcp-25f},
+    {0x1.172b84p+0f, -0x1.9c0c22p-27f},
+    {0x1.1d4874p+0f, -0x1.a2fbb2p-25f},
+    {0x1.2387a6p+0f, 0x1.964904p-25f},
+    {0x1.29e9ep+0f, -0x1.2b0dbcp-25f},
+    {0x1.306fep+0f, 0x1.125002p-25f},
+    {0x1.371a74p+0f, -0x1.cde8cep-26f},
+    {0x1.3dea64p+0f, 0x1.370be4p-25f},
+    {0x1.44e086p+0f, 0x1.336de2p-30f},
+    {0x1.4bfdaep+0f, -0x1.0a355p-25f},
+    {0x1.5342b6p+0f, -0x1.c541b4p-26f},
+    {0x1.5ab07ep+0f, -0x1.00d8acp-27f},
+    {0x1.6247ecp+0f, -0x1.6cb284p-25f},
+    {0x1.6a09e6p+0f, 0x1.26055cp-26f},
+    {0x1.71f75ep+0f, 0x1.8b2bb8p-26f},
+    {0x1.7a1148p+0f, -0x1.05cb44p-25f},
+    {0x1.82589ap+0f, -0x1.1c2142p-26f},
+    {0x1.8ace54p+0f, 0x1.67a1cap-28f},
+    {0x1.93737cp+0f, -0x1.348e56p-25f},
+    {0x1.9c4918p+0f, 0x1.a3b5e4p-28f},
+    {0x1.a5503cp+0f, -0x1.0b7ec8p-25f},
+    {0x1.ae89fap+0f, -0x1.f9c304p-27f},
+    {0x1.b7f77p+0f, -0x1.e4c886p-26f},
+    {0x1.c199bep+0f, -0x1.6961b4p-28f},
+    {0x1.cb720ep+0f, -0x1.b5151ep-28f},
+    {0x1.d5818ep+0f, -0x1.a5217cp-28f},
+    {0x1.dfc974p+0f, -0x1.ab7132p-26f},
+    {0x1.ea4afap+0f, 0x1.61428ep-28f},
+    {0x1.f50766p+0f, -0x1.2ad5f8p-27f},
 };
 
-/* exp(wh + wl) for -104 <= wh <= 89 and |wl| <= 2^-12 |wh| (pow's y log|x|, not
- * normalised), table-driven: k = round(wh 32 / ln 2) by the 1.5 2^23 shift (wh alone:
- * wl comes late), r = wh + wl - k ln2/32 with |r| <= ln2/64 + |wl| (below 0.03)
- * (Cody-Waite: ln2/32 = C1 + C2 + C3, C1 and C2 with 10 significant bits so k C1 and k C2
- * are exact for |k| <= 4800, wh - k C1 exact; the rest rounds at 2^-24 of |r| < 0.03,
- * about 2^-30 of the result), exp r = 1 + p with p = r + r^2 ((1/2 + r/6) + r^2/24)
- * (error r^5/120 < 2^-32; three Taylor terms would do for |r| <= ln2/64 but not with
- * |wl| up to 0.018), and exp(wh + wl) = 2^(k/32) (1 + p) = hi + (hi p + lo), rounded once,
- * then scaled by 2^n, n = k >> 5, as exp does (two products: exact for a normal result, a
- * subnormal one rounds a second time, below 0.76 ulp measured). Garbage wh (pow's special
- * inputs) gives garbage with no trap: unsigned sums. Issue 23.1: it replaced exp's
- * reduction and 5-term kernel with a separate path for subnormal results (about 0.2 ulp
- * more accurate there, under a bar of 2 ulp) at under half the time. */
-CPM_INLINE float cpm_exp_tab(float wh, float wl) {
+/* exp(wh + wl), with the bits of sign put on the result, for -104 <= wh <= 89 and
+ * |wl| <= 2^-12 |wh| (pow's y log|x|, not normalised), table-driven: k = round(wh 32 /
+ * ln 2) by the 1.5 2^23 shift (wh alone: wl comes late), r = wh + wl - k ln2/32 with
+ * |r| <= ln2/64 + |wl| (below 0.03) (Cody-Waite: ln2/32 = C1 + C2 + C3, C1 and C2 with 10
+ * significant bits so k C1 and k C2 are exact for |k| <= 4800, wh - k C1 exact; the rest
+ * rounds at 2^-24 of |r| < 0.03, about 2^-30 of the result; wl, the last to come, is
+ * added last), exp r = 1 + p with p = r + r^2 ((1/2 + r/6) + r^2/24) (error r^5/120 <
+ * 2^-32; three Taylor terms would do for |r| <= ln2/64 but not with |wl| up to 0.018),
+ * and exp(wh + wl) = 2^(k/32) (1 + p) = hi + hi (p + rlo), rounded once, then scaled by
+ * 2^n, n = k >> 5, in two steps as exp does: 2^(n >> 1) goes into hi's exponent field
+ * (exact: hi 2^(n >> 1) is normal for |n| <= 151), 2^(n - (n >> 1)) is one product at the
+ * end, exact for a normal result (a subnormal one rounds a second time, below 0.77 ulp
+ * measured). Garbage wh (pow's special inputs) gives garbage with no trap: unsigned sums.
+ * Issue 23.1: it replaced exp's reduction and 5-term kernel with a separate path for
+ * subnormal results (about 0.2 ulp more accurate there, under a bar of 2 ulp) at under
+ * half the time; its second pass took a product off the longest chain (the scaling in the
+ * table's hi, the table's lo relative so that it joins p before the product with hi). */
+CPM_INLINE float cpm_exp_tab(float wh, float wl, uint32_t sign) {
     const float INV = 0x1.715476p+5f, C1 = 0x1.63p-6f, C2 = -0x1.bdp-18f, C3 = -0x1.05c61p-34f;
     const float SHIFT = 0x1.8p23f;
     float t = wh * INV + SHIFT;
     uint32_t k = cpm_bits(t) - cpm_bits(SHIFT);
     float fk = t - SHIFT;
-    float r = ((wh - fk * C1) - fk * C2) + (wl - fk * C3);
+    float r = (((wh - fk * C1) - fk * C2) - fk * C3) + wl; /* wl, the last to come, added last */
     const float *e = CPM_RODATA(cpm_exp2_table) + 2u * (k & 31u);
     float r2 = r * r;
-    float p = r + r2 * ((0.5f + r * 0x1.555556p-3f) + r2 * 0x1.555556p-5f);
-    float v = e[0] + (e[0] * p + e[1]);
+    uint64_t row; /* hi, rlo: little-endian on every target */
+    __builtin_memcpy(&row, e, 8);
+    uint32_t n1 = (uint32_t)((int32_t)k >> 6); /* n >> 1 */
+    float e0 = cpm_from_bits((uint32_t)row + (n1 << 23)), e1 = cpm_from_bits((uint32_t)(row >> 32));
+    float q = (r + e1) + r2 * ((0.5f + r * 0x1.555556p-3f) + r2 * 0x1.555556p-5f);
+    float v = e0 + e0 * q;
     int32_t n = (int32_t)k >> 5;
-    int32_t n1 = n >> 1;
-    return (v * cpm_from_bits(((uint32_t)n1 + 127u) << 23)) *
-           cpm_from_bits(((uint32_t)n - (uint32_t)n1 + 127u) << 23);
+    return v * cpm_from_bits((((uint32_t)n - n1 + 127u) << 23) | sign);
 }
 
 /* C99 / IEEE powf. |x|^y = exp(y log|x|): log in double-float (above), the product
  * y log|x| with Dekker's exact product, the table-driven exp above of the double-float
  * result. The core runs on every input as it comes (inf, NaN, 0 give garbage there, never
- * a trap); four masks from a few compares pick the special results (docs/math.md, "pow"). */
+ * a trap); three masks from a few compares pick the special results (docs/math.md, "pow"). */
 CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     uint32_t ux = cpm_bits(x), uy = cpm_bits(y);
     uint32_t ax = ux & 0x7fffffffu, ay = uy & 0x7fffffffu;
@@ -811,10 +836,13 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
      * anyway): y is an integer when n converts back to |y|, odd when n is */
     float yc = cpm_min_pos(cpm_from_bits(ay), 0x1p24f, vec);
     int32_t n = (int32_t)yc;
-    uint32_t nonint = (float)n != yc;
-    uint32_t sign = ux & ((uint32_t)n << 31) & (nonint - 1u); /* x < 0, y an odd integer */
-    /* |x|^y -> inf (else 0) as |y| grows: |x| > 1 and y > 0, or |x| < 1 and y < 0 */
-    uint32_t grows = cpm_mask_v((ax > 0x3f800000u) != (uy >> 31), vec);
+    uint32_t nonint = cpm_mask_v((float)n != yc, vec);
+    uint32_t sign = ux & ((uint32_t)n << 31) & ~nonint; /* x < 0, y an odd integer */
+    /* x = +-0, +-inf or NaN: ax - 1 >= INF - 1 unsigned, as one signed compare */
+    uint32_t xbad = cpm_mask_v((int32_t)(ax + 0x7fffffffu) > (int32_t)0xff7ffffeu, vec);
+    /* |x|^y -> inf (else 0) as |y| grows: the sign bit of (1.0 - |x|) ^ y, set when |x| > 1
+     * and y > 0 or |x| < 1 and y < 0 */
+    uint32_t grows = (uint32_t)((int32_t)((0x3f800000u - ax) ^ uy) >> 31);
     cpm_df l = cpm_log_tab(cpm_from_bits(ax), 1, vec);
     /* w = wh + wl = y log|x|: Dekker's product (exact) plus y l.l, not normalised (wl
      * stays below 2 ulp(wh), which exp_df takes) */
@@ -823,22 +851,20 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     float wh = l.h * y;
     float wl = (((lh * yh - wh) + lh * yl) + ll * yh) + ll * yl;
     wl = wl + l.l * y;
-    /* 0 or inf by the side |x| is on and y's sign: w out of exp's range, x = +-0 or
-     * +-inf, or |y| >= 2^32 (> 150 / min|log|x|| for |x| != 1; inf included) */
-    uint32_t limit = cpm_mask_v((wh > 89.0f) | (wh < -104.0f) | (ax == 0) | (ax == CPM_INF_BITS) |
-                                (ay >= 0x4f800000u), vec);
-    uint32_t xone = cpm_mask_v(ax == 0x3f800000u, vec); /* x = -1 (or 1) */
-    /* NaN in, or a negative finite x with a non-integer y; then pow(x, +-0) = pow(1, y)
-     * = 1, even for NaN (C99's first rule, picked last) */
-    uint32_t nan = cpm_mask_v((ax > CPM_INF_BITS) | (ay > CPM_INF_BITS) |
-                              ((ux >> 31) & nonint & (ax != CPM_INF_BITS) & (ax != 0)), vec);
-    uint32_t one = cpm_mask_v((ay == 0) | (ux == 0x3f800000u), vec);
+    float core = cpm_exp_tab(wh, wl, sign);
+    /* 0 or inf by the side |x| is on and y's sign: w out of exp's range (|y| >= 2^32 and
+     * y = +-inf included: |log|x|| >= 2^-24 for |x| != 1, so |w| > 104), x = +-0 or +-inf */
+    uint32_t limit = cpm_mask_v((wh > 89.0f) | (wh < -104.0f), vec) | xbad;
+    /* NaN in, or a negative finite nonzero x with a non-integer y (x = -0 and x = -inf go
+     * to limit); then pow(x, +-0) = pow(1, y) = pow(-1, +-inf) = 1, even for NaN (C99's
+     * first rules, picked last; |x| = 1 gives w = 0 and the core 1 exactly for finite y) */
+    uint32_t nan = cpm_mask_v(__builtin_isunordered(x, y), vec) |
+                   ((uint32_t)((int32_t)ux >> 31) & nonint & ~xbad);
+    uint32_t one = cpm_mask_v((ay == 0) | (ux == 0x3f800000u) | ((ax == 0x3f800000u) & (ay == CPM_INF_BITS)), vec);
     /* the special result, the later pick winning, formed beside the core; then one pick
      * of it or the core's result: the core's path ends in one or and one select */
-    uint32_t special = cpm_selu(xone, 0x3f800000u, limit & grows & CPM_INF_BITS) | sign;
-    special = cpm_selu(one, 0x3f800000u, cpm_selu(nan, CPM_NAN_BITS, special));
-    uint32_t r = cpm_bits(cpm_exp_tab(wh, wl)) | sign;
-    return cpm_from_bits(cpm_selu(limit | xone | nan | one, special, r));
+    uint32_t special = cpm_selu(one, 0x3f800000u, cpm_selu(nan, CPM_NAN_BITS, (grows & CPM_INF_BITS) | sign));
+    return cpm_from_bits(cpm_selu(limit | nan | one, special, cpm_bits(core)));
 }
 
 CPM_NOINLINE float cpm_powf(float x, float y) { return cpm_powf_body(x, y, 0); }
