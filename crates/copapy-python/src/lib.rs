@@ -24,6 +24,7 @@ mod device;
 mod flatten;
 mod imports;
 mod jit;
+mod jit_args;
 mod loops;
 mod names;
 mod ndcore;
