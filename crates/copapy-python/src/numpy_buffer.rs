@@ -62,7 +62,8 @@ impl Elem {
         (kind << 16) | (u32::from(self.size) << 1) | u32::from(self.big_endian)
     }
 
-    fn decode(self, raw: &[u8]) -> Number {
+    /// The element whose bytes (in this format) are `raw`, exactly.
+    pub fn decode(self, raw: &[u8]) -> Number {
         let mut b = [0u8; 8];
         let n = usize::from(self.size);
         // normalise to little-endian
@@ -171,6 +172,11 @@ pub fn is_numpy(obj: &Bound<'_, PyAny>) -> bool {
         }
         None => false,
     }
+}
+
+/// True for objects whose type is exactly `numpy.ndarray` (not a subclass).
+pub fn is_exact_ndarray(obj: &Bound<'_, PyAny>) -> bool {
+    numpy_types(obj.py()).is_some_and(|(array, _)| obj.get_type().is(array.bind(obj.py())))
 }
 
 /// True for NumPy arrays (not NumPy scalars), of any number of dimensions.
