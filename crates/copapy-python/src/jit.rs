@@ -442,10 +442,18 @@ impl Output {
     }
 }
 
-/// The result object of a [`Output::is_number`] output.
+/// The result object of a [`Output::is_number`] output (runs no Python code).
+#[inline]
 fn read_number(py: Python<'_>, output: &Output, data: &[u8]) -> Py<PyAny> {
     match output {
-        Output::Scalar(ty, offset) => to_python(py, *ty, read_bits(data, *offset)),
+        Output::Scalar(ty, offset) => {
+            // one range check for the four bytes (read_bits checks each)
+            let o = *offset as usize;
+            match data.get(o..o.saturating_add(4)) {
+                Some(&[a, b, c, d]) => to_python(py, *ty, u32::from_le_bytes([a, b, c, d])),
+                _ => to_python(py, *ty, read_bits(data, *offset)),
+            }
+        }
         Output::Constant(obj) => obj.clone_ref(py),
         _ => py.None(),
     }
@@ -494,12 +502,9 @@ fn read(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
         Output::Constant(obj) => obj.clone_ref(py),
         Output::Seq { tuple, items } if items.iter().all(Output::is_number) => {
             // numbers only (the common result): built in place, without a vector between
-            let objs = items.iter().map(|i| read_number(py, i, data));
-            if *tuple {
-                PyTuple::new(py, objs)?.into_any().unbind()
-            } else {
-                PyList::new(py, objs)?.into_any().unbind()
-            }
+            crate::py_build::sequence(py, *tuple, items.len(), |k| {
+                read_number(py, &items[k], data)
+            })?
         }
         Output::Seq { tuple, items } => {
             let objs = items

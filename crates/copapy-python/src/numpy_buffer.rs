@@ -601,7 +601,8 @@ pub fn exact<R>(
 ) -> Option<R> {
     let py = obj.py();
     let (array, _) = numpy_types(py)?;
-    if !obj.get_type().is(array.bind(py)) {
+    // the type pointer, not `get_type()`: no reference count traffic per call
+    if !std::ptr::eq(obj.get_type_ptr().cast::<ffi::PyObject>(), array.as_ptr()) {
         return None;
     }
     // SAFETY: the type is exactly numpy.ndarray, whose objects start with
