@@ -8,7 +8,9 @@
 //! against it, so a repeated call builds no signature and acquires each NumPy buffer once);
 //! otherwise it computes the signature, finds the specialisation by hash and binds to that.
 //! Binding writes each number straight into data memory; the program runs and the result
-//! is read back into the structure the function returned. A new signature traces and
+//! is read back into the structure the function returned. Arguments of exactly the types
+//! traced are bound by the specialisation's argument plan (`jit_args.rs`) before any of
+//! the checks here run; only what the plan does not take comes to [`bind`]. A new signature traces and
 //! compiles the function; at most `cache_size` specialisations are kept, the least
 //! recently used is dropped first.
 //!
