@@ -842,24 +842,35 @@ fn plan_step(py: Python<'_>, input: &Input) -> ArgStep {
             dtype,
             shape,
             slot,
-        } => ArgStep::Array {
-            dtype: dtype.clone_ref(py),
-            elem: *elem,
-            shape: shape.as_slice().into(),
-            dest: slot.map_or(Dest::Unread, Dest::Run),
-        },
+        } => array_step(
+            py,
+            dtype,
+            *elem,
+            shape,
+            slot.map_or(Dest::Unread, Dest::Run),
+        ),
         Input::Array {
             elem,
             dtype,
             shape,
             slots,
-        } => ArgStep::Array {
-            dtype: dtype.clone_ref(py),
-            elem: *elem,
-            shape: shape.as_slice().into(),
-            dest: Dest::of_slots(slots),
-        },
+        } => array_step(py, dtype, *elem, shape, Dest::of_slots(slots)),
         Input::Object(obj) => ArgStep::Object(obj.clone_ref(py)),
+    }
+}
+
+fn array_step(
+    py: Python<'_>,
+    dtype: &Py<PyAny>,
+    elem: Elem,
+    shape: &[usize],
+    dest: Dest,
+) -> ArgStep {
+    ArgStep::Array {
+        dtype: dtype.clone_ref(py),
+        elem,
+        shape: shape.into(),
+        dest,
     }
 }
 
