@@ -8,7 +8,9 @@
 //! against it, so a repeated call builds no signature and acquires each NumPy buffer once);
 //! otherwise it computes the signature, finds the specialisation by hash and binds to that.
 //! Binding writes each number straight into data memory; the program runs and the result
-//! is read back into the structure the function returned. A new signature traces and
+//! is read back into the structure the function returned. Arguments of exactly the types
+//! traced are bound by the specialisation's argument plan (`jit_args.rs`) before any of
+//! the checks here run; only what the plan does not take comes to [`bind`]. A new signature traces and
 //! compiles the function; at most `cache_size` specialisations are kept, the least
 //! recently used is dropped first.
 //!
@@ -37,6 +39,7 @@ use crate::array_ops::PyArrayNode;
 use crate::container::{self, Contents, PyContainer};
 use crate::convert::{number, number_bits, to_python, type_name, Number};
 use crate::device::Device;
+use crate::jit_args::{input_bits, ArgPlan, ArgStep, Dest};
 use crate::numpy_buffer::{self, Buffer, Direct, Elem, OutDtype};
 use crate::spec_cache::SpecCache;
 use crate::target::{compile_for, compile_values, make_device, resolve_placement};
@@ -166,6 +169,9 @@ enum SpecProgram {
 
 struct Specialisation {
     inputs: Vec<Input>,
+    /// How a call of the exact argument types traced binds (`jit_args.rs`); `inputs`
+    /// decide every other call.
+    plan: ArgPlan,
     output: Output,
     /// `None` when the function's result needs no code at all.
     program: Option<SpecProgram>,
@@ -201,15 +207,6 @@ fn scalar_number(arg: &Bound<'_, PyAny>) -> PyResult<Option<Number>> {
         return Ok(a.numbers.first().copied());
     }
     Ok(None)
-}
-
-/// Bits of `n` in a variable of type `ty` (the type the specialisation was traced with).
-fn input_bits(ty: ScalarType, n: Number) -> PyResult<u32> {
-    match ty {
-        ScalarType::Float => Ok(n.float_bits()),
-        ScalarType::Int => n.int32_bits(),
-        ScalarType::Bool => Ok(u32::from(matches!(n, Number::Bool(true)))),
-    }
 }
 
 const SIG_BOOL: u64 = 1;
@@ -440,6 +437,30 @@ fn bind(
     }
 }
 
+impl Output {
+    /// A computed number or a constant: read without failing ([`read_number`]).
+    fn is_number(&self) -> bool {
+        matches!(self, Output::Scalar(..) | Output::Constant(_))
+    }
+}
+
+/// The result object of a [`Output::is_number`] output (runs no Python code).
+#[inline]
+fn read_number(py: Python<'_>, output: &Output, data: &[u8]) -> Py<PyAny> {
+    match output {
+        Output::Scalar(ty, offset) => {
+            // one range check for the four bytes (read_bits checks each)
+            let o = *offset as usize;
+            match data.get(o..o.saturating_add(4)) {
+                Some(&[a, b, c, d]) => to_python(py, *ty, u32::from_le_bytes([a, b, c, d])),
+                _ => to_python(py, *ty, read_bits(data, *offset)),
+            }
+        }
+        Output::Constant(obj) => obj.clone_ref(py),
+        _ => py.None(),
+    }
+}
+
 fn read(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
     Ok(match output {
         Output::Scalar(ty, offset) => to_python(py, *ty, read_bits(data, *offset)),
@@ -481,6 +502,12 @@ fn read(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
             Ok(())
         })?,
         Output::Constant(obj) => obj.clone_ref(py),
+        Output::Seq { tuple, items } if items.iter().all(Output::is_number) => {
+            // numbers only (the common result): built in place, without a vector between
+            crate::py_build::sequence(py, *tuple, items.len(), |k| {
+                read_number(py, &items[k], data)
+            })?
+        }
         Output::Seq { tuple, items } => {
             let objs = items
                 .iter()
@@ -802,6 +829,51 @@ fn place_inputs(input: &mut Input, next: &mut impl Iterator<Item = Option<u32>>)
     }
 }
 
+/// The step of the argument plan that binds what `input` describes.
+fn plan_step(py: Python<'_>, input: &Input) -> ArgStep {
+    match input {
+        Input::Scalar(ty, slot) => ArgStep::Scalar(*ty, *slot),
+        Input::Seq { tuple, items } => ArgStep::Seq {
+            tuple: *tuple,
+            items: items.iter().map(|i| plan_step(py, i)).collect(),
+        },
+        Input::Packed {
+            elem,
+            dtype,
+            shape,
+            slot,
+        } => array_step(
+            py,
+            dtype,
+            *elem,
+            shape,
+            slot.map_or(Dest::Unread, Dest::Run),
+        ),
+        Input::Array {
+            elem,
+            dtype,
+            shape,
+            slots,
+        } => array_step(py, dtype, *elem, shape, Dest::of_slots(slots)),
+        Input::Object(obj) => ArgStep::Object(obj.clone_ref(py)),
+    }
+}
+
+fn array_step(
+    py: Python<'_>,
+    dtype: &Py<PyAny>,
+    elem: Elem,
+    shape: &[usize],
+    dest: Dest,
+) -> ArgStep {
+    ArgStep::Array {
+        dtype: dtype.clone_ref(py),
+        elem,
+        shape: shape.into(),
+        dest,
+    }
+}
+
 fn visit_input(input: &Input, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
     match input {
         Input::Object(obj) | Input::Packed { dtype: obj, .. } => visit.call(obj),
@@ -877,8 +949,12 @@ fn specialise(
         place_outputs(&mut output, &mut compiled.outputs.iter().copied());
         Some(program)
     };
+    let plan = ArgPlan {
+        steps: traced.inputs.iter().map(|i| plan_step(py, i)).collect(),
+    };
     Ok(Specialisation {
         inputs: traced.inputs,
+        plan,
         output,
         program,
     })
@@ -936,10 +1012,15 @@ fn call_spec(
         Some(SpecProgram::Device { data, .. }) => &mut data[..],
         None => &mut scratch[..],
     };
+    // arguments of the exact types traced go the planned way; any other call (or one the
+    // plan cannot convert) the general way, which decides whether it matches
+    let planned = spec.plan.bind(args, data);
     let mut held = held.into_iter();
-    for (input, arg) in spec.inputs.iter().zip(args.iter()) {
-        if !bind(input, &arg, data, &mut held)? {
-            return Ok(None);
+    if !planned {
+        for (input, arg) in spec.inputs.iter().zip(args.iter()) {
+            if !bind(input, &arg, data, &mut held)? {
+                return Ok(None);
+            }
         }
     }
     // the buffers are released before the program runs: it reads only its own copies
@@ -1166,6 +1247,7 @@ impl JitFunction {
             spec.inputs
                 .iter()
                 .try_for_each(|i| visit_input(i, &visit))?;
+            spec.plan.visit(&visit)?;
         }
         Ok(())
     }

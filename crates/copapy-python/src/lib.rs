@@ -8,7 +8,8 @@
 // `deny`, not `forbid`: numpy_buffer.rs reads the CPython buffer protocol (arrays of any
 // dtype, byte order and layout, without copying) and NumPy's array struct, which have no
 // safe binding; call_buffers.rs copies the buffers of import calls (`cp.extern` arrays) in
-// and out of a running program's data memory, by the address the program passes.
+// and out of a running program's data memory, by the address the program passes;
+// py_build.rs fills a new result tuple or list in place (CPython's C API).
 #![deny(unsafe_code)]
 
 use pyo3::prelude::*;
@@ -24,12 +25,15 @@ mod device;
 mod flatten;
 mod imports;
 mod jit;
+mod jit_args;
 mod loops;
 mod names;
 mod ndcore;
 #[allow(unsafe_code)]
 mod numpy_buffer;
 mod prelinked;
+#[allow(unsafe_code)]
+mod py_build;
 mod runner_cli;
 mod shape;
 mod snapshot;

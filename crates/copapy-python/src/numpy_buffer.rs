@@ -62,7 +62,8 @@ impl Elem {
         (kind << 16) | (u32::from(self.size) << 1) | u32::from(self.big_endian)
     }
 
-    fn decode(self, raw: &[u8]) -> Number {
+    /// The element whose bytes (in this format) are `raw`, exactly.
+    pub fn decode(self, raw: &[u8]) -> Number {
         let mut b = [0u8; 8];
         let n = usize::from(self.size);
         // normalise to little-endian
@@ -171,6 +172,11 @@ pub fn is_numpy(obj: &Bound<'_, PyAny>) -> bool {
         }
         None => false,
     }
+}
+
+/// True for objects whose type is exactly `numpy.ndarray` (not a subclass).
+pub fn is_exact_ndarray(obj: &Bound<'_, PyAny>) -> bool {
+    numpy_types(obj.py()).is_some_and(|(array, _)| obj.get_type().is(array.bind(obj.py())))
 }
 
 /// True for NumPy arrays (not NumPy scalars), of any number of dimensions.
@@ -568,37 +574,77 @@ pub fn direct(
     let Some(f) = fields(obj) else {
         return Ok(Direct::Unknown);
     };
-    if !fields_usable(obj.py()) {
-        return Ok(Direct::Unknown);
+    let src = match matching_memory(obj.py(), f, dtype, elem, shape) {
+        Ok(src) => src,
+        Err(found) => return Ok(found),
+    };
+    if let Some(out) = out {
+        if !src.is_empty() {
+            write_contiguous(elem, src, out, convert)?;
+        }
     }
-    if !std::ptr::eq(f.descr, dtype.as_ptr()) {
-        return Ok(Direct::Unknown);
+    Ok(Direct::Written)
+}
+
+/// The per-call fast path of `@cp.jit` and `Target.write_value`: calls `read` with the
+/// elements of `obj` (C order, in the array's own format) if `obj` is exactly a
+/// `numpy.ndarray` (not a subclass, which may behave otherwise), its dtype is the very
+/// object `dtype` (whose format is `elem`), its shape `shape` and its memory C-contiguous;
+/// `None` otherwise, for the general path to decide. An exact type check and a few field
+/// reads, no buffer export.
+pub fn exact<R>(
+    obj: &Bound<'_, PyAny>,
+    dtype: &Py<PyAny>,
+    elem: Elem,
+    shape: &[usize],
+    read: impl FnOnce(&[u8]) -> R,
+) -> Option<R> {
+    let py = obj.py();
+    let (array, _) = numpy_types(py)?;
+    // the type pointer, not `get_type()`: no reference count traffic per call
+    if !std::ptr::eq(obj.get_type_ptr().cast::<ffi::PyObject>(), array.as_ptr()) {
+        return None;
+    }
+    // SAFETY: the type is exactly numpy.ndarray, whose objects start with
+    // PyArrayObject_fields (see `fields`); the object outlives the borrow.
+    let f = unsafe { &*obj.as_ptr().cast::<ArrayFields>() };
+    let src = matching_memory(py, f, dtype, elem, shape).ok()?;
+    // only Rust code runs while `src` is borrowed: nothing can resize or free the array
+    Some(read(src))
+}
+
+/// The memory of the array with fields `f` if its dtype is the object `dtype` (format
+/// `elem`), its shape `shape` and its memory C-contiguous; otherwise what [`direct`]
+/// reports (`OtherShape` only when the dtype matched).
+fn matching_memory<'a>(
+    py: Python<'_>,
+    f: &'a ArrayFields,
+    dtype: &Py<PyAny>,
+    elem: Elem,
+    shape: &[usize],
+) -> Result<&'a [u8], Direct> {
+    if !fields_usable(py) || !std::ptr::eq(f.descr, dtype.as_ptr()) {
+        return Err(Direct::Unknown);
     }
     let (own, strides) = fields_dims(f);
     if own.len() != shape.len() || own.iter().zip(shape).any(|(&a, &b)| a as usize != b) {
-        return Ok(Direct::OtherShape);
+        return Err(Direct::OtherShape);
     }
     let size = usize::from(elem.size);
     let mut expected = size as isize;
     for (&d, &s) in own.iter().zip(strides).rev() {
         if d > 1 && s != expected {
-            return Ok(Direct::Unknown);
+            return Err(Direct::Unknown);
         }
         expected *= d;
     }
-    let Some(out) = out else {
-        return Ok(Direct::Written);
-    };
     let len = shape.iter().product::<usize>() * size;
     if len == 0 {
-        return Ok(Direct::Written);
+        return Ok(&[]);
     }
     // SAFETY: C-contiguous with this shape and item size: the array's memory holds `len`
-    // bytes from data, alive while `obj` is; only Rust code (`convert`) runs while the
-    // slice exists, so nothing can resize or free the array meanwhile.
-    let src = unsafe { std::slice::from_raw_parts(f.data.cast_const(), len) };
-    write_contiguous(elem, src, out, convert)?;
-    Ok(Direct::Written)
+    // bytes from data, alive while the array is (the caller's borrow).
+    Ok(unsafe { std::slice::from_raw_parts(f.data.cast_const(), len) })
 }
 
 /// Reads every element of a NumPy array (or NumPy scalar) exactly; with `numbers` false

@@ -29,6 +29,7 @@ use crate::value::PyValue;
 use crate::walk;
 
 mod bulk;
+mod remembered;
 mod step_programs;
 
 fn backend(target: &'static TargetSpec) -> PyResult<&'static Backend> {
@@ -144,6 +145,8 @@ struct Loaded {
     /// Python object: they hold the run's value, the state's node the next one. The
     /// object is kept alive, so its address is never reused.
     run_values: FxHashMap<usize, (Py<PyAny>, Var)>,
+    /// The lists of variables last written and read in bulk (`remembered.rs`).
+    remembered: remembered::Remembered,
 }
 
 impl Loaded {
@@ -413,6 +416,16 @@ impl Target {
     /// one device write per run of consecutive bytes (an array is one bulk write).
     fn apply_writes(&mut self, py: Python<'_>, writes: &[DataWrite]) -> PyResult<()> {
         let loaded = self.loaded.as_mut().ok_or_else(not_compiled)?;
+        if let Device::Host(_) | Device::HostImports(..) = loaded.device {
+            // host memory: a write is a copy, one device access buys nothing
+            for w in writes {
+                let bits = w.bits.to_le_bytes();
+                loaded
+                    .device
+                    .write(py, w.offset, &bits[..usize::from(w.size).min(4)])?;
+            }
+            return Ok(());
+        }
         let mut run: Vec<u8> = Vec::new();
         let mut start = 0u32;
         for w in writes {
@@ -894,6 +907,7 @@ impl Target {
             keep,
             structural: OnceLock::new(),
             steps: compiled.steps,
+            remembered: Default::default(),
         });
         this.has_run = false;
         Ok(())
@@ -915,9 +929,17 @@ impl Target {
     fn read_value(slf: &Bound<'_, Self>, variables: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let v = variables;
         let py = slf.py();
+        // the list read last time in bulk (remembered.rs)
+        if let Some(list) = slf.try_borrow().ok().and_then(|t| t.read_remembered(py, v)) {
+            return list;
+        }
         // a list or tuple of scalar values or names: one device read (bulk.rs)
         if let Some(items) = bulk::plain_sequence(v) {
-            if let Some(list) = borrow(slf)?.bulk_read(py, &items) {
+            let list = borrow(slf)?.bulk_read(py, &items);
+            if let Some(list) = list {
+                if list.is_ok() {
+                    borrow_mut(slf)?.remember_read(&items);
+                }
                 return list;
             }
         }
@@ -968,12 +990,20 @@ impl Target {
     ) -> PyResult<()> {
         let (v, x) = (variables, data);
         let py = slf.py();
+        // the list written last time in bulk, from an array like last time (remembered.rs)
+        if let Ok(mut this) = slf.try_borrow_mut() {
+            if let Some(writes) = this.remembered_writes(v, x) {
+                return writes.apply(&mut this, py);
+            }
+        }
         // a list or tuple of scalar values or names from a 1-D NumPy array (bulk.rs)
         if let Some(items) = bulk::plain_sequence(v) {
             let mut this = borrow_mut(slf)?;
             if this.pending.is_none() {
                 if let Some(writes) = this.bulk_writes(&items, x) {
-                    return this.apply_writes(py, &writes);
+                    this.apply_writes(py, &writes)?;
+                    this.remember_write(&items, x);
+                    return Ok(());
                 }
             }
         }
@@ -1181,6 +1211,7 @@ impl Target {
                 steps: 0,
                 stencils: None,
                 linked: Vec::new(),
+                remembered: Default::default(),
             }),
             has_run: false,
             pending: None,

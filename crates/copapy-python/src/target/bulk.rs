@@ -24,7 +24,7 @@ use crate::value::PyValue;
 use super::{Loaded, Target, Var};
 
 /// A list of values much more spread out than this over the data is read slot by slot.
-const SPREAD_SLACK: usize = 64;
+pub(super) const SPREAD_SLACK: usize = 64;
 
 /// The items of a plain list or tuple (not a subclass, which may behave otherwise),
 /// checked before anything else so the common call costs no Python-level probing.
@@ -39,7 +39,7 @@ pub(super) fn plain_sequence<'py>(v: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py
 impl Target {
     /// The variable a list element names: a compiled scalar value, or the name of a
     /// scalar program variable of 4 bytes; `None` for anything else.
-    fn scalar_var(&self, item: &Bound<'_, PyAny>) -> Option<Var> {
+    pub(super) fn scalar_var(&self, item: &Bound<'_, PyAny>) -> Option<Var> {
         if let Ok(pv) = item.cast::<PyValue>() {
             return self.var_of(pv).ok().map(|(_, var)| var);
         }

@@ -1,0 +1,235 @@
+//! The argument plan of a `@cp.jit` specialisation: how each argument of a repeated call
+//! goes into data memory, decided once when the specialisation is compiled.
+//!
+//! A call whose arguments are of the exact built-in types the specialisation was traced
+//! with (`float`, `int`, `bool`, `list`, `tuple`, `numpy.ndarray` with the traced dtype
+//! object, C-contiguous) is bound by [`ArgPlan::bind`]: a type check and a copy per
+//! argument, no signature, no buffer export, no Python code. Anything else (a subclass,
+//! a NumPy scalar, a strided or byte-swapped array, an int outside int32, an object with
+//! `__float__`) makes `bind` answer `false`, and the general path of `jit.rs` binds the
+//! call (or raises its error): the plan only ever takes calls whose outcome it knows to
+//! be the general path's, bit for bit.
+
+use pyo3::gc::PyVisit;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyTuple};
+use pyo3::PyTraverseError;
+
+use copapy_compiler::ScalarType;
+
+use crate::convert::Number;
+use crate::numpy_buffer::{self, Elem, Kind};
+
+/// Bits of `n` in a variable of type `ty` (the type the specialisation was traced with).
+pub fn input_bits(ty: ScalarType, n: Number) -> PyResult<u32> {
+    match ty {
+        ScalarType::Float => Ok(n.float_bits()),
+        ScalarType::Int => n.int32_bits(),
+        ScalarType::Bool => Ok(u32::from(matches!(n, Number::Bool(true)))),
+    }
+}
+
+/// Where an array argument's elements go in data memory.
+pub enum Dest {
+    /// The program does not read the array; it only has to match.
+    Unread,
+    /// One after another from this offset (a packed `cp.array`, or elements the compiler
+    /// placed consecutively): a `memcpy` for float32 and int32.
+    Run(u32),
+    /// Each element to its own slot (`None`: not read by the program).
+    Slots(Box<[Option<u32>]>),
+}
+
+impl Dest {
+    /// The destination of elements at `slots`: a run if they are consecutive.
+    pub fn of_slots(slots: &[Option<u32>]) -> Dest {
+        if slots.iter().all(Option::is_none) {
+            return Dest::Unread;
+        }
+        let first = slots.first().copied().flatten();
+        let consecutive = first.is_some_and(|start| {
+            slots
+                .iter()
+                .enumerate()
+                .all(|(k, s)| u64::from(s.unwrap_or(u32::MAX)) == u64::from(start) + 4 * k as u64)
+        });
+        match first {
+            Some(start) if consecutive => Dest::Run(start),
+            _ => Dest::Slots(slots.into()),
+        }
+    }
+}
+
+/// How one argument is bound.
+pub enum ArgStep {
+    /// A number of this type (`None`: the program does not read it): exactly a Python
+    /// `float` for a float, `int` for an int, `bool` for a bool.
+    Scalar(ScalarType, Option<u32>),
+    /// Exactly a `list` (or `tuple`) of this many items, each bound by its own step.
+    Seq { tuple: bool, items: Vec<ArgStep> },
+    /// Exactly a `numpy.ndarray` with this very dtype object, shape, C-contiguous.
+    Array {
+        dtype: Py<PyAny>,
+        elem: Elem,
+        shape: Box<[usize]>,
+        dest: Dest,
+    },
+    /// This very object (`self` of a method).
+    Object(Py<PyAny>),
+}
+
+/// The argument plan of one specialisation: one step per argument.
+pub struct ArgPlan {
+    pub steps: Vec<ArgStep>,
+}
+
+impl ArgPlan {
+    /// Writes `args` into `data` if every argument is of its step's exact kind and
+    /// converts without error; `false` otherwise (possibly after writing some of them,
+    /// which the general path then overwrites), and the general path decides.
+    pub fn bind(&self, args: &Bound<'_, PyTuple>, data: &mut [u8]) -> bool {
+        args.len() == self.steps.len()
+            && self
+                .steps
+                .iter()
+                .zip(args.iter_borrowed())
+                .all(|(step, arg)| step.bind(&arg, data))
+    }
+}
+
+/// Writes the 4-byte `bits` at `slot` of `data`; `false` if it lies outside.
+fn put(data: &mut [u8], slot: Option<u32>, bits: u32) -> bool {
+    let Some(o) = slot else { return true };
+    let o = o as usize;
+    match data.get_mut(o..o + 4) {
+        Some(dst) => {
+            dst.copy_from_slice(&bits.to_le_bytes());
+            true
+        }
+        None => false,
+    }
+}
+
+impl ArgStep {
+    fn bind(&self, arg: &Bound<'_, PyAny>, data: &mut [u8]) -> bool {
+        match self {
+            ArgStep::Scalar(ty, slot) => match scalar_bits(*ty, arg) {
+                Some(bits) => put(data, *slot, bits),
+                None => false,
+            },
+            ArgStep::Seq { tuple, items } => {
+                if *tuple {
+                    let Ok(t) = arg.cast_exact::<PyTuple>() else {
+                        return false;
+                    };
+                    t.len() == items.len()
+                        && items
+                            .iter()
+                            .zip(t.iter_borrowed())
+                            .all(|(step, item)| step.bind(&item, data))
+                } else {
+                    let Ok(l) = arg.cast_exact::<PyList>() else {
+                        return false;
+                    };
+                    // item by item with the length checked each time: nothing here runs
+                    // Python code, but the list is the caller's and not ours to trust
+                    l.len() == items.len()
+                        && items
+                            .iter()
+                            .enumerate()
+                            .all(|(k, step)| l.get_item(k).is_ok_and(|item| step.bind(&item, data)))
+                }
+            }
+            ArgStep::Array {
+                dtype,
+                elem,
+                shape,
+                dest,
+            } => numpy_buffer::exact(arg, dtype, *elem, shape, |src| {
+                write_elements(*elem, src, dest, data)
+            })
+            .unwrap_or(false),
+            ArgStep::Object(obj) => arg.is(obj),
+        }
+    }
+}
+
+/// Bits of a number argument of exactly the built-in type for `ty`, if it converts.
+fn scalar_bits(ty: ScalarType, arg: &Bound<'_, PyAny>) -> Option<u32> {
+    match ty {
+        ScalarType::Float => {
+            let f = arg.cast_exact::<PyFloat>().ok()?;
+            Some(Number::Float(f.value()).float_bits())
+        }
+        // `int` exactly (a bool is not), within int32; beyond it the general path raises
+        ScalarType::Int => {
+            let i = arg.cast_exact::<PyInt>().ok()?;
+            i.extract::<i32>().ok().map(|n| n as u32)
+        }
+        ScalarType::Bool => {
+            let b = arg.cast_exact::<PyBool>().ok()?;
+            Some(u32::from(b.is_true()))
+        }
+    }
+}
+
+/// Writes the elements `src` (format `elem`) to `dest`, converted as the general path
+/// converts them ([`input_bits`]); `false` if one does not convert (an int64 beyond
+/// int32: the general path raises that error) or lies outside data memory.
+fn write_elements(elem: Elem, src: &[u8], dest: &Dest, data: &mut [u8]) -> bool {
+    let ty = elem.scalar_type();
+    let convert = |n| input_bits(ty, n);
+    match dest {
+        Dest::Unread => true,
+        Dest::Run(start) => {
+            let words = src.len() / usize::from(elem.size.max(1));
+            let start = *start as usize;
+            match data.get_mut(start..start + 4 * words) {
+                Some(out) => numpy_buffer::write_contiguous(elem, src, out, convert).is_ok(),
+                None => false,
+            }
+        }
+        Dest::Slots(slots) => {
+            let size = usize::from(elem.size.max(1));
+            let native_word = elem.size == 4
+                && matches!(elem.kind, Kind::Float | Kind::Signed)
+                && elem.big_endian == cfg!(target_endian = "big")
+                && cfg!(target_endian = "little");
+            slots
+                .iter()
+                .zip(src.chunks_exact(size))
+                .all(|(slot, raw)| match slot {
+                    None => true,
+                    // float32 and int32 in the machine's (little-endian) order: their bytes
+                    Some(_) if native_word => put(
+                        data,
+                        *slot,
+                        u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]),
+                    ),
+                    Some(_) => {
+                        let mut word = [0u8; 4];
+                        numpy_buffer::write_contiguous(elem, raw, &mut word, convert).is_ok()
+                            && put(data, *slot, u32::from_le_bytes(word))
+                    }
+                })
+        }
+    }
+}
+
+impl ArgPlan {
+    /// Lets the garbage collector see the objects the plan holds (dtypes, passed-through
+    /// objects such as `self`, which may refer back to the jit function).
+    pub fn visit(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        self.steps.iter().try_for_each(|s| s.visit(visit))
+    }
+}
+
+impl ArgStep {
+    fn visit(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        match self {
+            ArgStep::Scalar(..) => Ok(()),
+            ArgStep::Seq { items, .. } => items.iter().try_for_each(|i| i.visit(visit)),
+            ArgStep::Array { dtype: obj, .. } | ArgStep::Object(obj) => visit.call(obj),
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! Building a result tuple or list in place.
+//!
+//! pyo3's `PyTuple::new` / `PyList::new` take an iterator of infallible items and check
+//! its length around every item; a jit call's result of n numbers (`jit.rs`) is built
+//! here instead: the sequence is allocated at its length and each item stored as it is
+//! made, with no vector in between. Used only where making an item runs no Python code
+//! (numbers, constants), so the half-built sequence is never seen by anyone.
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+/// A new tuple (or list, `tuple` false) of `n` items; `item(k)` makes item k and must not
+/// run Python code.
+pub fn sequence(
+    py: Python<'_>,
+    tuple: bool,
+    n: usize,
+    mut item: impl FnMut(usize) -> Py<PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let len = ffi::Py_ssize_t::try_from(n)?;
+    // SAFETY: PyTuple_New / PyList_New return a new reference or NULL with an exception
+    // set; `from_owned_ptr_or_err` takes that reference over (and drops it on error).
+    let seq = unsafe {
+        let ptr = if tuple {
+            ffi::PyTuple_New(len)
+        } else {
+            ffi::PyList_New(len)
+        };
+        Bound::from_owned_ptr_or_err(py, ptr)?
+    };
+    for k in 0..n {
+        let obj = item(k).into_ptr();
+        // SAFETY: `seq` is a new tuple/list of length n owned by us, k < n, and the
+        // SetItem functions steal the reference `obj` (even when they fail).
+        let rc = unsafe {
+            if tuple {
+                ffi::PyTuple_SetItem(seq.as_ptr(), k as ffi::Py_ssize_t, obj)
+            } else {
+                ffi::PyList_SetItem(seq.as_ptr(), k as ffi::Py_ssize_t, obj)
+            }
+        };
+        if rc != 0 {
+            return Err(PyErr::fetch(py));
+        }
+    }
+    Ok(seq.unbind())
+}
