@@ -6006,46 +6006,50 @@ void st_arr_det_f(f32 a, f32 b, i32 i, i32 j) {
 }
 
 #if CPM_VEC_MATH
+#if CPM_VEC_MATH
+#define CPM_PACK_CC __attribute__((preserve_most, noinline))
+#if defined(__x86_64__)
+#define CPM_LANE(sym) ({ f32 cp_v_; __asm__("movss " #sym "(%%rip), %0" : "=x"(cp_v_)); cp_v_; })
+#else
+#define CPM_LANE(sym) (*(const f32 *)CP_HOLE(sym))
+#endif
+#endif
 OP void cpm_pack4_exp_f_lanes(f32 *restrict d, const f32 *restrict x, i32 n) {
     CPM_VECTOR_LOOP
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_expf_body(x[k], 1);
 }
-CPM_NOINLINE void cpm_pack4_exp_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {*x0, *x1, *x2, *x3};
-    cpm_pack4_exp_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_exp_f_v1(f32 *y, f32 v0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, *x1, *x2, *x3};
-    cpm_pack4_exp_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_exp_f_v2(f32 *y, f32 v0, f32 v1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, v1, *x2, *x3};
+CPM_PACK_CC void cpm_pack4_exp_f(f32 *y, cpm_v4f xv) {
+    f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     cpm_pack4_exp_f_lanes(y, x, 4);
 }
 void st_pack4_exp_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_exp_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {CPM_LANE(cp_a0), CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_exp_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_exp_f_r0(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_exp_f_v1(CP_SLOT(cp_mf), a, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_exp_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_exp_f_r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_exp_f_v1(CP_SLOT(cp_mf), b, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {b, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_exp_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_exp_f_r0r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_exp_f_v2(CP_SLOT(cp_mf), a, b, CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, b, CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_exp_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
@@ -6056,41 +6060,37 @@ OP void cpm_pack4_tanh_f_lanes(f32 *restrict d, const f32 *restrict x, i32 n) {
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_tanhf_body(x[k], 1);
 }
-CPM_NOINLINE void cpm_pack4_tanh_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {*x0, *x1, *x2, *x3};
-    cpm_pack4_tanh_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_tanh_f_v1(f32 *y, f32 v0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, *x1, *x2, *x3};
-    cpm_pack4_tanh_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_tanh_f_v2(f32 *y, f32 v0, f32 v1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, v1, *x2, *x3};
+CPM_PACK_CC void cpm_pack4_tanh_f(f32 *y, cpm_v4f xv) {
+    f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     cpm_pack4_tanh_f_lanes(y, x, 4);
 }
 void st_pack4_tanh_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_tanh_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {CPM_LANE(cp_a0), CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_tanh_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_tanh_f_r0(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_tanh_f_v1(CP_SLOT(cp_mf), a, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_tanh_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_tanh_f_r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_tanh_f_v1(CP_SLOT(cp_mf), b, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {b, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_tanh_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_tanh_f_r0r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_tanh_f_v2(CP_SLOT(cp_mf), a, b, CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, b, CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_tanh_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
@@ -6101,41 +6101,37 @@ OP void cpm_pack4_sin_f_lanes(f32 *restrict d, const f32 *restrict x, i32 n) {
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_sinf_body(x[k], 1);
 }
-CPM_NOINLINE void cpm_pack4_sin_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {*x0, *x1, *x2, *x3};
-    cpm_pack4_sin_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_sin_f_v1(f32 *y, f32 v0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, *x1, *x2, *x3};
-    cpm_pack4_sin_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_sin_f_v2(f32 *y, f32 v0, f32 v1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, v1, *x2, *x3};
+CPM_PACK_CC void cpm_pack4_sin_f(f32 *y, cpm_v4f xv) {
+    f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     cpm_pack4_sin_f_lanes(y, x, 4);
 }
 void st_pack4_sin_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sin_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {CPM_LANE(cp_a0), CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_sin_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_sin_f_r0(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sin_f_v1(CP_SLOT(cp_mf), a, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_sin_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_sin_f_r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sin_f_v1(CP_SLOT(cp_mf), b, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {b, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_sin_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_sin_f_r0r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sin_f_v2(CP_SLOT(cp_mf), a, b, CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, b, CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_sin_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
@@ -6146,41 +6142,37 @@ OP void cpm_pack4_cos_f_lanes(f32 *restrict d, const f32 *restrict x, i32 n) {
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_cosf_body(x[k], 1);
 }
-CPM_NOINLINE void cpm_pack4_cos_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {*x0, *x1, *x2, *x3};
-    cpm_pack4_cos_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_cos_f_v1(f32 *y, f32 v0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, *x1, *x2, *x3};
-    cpm_pack4_cos_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_cos_f_v2(f32 *y, f32 v0, f32 v1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, v1, *x2, *x3};
+CPM_PACK_CC void cpm_pack4_cos_f(f32 *y, cpm_v4f xv) {
+    f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     cpm_pack4_cos_f_lanes(y, x, 4);
 }
 void st_pack4_cos_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_cos_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {CPM_LANE(cp_a0), CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_cos_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_cos_f_r0(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_cos_f_v1(CP_SLOT(cp_mf), a, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_cos_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_cos_f_r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_cos_f_v1(CP_SLOT(cp_mf), b, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {b, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_cos_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_cos_f_r0r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_cos_f_v2(CP_SLOT(cp_mf), a, b, CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, b, CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_cos_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
@@ -6191,41 +6183,37 @@ OP void cpm_pack4_tan_f_lanes(f32 *restrict d, const f32 *restrict x, i32 n) {
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_tanf_body(x[k], 1);
 }
-CPM_NOINLINE void cpm_pack4_tan_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {*x0, *x1, *x2, *x3};
-    cpm_pack4_tan_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_tan_f_v1(f32 *y, f32 v0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, *x1, *x2, *x3};
-    cpm_pack4_tan_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_tan_f_v2(f32 *y, f32 v0, f32 v1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, v1, *x2, *x3};
+CPM_PACK_CC void cpm_pack4_tan_f(f32 *y, cpm_v4f xv) {
+    f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     cpm_pack4_tan_f_lanes(y, x, 4);
 }
 void st_pack4_tan_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_tan_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {CPM_LANE(cp_a0), CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_tan_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_tan_f_r0(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_tan_f_v1(CP_SLOT(cp_mf), a, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_tan_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_tan_f_r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_tan_f_v1(CP_SLOT(cp_mf), b, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {b, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_tan_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_tan_f_r0r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_tan_f_v2(CP_SLOT(cp_mf), a, b, CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, b, CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_tan_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
@@ -6236,41 +6224,37 @@ OP void cpm_pack4_log_f_lanes(f32 *restrict d, const f32 *restrict x, i32 n) {
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_logf_body(x[k], 1);
 }
-CPM_NOINLINE void cpm_pack4_log_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {*x0, *x1, *x2, *x3};
-    cpm_pack4_log_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_log_f_v1(f32 *y, f32 v0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, *x1, *x2, *x3};
-    cpm_pack4_log_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_log_f_v2(f32 *y, f32 v0, f32 v1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, v1, *x2, *x3};
+CPM_PACK_CC void cpm_pack4_log_f(f32 *y, cpm_v4f xv) {
+    f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     cpm_pack4_log_f_lanes(y, x, 4);
 }
 void st_pack4_log_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_log_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {CPM_LANE(cp_a0), CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_log_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_log_f_r0(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_log_f_v1(CP_SLOT(cp_mf), a, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_log_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_log_f_r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_log_f_v1(CP_SLOT(cp_mf), b, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {b, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_log_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_log_f_r0r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_log_f_v2(CP_SLOT(cp_mf), a, b, CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, b, CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_log_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
@@ -6281,41 +6265,37 @@ OP void cpm_pack4_asin_f_lanes(f32 *restrict d, const f32 *restrict x, i32 n) {
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_asinf_body(x[k], 1);
 }
-CPM_NOINLINE void cpm_pack4_asin_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {*x0, *x1, *x2, *x3};
-    cpm_pack4_asin_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_asin_f_v1(f32 *y, f32 v0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, *x1, *x2, *x3};
-    cpm_pack4_asin_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_asin_f_v2(f32 *y, f32 v0, f32 v1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, v1, *x2, *x3};
+CPM_PACK_CC void cpm_pack4_asin_f(f32 *y, cpm_v4f xv) {
+    f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     cpm_pack4_asin_f_lanes(y, x, 4);
 }
 void st_pack4_asin_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_asin_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {CPM_LANE(cp_a0), CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_asin_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_asin_f_r0(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_asin_f_v1(CP_SLOT(cp_mf), a, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_asin_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_asin_f_r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_asin_f_v1(CP_SLOT(cp_mf), b, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {b, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_asin_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_asin_f_r0r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_asin_f_v2(CP_SLOT(cp_mf), a, b, CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, b, CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_asin_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
@@ -6326,41 +6306,37 @@ OP void cpm_pack4_acos_f_lanes(f32 *restrict d, const f32 *restrict x, i32 n) {
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_acosf_body(x[k], 1);
 }
-CPM_NOINLINE void cpm_pack4_acos_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {*x0, *x1, *x2, *x3};
-    cpm_pack4_acos_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_acos_f_v1(f32 *y, f32 v0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, *x1, *x2, *x3};
-    cpm_pack4_acos_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_acos_f_v2(f32 *y, f32 v0, f32 v1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, v1, *x2, *x3};
+CPM_PACK_CC void cpm_pack4_acos_f(f32 *y, cpm_v4f xv) {
+    f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     cpm_pack4_acos_f_lanes(y, x, 4);
 }
 void st_pack4_acos_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_acos_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {CPM_LANE(cp_a0), CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_acos_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_acos_f_r0(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_acos_f_v1(CP_SLOT(cp_mf), a, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_acos_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_acos_f_r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_acos_f_v1(CP_SLOT(cp_mf), b, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {b, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_acos_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_acos_f_r0r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_acos_f_v2(CP_SLOT(cp_mf), a, b, CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, b, CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_acos_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
@@ -6371,41 +6347,37 @@ OP void cpm_pack4_atan_f_lanes(f32 *restrict d, const f32 *restrict x, i32 n) {
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_atanf_body(x[k], 1);
 }
-CPM_NOINLINE void cpm_pack4_atan_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {*x0, *x1, *x2, *x3};
-    cpm_pack4_atan_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_atan_f_v1(f32 *y, f32 v0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, *x1, *x2, *x3};
-    cpm_pack4_atan_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_atan_f_v2(f32 *y, f32 v0, f32 v1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, v1, *x2, *x3};
+CPM_PACK_CC void cpm_pack4_atan_f(f32 *y, cpm_v4f xv) {
+    f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     cpm_pack4_atan_f_lanes(y, x, 4);
 }
 void st_pack4_atan_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_atan_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {CPM_LANE(cp_a0), CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_atan_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_atan_f_r0(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_atan_f_v1(CP_SLOT(cp_mf), a, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_atan_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_atan_f_r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_atan_f_v1(CP_SLOT(cp_mf), b, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {b, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_atan_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_atan_f_r0r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_atan_f_v2(CP_SLOT(cp_mf), a, b, CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, b, CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_atan_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
@@ -6416,41 +6388,37 @@ OP void cpm_pack4_sigmoid_f_lanes(f32 *restrict d, const f32 *restrict x, i32 n)
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_sigmoidf_body(x[k], 1);
 }
-CPM_NOINLINE void cpm_pack4_sigmoid_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {*x0, *x1, *x2, *x3};
-    cpm_pack4_sigmoid_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_sigmoid_f_v1(f32 *y, f32 v0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, *x1, *x2, *x3};
-    cpm_pack4_sigmoid_f_lanes(y, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_sigmoid_f_v2(f32 *y, f32 v0, f32 v1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, v1, *x2, *x3};
+CPM_PACK_CC void cpm_pack4_sigmoid_f(f32 *y, cpm_v4f xv) {
+    f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     cpm_pack4_sigmoid_f_lanes(y, x, 4);
 }
 void st_pack4_sigmoid_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sigmoid_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {CPM_LANE(cp_a0), CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_sigmoid_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_sigmoid_f_r0(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sigmoid_f_v1(CP_SLOT(cp_mf), a, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_sigmoid_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_sigmoid_f_r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sigmoid_f_v1(CP_SLOT(cp_mf), b, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {b, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_sigmoid_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_sigmoid_f_r0r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sigmoid_f_v2(CP_SLOT(cp_mf), a, b, CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, b, CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_sigmoid_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
@@ -6461,13 +6429,14 @@ OP void cpm_pack4_atan2_f_lanes(f32 *restrict d, const f32 *restrict x, const f3
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_atan2f_body(x[k], w[k], 1);
 }
-CPM_NOINLINE void cpm_pack4_atan2_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {*x0, *x1, *x2, *x3};
+CPM_PACK_CC void cpm_pack4_atan2_f(f32 *y, cpm_v4f xv) {
+    f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     f32 w[4] = {((volatile f32 *)y)[0], ((volatile f32 *)y)[1], ((volatile f32 *)y)[2], ((volatile f32 *)y)[3]};
     cpm_pack4_atan2_f_lanes(y, x, w, 4);
 }
 void st_pack4_atan2_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_atan2_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {CPM_LANE(cp_a0), CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_atan2_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
@@ -6478,13 +6447,14 @@ OP void cpm_pack4_pow_f_lanes(f32 *restrict d, const f32 *restrict x, const f32 
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_powf_body(x[k], w[k], 1);
 }
-CPM_NOINLINE void cpm_pack4_pow_f(f32 *y, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {*x0, *x1, *x2, *x3};
+CPM_PACK_CC void cpm_pack4_pow_f(f32 *y, cpm_v4f xv) {
+    f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     f32 w[4] = {((volatile f32 *)y)[0], ((volatile f32 *)y)[1], ((volatile f32 *)y)[2], ((volatile f32 *)y)[3]};
     cpm_pack4_pow_f_lanes(y, x, w, 4);
 }
 void st_pack4_pow_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_pow_f(CP_SLOT(cp_mf), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {CPM_LANE(cp_a0), CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_pow_f(CP_SLOT(cp_mf), x);
     NEXT(a, b, i, j);
 }
 #endif
@@ -6495,41 +6465,37 @@ OP void cpm_pack4_sincos_f_lanes(f32 *restrict s, f32 *restrict c, const f32 *re
     for (i32 k = 0; k < n; k++)
         cpm_sincos_body(x[k], &s[k], &c[k], 1);
 }
-CPM_NOINLINE void cpm_pack4_sincos_f(f32 *y, f32 *c, const f32 *x0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {*x0, *x1, *x2, *x3};
-    cpm_pack4_sincos_f_lanes(y, c, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_sincos_f_v1(f32 *y, f32 *c, f32 v0, const f32 *x1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, *x1, *x2, *x3};
-    cpm_pack4_sincos_f_lanes(y, c, x, 4);
-}
-CPM_NOINLINE void cpm_pack4_sincos_f_v2(f32 *y, f32 *c, f32 v0, f32 v1, const f32 *x2, const f32 *x3) {
-    f32 x[4] = {v0, v1, *x2, *x3};
+CPM_PACK_CC void cpm_pack4_sincos_f(f32 *y, f32 *c, cpm_v4f xv) {
+    f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     cpm_pack4_sincos_f_lanes(y, c, x, 4);
 }
 void st_pack4_sincos_f(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sincos_f(CP_SLOT(cp_mf), CP_SLOT(cp_mf2), CP_HOLE(cp_a0), CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {CPM_LANE(cp_a0), CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_sincos_f(CP_SLOT(cp_mf), CP_SLOT(cp_mf2), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_sincos_f_r0(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sincos_f_v1(CP_SLOT(cp_mf), CP_SLOT(cp_mf2), a, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_sincos_f(CP_SLOT(cp_mf), CP_SLOT(cp_mf2), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_sincos_f_r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sincos_f_v1(CP_SLOT(cp_mf), CP_SLOT(cp_mf2), b, CP_HOLE(cp_a1), CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {b, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_sincos_f(CP_SLOT(cp_mf), CP_SLOT(cp_mf2), x);
     NEXT(a, b, i, j);
 }
 #endif
 
 #if CPM_VEC_MATH
 void st_pack4_sincos_f_r0r1(f32 a, f32 b, i32 i, i32 j) {
-    cpm_pack4_sincos_f_v2(CP_SLOT(cp_mf), CP_SLOT(cp_mf2), a, b, CP_HOLE(cp_a2), CP_HOLE(cp_a3));
+    cpm_v4f x = {a, b, CPM_LANE(cp_a2), CPM_LANE(cp_a3)};
+    cpm_pack4_sincos_f(CP_SLOT(cp_mf), CP_SLOT(cp_mf2), x);
     NEXT(a, b, i, j);
 }
 #endif
