@@ -66,11 +66,21 @@ REGISTER_FORMS = {"": [], "_r0": ["a"], "_r1": ["b"], "_r0r1": ["a", "b"]}
 # or taken from register a or b.
 PRELUDE = r"""#define CPM_PACK_CC __attribute__((preserve_most, noinline))
 #if defined(__x86_64__)
+#define CPM_PACK_TABLE_CC __attribute__((noinline))
+#else
+#define CPM_PACK_TABLE_CC CPM_PACK_CC
+#endif
+#if defined(__x86_64__)
 #define CPM_LANE(sym) ({ f32 cp_v_; __asm__("movss " #sym "(%%rip), %0" : "=x"(cp_v_)); cp_v_; })
 #else
 #define CPM_LANE(sym) (*(const f32 *)CP_HOLE(sym))
 #endif
 """
+
+# log and pow read their tables through integer registers: on x86_64, under
+# preserve_most, their helpers would save and restore more of those than the stencil
+# saves for i and j (CPM_PACK_TABLE_CC: the plain convention there)
+TABLE_OPS = ("log", "pow")
 
 # the second operands of atan2 and pow, read one by one from the result block: volatile
 # keeps clang from merging the four loads into the 16-byte load that the store buffer
@@ -79,7 +89,7 @@ SECOND = (f"    f32 w[{LANES}] = "
           f"{{{', '.join(f'((volatile f32 *)y)[{k}]' for k in range(LANES))}}};\n")
 
 
-def _helper(name, outs, ins, body, call, more="", blocks="f32 *y"):
+def _helper(name, outs, ins, body, call, more="", blocks="f32 *y", cc="CPM_PACK_CC"):
     """The lanes' loop over restrict pointers with the lane count as a parameter, as the
     array kernels have it, inlined with the count 4 into the helper, which takes the
     operands as one vector: clang vectorises that form even where a lane reads a table by
@@ -90,7 +100,7 @@ def _helper(name, outs, ins, body, call, more="", blocks="f32 *y"):
     return (f"OP void {loop}({outs}, {ins}, i32 n) {{\n"
             "    CPM_VECTOR_LOOP\n"
             f"    for (i32 k = 0; k < n; k++)\n        {body};\n}}\n"
-            f"CPM_PACK_CC void {name}({blocks}, cpm_v4f xv) {{\n"
+            f"{cc} void {name}({blocks}, cpm_v4f xv) {{\n"
             f"    f32 x[{LANES}] = {{{unpack}}};\n{more}    {loop}({call}, {LANES});\n}}\n")
 
 
@@ -122,7 +132,8 @@ def generate():
     for op in OPS:
         body = gen_arrays.VECTOR_MATH[op, "f"]
         helper = f"cpm_pack4_{op}_f"
-        src = _helper(helper, "f32 *restrict d", x, f"d[k] = {body}(x[k], 1)", "y, x")
+        cc = "CPM_PACK_TABLE_CC" if op in TABLE_OPS else "CPM_PACK_CC"
+        src = _helper(helper, "f32 *restrict d", x, f"d[k] = {body}(x[k], 1)", "y, x", cc=cc)
         if first:
             src, first = _only_vector(PRELUDE) + src, False
         yield from _forms(f"st_pack4_{op}_f", helper, ["cp_mf"], src)
@@ -130,7 +141,8 @@ def generate():
         body = gen_arrays.VECTOR_MATH[op, "f"]
         helper = f"cpm_pack4_{op}_f"
         src = _helper(helper, "f32 *restrict d", f"{x}, const f32 *restrict w",
-                      f"d[k] = {body}(x[k], w[k], 1)", "y, x, w", SECOND)
+                      f"d[k] = {body}(x[k], w[k], 1)", "y, x, w", SECOND,
+                      cc="CPM_PACK_TABLE_CC" if op in TABLE_OPS else "CPM_PACK_CC")
         stencil = _stencil(f"st_pack4_{op}_f", helper, ["cp_mf"])
         yield f"st_pack4_{op}_f", _only_vector(src + stencil)
     helper = "cpm_pack4_sincos_f"

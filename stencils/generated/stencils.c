@@ -6009,6 +6009,11 @@ void st_arr_det_f(f32 a, f32 b, i32 i, i32 j) {
 #if CPM_VEC_MATH
 #define CPM_PACK_CC __attribute__((preserve_most, noinline))
 #if defined(__x86_64__)
+#define CPM_PACK_TABLE_CC __attribute__((noinline))
+#else
+#define CPM_PACK_TABLE_CC CPM_PACK_CC
+#endif
+#if defined(__x86_64__)
 #define CPM_LANE(sym) ({ f32 cp_v_; __asm__("movss " #sym "(%%rip), %0" : "=x"(cp_v_)); cp_v_; })
 #else
 #define CPM_LANE(sym) (*(const f32 *)CP_HOLE(sym))
@@ -6224,7 +6229,7 @@ OP void cpm_pack4_log_f_lanes(f32 *restrict d, const f32 *restrict x, i32 n) {
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_logf_body(x[k], 1);
 }
-CPM_PACK_CC void cpm_pack4_log_f(f32 *y, cpm_v4f xv) {
+CPM_PACK_TABLE_CC void cpm_pack4_log_f(f32 *y, cpm_v4f xv) {
     f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     cpm_pack4_log_f_lanes(y, x, 4);
 }
@@ -6447,7 +6452,7 @@ OP void cpm_pack4_pow_f_lanes(f32 *restrict d, const f32 *restrict x, const f32 
     for (i32 k = 0; k < n; k++)
         d[k] = cpm_powf_body(x[k], w[k], 1);
 }
-CPM_PACK_CC void cpm_pack4_pow_f(f32 *y, cpm_v4f xv) {
+CPM_PACK_TABLE_CC void cpm_pack4_pow_f(f32 *y, cpm_v4f xv) {
     f32 x[4] = {xv[0], xv[1], xv[2], xv[3]};
     f32 w[4] = {((volatile f32 *)y)[0], ((volatile f32 *)y)[1], ((volatile f32 *)y)[2], ((volatile f32 *)y)[3]};
     cpm_pack4_pow_f_lanes(y, x, w, 4);
