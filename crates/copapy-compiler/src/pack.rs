@@ -51,7 +51,7 @@ const POSTPONED: usize = 64;
 const SINCOS: &str = "st_pack4_sincos_f";
 
 /// What a group computes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum PackOp {
     /// One unary float function per lane (`st_pack4_<op>_f`).
     Unary(Op),
@@ -87,12 +87,57 @@ pub(crate) struct Group {
     pub lanes: Vec<Lane>,
 }
 
+/// Which lanes of a unary or sincos packed stencil take their operand from a float
+/// register instead of a hole (`stencils/gen_packs.py`, `REGISTER_FORMS`): lane 0 from
+/// register 0 or 1, or lane 0 from register 0 and lane 1 from register 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum RegisterLanes {
+    None,
+    R0,
+    R1,
+    R0R1,
+}
+
+impl RegisterLanes {
+    const FORMS: [RegisterLanes; 3] = [RegisterLanes::R0, RegisterLanes::R1, RegisterLanes::R0R1];
+
+    fn suffix(self) -> &'static str {
+        match self {
+            RegisterLanes::None => "",
+            RegisterLanes::R0 => "_r0",
+            RegisterLanes::R1 => "_r1",
+            RegisterLanes::R0R1 => "_r0r1",
+        }
+    }
+
+    /// The form for the operands found in register 0 and register 1.
+    pub(crate) fn of(in_r0: bool, in_r1: bool) -> RegisterLanes {
+        match (in_r0, in_r1) {
+            (true, true) => RegisterLanes::R0R1,
+            (true, false) => RegisterLanes::R0,
+            (false, true) => RegisterLanes::R1,
+            (false, false) => RegisterLanes::None,
+        }
+    }
+
+    /// How many lanes (the first ones) come from registers.
+    pub(crate) fn count(self) -> usize {
+        match self {
+            RegisterLanes::None => 0,
+            RegisterLanes::R0 | RegisterLanes::R1 => 1,
+            RegisterLanes::R0R1 => 2,
+        }
+    }
+}
+
 /// The packed stencils of a stencil object, by operation.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PackTable {
     unary: FxHashMap<Op, StencilId>,
     binary: FxHashMap<Op, StencilId>,
     sincos: Option<StencilId>,
+    /// The register-lane forms of the unary and sincos stencils.
+    forms: FxHashMap<(PackOp, RegisterLanes), StencilId>,
 }
 
 impl PackTable {
@@ -106,10 +151,30 @@ impl PackTable {
                 })
                 .collect()
         };
+        let unary = packed(&Op::UNARY);
+        let sincos = lookup(SINCOS);
+        let bases = unary
+            .keys()
+            .map(|&op| {
+                (
+                    PackOp::Unary(op),
+                    format!("st_pack4_{}_f", op.stencil_name()),
+                )
+            })
+            .chain(sincos.map(|_| (PackOp::SinCos, SINCOS.to_string())));
+        let mut forms = FxHashMap::default();
+        for (op, base) in bases {
+            for form in RegisterLanes::FORMS {
+                if let Some(id) = lookup(&format!("{base}{}", form.suffix())) {
+                    forms.insert((op, form), id);
+                }
+            }
+        }
         PackTable {
-            unary: packed(&Op::UNARY),
+            unary,
             binary: packed(&Op::BINARY),
-            sincos: lookup(SINCOS),
+            sincos,
+            forms,
         }
     }
 
@@ -124,6 +189,14 @@ impl PackTable {
             PackOp::Unary(op) => self.unary.get(&op).copied(),
             PackOp::Binary(op) => self.binary.get(&op).copied(),
             PackOp::SinCos => self.sincos,
+        }
+    }
+
+    /// The stencil of a group's operation in a register-lane form, if the object has it.
+    pub(crate) fn stencil_in(&self, op: PackOp, form: RegisterLanes) -> Option<StencilId> {
+        match form {
+            RegisterLanes::None => self.stencil(op),
+            _ => self.forms.get(&(op, form)).copied(),
         }
     }
 }

@@ -874,10 +874,21 @@ mod tests {
                 }
             }
             // packed math: every float math function and the sin/cos pair
+            // (with their register-lane forms, except atan2's and pow's)
+            let binary = [Op::Atan2, Op::Pow];
             for op in math() {
-                names.push(format!("st_pack4_{}_f", op.stencil_name()));
+                let forms: &[&str] = if binary.contains(&op) {
+                    &[""]
+                } else {
+                    &["", "_r0", "_r1", "_r0r1"]
+                };
+                for form in forms {
+                    names.push(format!("st_pack4_{}_f{form}", op.stencil_name()));
+                }
             }
-            names.push("st_pack4_sincos_f".to_string());
+            for form in ["", "_r0", "_r1", "_r0r1"] {
+                names.push(format!("st_pack4_sincos_f{form}"));
+            }
             Machine { names }
         }
 
@@ -893,7 +904,14 @@ mod tests {
             for step in steps {
                 let name = &self.names[step.stencil.0 as usize];
                 if let Some(op) = name.strip_prefix("st_pack4_") {
-                    run_pack(op.trim_end_matches("_f"), step, data);
+                    // lanes by value from the float registers, the others from their holes
+                    let (op, by_value) = match op.rsplit_once("_f") {
+                        Some((op, "_r0")) => (op, vec![regs[0][0]]),
+                        Some((op, "_r1")) => (op, vec![regs[0][1]]),
+                        Some((op, "_r0r1")) => (op, vec![regs[0][0], regs[0][1]]),
+                        _ => (op.trim_end_matches("_f"), vec![]),
+                    };
+                    run_pack(op, &by_value, step, data);
                     continue;
                 }
                 let parts: Vec<&str> = name.split('_').collect();
@@ -973,9 +991,14 @@ mod tests {
     /// `st_pack4_<op>_f`: lane `k` reads the slot at `args[k]` (all four before any
     /// result is written, as the helper gathers them) and the results go to the block at
     /// `slot`; `sincos` writes the cosines to the block at `slot2`.
-    fn run_pack(op: &str, step: &Step, data: &mut [u8]) {
+    fn run_pack(op: &str, by_value: &[u32], step: &Step, data: &mut [u8]) {
         let xs: Vec<u32> = (0..4)
-            .map(|k| crate::compile::read_bits(data, step.args[k]))
+            .map(|k| {
+                by_value
+                    .get(k)
+                    .copied()
+                    .unwrap_or_else(|| crate::compile::read_bits(data, step.args[k]))
+            })
             .collect();
         let block = |b: Option<u32>, k: usize| (b.expect("a result block") + 4 * k as u32) as usize;
         for (k, &x) in xs.iter().enumerate() {
@@ -1083,7 +1106,7 @@ mod tests {
             let outputs: Vec<Value> = (0..1 + rng.pick(8))
                 .map(|_| pool[7 + rng.pick(pool.len() - 7)].clone())
                 .collect();
-            packed += check_program(&machine, &table, &outputs, round);
+            packed += check_program(&machine, &table, &outputs, round).len();
         }
         assert!(packed > 0, "no packed step in 300 programs");
     }
@@ -1095,7 +1118,7 @@ mod tests {
         table: &StencilTable,
         outputs: &[Value],
         round: usize,
-    ) -> usize {
+    ) -> Vec<String> {
         let arena = build_arena(outputs);
         let expected = evaluate(&arena);
         let sched = schedule(&arena, table).unwrap();
@@ -1116,8 +1139,9 @@ mod tests {
         sched
             .steps
             .iter()
-            .filter(|s| machine.names[s.stencil.0 as usize].starts_with("st_pack4_"))
-            .count()
+            .map(|s| machine.names[s.stencil.0 as usize].clone())
+            .filter(|name| name.starts_with("st_pack4_"))
+            .collect()
     }
 
     #[test]
@@ -1129,7 +1153,7 @@ mod tests {
         let table = machine.table();
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         let math = [Op::Tanh, Op::Sin, Op::Cos];
-        let mut packed = 0;
+        let mut packed = Vec::new();
         for round in 0..300 {
             let mut pool: Vec<Value> = (0..6)
                 .map(|k| Value::input(ScalarType::Float, (k as f32 * 0.75 - 2.0).to_bits()))
@@ -1151,8 +1175,17 @@ mod tests {
             let outputs: Vec<Value> = (0..1 + rng.pick(12))
                 .map(|_| pool[6 + rng.pick(pool.len() - 6)].clone())
                 .collect();
-            packed += check_program(&machine, &table, &outputs, round);
+            packed.extend(check_program(&machine, &table, &outputs, round));
         }
-        assert!(packed >= 200, "only {packed} packed steps in 300 programs");
+        assert!(
+            packed.len() >= 200,
+            "only {} packed steps in 300 programs",
+            packed.len()
+        );
+        // operands still in a register go by value (schedule_packs.rs), in every form
+        for form in ["_r0", "_r1", "_r0r1"] {
+            let n = packed.iter().filter(|name| name.ends_with(form)).count();
+            assert!(n >= 5, "{n} packed steps in form {form}: {packed:?}");
+        }
     }
 }

@@ -8,10 +8,17 @@
 //! a register is stored first, into its lane of the block. An operand that only its lane
 //! reads (a dot product's sum before its tanh) is given its lane as its slot, so a spill
 //! lands there too and the block is all the memory the group needs.
+//!
+//! An operand in a float register (IK's `t1 + t2`, computed right before its sincos) is
+//! passed by value instead ([`RegisterLanes`]): storing it and reading it back would put a
+//! store-to-load forwarding on the chain that waits for the pack. The lanes of a unary or
+//! sincos group are ordered so those operands come first (register 0's, then register
+//! 1's), the form the stencils take them in; each result lives in the slot of the lane it
+//! ended up in.
 
 use crate::link::Step;
 use crate::optimise::{Kind, NodeId};
-use crate::pack::{Blocks, Group, PackOp, LANES};
+use crate::pack::{Blocks, Group, Lane, PackOp, RegisterLanes, LANES};
 use crate::schedule::Scheduler;
 use crate::select::{Class, MissingStencil, Place};
 
@@ -60,17 +67,18 @@ impl Scheduler<'_> {
     pub(crate) fn schedule_pack(&mut self, g: u32) -> Result<(), MissingStencil> {
         let group = &self.groups[g as usize];
         let blocks = self.blocks[g as usize];
-        let lanes = group.lanes.clone();
         let op = group.op;
         let reads = lane_reads(group);
+        let (lanes, form) = self.register_lanes_first(&group.lanes.clone(), op);
         let stencil = self
             .table
             .packs
-            .stencil(op)
+            .stencil_in(op, form)
             .ok_or_else(|| MissingStencil(format!("packed stencil for {op:?}")))?;
         let at = |k: usize| blocks.lanes + 4 * k as u32;
-        let mut args = [0u32; crate::stencil_db::ARG_HOLES];
-        for (k, lane) in lanes.iter().enumerate() {
+        // the holes of lanes that come from registers are not read
+        let mut args = [at(0); crate::stencil_db::ARG_HOLES];
+        for (k, lane) in lanes.iter().enumerate().skip(form.count()) {
             args[k] = match lane.second {
                 // the lane slot is the second operand's: the first is read where it is
                 // or from a slot of its own
@@ -81,9 +89,15 @@ impl Scheduler<'_> {
         // second operands into their lanes: in a register first (loading the others may
         // evict them)
         self.seconds_into_lanes(&lanes, at)?;
-        // a lane no call fills reads lane 0's operand; nobody reads its result
-        for k in lanes.len()..LANES {
-            args[k] = args[0];
+        // a lane no call fills reads another lane's operand (or the block when every
+        // operand comes by value); nobody reads its result
+        let spare = if lanes.len() > form.count() {
+            args[form.count()]
+        } else {
+            at(0)
+        };
+        for arg in args.iter_mut().take(LANES).skip(lanes.len()) {
+            *arg = spare;
         }
         for lane in &lanes {
             self.uses[lane.operand as usize] -= reads;
@@ -107,6 +121,34 @@ impl Scheduler<'_> {
         Ok(())
     }
 
+    /// The lanes in the order the stencil reads them and its register-lane form: a lane
+    /// whose operand is in float register 0, then one whose operand is in register 1,
+    /// then the others in their order. Binary groups (and objects without the forms) keep
+    /// every lane in memory.
+    fn register_lanes_first(&self, lanes: &[Lane], op: PackOp) -> (Vec<Lane>, RegisterLanes) {
+        let in_register = |r: usize| {
+            lanes
+                .iter()
+                .position(|lane| self.float_register(lane.operand) == Some(r))
+        };
+        let (r0, r1) = (in_register(0), in_register(1));
+        let form = RegisterLanes::of(r0.is_some(), r1.is_some());
+        let usable = !matches!(op, PackOp::Binary(_))
+            && form != RegisterLanes::None
+            && self.table.packs.stencil_in(op, form).is_some();
+        if !usable {
+            return (lanes.to_vec(), RegisterLanes::None);
+        }
+        let first = [r0, r1];
+        let mut order: Vec<Lane> = first.iter().flatten().map(|&k| lanes[k]).collect();
+        order.extend(
+            (0..lanes.len())
+                .filter(|k| !first.contains(&Some(*k)))
+                .map(|k| lanes[k]),
+        );
+        (order, form)
+    }
+
     /// The data offset the first operand `x` of a binary call is read from: its slot,
     /// stored there first if it is only in a register.
     fn first_operand(&mut self, x: NodeId) -> Result<u32, MissingStencil> {
@@ -124,7 +166,7 @@ impl Scheduler<'_> {
     /// constant exponent): each lane gets its copy.
     fn seconds_into_lanes(
         &mut self,
-        lanes: &[crate::pack::Lane],
+        lanes: &[Lane],
         at: impl Fn(usize) -> u32,
     ) -> Result<(), MissingStencil> {
         let seconds: Vec<(u32, NodeId)> = lanes

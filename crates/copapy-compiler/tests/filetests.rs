@@ -139,3 +139,33 @@ fn dot_product_of_eight() {
         &[acc],
     );
 }
+
+/// Two steps of the inverse-kinematics example (benches/workloads.py `ik`): each step's
+/// sin and cos of `t1` and `t1 + t2` run as one packed sincos, then `cp.grad`'s chain.
+#[test]
+fn ik_two_steps() {
+    use copapy_compiler::autodiff::grad;
+    let (l1, l2, alpha) = (c(1.8), c(2.0), c(0.1));
+    let (tx, ty) = (f(0.7), f(0.7));
+    let (mut t1, mut t2) = (f(0.0), f(0.0));
+    let mul = |a: &Value, b: &Value| binary(Op::Mul, a, b).unwrap();
+    let add = |a: &Value, b: &Value| binary(Op::Add, a, b).unwrap();
+    let sub = |a: &Value, b: &Value| binary(Op::Sub, a, b).unwrap();
+    let mut err = c(0.0);
+    for _ in 0..2 {
+        let t12 = add(&t1, &t2);
+        let (c1, s1) = (unary(Op::Cos, &t1).unwrap(), unary(Op::Sin, &t1).unwrap());
+        let (c12, s12) = (unary(Op::Cos, &t12).unwrap(), unary(Op::Sin, &t12).unwrap());
+        let ex = sub(&tx, &add(&mul(&l1, &c1), &mul(&l2, &c12)));
+        let ey = sub(&ty, &add(&mul(&l1, &s1), &mul(&l2, &s12)));
+        err = add(&mul(&ex, &ex), &mul(&ey, &ey));
+        let g = grad(&err, &[t1.clone(), t2.clone()]).unwrap();
+        t1 = sub(&t1, &mul(&alpha, &g[0]));
+        t2 = sub(&t2, &mul(&alpha, &g[1]));
+    }
+    check(
+        "ik_two_steps",
+        "two gradient steps of the two-joint arm (benches/workloads.py ik)",
+        &[t1, t2, err],
+    );
+}

@@ -163,3 +163,63 @@ fn ten_binary_calls_run_as_three_packed_steps_with_the_scalar_bits() {
         }
     }
 }
+
+/// The register-lane form of a packed step's name (`""`, `"_r0"`, `"_r1"`, `"_r0r1"`).
+fn form(name: &str) -> &'static str {
+    ["_r0r1", "_r0", "_r1"]
+        .into_iter()
+        .find(|f| name.ends_with(f))
+        .unwrap_or("")
+}
+
+#[test]
+fn operands_in_registers_are_passed_by_value_with_the_scalar_bits() {
+    // operands computed right before their pack are still in registers there (r0, r1 or
+    // both): each register-lane form gives every lane the bits of the call alone
+    let (x, y, z) = (input(0.75), input(-2.5), input(1e6));
+    let sum = binary(Op::Add, &x, &y).unwrap();
+    let prod = binary(Op::Mul, &y, &z).unwrap();
+    let square = binary(Op::Mul, &sum, &sum).unwrap();
+    // (lane operands, other outputs, the form the schedule reads them in)
+    let cases: Vec<(Vec<Value>, Vec<Value>, &str)> = vec![
+        (vec![sum.clone(), prod.clone()], vec![], "_r0r1"),
+        (vec![sum.clone(), x.clone()], vec![], "_r0"),
+        (vec![prod.clone(), sum.clone(), z.clone()], vec![], "_r0r1"),
+        (vec![square.clone(), y.clone()], vec![sum.clone()], "_r1"),
+    ];
+    let unary_outputs = |op: Op, operands: &[Value]| -> Vec<Value> {
+        operands.iter().map(|t| unary(op, t).unwrap()).collect()
+    };
+    let sincos_outputs = |_: Op, operands: &[Value]| -> Vec<Value> {
+        operands
+            .iter()
+            .flat_map(|t| [unary(Op::Sin, t).unwrap(), unary(Op::Cos, t).unwrap()])
+            .collect()
+    };
+    type Outputs<'a> = &'a dyn Fn(Op, &[Value]) -> Vec<Value>;
+    let programs: [(Op, Outputs); 4] = [
+        (Op::Sin, &unary_outputs),
+        (Op::Tanh, &unary_outputs),
+        (Op::Exp, &unary_outputs),
+        (Op::Cos, &sincos_outputs),
+    ];
+    for (op, outputs) in programs {
+        for (operands, others, want_form) in &cases {
+            let calls = outputs(op, operands);
+            let outs: Vec<Value> = calls.iter().chain(others).cloned().collect();
+            let (bits, names) = run(&outs);
+            let packs: Vec<&String> = names
+                .iter()
+                .filter(|n| n.starts_with("st_pack4_"))
+                .collect();
+            assert_eq!(packs.len(), 1, "{op:?}: {names:?}");
+            assert_eq!(form(packs[0]), *want_form, "{op:?}: {names:?}");
+            let want: Vec<u32> = calls
+                .iter()
+                .chain(others)
+                .map(|v| run(std::slice::from_ref(v)).0[0])
+                .collect();
+            assert_eq!(bits, want, "{op:?}, {want_form}: {names:?}");
+        }
+    }
+}
