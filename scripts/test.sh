@@ -41,20 +41,31 @@ trap 'kill "$side_builds" 2>/dev/null || true; rm -rf "$logs"' EXIT
 benches/setup_reference.sh >"$logs/reference.log" 2>&1 &
 reference=$!
 trap 'kill "$side_builds" "$reference" 2>/dev/null || true; rm -rf "$logs"' EXIT
+# and the Python-side checks, one after another (single-threaded, like the cargo stages'
+# long tails): each one's time is in their log, printed when they are waited for. The
+# stencil check builds an example in target/ (cargo waits for the build lock), so it is last.
+(
+  check() { local start=$SECONDS; echo "== $1"; shift; "$@"; echo "   ($((SECONDS - start)) s)"; }
+  check "ruff"        .venv/bin/ruff check python tests benches examples stencils scripts
+  check "mypy"        .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
+  check "stubtest"    .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
+  check "op table"    .venv/bin/python stencils/gen_optable.py --check
+  check "stencil ops" .venv/bin/python stencils/check_ops.py
+  check "math ulp"    .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
+  check "stencils"    .venv/bin/python stencils/build.py --check
+) >"$logs/python-checks.log" 2>&1 &
+python_checks=$!
+trap 'kill "$side_builds" "$reference" "$python_checks" 2>/dev/null || true; rm -rf "$logs"' EXIT
 stage "cargo fmt";     cargo fmt --all -- --check
 stage "cargo clippy";  cargo clippy --workspace --all-targets -q -- -D warnings
 stage "cargo test";    cargo test --workspace -q
 stage "cargo doc";     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace -q
 stage "no_std core";   cargo build -q -p copapy-program -p copapy-runner --no-default-features
-stage "op table";      .venv/bin/python stencils/gen_optable.py --check
-stage "stencils";      .venv/bin/python stencils/build.py --check
-stage "stencil ops";   .venv/bin/python stencils/check_ops.py
-stage "math ulp";      .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
-stage "ruff";          .venv/bin/ruff check python tests benches examples stencils scripts
-stage "mypy";          .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
-stage "stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
 stage "firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
 stage "copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/deploy/test_remote.py, test_firmware.py
+stage "Python checks: ruff, mypy, stubtest, op table, stencil ops, math ulp, stencils"
+wait "$python_checks" || { cat "$logs/python-checks.log"; exit 1; }
+grep -E '^(==|   \()' "$logs/python-checks.log" | paste -d ' ' - -  # each check and its time
 stage "cross runners, fuzz targets"
 wait "$side_builds" || { cat "$logs/side-builds.log"; exit 1; }
 echo "   ($(tail -n 1 "$logs/side-builds.log"), alongside the stages above)"
