@@ -4,11 +4,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
-# Python keeps its compiled modules (and pytest its rewritten test modules) under target/,
-# for the dozens of Python processes below, even where the environment says not to write
-# them (PYTHONDONTWRITEBYTECODE): each process would compile them all again
+# Python keeps its compiled modules (and pytest its rewritten test modules) for this run,
+# shared by the dozens of Python processes below, even where the environment says not to
+# write them (PYTHONDONTWRITEBYTECODE): each process would compile them all again (pytest's
+# collection alone took twice the CPU time)
 unset PYTHONDONTWRITEBYTECODE
-export PYTHONPYCACHEPREFIX="$PWD/target/pycache"
+export PYTHONPYCACHEPREFIX="$logs/pycache"
 # `stage NAME` starts a stage and prints how long the one before took, in seconds and in
 # CPU seconds (its processes' user + system time: on a busy machine the steadier figure)
 cpu_seconds() {  # sets $cpu; run in this shell (not in $(...)), whose children it counts
