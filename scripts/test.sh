@@ -46,7 +46,13 @@ trap 'kill "$side_builds" "$reference" 2>/dev/null || true; rm -rf "$logs"' EXIT
 # long tails): each one's time is in their log, printed when they are waited for. The
 # stencil check builds an example in target/ (cargo waits for the build lock), so it is last.
 (
-  check() { local start=$SECONDS; echo "== $1"; shift; "$@"; echo "   ($((SECONDS - start)) s)"; }
+  check() {
+    local start=$SECONDS name=$1
+    shift
+    echo "== $name"
+    "$@"
+    echo "   ($name: $((SECONDS - start)) s)" >>"$logs/python-checks.times"
+  }
   check "ruff"        .venv/bin/ruff check python tests benches examples stencils scripts
   check "mypy"        .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
   check "stubtest"    .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
@@ -66,7 +72,7 @@ stage "firmware core"; cargo build --profile firmware -q -p copapy-firmware --ta
 stage "copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/deploy/test_remote.py, test_firmware.py
 stage "Python checks: ruff, mypy, stubtest, op table, stencil ops, math ulp, stencils"
 wait "$python_checks" || { cat "$logs/python-checks.log"; exit 1; }
-grep -E '^(==|   \()' "$logs/python-checks.log" | paste -d ' ' - -  # each check and its time
+cat "$logs/python-checks.times"
 stage "cross runners, fuzz targets"
 wait "$side_builds" || { cat "$logs/side-builds.log"; exit 1; }
 echo "   ($(tail -n 1 "$logs/side-builds.log"), alongside the stages above)"
