@@ -4,6 +4,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
+# Python keeps its compiled modules (and pytest its rewritten test modules) for this run,
+# shared by the dozens of Python processes below, even where the environment says not to
+# write them (PYTHONDONTWRITEBYTECODE): each process would compile them all again (pytest's
+# collection alone took twice the CPU time)
+unset PYTHONDONTWRITEBYTECODE
+export PYTHONPYCACHEPREFIX="$logs/pycache"
 # `stage NAME` starts a stage and prints how long the one before took, in seconds and in
 # CPU seconds (its processes' user + system time: on a busy machine the steadier figure)
 cpu_seconds() {  # sets $cpu; run in this shell (not in $(...)), whose children it counts
@@ -31,57 +37,55 @@ scripts/setup.sh
 ) >"$logs/side-builds.log" 2>&1 &
 side_builds=$!
 trap 'kill "$side_builds" 2>/dev/null || true; rm -rf "$logs"' EXIT
-stage "Copapy 0.0.7 reference (.venv-copapy-ref, for the compatibility tests)"
-benches/setup_reference.sh
+# and the Copapy 0.0.7 reference (.venv-copapy-ref, for the compatibility tests: mostly
+# downloads, so it waits on the network, not on a core)
+benches/setup_reference.sh >"$logs/reference.log" 2>&1 &
+reference=$!
+trap 'kill "$side_builds" "$reference" 2>/dev/null || true; rm -rf "$logs"' EXIT
+# and the Python-side checks, one after another (single-threaded, like the cargo stages'
+# long tails): each one's time is in their log, printed when they are waited for. The
+# stencil check builds an example in target/ (cargo waits for the build lock), so it is last.
+(
+  check() {
+    local start=$SECONDS name=$1
+    shift
+    echo "== $name"
+    "$@"
+    echo "   ($name: $((SECONDS - start)) s)" >>"$logs/python-checks.times"
+  }
+  check "ruff"        .venv/bin/ruff check python tests benches examples stencils scripts
+  check "mypy"        .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
+  check "stubtest"    .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
+  check "op table"    .venv/bin/python stencils/gen_optable.py --check
+  check "stencil ops" .venv/bin/python stencils/check_ops.py
+  check "math ulp"    .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
+  check "stencils"    .venv/bin/python stencils/build.py --check
+) >"$logs/python-checks.log" 2>&1 &
+python_checks=$!
+trap 'kill "$side_builds" "$reference" "$python_checks" 2>/dev/null || true; rm -rf "$logs"' EXIT
 stage "cargo fmt";     cargo fmt --all -- --check
 stage "cargo clippy";  cargo clippy --workspace --all-targets -q -- -D warnings
 stage "cargo test";    cargo test --workspace -q
 stage "cargo doc";     RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --workspace -q
 stage "no_std core";   cargo build -q -p copapy-program -p copapy-runner --no-default-features
-stage "op table";      .venv/bin/python stencils/gen_optable.py --check
-stage "stencils";      .venv/bin/python stencils/build.py --check
-stage "stencil ops";   .venv/bin/python stencils/check_ops.py
-stage "math ulp";      .venv/bin/python stencils/ulp_error.py --stride 4099 --pairs 200000
-stage "ruff";          .venv/bin/ruff check python tests benches examples stencils scripts
-stage "mypy";          .venv/bin/mypy --strict python/copapy examples tests/typed_api_check.py
-stage "stubtest";      .venv/bin/python -m mypy.stubtest copapy._core --allowlist scripts/stubtest-allowlist.txt
 stage "firmware core"; cargo build --profile firmware -q -p copapy-firmware --target thumbv7em-none-eabihf
 stage "copapy-run";    cargo build --release -q -p copapy-run -p copapy-firmware  # tests/deploy/test_remote.py, test_firmware.py
+stage "Python checks: ruff, mypy, stubtest, op table, stencil ops, math ulp, stencils"
+wait "$python_checks" || { cat "$logs/python-checks.log"; exit 1; }
+cat "$logs/python-checks.times"
 stage "cross runners, fuzz targets"
 wait "$side_builds" || { cat "$logs/side-builds.log"; exit 1; }
 echo "   ($(tail -n 1 "$logs/side-builds.log"), alongside the stages above)"
-# The native pass, one process per core: tests/targets (its modules mostly walk every
-# target themselves: the slowest part of the pass) beside the rest. Both note the tests that never
-# build for cp.Target(): the emulated passes below leave those out (tests/conftest.py).
-stage "pytest"
-COPAPY_TEST_TARGET_USE=$logs/use-targets.txt .venv/bin/python -m pytest -q -p no:cacheprovider \
-  tests/targets >"$logs/targets.log" 2>&1 &
-native_targets=$!
-trap 'kill "$native_targets" 2>/dev/null || true; rm -rf "$logs"' EXIT
-COPAPY_TEST_TARGET_USE=$logs/use-rest.txt .venv/bin/python -m pytest -q tests --ignore=tests/targets
-wait "$native_targets" || { cat "$logs/targets.log"; exit 1; }
-echo "tests/targets: $(tail -n 1 "$logs/targets.log")"
-cat "$logs/use-targets.txt" "$logs/use-rest.txt" >"$logs/target-use.txt"
-# Then, one per core: the once-tests (fresh installs, the figures check: a minute or two,
-# the same on every target; COPAPY_TEST_ONCE) and the whole suite again on every foreign
-# architecture, in the emulator: the same tests against the same NumPy references
-# (tests/conftest.py, COPAPY_TEST_TARGET). The jobs are independent single-threaded
-# processes; each job's log is printed in full when it fails.
-stage "installs, figures; pytest on every foreign target (emulated), $(nproc) at a time"
-{ echo once; .venv/bin/python -c "import copapy as cp; from copapy import _targets; print(*(n for n in _targets.names() if n != cp.Target().arch), sep='\n')"; } |
-  xargs -P "$(nproc)" -I{} sh -c '
-    start=$(date +%s)
-    if [ {} = once ]; then
-      what="installs, figures"
-      COPAPY_TEST_ONCE=1 .venv/bin/python -m pytest -q -p no:cacheprovider tests/once >"$0/{}.log" 2>&1
-    else
-      what="pytest on {} (emulated)"
-      COPAPY_TEST_TARGET={} COPAPY_TEST_TARGET_USE="$0/target-use.txt" \
-        .venv/bin/python -m pytest -q -p no:cacheprovider tests >"$0/{}.log" 2>&1
-    fi
-    rc=$?
-    echo "== $what, $(($(date +%s) - start)) s: $(tail -n 1 "$0/{}.log")"
-    if [ $rc -ne 0 ]; then cat "$0/{}.log"; exit 255; fi' "$logs"
+wait "$reference" || { cat "$logs/reference.log"; exit 1; }
+tail -n 1 "$logs/reference.log"
+# pytest: natively in two processes (tests/targets, whose modules mostly walk every target
+# themselves, and the rest), once for the once-tests (fresh installs, the figures check;
+# COPAPY_TEST_ONCE) and again on every foreign architecture in the emulator: the same tests
+# against the same NumPy references (tests/conftest.py, COPAPY_TEST_TARGET), leaving out the
+# tests the native process recorded as target-independent. One job per core at a time, an
+# emulated part as soon as its native part passed (scripts/pytest_jobs.py)
+stage "pytest: native, installs and figures, every foreign target (emulated); $(nproc) at a time"
+.venv/bin/python scripts/pytest_jobs.py "$logs" $(.venv/bin/python -c "import copapy as cp; from copapy import _targets; print(*(n for n in _targets.names() if n != cp.Target().arch))")
 stage "all checks passed"
 cpu_seconds
 echo "   (total: $SECONDS s, $cpu s CPU)"

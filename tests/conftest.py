@@ -3,8 +3,10 @@
 With ``COPAPY_TEST_TARGET=riscv32`` (any target name), ``cp.Target()`` in the tests
 compiles for that target and runs the program in the emulator, so the same tests —
 compared with the same NumPy references — check every architecture. scripts/test.sh
-runs the whole suite this way once per foreign target of the table (``_targets.names()``);
-tests that name their targets themselves skip these passes.
+runs the whole suite this way once per foreign target of the table (``_targets.names()``),
+in two parts (tests/targets and the rest; scripts/pytest_jobs.py runs the parts of every
+pass, native and emulated, as jobs on the free cores); tests that name their targets
+themselves skip these passes.
 
 Target-independent tests run once. ``COPAPY_TEST_TARGET_USE=FILE`` (scripts/test.sh sets
 it) makes the native pass write to FILE every test that passed without calling

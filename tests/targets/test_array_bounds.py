@@ -23,7 +23,7 @@ import pytest
 from helpers import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from instruction_count import counted_run
+from instruction_count import counted_run, counted_target
 from test_determinism import FLOATS, INTS, TARGETS
 
 # the module checks every target itself (see test_determinism.py)
@@ -105,9 +105,7 @@ def datasets(ty: type, n: int, ordered: bool) -> list[list[Any]]:
 
 
 def count(arch: str, program: Any) -> tuple[int, int, int]:
-    tg = cp.Target(arch)
-    tg.compile(program)
-    return counted_run(tg), tg.min_instructions(), tg.max_instructions()
+    return counted_target(arch, program)
 
 
 @pytest.mark.parametrize("arch", TARGETS)

@@ -27,7 +27,7 @@ import pytest
 from helpers import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from instruction_count import counted_run
+from instruction_count import counted_run, counted_target
 
 # the module checks every target itself; the suite's reruns under COPAPY_TEST_TARGET
 # (scripts/test.sh) would repeat the same runs
@@ -78,9 +78,7 @@ MATH: set[str] = set()
 
 def measure(arch: str, build: Callable[[], Any]) -> tuple[int, int, int]:
     """(measured, min bound, max bound) for one program."""
-    tg = cp.Target(arch)
-    tg.compile(build())
-    return counted_run(tg), tg.min_instructions(), tg.max_instructions()
+    return counted_target(arch, build())
 
 
 def check_op(arch: str, name: str, cases: list[Callable[[], Any]]) -> None:
