@@ -223,3 +223,31 @@ fn operands_in_registers_are_passed_by_value_with_the_scalar_bits() {
         }
     }
 }
+
+#[test]
+fn a_sum_computed_beside_a_lane_operand_joins_it_by_value() {
+    // IK's step: sin and cos of t1 and t1 + t2, with t2 read again after them: both
+    // registers are taken when t1 + t2 is computed, and it goes to the one beside t1
+    // (t2 is stored instead of t1), so the pack takes both lanes by value
+    let (x, y, z) = (input(0.75), input(-2.5), input(1e6));
+    let t1 = binary(Op::Add, &x, &y).unwrap();
+    let t2 = binary(Op::Mul, &y, &z).unwrap();
+    let t12 = binary(Op::Add, &t1, &t2).unwrap();
+    let mut outs = Vec::new();
+    for t in [&t1, &t12] {
+        outs.extend([unary(Op::Sin, t).unwrap(), unary(Op::Cos, t).unwrap()]);
+    }
+    outs.push(binary(Op::Mul, &t2, &outs[3]).unwrap());
+    let (bits, names) = run(&outs);
+    let packs: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("st_pack4_"))
+        .collect();
+    assert_eq!(packs.len(), 1, "{names:?}");
+    assert_eq!(form(packs[0]), "_r0r1", "{names:?}");
+    let want: Vec<u32> = outs
+        .iter()
+        .map(|v| run(std::slice::from_ref(v)).0[0])
+        .collect();
+    assert_eq!(bits, want, "{names:?}");
+}
