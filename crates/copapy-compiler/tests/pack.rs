@@ -205,21 +205,11 @@ fn operands_in_registers_are_passed_by_value_with_the_scalar_bits() {
     ];
     for (op, outputs) in programs {
         for (operands, others, want_form) in &cases {
-            let calls = outputs(op, operands);
-            let outs: Vec<Value> = calls.iter().chain(others).cloned().collect();
-            let (bits, names) = run(&outs);
-            let packs: Vec<&String> = names
-                .iter()
-                .filter(|n| n.starts_with("st_pack4_"))
+            let outs: Vec<Value> = outputs(op, operands)
+                .into_iter()
+                .chain(others.clone())
                 .collect();
-            assert_eq!(packs.len(), 1, "{op:?}: {names:?}");
-            assert_eq!(form(packs[0]), *want_form, "{op:?}: {names:?}");
-            let want: Vec<u32> = calls
-                .iter()
-                .chain(others)
-                .map(|v| run(std::slice::from_ref(v)).0[0])
-                .collect();
-            assert_eq!(bits, want, "{op:?}, {want_form}: {names:?}");
+            one_pack_with_the_bits_alone(&outs, want_form, &format!("{op:?}"));
         }
     }
 }
@@ -238,16 +228,22 @@ fn a_sum_computed_beside_a_lane_operand_joins_it_by_value() {
         outs.extend([unary(Op::Sin, t).unwrap(), unary(Op::Cos, t).unwrap()]);
     }
     outs.push(binary(Op::Mul, &t2, &outs[3]).unwrap());
-    let (bits, names) = run(&outs);
+    one_pack_with_the_bits_alone(&outs, "_r0r1", "sincos");
+}
+
+/// Checks that the program of `outs` runs one packed step, in register-lane form
+/// `want_form`, and that each output has the bits of a program computing it alone.
+fn one_pack_with_the_bits_alone(outs: &[Value], want_form: &str, what: &str) {
+    let (bits, names) = run(outs);
     let packs: Vec<&String> = names
         .iter()
         .filter(|n| n.starts_with("st_pack4_"))
         .collect();
-    assert_eq!(packs.len(), 1, "{names:?}");
-    assert_eq!(form(packs[0]), "_r0r1", "{names:?}");
+    assert_eq!(packs.len(), 1, "{what}: {names:?}");
+    assert_eq!(form(packs[0]), want_form, "{what}: {names:?}");
     let want: Vec<u32> = outs
         .iter()
         .map(|v| run(std::slice::from_ref(v)).0[0])
         .collect();
-    assert_eq!(bits, want, "{names:?}");
+    assert_eq!(bits, want, "{what}, {want_form}: {names:?}");
 }
