@@ -104,6 +104,9 @@ pub(crate) struct Scheduler<'a> {
     pub(crate) groups: Vec<crate::pack::Group>,
     pub(crate) group_of: Vec<u32>,
     pub(crate) blocks: Vec<crate::pack::Blocks>,
+    /// The group each operand of a unary or sincos group with register lanes goes into
+    /// ([`Scheduler::lane_register`]).
+    pub(crate) lane_group: FxHashMap<NodeId, u32>,
 }
 
 impl Scheduler<'_> {
@@ -167,6 +170,21 @@ impl Scheduler<'_> {
             let age = |r: usize| self.regs[class as usize][r].map_or(0, |(_, t)| t);
             usize::from(age(1) < age(0))
         };
+        self.evict(class, r)
+    }
+
+    /// The register for the result `n` of class `class`: the one a packed call wants it
+    /// in ([`Scheduler::lane_register`]), else the one [`Scheduler::claim`] picks.
+    fn claim_for(&mut self, n: NodeId, class: Class) -> Result<usize, MissingStencil> {
+        match self.lane_register(n) {
+            Some(r) if class == Class::Float => self.evict(class, r),
+            _ => self.claim(class),
+        }
+    }
+
+    /// Frees register `r` of `class`, storing its value first if it is still needed and
+    /// not in memory.
+    fn evict(&mut self, class: Class, r: usize) -> Result<usize, MissingStencil> {
         if self.eviction_cost(class, r) == 2 {
             let (v, _) = self.regs[class as usize][r].expect("occupied");
             let slot = self.slot_of(v);
@@ -256,7 +274,7 @@ impl Scheduler<'_> {
                 let px = self.place(class, x);
                 self.uses[x as usize] -= 1;
                 let slot = self.mem_slot(&[(px, x)]);
-                let dst = self.claim(result_class)?;
+                let dst = self.claim_for(n, result_class)?;
                 let stencil = self.table.unary(op, class, px, dst)?;
                 self.emit(stencil, slot);
                 self.set_reg(result_class, dst, n);
@@ -270,7 +288,7 @@ impl Scheduler<'_> {
                         // both operands straight from memory: one stencil, two slots
                         self.uses[x as usize] -= 1;
                         self.uses[y as usize] -= 1;
-                        let dst = self.claim(result_class)?;
+                        let dst = self.claim_for(n, result_class)?;
                         self.steps.push(Step {
                             slot2: Some(self.slot[y as usize]),
                             ..Step::new(both[dst], Some(self.slot[x as usize]))
@@ -287,7 +305,7 @@ impl Scheduler<'_> {
                 self.uses[x as usize] -= 1;
                 self.uses[y as usize] -= 1;
                 let slot = self.mem_slot(&[(px, x), (py, y)]);
-                let dst = self.claim(result_class)?;
+                let dst = self.claim_for(n, result_class)?;
                 let stencil = self.table.binary(op, class, px, py, dst)?;
                 self.emit(stencil, slot);
                 self.set_reg(result_class, dst, n);
@@ -320,7 +338,7 @@ impl Scheduler<'_> {
                     self.uses[operand as usize] -= 1;
                 }
                 let slot = self.mem_slot(&[(px, x), (py, y)]);
-                let dst = self.claim(Class::Float)?;
+                let dst = self.claim_for(n, Class::Float)?;
                 let stencil = self.table.select(pc as usize, px, py, dst)?;
                 self.emit(stencil, slot);
                 self.set_reg(Class::Float, dst, n);
@@ -798,6 +816,7 @@ pub(crate) fn schedule_onto(
         groups: packing.groups,
         group_of: packing.group_of,
         blocks: Vec::new(),
+        lane_group: FxHashMap::default(),
     };
     s.place_packed_inputs();
     s.place_pack_blocks(&is_output, &pinned);

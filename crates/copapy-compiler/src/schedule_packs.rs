@@ -15,6 +15,11 @@
 //! sincos group are ordered so those operands come first (register 0's, then register
 //! 1's), the form the stencils take them in; each result lives in the slot of the lane it
 //! ended up in.
+//!
+//! So that both register lanes are used, an operand computed while another lane's operand
+//! is in a float register goes to the other register ([`Scheduler::lane_register`]): IK's
+//! `t1 + t2` lands beside `t1`, and the pair's call takes both by value (`_r0r1`) instead
+//! of reading `t1` back from the slot it was just stored to.
 
 use crate::link::Step;
 use crate::optimise::{Kind, NodeId};
@@ -40,6 +45,18 @@ impl Scheduler<'_> {
                 (self.groups[g].op == PackOp::SinCos).then(|| self.array_range(LANES as u32, &[]));
             self.blocks.push(Blocks { lanes, cos });
             let reads = lane_reads(&self.groups[g]);
+            let op = self.groups[g].op;
+            if !matches!(op, PackOp::Binary(_))
+                && self
+                    .table
+                    .packs
+                    .stencil_in(op, RegisterLanes::R0R1)
+                    .is_some()
+            {
+                for lane in &self.groups[g].lanes {
+                    self.lane_group.entry(lane.operand).or_insert(g as u32);
+                }
+            }
             for (k, lane) in self.groups[g].lanes.iter().enumerate() {
                 // the operand that goes into the block: the second one of a binary call
                 // (its first is read where it lives)
@@ -147,6 +164,23 @@ impl Scheduler<'_> {
                 .map(|k| lanes[k]),
         );
         (order, form)
+    }
+
+    /// The float register result `n` should go to so its packed call can take it by
+    /// value beside another lane's operand: the register that does not hold one, when
+    /// the other does. `None` when `n` is no lane operand or no register holds another.
+    pub(crate) fn lane_register(&self, n: NodeId) -> Option<usize> {
+        let &g = self.lane_group.get(&n)?;
+        let lanes = &self.groups[g as usize].lanes;
+        let holds_lane = |r: usize| {
+            self.regs[Class::Float as usize][r]
+                .is_some_and(|(v, _)| v != n && lanes.iter().any(|lane| lane.operand == v))
+        };
+        match (holds_lane(0), holds_lane(1)) {
+            (true, false) => Some(1),
+            (false, true) => Some(0),
+            _ => None,
+        }
     }
 
     /// The data offset the first operand `x` of a binary call is read from: its slot,

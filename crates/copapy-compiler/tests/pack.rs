@@ -205,21 +205,45 @@ fn operands_in_registers_are_passed_by_value_with_the_scalar_bits() {
     ];
     for (op, outputs) in programs {
         for (operands, others, want_form) in &cases {
-            let calls = outputs(op, operands);
-            let outs: Vec<Value> = calls.iter().chain(others).cloned().collect();
-            let (bits, names) = run(&outs);
-            let packs: Vec<&String> = names
-                .iter()
-                .filter(|n| n.starts_with("st_pack4_"))
+            let outs: Vec<Value> = outputs(op, operands)
+                .into_iter()
+                .chain(others.clone())
                 .collect();
-            assert_eq!(packs.len(), 1, "{op:?}: {names:?}");
-            assert_eq!(form(packs[0]), *want_form, "{op:?}: {names:?}");
-            let want: Vec<u32> = calls
-                .iter()
-                .chain(others)
-                .map(|v| run(std::slice::from_ref(v)).0[0])
-                .collect();
-            assert_eq!(bits, want, "{op:?}, {want_form}: {names:?}");
+            one_pack_with_the_bits_alone(&outs, want_form, &format!("{op:?}"));
         }
     }
+}
+
+#[test]
+fn a_sum_computed_beside_a_lane_operand_joins_it_by_value() {
+    // IK's step: sin and cos of t1 and t1 + t2, with t2 read again after them: both
+    // registers are taken when t1 + t2 is computed, and it goes to the one beside t1
+    // (t2 is stored instead of t1), so the pack takes both lanes by value
+    let (x, y, z) = (input(0.75), input(-2.5), input(1e6));
+    let t1 = binary(Op::Add, &x, &y).unwrap();
+    let t2 = binary(Op::Mul, &y, &z).unwrap();
+    let t12 = binary(Op::Add, &t1, &t2).unwrap();
+    let mut outs = Vec::new();
+    for t in [&t1, &t12] {
+        outs.extend([unary(Op::Sin, t).unwrap(), unary(Op::Cos, t).unwrap()]);
+    }
+    outs.push(binary(Op::Mul, &t2, &outs[3]).unwrap());
+    one_pack_with_the_bits_alone(&outs, "_r0r1", "sincos");
+}
+
+/// Checks that the program of `outs` runs one packed step, in register-lane form
+/// `want_form`, and that each output has the bits of a program computing it alone.
+fn one_pack_with_the_bits_alone(outs: &[Value], want_form: &str, what: &str) {
+    let (bits, names) = run(outs);
+    let packs: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("st_pack4_"))
+        .collect();
+    assert_eq!(packs.len(), 1, "{what}: {names:?}");
+    assert_eq!(form(packs[0]), want_form, "{what}: {names:?}");
+    let want: Vec<u32> = outs
+        .iter()
+        .map(|v| run(std::slice::from_ref(v)).0[0])
+        .collect();
+    assert_eq!(bits, want, "{what}, {want_form}: {names:?}");
 }
