@@ -33,6 +33,21 @@ pub fn load_error(e: LoadError) -> PyErr {
     }
 }
 
+/// The first offset of `slots` if every slot is there and each lies 4 bytes after the one
+/// before (one device access, or one copy, reaches them all); `None` otherwise or if empty.
+pub fn run_start(slots: impl IntoIterator<Item = Option<u32>>) -> Option<u32> {
+    let mut slots = slots.into_iter();
+    let start = slots.next()??;
+    let mut next = u64::from(start) + 4;
+    for slot in slots {
+        if u64::from(slot?) != next {
+            return None;
+        }
+        next += 4;
+    }
+    Some(start)
+}
+
 /// One element to store in data memory: its offset and the low `size` bytes of
 /// `bits` (4 for a scalar slot, 1 for a byte element).
 #[derive(Clone, Copy, Debug)]
@@ -212,4 +227,21 @@ pub fn place_program<'py>(
         PyBytes::new(py, &view.data.to_vec()),
         (code_addr + view.entry as u64) | thumb,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::run_start;
+
+    #[test]
+    fn a_run_is_every_slot_four_bytes_after_the_one_before() {
+        assert_eq!(run_start([Some(8), Some(12), Some(16)]), Some(8));
+        assert_eq!(run_start([Some(8)]), Some(8));
+        assert_eq!(run_start([Some(8), Some(16)]), None);
+        assert_eq!(run_start([Some(12), Some(8)]), None);
+        assert_eq!(run_start([Some(8), None, Some(16)]), None);
+        assert_eq!(run_start([None]), None);
+        assert_eq!(run_start(std::iter::empty()), None);
+        assert_eq!(run_start([Some(u32::MAX - 3), Some(3)]), None);
+    }
 }

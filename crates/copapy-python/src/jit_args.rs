@@ -18,7 +18,8 @@ use pyo3::PyTraverseError;
 use copapy_compiler::ScalarType;
 
 use crate::convert::Number;
-use crate::numpy_buffer::{self, Elem, Kind};
+use crate::device::run_start;
+use crate::numpy_buffer::{self, Elem};
 
 /// Bits of `n` in a variable of type `ty` (the type the specialisation was traced with).
 pub fn input_bits(ty: ScalarType, n: Number) -> PyResult<u32> {
@@ -46,16 +47,9 @@ impl Dest {
         if slots.iter().all(Option::is_none) {
             return Dest::Unread;
         }
-        let first = slots.first().copied().flatten();
-        let consecutive = first.is_some_and(|start| {
-            slots
-                .iter()
-                .enumerate()
-                .all(|(k, s)| u64::from(s.unwrap_or(u32::MAX)) == u64::from(start) + 4 * k as u64)
-        });
-        match first {
-            Some(start) if consecutive => Dest::Run(start),
-            _ => Dest::Slots(slots.into()),
+        match run_start(slots.iter().copied()) {
+            Some(start) => Dest::Run(start),
+            None => Dest::Slots(slots.into()),
         }
     }
 }
@@ -191,10 +185,7 @@ fn write_elements(elem: Elem, src: &[u8], dest: &Dest, data: &mut [u8]) -> bool 
         }
         Dest::Slots(slots) => {
             let size = usize::from(elem.size.max(1));
-            let native_word = elem.size == 4
-                && matches!(elem.kind, Kind::Float | Kind::Signed)
-                && elem.big_endian == cfg!(target_endian = "big")
-                && cfg!(target_endian = "little");
+            let native_word = elem.is_data_word();
             slots
                 .iter()
                 .zip(src.chunks_exact(size))

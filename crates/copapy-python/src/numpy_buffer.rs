@@ -51,6 +51,17 @@ impl Elem {
         }
     }
 
+    /// Whether the elements are in this machine's byte order.
+    pub fn is_native(self) -> bool {
+        self.big_endian == cfg!(target_endian = "big")
+    }
+
+    /// Whether an element's bytes are already a copapy data word (float32 or int32, in
+    /// little-endian order, which data memory uses): a copy converts it.
+    pub fn is_data_word(self) -> bool {
+        matches!((self.kind, self.size), (Kind::Float, 4) | (Kind::Signed, 4)) && !self.big_endian
+    }
+
     /// A compact code for signatures (kind, size and byte order in one number).
     pub fn code(self) -> u32 {
         let kind = match self.kind {
@@ -440,23 +451,16 @@ pub fn write_contiguous(
 ) -> PyResult<()> {
     let size = usize::from(elem.size);
     let out = slots_for(src.len() / size, out)?;
-    let native = elem.big_endian == cfg!(target_endian = "big");
-    // data memory is little-endian: a plain copy needs a little-endian machine too
-    if native && cfg!(target_endian = "little") {
-        match (elem.kind, elem.size) {
-            (Kind::Float, 4) | (Kind::Signed, 4) => {
-                out.copy_from_slice(src);
-                return Ok(());
-            }
-            (Kind::Float, 8) => {
-                for (dst, x) in out.chunks_exact_mut(4).zip(src.chunks_exact(8)) {
-                    let x = f64::from_ne_bytes(x.try_into().unwrap_or([0; 8]));
-                    dst.copy_from_slice(&(x as f32).to_le_bytes());
-                }
-                return Ok(());
-            }
-            _ => {}
+    if elem.is_data_word() {
+        out.copy_from_slice(src);
+        return Ok(());
+    }
+    if elem.kind == Kind::Float && elem.size == 8 && elem.is_native() {
+        for (dst, x) in out.chunks_exact_mut(4).zip(src.chunks_exact(8)) {
+            let x = f64::from_ne_bytes(x.try_into().unwrap_or([0; 8]));
+            dst.copy_from_slice(&(x as f32).to_le_bytes());
         }
+        return Ok(());
     }
     for (dst, raw) in out.chunks_exact_mut(4).zip(src.chunks_exact(size)) {
         dst.copy_from_slice(&convert(elem.decode(raw))?.to_le_bytes());

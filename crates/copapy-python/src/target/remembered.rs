@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
 use crate::convert::{to_python, write_bits};
-use crate::device::{DataWrite, Device};
+use crate::device::{run_start, DataWrite, Device};
 use crate::numpy_buffer::{self, Elem, Kind};
 
 use copapy_compiler::ScalarType;
@@ -57,11 +57,7 @@ impl Resolved {
         Resolved {
             items: items.iter().map(|i| i.clone().unbind()).collect(),
             all_inputs: vars.iter().all(|v| v.input),
-            run: vars.first().map(|v| v.offset).filter(|&start| {
-                vars.iter()
-                    .enumerate()
-                    .all(|(k, v)| u64::from(v.offset) == u64::from(start) + 4 * k as u64)
-            }),
+            run: run_start(vars.iter().map(|v| Some(v.offset))),
             vars,
             array,
         }
@@ -99,9 +95,7 @@ impl Resolved {
             return None;
         }
         let size = usize::from(elem.size);
-        let native_f32 = elem.kind == Kind::Float
-            && elem.size == 4
-            && elem.big_endian == cfg!(target_endian = "big");
+        let native_f32 = elem.kind == Kind::Float && elem.size == 4 && elem.is_native();
         numpy_buffer::exact(x, dtype, *elem, &[self.vars.len()], |src| {
             let mut words = Vec::with_capacity(self.vars.len());
             for (var, raw) in self.vars.iter().zip(src.chunks_exact(size)) {
