@@ -46,13 +46,7 @@ impl Scheduler<'_> {
             self.blocks.push(Blocks { lanes, cos });
             let reads = lane_reads(&self.groups[g]);
             let op = self.groups[g].op;
-            if !matches!(op, PackOp::Binary(_))
-                && self
-                    .table
-                    .packs
-                    .stencil_in(op, RegisterLanes::R0R1)
-                    .is_some()
-            {
+            if self.has_register_form(op, RegisterLanes::R0R1) {
                 for lane in &self.groups[g].lanes {
                     self.lane_group.entry(lane.operand).or_insert(g as u32);
                 }
@@ -138,6 +132,12 @@ impl Scheduler<'_> {
         Ok(())
     }
 
+    /// Whether `op`'s packs take operands from registers in `form` (unary and sincos
+    /// groups, where the stencil object has that form; binary groups never).
+    fn has_register_form(&self, op: PackOp, form: RegisterLanes) -> bool {
+        !matches!(op, PackOp::Binary(_)) && self.table.packs.stencil_in(op, form).is_some()
+    }
+
     /// The lanes in the order the stencil reads them and its register-lane form: a lane
     /// whose operand is in float register 0, then one whose operand is in register 1,
     /// then the others in their order. Binary groups (and objects without the forms) keep
@@ -150,10 +150,7 @@ impl Scheduler<'_> {
         };
         let (r0, r1) = (in_register(0), in_register(1));
         let form = RegisterLanes::of(r0.is_some(), r1.is_some());
-        let usable = !matches!(op, PackOp::Binary(_))
-            && form != RegisterLanes::None
-            && self.table.packs.stencil_in(op, form).is_some();
-        if !usable {
+        if form == RegisterLanes::None || !self.has_register_form(op, form) {
             return (lanes.to_vec(), RegisterLanes::None);
         }
         let first = [r0, r1];
