@@ -67,12 +67,9 @@ REGISTER_FORMS = {"": [], "_r0": ["a"], "_r1": ["b"], "_r0r1": ["a", "b"]}
 PRELUDE = r"""#define CPM_PACK_CC __attribute__((preserve_most, noinline))
 #if defined(__x86_64__)
 #define CPM_PACK_TABLE_CC __attribute__((noinline))
-#else
-#define CPM_PACK_TABLE_CC CPM_PACK_CC
-#endif
-#if defined(__x86_64__)
 #define CPM_LANE(sym) ({ f32 cp_v_; __asm__("movss " #sym "(%%rip), %0" : "=x"(cp_v_)); cp_v_; })
 #else
+#define CPM_PACK_TABLE_CC CPM_PACK_CC
 #define CPM_LANE(sym) (*(const f32 *)CP_HOLE(sym))
 #endif
 """
@@ -81,6 +78,11 @@ PRELUDE = r"""#define CPM_PACK_CC __attribute__((preserve_most, noinline))
 # preserve_most, their helpers would save and restore more of those than the stencil
 # saves for i and j (CPM_PACK_TABLE_CC: the plain convention there)
 TABLE_OPS = ("log", "pow")
+
+
+def _convention(op):
+    return "CPM_PACK_TABLE_CC" if op in TABLE_OPS else "CPM_PACK_CC"
+
 
 # the second operands of atan2 and pow, read one by one from the result block: volatile
 # keeps clang from merging the four loads into the 16-byte load that the store buffer
@@ -132,8 +134,8 @@ def generate():
     for op in OPS:
         body = gen_arrays.VECTOR_MATH[op, "f"]
         helper = f"cpm_pack4_{op}_f"
-        cc = "CPM_PACK_TABLE_CC" if op in TABLE_OPS else "CPM_PACK_CC"
-        src = _helper(helper, "f32 *restrict d", x, f"d[k] = {body}(x[k], 1)", "y, x", cc=cc)
+        src = _helper(helper, "f32 *restrict d", x, f"d[k] = {body}(x[k], 1)", "y, x",
+                      cc=_convention(op))
         if first:
             src, first = _only_vector(PRELUDE) + src, False
         yield from _forms(f"st_pack4_{op}_f", helper, ["cp_mf"], src)
@@ -142,7 +144,7 @@ def generate():
         helper = f"cpm_pack4_{op}_f"
         src = _helper(helper, "f32 *restrict d", f"{x}, const f32 *restrict w",
                       f"d[k] = {body}(x[k], w[k], 1)", "y, x, w", SECOND,
-                      cc="CPM_PACK_TABLE_CC" if op in TABLE_OPS else "CPM_PACK_CC")
+                      cc=_convention(op))
         stencil = _stencil(f"st_pack4_{op}_f", helper, ["cp_mf"])
         yield f"st_pack4_{op}_f", _only_vector(src + stencil)
     helper = "cpm_pack4_sincos_f"

@@ -6010,12 +6010,9 @@ void st_arr_det_f(f32 a, f32 b, i32 i, i32 j) {
 #define CPM_PACK_CC __attribute__((preserve_most, noinline))
 #if defined(__x86_64__)
 #define CPM_PACK_TABLE_CC __attribute__((noinline))
-#else
-#define CPM_PACK_TABLE_CC CPM_PACK_CC
-#endif
-#if defined(__x86_64__)
 #define CPM_LANE(sym) ({ f32 cp_v_; __asm__("movss " #sym "(%%rip), %0" : "=x"(cp_v_)); cp_v_; })
 #else
+#define CPM_PACK_TABLE_CC CPM_PACK_CC
 #define CPM_LANE(sym) (*(const f32 *)CP_HOLE(sym))
 #endif
 #endif
