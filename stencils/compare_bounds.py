@@ -51,6 +51,13 @@ def cell(tab, fam):
     return bounds._family_cell(tab, names).replace("**", "")
 
 
+def _pack_cells(tab, name, helper):
+    """The step's and its wrapper's most instructions in `tab` ("—" where missing)."""
+    step, inner = (tab[n][1] if n in tab else None for n in (name, helper))
+    return ("—" if step is None else str(step),
+            "—" if step is None or inner is None else str(step - inner))
+
+
 def packs(before, after, ops):
     print("| stencil | target | step then → now | wrapper then → now |")
     print("| --- | --- | --- | --- |")
@@ -61,20 +68,8 @@ def packs(before, after, ops):
             if ops and op not in ops:
                 continue
             helper = f"cpm_pack4_{op}_f"
-
-            def most(tab, n):
-                return tab[n][1] if n in tab else None
-
-            def step(tab):
-                n = most(tab, name)
-                return "—" if n is None else str(n)
-
-            def wrapper(tab):
-                n, h = most(tab, name), most(tab, helper)
-                return "—" if n is None or h is None else str(n - h)
-
-            print(f"| `{name}` | {t} | {step(before[t])} → {step(after[t])} | "
-                  f"{wrapper(before[t])} → {wrapper(after[t])} |")
+            (s0, w0), (s1, w1) = _pack_cells(before[t], name, helper), _pack_cells(after[t], name, helper)
+            print(f"| `{name}` | {t} | {s0} → {s1} | {w0} → {w1} |")
 
 
 def main(argv):
