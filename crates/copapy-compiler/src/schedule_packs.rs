@@ -229,7 +229,8 @@ impl Scheduler<'_> {
                 self.uses[y as usize] -= 1;
             }
         }
-        self.clobber_registers()?;
+        // the step clobbers every register
+        self.flush_registers()?;
         self.steps.push(Step {
             args,
             slot2: blocks.cos.or(blocks.y_range),
@@ -246,24 +247,6 @@ impl Scheduler<'_> {
         // the helper returns the results in one vector register, lane 0 in float
         // register 0
         self.regs[Class::Float as usize][0] = Some((lanes[0].node, self.steps.len()));
-        Ok(())
-    }
-
-    /// Before a packed step, which clobbers every register: stores each value still
-    /// needed that lives only in a register, and forgets what the registers hold.
-    fn clobber_registers(&mut self) -> Result<(), MissingStencil> {
-        for class in [Class::Float, Class::Int] {
-            for r in 0..2 {
-                if let Some((v, _)) = self.regs[class as usize][r] {
-                    if self.uses[v as usize] > 0 && !self.in_memory(v) {
-                        let slot = self.slot_of(v);
-                        let store = self.table.store(class, r)?;
-                        self.emit(store, Some(slot));
-                    }
-                }
-                self.regs[class as usize][r] = None;
-            }
-        }
         Ok(())
     }
 
