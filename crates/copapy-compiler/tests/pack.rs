@@ -397,3 +397,40 @@ fn lane_zero_s_result_stays_in_float_register_zero() {
     let s = f32::from_bits(run(&[sines[0].clone()]).0[0]);
     assert_eq!(f32::from_bits(bits[0]), s * s);
 }
+
+#[test]
+fn states_an_update_stores_into_are_not_read_as_a_range() {
+    // four states, each updated to its sine: the update copies the sines into the
+    // states at the end of every run, so the next run's pack must not read them with one
+    // 16-byte load (it would wait for those stores); plain inputs beside them are
+    use copapy_compiler::compile::{compile_with_updates, read_bits};
+    use copapy_compiler::select::StencilTable;
+    use copapy_compiler::stencil_db::StencilDb;
+    let db = StencilDb::parse(include_bytes!("../../../stencils/x86_64.o")).unwrap();
+    let table = StencilTable::new(&db);
+    let names = |outputs: &[Value], updates: &[(Value, Value)]| -> Vec<String> {
+        let compiled = compile_with_updates(&db, &table, outputs, updates).unwrap();
+        let mut loaded = copapy_runner::LoadedProgram::load(&compiled.program).unwrap();
+        loaded.run();
+        // the states hold the sines after one run
+        for (k, &at) in compiled.states.iter().enumerate() {
+            let x = [0.5f32, 1.5, -2.0, 3.0][k];
+            let want = run(&[unary(Op::Sin, &input(x)).unwrap()]).0[0];
+            assert_eq!(read_bits(loaded.data(), at), want, "state {k}");
+        }
+        compiled
+            .stencils
+            .iter()
+            .map(|&(id, _)| db.get(id).unwrap().name.clone())
+            .collect()
+    };
+    let states: Vec<Value> = [0.5f32, 1.5, -2.0, 3.0].iter().map(|&x| input(x)).collect();
+    let sines: Vec<Value> = states.iter().map(|s| unary(Op::Sin, s).unwrap()).collect();
+    let updates: Vec<(Value, Value)> = states.iter().cloned().zip(sines.iter().cloned()).collect();
+    assert_eq!(packs(&names(&[], &updates)), ["st_pack4_sin_f"]);
+    // the same sines as outputs of inputs nobody updates: one range
+    let fresh: Vec<Value> = [0.5f32, 1.5, -2.0, 3.0].iter().map(|&x| input(x)).collect();
+    let outs: Vec<Value> = fresh.iter().map(|s| unary(Op::Sin, s).unwrap()).collect();
+    let (_, plain) = run(&outs);
+    assert_eq!(packs(&plain), ["st_pack4_sin_f_v"]);
+}
