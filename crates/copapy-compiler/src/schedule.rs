@@ -775,9 +775,6 @@ pub(crate) fn schedule_onto(
     for &o in &arena.outputs {
         is_output[o as usize] = true;
     }
-    // inputs among the outputs may be states that an update stores into at the end of
-    // a run (crate::compile): never read as a packed step's range
-    let stored = is_output.clone();
     for &(_, o) in &arena.exposed {
         is_output[o as usize] = true;
     }
@@ -791,6 +788,10 @@ pub(crate) fn schedule_onto(
     }
     for &(n, _) in in_place {
         pinned[n as usize] = true;
+    }
+    let mut stored = vec![false; count];
+    for &n in &arena.stored {
+        stored[n as usize] = true;
     }
     let sincos = crate::sincos::partners(arena);
     let packing = crate::pack::plan(arena, &table.packs, &sincos, &|n| pinned[n as usize]);

@@ -428,9 +428,11 @@ fn states_an_update_stores_into_are_not_read_as_a_range() {
     let sines: Vec<Value> = states.iter().map(|s| unary(Op::Sin, s).unwrap()).collect();
     let updates: Vec<(Value, Value)> = states.iter().cloned().zip(sines.iter().cloned()).collect();
     assert_eq!(packs(&names(&[], &updates)), ["st_pack4_sin_f"]);
-    // the same sines as outputs of inputs nobody updates: one range
+    // the same sines of inputs nobody updates, the inputs outputs too (as named
+    // variables are): one range
     let fresh: Vec<Value> = [0.5f32, 1.5, -2.0, 3.0].iter().map(|&x| input(x)).collect();
-    let outs: Vec<Value> = fresh.iter().map(|s| unary(Op::Sin, s).unwrap()).collect();
+    let mut outs: Vec<Value> = fresh.iter().map(|s| unary(Op::Sin, s).unwrap()).collect();
+    outs.extend(fresh.iter().cloned());
     let (_, plain) = run(&outs);
     assert_eq!(packs(&plain), ["st_pack4_sin_f_v"]);
 }
