@@ -1,12 +1,18 @@
 """Instruction counts per call of the math operations, at an older commit and now.
 
     python3 stencils/compare_bounds.py REV [--ops sin,cos,floordiv_i,...]
+    python3 stencils/compare_bounds.py REV --packs [sin,pow,...]
 
 Reads the golden disassembly of every target at git revision REV and in the working
 tree, runs today's control-flow analysis (bounds.py) over both, and prints, per scalar
 math operation and target, the fewest–most instructions one step executes (over every
 operand place): "loop" where the old code had a data-dependent loop that the analysis
 cannot bound. The figures for issue 19's "before and after" come from here.
+
+--packs: per packed stencil (st_pack4_<op>_f<form>, gen_packs.py) on the targets that have
+them, the instructions of one step and of its wrapper (the step less its helper
+cpm_pack4_<op>_f: the lanes' loads, the call, the results' store, the saves), at REV and
+now: what issue 23's packed call costs beyond the math.
 """
 
 from __future__ import annotations
@@ -45,9 +51,34 @@ def cell(tab, fam):
     return bounds._family_cell(tab, names).replace("**", "")
 
 
+def _pack_cells(tab, name, helper):
+    """The step's and its wrapper's most instructions in `tab` ("—" where missing)."""
+    step, inner = (tab[n][1] if n in tab else None for n in (name, helper))
+    return ("—" if step is None else str(step),
+            "—" if step is None or inner is None else str(step - inner))
+
+
+def packs(before, after, ops):
+    print("| stencil | target | step then → now | wrapper then → now |")
+    print("| --- | --- | --- | --- |")
+    for t in build.TARGETS:
+        names = sorted({n for tab in (before[t], after[t]) for n in tab if n.startswith("st_pack4_")})
+        for name in names:
+            op = name[len("st_pack4_"):].split("_f")[0]
+            if ops and op not in ops:
+                continue
+            helper = f"cpm_pack4_{op}_f"
+            (s0, w0), (s1, w1) = _pack_cells(before[t], name, helper), _pack_cells(after[t], name, helper)
+            print(f"| `{name}` | {t} | {s0} → {s1} | {w0} → {w1} |")
+
+
 def main(argv):
     if not argv or argv[0].startswith("-"):
         sys.exit(__doc__)
+    if "--packs" in argv:
+        rest = argv[argv.index("--packs") + 1:]
+        packs(tables(argv[0]), tables(None), rest[0].split(",") if rest else [])
+        return
     ops = MATH
     if "--ops" in argv:
         ops = argv[argv.index("--ops") + 1].split(",")

@@ -6,36 +6,43 @@ per element, while the array kernels already run four lanes at a time on x86_64 
 AArch64 (CPM_VEC_MATH). The compiler's packing pass (crates/copapy-compiler/src/pack.rs)
 runs up to four independent calls of one function as one of these stencils:
 
-    st_pack4_<op>_f      cp_mf[k] = op(*cp_a<k>) for k < 4
-    st_pack4_sincos_f    cp_mf[k] = sin(*cp_a<k>), cp_mf2[k] = cos(of the same), k < 4
-    st_pack4_<op>_f      cp_mf[k] = op(*cp_a<k>, cp_mf[k]) for atan2 and pow, k < 4
+    st_pack4_<op>_f      cp_mf[k] = op(lane k) for k < 4
+    st_pack4_sincos_f    cp_mf[k] = sin(lane k), cp_mf2[k] = cos(of the same), k < 4
+    st_pack4_<op>_f      cp_mf[k] = op(x lane k, y lane k) for atan2 and pow, k < 4
 
-Each lane's operand is read where it lives (an input's or a spilled value's slot, or
-the slot the scheduler stored a register into), one 4-byte load per lane by the stencil,
-which passes the four in one vector register to the helper (PRELUDE: the call
-convention), and the results are written to a 16-byte aligned block as one vector store. Reading the
-operands one by one matters: four 4-byte stores read back by one 16-byte load cannot be
-forwarded from the store buffer, so the load waits until the stores retire, which
-waits for everything before them, and consecutive packs ran one after another instead
-of overlapping (issue 23.1: 256 independent sin took 3x glibc's time per call, the
-same kernel over an array 1.5x). A 16-byte result store read back as 4-byte loads
-forwards.
+The wrapper around the helper is what a packed call costs beyond the array kernel's loop
+(issue 23.1/23.2), so it does as little as it can:
+
+- A packed step clobbers every register: its stencil saves nothing around the helper
+  call (no stack slots for a and b, no copies of i and j), and the scheduler stores a
+  value that is still needed and not in memory before the step
+  (crates/copapy-compiler/src/schedule_packs.rs). After the step register a holds lane
+  0's result (the helper returns the results in one vector register, whose lane 0 is a),
+  so the next stencil can read it from there; b, i and j hold nothing (CPM_JUNK: no
+  instruction).
+- The helper takes the operands as vectors and returns the results as one (sincos: the
+  sines; the cosines through a pointer), in the plain C convention: no block pointer
+  to pass for the results, and no integer register to keep.
+- Lanes: the operands of lane k come from hole cp_a<k> (one 4-byte load each: an input's
+  or a spilled value's slot, or the slot the scheduler stored a register into), or from
+  register a or b by value (forms `_r0`, `_r1`, `_r0r1` of the unary and sincos stencils:
+  an operand just computed reaches the pack without a store and a store-to-load
+  forwarding on the chain), or, in the `_v` forms, all four from four consecutive slots
+  with one 16-byte load (cp_a0; for atan2 and pow the second operands from cp_mf2):
+  operands the scheduler gave consecutive slots that no step writes (inputs, constants).
+  Four 4-byte stores read back by one 16-byte load are not forwarded from the store
+  buffer: the load waits until the stores retire, and consecutive packs ran one after
+  another (issue 23.1), so the wide load is only for slots no step stores to.
+- atan2 and pow without `_v` read their second operands from the result block, where
+  the scheduler stores or copies them, one 4-byte load each (forwarded from the 4-byte
+  stores; volatile keeps clang from merging them into one 16-byte load).
 
 Each lane runs the vector body of the array kernel (cpm_<op>f_body(x, 1), gen_arrays.py
 VECTOR_MATH), the same operations as the scalar helper, so each lane has the bits of the
-scalar call; a lane the program does not use reads lane 0's operand and nobody reads
-its result. The loop
-has a fixed trip count of 4 and vectorises into straight-line SSE2 / NEON code: no loop
-and no branch is left (build.py checks), so the instruction bound is one constant.
-
-Register lanes: a lane's operand still in register a or b (the last thing computed, such
-as IK's `t1 + t2` right before its sincos) goes into the vector by value instead of being
-stored into the block and read back, which would put a store-to-load forwarding (about 7
-cycles) on the dependent chain. The unary and sincos stencils come in four forms:
-`st_pack4_<op>_f` (every lane from its hole), `_r0` (lane 0 is a), `_r1` (lane 0 is b) and
-`_r0r1` (lane 0 is a, lane 1 is b), all over the one helper `cpm_pack4_<op>_f`. The
-scheduler orders a group's lanes so the register ones come first
-(crates/copapy-compiler/src/schedule_packs.rs).
+scalar call; a lane the program does not use reads another lane's operand (or a zero of
+its range) and nobody reads its result. The loop has a fixed trip count of 4 and
+vectorises into straight-line SSE2 / NEON code: no loop and no branch is left (build.py
+checks), so the instruction bound is one constant.
 
 Only where the vector body is IEEE (x86_64, AArch64: arrays.h CPM_VEC_MATH); the other
 targets have no st_pack4_* stencils (build.py's ISAS rows say which have them) and keep
@@ -44,82 +51,78 @@ their scalar calls.
 
 import gen_arrays
 
-# the float functions with a branch-free vector body (gen_arrays.VECTOR_MATH); atan2 and
-# pow take their second operands from the result block
+# the float functions with a branch-free vector body (gen_arrays.VECTOR_MATH)
 BINARY = ("atan2", "pow")
 OPS = [op for (op, ty) in gen_arrays.VECTOR_MATH if ty == "f" and op not in BINARY]
 SIG = "(f32 a, f32 b, i32 i, i32 j)"
 LANES = 4
 
-
 # the lane operands' holes (arrays.h), lane k reads the slot behind the k-th
 LANE_HOLES = ["cp_a0", "cp_a1", "cp_a2", "cp_a3"]
-# the register-lane forms: stencil suffix -> the registers lanes 0.. take by value
-REGISTER_FORMS = {"": [], "_r0": ["a"], "_r1": ["b"], "_r0r1": ["a", "b"]}
+HOLES = ", ".join(f"CPM_LANE({h})" for h in LANE_HOLES)
+# the forms of the unary and sincos stencils: suffix -> the operand vector
+UNARY_FORMS = {
+    "": f"{{{HOLES}}}",
+    "_r0": "{a, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)}",
+    "_r1": "{b, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)}",
+    "_r0r1": "{a, b, CPM_LANE(cp_a2), CPM_LANE(cp_a3)}",
+    "_v": "CPM_LANES(cp_a0)",
+}
+# the forms of atan2 and pow: suffix -> (first operands, second operands); without a
+# range, the second operands come from the result block
+BLOCK = "CPM_BLOCK_LANES(cp_mf)"
+BINARY_FORMS = {
+    "": (f"{{{HOLES}}}", BLOCK),
+    "_vx": ("CPM_LANES(cp_a0)", BLOCK),
+    "_vy": (f"{{{HOLES}}}", "CPM_LANES(cp_mf2)"),
+    "_v": ("CPM_LANES(cp_a0)", "CPM_LANES(cp_mf2)"),
+}
 
-# The helpers' convention: the four operands in one vector register, the results through
-# the block pointers, and every integer register preserved for the caller (clang's
-# preserve_most), so the stencil keeps i and j in scratch registers instead of saving
-# callee-saved ones around the call (x86_64: no push/pop of rbx/rbp; the float registers
-# a and b are still saved: the bodies use every vector register). A lane's operand is
-# read by the stencil itself, straight from its hole (x86_64: one RIP-relative load),
-# or taken from register a or b.
-PRELUDE = r"""#define CPM_PACK_CC __attribute__((preserve_most, noinline))
+# Reading lanes and storing results. x86_64 code is not position independent, so a hole
+# is reached by a RIP-relative access written out (arrays.h CP_HOLE); elsewhere through
+# its address. CPM_JUNK is a value nobody reads (what b, i and j hold after a pack): an
+# asm without instructions (i's and j's differ, or clang would copy one to the other).
+PRELUDE = r"""#define CPM_PACK_CC __attribute__((noinline))
 #if defined(__x86_64__)
-#define CPM_PACK_TABLE_CC __attribute__((noinline))
 #define CPM_LANE(sym) ({ f32 cp_v_; __asm__("movss " #sym "(%%rip), %0" : "=x"(cp_v_)); cp_v_; })
+#define CPM_LANES(sym) ({ cpm_v4f cp_v_; __asm__("movups " #sym "(%%rip), %0" : "=x"(cp_v_)); cp_v_; })
+#define CPM_STORE_LANES(sym, v) __asm__ volatile("movaps %0, " #sym "(%%rip)" : : "x"(v) : "memory")
+#define CPM_JUNK_F ({ f32 cp_j_; __asm__("" : "=x"(cp_j_)); cp_j_; })
 #else
-#define CPM_PACK_TABLE_CC CPM_PACK_CC
 #define CPM_LANE(sym) (*(const f32 *)CP_HOLE(sym))
+#define CPM_LANES(sym) ({ cpm_v4f cp_v_; __builtin_memcpy(&cp_v_, CP_SLOT(sym), 16); cp_v_; })
+#define CPM_STORE_LANES(sym, v) (*(cpm_v4f *)CP_SLOT(sym) = (v))
+#define CPM_JUNK_F ({ f32 cp_j_; __asm__("" : "=w"(cp_j_)); cp_j_; })
 #endif
+#define CPM_BLOCK_LANES(sym) ({ const volatile f32 *cp_w_ = CP_SLOT(sym); \
+    (cpm_v4f){cp_w_[0], cp_w_[1], cp_w_[2], cp_w_[3]}; })
+#define CPM_JUNK_I(tag) ({ i32 cp_j_; __asm__("" : "=r"(cp_j_) : "i"(tag)); cp_j_; })
+#define CPM_PACK_NEXT(r) NEXT((r)[0], CPM_JUNK_F, CPM_JUNK_I(0), CPM_JUNK_I(1))
 """
 
-# log and pow read their tables through integer registers: on x86_64, under
-# preserve_most, their helpers would save and restore more of those than the stencil
-# saves for i and j (CPM_PACK_TABLE_CC: the plain convention there)
-TABLE_OPS = ("log", "pow")
 
-
-def _convention(op):
-    return "CPM_PACK_TABLE_CC" if op in TABLE_OPS else "CPM_PACK_CC"
-
-
-# the second operands of atan2 and pow, read one by one from the result block: volatile
-# keeps clang from merging the four loads into the 16-byte load that the store buffer
-# cannot forward from the scheduler's four stores
-SECOND = (f"    f32 w[{LANES}] = "
-          f"{{{', '.join(f'((volatile f32 *)y)[{k}]' for k in range(LANES))}}};\n")
-
-
-def _helper(name, outs, ins, body, call, more="", blocks="f32 *y", cc="CPM_PACK_CC"):
+def _helper(name, outs, ins, body, call, params="cpm_v4f xv"):
     """The lanes' loop over restrict pointers with the lane count as a parameter, as the
     array kernels have it, inlined with the count 4 into the helper, which takes the
-    operands as one vector: clang vectorises that form even where a lane reads a table by
-    its own index (log, pow: four scalar loads), where a loop written with the constant
-    4 stays scalar."""
+    operands as vectors and returns the results as one: clang vectorises that form even
+    where a lane reads a table by its own index (log, pow: four scalar loads), where a
+    loop written with the constant 4 stays scalar."""
     loop = f"{name}_lanes"
-    unpack = ", ".join(f"xv[{k}]" for k in range(LANES))
+    unpack = "".join(f"    f32 {v}[{LANES}] = {{{', '.join(f'{v}v[{k}]' for k in range(LANES))}}};\n"
+                     for v in "xy" if f"{v}v" in params)
+    result = ", ".join(f"d[{k}]" for k in range(LANES))
     return (f"OP void {loop}({outs}, {ins}, i32 n) {{\n"
             "    CPM_VECTOR_LOOP\n"
             f"    for (i32 k = 0; k < n; k++)\n        {body};\n}}\n"
-            f"{cc} void {name}({blocks}, cpm_v4f xv) {{\n"
-            f"    f32 x[{LANES}] = {{{unpack}}};\n{more}    {loop}({call}, {LANES});\n}}\n")
+            f"CPM_PACK_CC cpm_v4f {name}({params}) {{\n{unpack}"
+            f"    f32 d[{LANES}];\n    {loop}({call}, {LANES});\n"
+            f"    return (cpm_v4f){{{result}}};\n}}\n")
 
 
-def _stencil(name, helper, blocks, registers=()):
-    lanes = list(registers) + [f"CPM_LANE({h})" for h in LANE_HOLES[len(registers):]]
-    args = ", ".join([f"CP_SLOT({b})" for b in blocks] + ["x"])
+def _stencil(name, call, results="cp_mf"):
     return (f"void {name}{SIG} {{\n"
-            f"    cpm_v4f x = {{{', '.join(lanes)}}};\n"
-            f"    {helper}({args});\n    NEXT(a, b, i, j);\n}}\n")
-
-
-def _forms(stencil, helper, blocks, helper_src):
-    """(name, source) of the stencil in every register-lane form (REGISTER_FORMS), the
-    helper with the first."""
-    for k, (suffix, regs) in enumerate(REGISTER_FORMS.items()):
-        src = (helper_src if k == 0 else "") + _stencil(stencil + suffix, helper, blocks, regs)
-        yield stencil + suffix, _only_vector(src)
+            f"    cpm_v4f r = {call};\n"
+            f"    CPM_STORE_LANES({results}, r);\n    CPM_PACK_NEXT(r);\n}}\n")
 
 
 def _only_vector(src):
@@ -134,23 +137,34 @@ def generate():
     for op in OPS:
         body = gen_arrays.VECTOR_MATH[op, "f"]
         helper = f"cpm_pack4_{op}_f"
-        src = _helper(helper, "f32 *restrict d", x, f"d[k] = {body}(x[k], 1)", "y, x",
-                      cc=_convention(op))
+        src = _helper(helper, "f32 *restrict d", x, f"d[k] = {body}(x[k], 1)", "d, x")
         if first:
-            src, first = _only_vector(PRELUDE) + src, False
-        yield from _forms(f"st_pack4_{op}_f", helper, ["cp_mf"], src)
+            src, first = PRELUDE + src, False
+        for k, (suffix, lanes) in enumerate(UNARY_FORMS.items()):
+            stencil = _stencil(f"st_pack4_{op}_f{suffix}", f"{helper}({_vector(lanes)})")
+            yield f"st_pack4_{op}_f{suffix}", _only_vector((src if k == 0 else "") + stencil)
     for op in BINARY:
         body = gen_arrays.VECTOR_MATH[op, "f"]
         helper = f"cpm_pack4_{op}_f"
-        src = _helper(helper, "f32 *restrict d", f"{x}, const f32 *restrict w",
-                      f"d[k] = {body}(x[k], w[k], 1)", "y, x, w", SECOND,
-                      cc=_convention(op))
-        stencil = _stencil(f"st_pack4_{op}_f", helper, ["cp_mf"])
-        yield f"st_pack4_{op}_f", _only_vector(src + stencil)
+        src = _helper(helper, "f32 *restrict d", f"{x}, const f32 *restrict y",
+                      f"d[k] = {body}(x[k], y[k], 1)", "d, x, y", "cpm_v4f xv, cpm_v4f yv")
+        for k, (suffix, (xs, ys)) in enumerate(BINARY_FORMS.items()):
+            call = f"{helper}({_vector(xs)}, {_vector(ys)})"
+            stencil = _stencil(f"st_pack4_{op}_f{suffix}", call)
+            yield f"st_pack4_{op}_f{suffix}", _only_vector((src if k == 0 else "") + stencil)
     helper = "cpm_pack4_sincos_f"
     src = _helper(helper, "f32 *restrict s, f32 *restrict c", x,
-                  "cpm_sincos_body(x[k], &s[k], &c[k], 1)", "y, c, x", blocks="f32 *y, f32 *c")
-    yield from _forms("st_pack4_sincos_f", helper, ["cp_mf", "cp_mf2"], src)
+                  "cpm_sincos_body(x[k], &s[k], &c[k], 1)", "d, c, x",
+                  "cpm_v4f xv, f32 *restrict c")
+    for k, (suffix, lanes) in enumerate(UNARY_FORMS.items()):
+        call = f"{helper}({_vector(lanes)}, CP_SLOT(cp_mf2))"
+        stencil = _stencil(f"st_pack4_sincos_f{suffix}", call)
+        yield f"st_pack4_sincos_f{suffix}", _only_vector((src if k == 0 else "") + stencil)
+
+
+def _vector(lanes):
+    """A lanes expression as a vector: a brace list needs its type."""
+    return f"(cpm_v4f){lanes}" if lanes.startswith("{") else lanes
 
 
 def names():

@@ -2,6 +2,11 @@
 math function run up to four to a SIMD stencil on x86_64 and AArch64 (st_pack4_*), and
 each result keeps the bits of the same call computed alone.
 
+Lanes are read in every form of the stencils (stencils/gen_packs.py): inputs and constants
+from four consecutive slots with one 16-byte load (``_v``; ``_vx``/``_vy``/``_v`` for
+atan2 and pow), values still in a register by value, the others from their slots. A packed
+step clobbers every register, so values alive across it are checked too.
+
 "Alone" is a chain: each call's operand is ``iif(previous result < -inf, 0, x)``, which is
 ``x`` itself (nothing is below -inf, a NaN compares false) but depends on the previous
 call, so no pass can pack those calls. The program of independent calls packs them. Both
@@ -227,7 +232,8 @@ SPECIALS = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1.0, 2.0, -8.0, 0.5,
 def _check_binary(name: str, pairs: list[tuple[float, float, int]]) -> None:
     """Operand kinds: 0 inputs, 1 the second operand computed (a product, spilled into its
     lane), 2 both operands one value (pow(x, x)), 3 the second operand also an output, 4
-    the second operand the constant 1.5, one node that every such lane shares."""
+    the second operand the constant 1.5, one node that every such lane shares, 5 the first
+    operand computed (the second an input: read from a range)."""
     fn, ref, bar = BINARY[name][:3]
 
     def operands() -> tuple[list[tuple[Any, Any]], list[Any], list[tuple[float, float]]]:
@@ -242,6 +248,8 @@ def _check_binary(name: str, pairs: list[tuple[float, float, int]]) -> None:
                 extra.append(vy)
             if kind == 4:
                 vy, y = 1.5, 1.5
+            if kind == 5:
+                vx = vx * cp.value(1.0)
             ops.append((vx, vy))
             f32s.append((float(np.float32(x)), float(np.float32(y))))
         return ops, extra, f32s
@@ -266,7 +274,7 @@ def _check_binary(name: str, pairs: list[tuple[float, float, int]]) -> None:
 def test_binary_calls_have_the_bits_of_calls_alone(name: str, data: st.DataObject) -> None:
     (xlo, xhi), (ylo, yhi) = BINARY[name][3:]
     pair = st.tuples(st.floats(xlo, xhi, width=32), st.floats(ylo, yhi, width=32),
-                     st.integers(0, 4))
+                     st.integers(0, 5))
     _check_binary(name, data.draw(st.lists(pair, min_size=1, max_size=9)))
 
 
@@ -280,3 +288,42 @@ def test_lanes_sharing_a_constant_second_operand(name: str) -> None:
     """x ** 1.5 of six values (a gradient of x ** 2.5 has these): each lane gets its copy
     of the one constant."""
     _check_binary(name, [(x, 0.0, 4) for x in (0.3, 1.0, 2.5, 3.75, 0.0, 7.0)])
+
+
+@pytest.mark.parametrize("kind", [0, 1, 4, 5])
+def test_binary_lanes_of_one_kind(kind: int) -> None:
+    """Four lanes of one operand kind, so each form of the binary stencils runs: inputs on
+    both sides (both ranges), a computed second operand (the first from a range), a
+    constant second operand (copied into its range), a computed first operand."""
+    for name in BINARY:
+        _check_binary(name, [(x, y, kind) for x, y in ((0.5, 1.25), (2.0, -3.0), (7.5, 0.5),
+                                                       (0.125, 2.0))])
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(xs=st.lists(st.floats(-8.0, 8.0, width=32), min_size=4, max_size=4),
+       p=st.floats(-4.0, 4.0, width=32), q=st.floats(-4.0, 4.0, width=32))
+def test_values_alive_across_a_packed_step_keep_their_values(
+        xs: list[float], p: float, q: float) -> None:
+    """A packed step clobbers every register: a product, a sum and a comparison computed
+    before four independent sines and read after them keep their values (the scheduler
+    stores them first). Traced so the sines' group closes after them: the first sine, then
+    an output of all three, then the other sines, then outputs that read them again.
+    Checked against NumPy float32."""
+    vals = [cp.value(x) for x in xs]
+    vp, vq = cp.value(p), cp.value(q)
+    sines = [cp.sin(v) for v in vals]
+    prod, total, less = vp * vq, vp + vq, vp < vq
+    before = cp.iif(less, prod, total)
+    outs = [sines[0], before, *sines[1:], prod * total, cp.iif(less, total, prod), sines[0] + prod]
+    got = _run(outs)
+    f = np.float32
+    with np.errstate(over="ignore"):
+        fp, fq = f(p), f(q)
+        prod32, total32 = fp * fq, fp + fq
+        sine0 = f(got[0])
+        want = [prod32 if fp < fq else total32, prod32 * total32,
+                total32 if fp < fq else prod32, sine0 + prod32]
+    assert [got[1], *got[5:]] == [float(w) for w in want], (got, want)
+    for k, x in enumerate(xs):
+        assert _within_bar(got[0] if k == 0 else got[1 + k], _reference(np.sin, x), 1), (x, got)

@@ -190,7 +190,8 @@ pub fn compile_with_run_outputs(
     // States are outputs too, so each has a slot even if nothing reads it.
     all.extend(updates.iter().map(|(state, _)| state.clone()));
     all.extend(updates.iter().map(|(_, next)| next.clone()));
-    let arena = build_arena(&all);
+    let mut arena = build_arena(&all);
+    arena.stored = arena.outputs[outputs.len()..outputs.len() + updates.len()].to_vec();
     if arena
         .inputs
         .iter()

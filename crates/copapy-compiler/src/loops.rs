@@ -393,8 +393,9 @@ pub fn make_loop(
 
 impl Scheduler<'_> {
     /// Stores every register value still needed that is not in memory, then forgets
-    /// the registers: code before and after a loop head must agree on them.
-    fn flush_registers(&mut self) -> Result<(), MissingStencil> {
+    /// the registers: code before and after a loop head must agree on them, and a
+    /// packed math step clobbers them (crate::schedule_packs).
+    pub(crate) fn flush_registers(&mut self) -> Result<(), MissingStencil> {
         for class in [Class::Float, Class::Int] {
             for r in 0..2 {
                 if let Some((v, _)) = self.regs[class as usize][r] {

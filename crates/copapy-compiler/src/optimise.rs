@@ -71,6 +71,10 @@ pub struct Arena {
     pub arrays: Vec<ArenaArray>,
     /// The loops, referred to by [`Kind::Loop`].
     pub loops: Vec<ArenaLoop>,
+    /// Inputs a step stores into (the states an update copies the next value into at
+    /// the end of a run, `crate::compile`): a packed step never reads them with one
+    /// 16-byte load (`crate::schedule_packs`). Empty unless the compiler sets it.
+    pub stored: Vec<NodeId>,
 }
 
 impl Arena {

@@ -88,7 +88,7 @@ pub(crate) struct Group {
 }
 
 /// Which lanes of a unary or sincos packed stencil take their operand from a float
-/// register instead of a hole (`stencils/gen_packs.py`, `REGISTER_FORMS`): lane 0 from
+/// register instead of a hole (`stencils/gen_packs.py`, `UNARY_FORMS`): lane 0 from
 /// register 0 or 1, or lane 0 from register 0 and lane 1 from register 1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum RegisterLanes {
@@ -99,17 +99,6 @@ pub(crate) enum RegisterLanes {
 }
 
 impl RegisterLanes {
-    const FORMS: [RegisterLanes; 3] = [RegisterLanes::R0, RegisterLanes::R1, RegisterLanes::R0R1];
-
-    fn suffix(self) -> &'static str {
-        match self {
-            RegisterLanes::None => "",
-            RegisterLanes::R0 => "_r0",
-            RegisterLanes::R1 => "_r1",
-            RegisterLanes::R0R1 => "_r0r1",
-        }
-    }
-
     /// The form for the operands found in register 0 and register 1.
     pub(crate) fn of(in_r0: bool, in_r1: bool) -> RegisterLanes {
         match (in_r0, in_r1) {
@@ -130,52 +119,87 @@ impl RegisterLanes {
     }
 }
 
-/// The packed stencils of a stencil object, by operation.
+/// How a packed stencil reads its lanes (`stencils/gen_packs.py`, `UNARY_FORMS` and
+/// `BINARY_FORMS`): one hole per lane, with lanes 0 and 1 possibly from the float
+/// registers, or all four operands (of one side of a binary call) with one 16-byte load
+/// from a range of four consecutive slots that no step writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Form {
+    Lanes(RegisterLanes),
+    /// Which operands come from a range: the first (`x`, hole `cp_a0`) and, of atan2
+    /// and pow, the second (`y`, hole `cp_mf2`; without it they come in the block).
+    Ranges {
+        x: bool,
+        y: bool,
+    },
+}
+
+impl Form {
+    /// Every form a stencil object may have.
+    const ALL: [Form; 7] = [
+        Form::Lanes(RegisterLanes::None),
+        Form::Lanes(RegisterLanes::R0),
+        Form::Lanes(RegisterLanes::R1),
+        Form::Lanes(RegisterLanes::R0R1),
+        Form::Ranges { x: true, y: false },
+        Form::Ranges { x: false, y: true },
+        Form::Ranges { x: true, y: true },
+    ];
+
+    /// The stencil name's suffix for `op` (a unary stencil's range form is `_v`).
+    fn suffix(self, op: PackOp) -> &'static str {
+        match (self, op) {
+            (Form::Lanes(RegisterLanes::None), _) | (Form::Ranges { x: false, y: false }, _) => "",
+            (Form::Lanes(RegisterLanes::R0), _) => "_r0",
+            (Form::Lanes(RegisterLanes::R1), _) => "_r1",
+            (Form::Lanes(RegisterLanes::R0R1), _) => "_r0r1",
+            (Form::Ranges { x: true, y: false }, PackOp::Binary(_)) => "_vx",
+            (Form::Ranges { x: false, y: true }, PackOp::Binary(_)) => "_vy",
+            (Form::Ranges { .. }, _) => "_v",
+        }
+    }
+}
+
+/// The packed stencils of a stencil object, by operation and form.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PackTable {
     unary: FxHashMap<Op, StencilId>,
     binary: FxHashMap<Op, StencilId>,
     sincos: Option<StencilId>,
-    /// The register-lane forms of the unary and sincos stencils.
-    forms: FxHashMap<(PackOp, RegisterLanes), StencilId>,
+    /// Every form of every packed stencil the object has.
+    forms: FxHashMap<(PackOp, Form), StencilId>,
 }
 
 impl PackTable {
     /// Looks up `st_pack4_<op>_f` for every unary and binary float op and
-    /// `st_pack4_sincos_f`.
+    /// `st_pack4_sincos_f`, each in every form.
     pub(crate) fn new(lookup: impl Fn(&str) -> Option<StencilId>) -> PackTable {
-        let packed = |ops: &[Op]| -> FxHashMap<Op, StencilId> {
-            ops.iter()
-                .filter_map(|&op| {
-                    lookup(&format!("st_pack4_{}_f", op.stencil_name())).map(|id| (op, id))
-                })
-                .collect()
+        let base = |op: PackOp| match op {
+            PackOp::Unary(op) | PackOp::Binary(op) => format!("st_pack4_{}_f", op.stencil_name()),
+            PackOp::SinCos => SINCOS.to_string(),
         };
-        let unary = packed(&Op::UNARY);
-        let sincos = lookup(SINCOS);
-        let bases = unary
-            .keys()
-            .map(|&op| {
-                (
-                    PackOp::Unary(op),
-                    format!("st_pack4_{}_f", op.stencil_name()),
-                )
-            })
-            .chain(sincos.map(|_| (PackOp::SinCos, SINCOS.to_string())));
-        let mut forms = FxHashMap::default();
-        for (op, base) in bases {
-            for form in RegisterLanes::FORMS {
-                if let Some(id) = lookup(&format!("{base}{}", form.suffix())) {
-                    forms.insert((op, form), id);
+        let ops = Op::UNARY
+            .iter()
+            .map(|&op| PackOp::Unary(op))
+            .chain(Op::BINARY.iter().map(|&op| PackOp::Binary(op)))
+            .chain([PackOp::SinCos]);
+        let mut table = PackTable::default();
+        for op in ops {
+            for form in Form::ALL {
+                let Some(id) = lookup(&format!("{}{}", base(op), form.suffix(op))) else {
+                    continue;
+                };
+                table.forms.insert((op, form), id);
+                if form == Form::Lanes(RegisterLanes::None) {
+                    match op {
+                        PackOp::Unary(o) => _ = table.unary.insert(o, id),
+                        PackOp::Binary(o) => _ = table.binary.insert(o, id),
+                        PackOp::SinCos => table.sincos = Some(id),
+                    }
                 }
             }
         }
-        PackTable {
-            unary,
-            binary: packed(&Op::BINARY),
-            sincos,
-            forms,
-        }
+        table
     }
 
     /// Whether the object has no packed stencil (targets without IEEE SIMD floats).
@@ -183,21 +207,9 @@ impl PackTable {
         self.unary.is_empty() && self.binary.is_empty() && self.sincos.is_none()
     }
 
-    /// The stencil of a group's operation.
-    pub(crate) fn stencil(&self, op: PackOp) -> Option<StencilId> {
-        match op {
-            PackOp::Unary(op) => self.unary.get(&op).copied(),
-            PackOp::Binary(op) => self.binary.get(&op).copied(),
-            PackOp::SinCos => self.sincos,
-        }
-    }
-
-    /// The stencil of a group's operation in a register-lane form, if the object has it.
-    pub(crate) fn stencil_in(&self, op: PackOp, form: RegisterLanes) -> Option<StencilId> {
-        match form {
-            RegisterLanes::None => self.stencil(op),
-            _ => self.forms.get(&(op, form)).copied(),
-        }
+    /// The stencil of a group's operation in `form`, if the object has it.
+    pub(crate) fn stencil_in(&self, op: PackOp, form: Form) -> Option<StencilId> {
+        self.forms.get(&(op, form)).copied()
     }
 }
 
@@ -216,10 +228,16 @@ pub(crate) const NO_GROUP: u32 = u32::MAX;
 /// Where a group's lanes live in data memory ([`crate::schedule_packs`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Blocks {
-    /// The operands, replaced by the results (the sines of a sin/cos group).
+    /// The results (the sines of a sin/cos group), and the operands the scheduler
+    /// stores (a binary call's second ones without a range).
     pub lanes: u32,
     /// The cosines of a sin/cos group.
     pub cos: Option<u32>,
+    /// Four consecutive slots no step writes holding the first operands (inputs,
+    /// constants), read with one 16-byte load, when the group has them.
+    pub x_range: Option<u32>,
+    /// The same for the second operands of atan2 and pow.
+    pub y_range: Option<u32>,
 }
 
 /// Nodes whose place among the others matters beyond data dependence: imported

@@ -789,6 +789,10 @@ pub(crate) fn schedule_onto(
     for &(n, _) in in_place {
         pinned[n as usize] = true;
     }
+    let mut stored = vec![false; count];
+    for &n in &arena.stored {
+        stored[n as usize] = true;
+    }
     let sincos = crate::sincos::partners(arena);
     let packing = crate::pack::plan(arena, &table.packs, &sincos, &|n| pinned[n as usize]);
     let mut s = Scheduler {
@@ -819,7 +823,7 @@ pub(crate) fn schedule_onto(
         lane_group: FxHashMap::default(),
     };
     s.place_packed_inputs();
-    s.place_pack_blocks(&is_output, &pinned);
+    s.place_pack_blocks(&is_output, &pinned, &stored);
     for n in packing.order {
         s.schedule_node(n, is_output[n as usize])?;
     }
@@ -892,20 +896,19 @@ mod tests {
                     }
                 }
             }
-            // packed math: every float math function and the sin/cos pair
-            // (with their register-lane forms, except atan2's and pow's)
-            let binary = [Op::Atan2, Op::Pow];
+            // packed math: every float math function and the sin/cos pair in every form
+            // (stencils/gen_packs.py)
             for op in math() {
-                let forms: &[&str] = if binary.contains(&op) {
-                    &[""]
-                } else {
-                    &["", "_r0", "_r1", "_r0r1"]
-                };
-                for form in forms {
+                for form in ["", "_r0", "_r1", "_r0r1", "_v"] {
                     names.push(format!("st_pack4_{}_f{form}", op.stencil_name()));
                 }
             }
-            for form in ["", "_r0", "_r1", "_r0r1"] {
+            for op in [Op::Atan2, Op::Pow] {
+                for form in ["", "_vx", "_vy", "_v"] {
+                    names.push(format!("st_pack4_{}_f{form}", op.stencil_name()));
+                }
+            }
+            for form in ["", "_r0", "_r1", "_r0r1", "_v"] {
                 names.push(format!("st_pack4_sincos_f{form}"));
             }
             Machine { names }
@@ -923,14 +926,8 @@ mod tests {
             for step in steps {
                 let name = &self.names[step.stencil.0 as usize];
                 if let Some(op) = name.strip_prefix("st_pack4_") {
-                    // lanes by value from the float registers, the others from their holes
-                    let (op, by_value) = match op.rsplit_once("_f") {
-                        Some((op, "_r0")) => (op, vec![regs[0][0]]),
-                        Some((op, "_r1")) => (op, vec![regs[0][1]]),
-                        Some((op, "_r0r1")) => (op, vec![regs[0][0], regs[0][1]]),
-                        _ => (op.trim_end_matches("_f"), vec![]),
-                    };
-                    run_pack(op, &by_value, step, data);
+                    let (op, form) = op.split_once("_f").expect("st_pack4_<op>_f<form>");
+                    run_pack(op, form, &mut regs, step, data);
                     continue;
                 }
                 let parts: Vec<&str> = name.split('_').collect();
@@ -982,7 +979,7 @@ mod tests {
                         (r, if op == Op::IntToFloat { 0 } else { cls })
                     } else {
                         let (x, y) = (fetch(&srcs[0], &regs, data), fetch(&srcs[1], &regs, data));
-                        let r = fold::binary(op, ty, x, y).unwrap();
+                        let r = binary_or_math(op, ty, x, y);
                         (r, if op.is_comparison() { 1 } else { cls })
                     }
                 };
@@ -1007,34 +1004,72 @@ mod tests {
         })
     }
 
-    /// `st_pack4_<op>_f`: lane `k` reads the slot at `args[k]` (all four before any
-    /// result is written, as the helper gathers them) and the results go to the block at
-    /// `slot`; `sincos` writes the cosines to the block at `slot2`.
-    fn run_pack(op: &str, by_value: &[u32], step: &Step, data: &mut [u8]) {
+    /// What a packed step's registers hold after it where the program must not look:
+    /// a value no computation gives, so a schedule that reads one fails.
+    const CLOBBERED: u32 = 0x7fb0_0dd1;
+
+    /// `st_pack4_<op>_f<form>`: lane `k` reads the slot at `args[k]` (all four before any
+    /// result is written, as the helper gathers them), or float register 0 / 1 (`_r0`,
+    /// `_r1`, `_r0r1`), or the four consecutive slots at `args[0]` (`_v`, `_vx`); the
+    /// second operands of atan2 and pow come from the result block, or the four slots at
+    /// `slot2` (`_v`, `_vy`). The results go to the block at `slot` (the cosines of
+    /// `sincos` to the block at `slot2`). Every register is clobbered, except that float
+    /// register 0 holds lane 0's result.
+    fn run_pack(op: &str, form: &str, regs: &mut [[u32; 2]; 2], step: &Step, data: &mut [u8]) {
+        let by_value = match form {
+            "_r0" => vec![regs[0][0]],
+            "_r1" => vec![regs[0][1]],
+            "_r0r1" => vec![regs[0][0], regs[0][1]],
+            _ => vec![],
+        };
+        let read = |at: u32| crate::compile::read_bits(data, at);
         let xs: Vec<u32> = (0..4)
-            .map(|k| {
-                by_value
-                    .get(k)
-                    .copied()
-                    .unwrap_or_else(|| crate::compile::read_bits(data, step.args[k]))
+            .map(|k| match (by_value.get(k), form) {
+                (Some(&v), _) => v,
+                (None, "_v" | "_vx") => read(step.args[0] + 4 * k as u32),
+                (None, _) => read(step.args[k]),
             })
             .collect();
-        let block = |b: Option<u32>, k: usize| (b.expect("a result block") + 4 * k as u32) as usize;
+        let block = |b: Option<u32>, k: usize| b.expect("a block") + 4 * k as u32;
+        let y = |k: usize| match form {
+            "_v" | "_vy" => read(block(step.slot2, k)),
+            _ => read(block(step.slot, k)),
+        };
+        let binary = [Op::Atan2, Op::Pow]
+            .into_iter()
+            .find(|b| b.stencil_name() == op);
+        let ys: Vec<u32> = (0..4).map(|k| binary.map_or(0, |_| y(k))).collect();
+        let mut first = 0;
         for (k, &x) in xs.iter().enumerate() {
-            let (first, cos) = if op == "sincos" {
-                (Op::Sin, Some(unary_or_math(Op::Cos, ScalarType::Float, x)))
+            let (r, cos) = if op == "sincos" {
+                let c = unary_or_math(Op::Cos, ScalarType::Float, x);
+                (unary_or_math(Op::Sin, ScalarType::Float, x), Some(c))
+            } else if let Some(b) = binary {
+                (binary_math(b, x, ys[k]), None)
             } else {
                 let op = math().into_iter().find(|m| m.stencil_name() == op).unwrap();
-                (op, None)
+                (unary_or_math(op, ScalarType::Float, x), None)
             };
-            let r = unary_or_math(first, ScalarType::Float, x);
-            let o = block(step.slot, k);
+            if k == 0 {
+                first = r;
+            }
+            let o = block(step.slot, k) as usize;
             data[o..o + 4].copy_from_slice(&r.to_le_bytes());
             if let Some(c) = cos {
-                let o = block(step.slot2, k);
+                let o = block(step.slot2, k) as usize;
                 data[o..o + 4].copy_from_slice(&c.to_le_bytes());
             }
         }
+        *regs = [[first, CLOBBERED], [CLOBBERED, CLOBBERED]];
+    }
+
+    /// atan2 and pow on the machine: any function of both operands' bits.
+    fn binary_math(op: Op, x: u32, y: u32) -> u32 {
+        x.rotate_left(3) ^ y.rotate_left(if op == Op::Pow { 7 } else { 11 }) ^ 0x0a5a_5000
+    }
+
+    fn binary_or_math(op: Op, ty: ScalarType, x: u32, y: u32) -> u32 {
+        fold::binary(op, ty, x, y).unwrap_or_else(|| binary_math(op, x, y))
     }
 
     fn evaluate(arena: &Arena) -> Vec<u32> {
@@ -1044,8 +1079,7 @@ mod tests {
                 Kind::Const(b) | Kind::Input { init: b } => b,
                 Kind::Unary(op, a) => unary_or_math(op, arena.nodes[a as usize].ty, v[a as usize]),
                 Kind::Binary(op, a, b) => {
-                    fold::binary(op, arena.nodes[a as usize].ty, v[a as usize], v[b as usize])
-                        .unwrap()
+                    binary_or_math(op, arena.nodes[a as usize].ty, v[a as usize], v[b as usize])
                 }
                 Kind::Select(c, a, b) => fold::select(v[c as usize], v[a as usize], v[b as usize]),
                 Kind::Array(_) | Kind::Loop(_) | Kind::LoopOut(..) => {
@@ -1150,6 +1184,17 @@ mod tests {
                 || (arena.nodes[o as usize].ty == ScalarType::Float
                     && f32::from_bits(got).is_nan()
                     && f32::from_bits(want).is_nan());
+            if !same {
+                for (i, n) in arena.nodes.iter().enumerate() {
+                    eprintln!("node {i}: {:?} slot {}", n.kind, sched.slot[i] as i64);
+                }
+                for st in &sched.steps {
+                    eprintln!(
+                        "{} slot {:?} slot2 {:?} args {:?}",
+                        machine.names[st.stencil.0 as usize], st.slot, st.slot2, st.args
+                    );
+                }
+            }
             assert!(
                 same,
                 "round {round}: output {o} got {got:#x}, want {want:#x}"
@@ -1166,45 +1211,88 @@ mod tests {
     #[test]
     fn random_math_programs_pack_and_compute_what_the_graph_says() {
         // few math functions and many calls, so independent calls of one function meet
-        // (crate::pack): operands computed or not, read again or not, sin and cos pairs,
-        // calls of calls
+        // (crate::pack): operands computed or not, read again or not, inputs and
+        // constants (read as ranges), sin and cos pairs, atan2 and pow, calls of calls,
+        // and int conditions alive across packs (which clobber every register)
         let machine = Machine::new();
         let table = machine.table();
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         let math = [Op::Tanh, Op::Sin, Op::Cos];
         let mut packed = Vec::new();
-        for round in 0..300 {
+        for round in 0..400 {
             let mut pool: Vec<Value> = (0..6)
                 .map(|k| Value::input(ScalarType::Float, (k as f32 * 0.75 - 2.0).to_bits()))
+                .chain(
+                    (0..2).map(|k| Value::constant(ScalarType::Float, (k as f32 + 1.5).to_bits())),
+                )
                 .collect();
+            let fresh = pool.len();
             for _ in 0..(4 + rng.pick(60)) {
                 let a = pool[rng.pick(pool.len())].clone();
                 let b = pool[rng.pick(pool.len())].clone();
-                let v = match rng.pick(6) {
+                let v = match rng.pick(8) {
                     0..=2 => trace::unary(math[rng.pick(math.len())], &a),
                     3 => trace::binary(Op::Add, &a, &b),
                     4 => trace::binary(Op::Mul, &a, &b),
+                    5 => trace::binary([Op::Pow, Op::Atan2][rng.pick(2)], &a, &b),
+                    6 => {
+                        // a fresh input: lanes of its own, so ranges form
+                        let x = Value::input(ScalarType::Float, (rng.pick(9) as f32).to_bits());
+                        let y = Value::input(ScalarType::Float, (rng.pick(9) as f32).to_bits());
+                        match rng.pick(3) {
+                            0 => trace::unary(math[rng.pick(math.len())], &x),
+                            1 => trace::binary(Op::Pow, &x, &y),
+                            _ => trace::binary(Op::Atan2, &x, &b),
+                        }
+                    }
                     _ => {
                         let c = trace::binary(Op::Lt, &a, &b).unwrap();
                         trace::select(&c, &b, &a)
                     }
                 };
-                pool.push(v.unwrap());
+                let Ok(v) = v else { continue };
+                pool.push(v);
+            }
+            if pool.len() == fresh {
+                continue;
             }
             let outputs: Vec<Value> = (0..1 + rng.pick(12))
-                .map(|_| pool[6 + rng.pick(pool.len() - 6)].clone())
+                .map(|_| pool[fresh + rng.pick(pool.len() - fresh)].clone())
                 .collect();
             packed.extend(check_program(&machine, &table, &outputs, round));
         }
         assert!(
             packed.len() >= 200,
-            "only {} packed steps in 300 programs",
+            "only {} packed steps in 400 programs",
             packed.len()
         );
-        // operands still in a register go by value (schedule_packs.rs), in every form
-        for form in ["_r0", "_r1", "_r0r1"] {
-            let n = packed.iter().filter(|name| name.ends_with(form)).count();
-            assert!(n >= 5, "{n} packed steps in form {form}: {packed:?}");
+        // every form of the stencils (schedule_packs.rs): operands by value, in ranges,
+        // from their holes
+        let unary = |n: &&String| !n.contains("pow") && !n.contains("atan2");
+        for form in ["_r0", "_r1", "_r0r1", "_v"] {
+            let n = packed
+                .iter()
+                .filter(unary)
+                .filter(|n| n.ends_with(form))
+                .count();
+            assert!(n >= 5, "{n} unary packed steps in form {form}: {packed:?}");
         }
+        for form in ["_f", "_vx", "_vy", "_v"] {
+            let n = packed
+                .iter()
+                .filter(|n| !unary(n))
+                .filter(|n| n.ends_with(form))
+                .count();
+            assert!(n >= 3, "{n} binary packed steps in form {form}: {packed:?}");
+        }
+        let holes = packed
+            .iter()
+            .filter(unary)
+            .filter(|n| n.ends_with("_f"))
+            .count();
+        assert!(
+            holes >= 5,
+            "{holes} unary packed steps reading every lane from its hole"
+        );
     }
 }

@@ -3,28 +3,39 @@
 //! Each group gets a 16-byte aligned block of four slots before scheduling starts (and
 //! a second one for the cosines of `st_pack4_sincos_f`), where the stencil writes its
 //! results: each result lives in its lane's slot from then on, like any spilled value.
-//! The stencil reads each lane's operand through a hole of its own, so an operand in
-//! data memory (an input, a constant, a spilled value) is read where it is; one still in
-//! a register is stored first, into its lane of the block. An operand that only its lane
-//! reads (a dot product's sum before its tanh) is given its lane as its slot, so a spill
-//! lands there too and the block is all the memory the group needs.
 //!
-//! An operand in a float register (IK's `t1 + t2`, computed right before its sincos) is
-//! passed by value instead ([`RegisterLanes`]): storing it and reading it back would put a
-//! store-to-load forwarding on the chain that waits for the pack. The lanes of a unary or
-//! sincos group are ordered so those operands come first (register 0's, then register
-//! 1's), the form the stencils take them in; each result lives in the slot of the lane it
-//! ended up in.
+//! Where the stencil reads the operands, cheapest first:
 //!
-//! So that both register lanes are used, an operand computed while another lane's operand
-//! is in a float register goes to the other register ([`Scheduler::lane_register`]): IK's
-//! `t1 + t2` lands beside `t1`, and the pair's call takes both by value (`_r0r1`) instead
-//! of reading `t1` back from the slot it was just stored to.
+//! * **A range** (`_v` forms): when every lane's operand is a constant or an input no
+//!   other slot holds yet, the group gets a second aligned block of four slots before
+//!   scheduling, the inputs live there and the constants' bits are copied there, and
+//!   the stencil reads all four with one 16-byte load; four operands that already sit
+//!   in four consecutive slots (the same inputs in an earlier group's range) are read
+//!   the same way. Only slots no step writes qualify: a 16-byte load of four 4-byte
+//!   stores is not forwarded from the store buffer (it waits until they retire), so
+//!   spilled values, loop carries and updated states never do. For atan2 and pow the
+//!   first and the second operands each get their range (`_vx`, `_vy`, `_v`).
+//! * **A register** (`_r0`, `_r1`, `_r0r1`, unary and sincos): an operand still in a
+//!   float register (IK's `t1 + t2`) is passed by value; storing it and reading it back
+//!   would put a store-to-load forwarding on the chain that waits for the pack. The lanes
+//!   are ordered so those operands come first (register 0's, then register 1's), and each
+//!   result lives in the slot of the lane it ended up in. So that both register lanes are
+//!   used, an operand computed while another lane's operand is in a float register goes
+//!   to the other register ([`Scheduler::lane_register`]).
+//! * **Its own hole**: each lane reads its slot (an input, a constant, a spilled value),
+//!   one 4-byte load; an operand in a register is stored first, into its lane of the
+//!   block. An operand that only its lane reads (a dot product's sum before its tanh) is
+//!   given its lane as its slot, so a spill lands there too. The second operands of
+//!   atan2 and pow without a range are stored or copied into the block.
+//!
+//! A packed step clobbers every register (its stencil saves nothing around the helper
+//! call): before it, a value still needed that lives only in a register is stored to its
+//! slot; after it, float register 0 holds lane 0's result and the others nothing.
 
 use crate::link::Step;
 use crate::optimise::{Kind, NodeId};
-use crate::pack::{Blocks, Group, Lane, PackOp, RegisterLanes, LANES};
-use crate::schedule::Scheduler;
+use crate::pack::{Blocks, Form, Group, Lane, PackOp, RegisterLanes, LANES};
+use crate::schedule::{Scheduler, NO_SLOT};
 use crate::select::{Class, MissingStencil, Place};
 
 /// Reads of a lane's operand by the lane: one per node computed from it.
@@ -36,17 +47,48 @@ fn lane_reads(group: &Group) -> u32 {
 }
 
 impl Scheduler<'_> {
-    /// Gives every group its blocks, and each operand that only its lane reads that
-    /// lane as its slot. `pinned` nodes keep slots of their own (a loop body's carries).
-    pub(crate) fn place_pack_blocks(&mut self, is_output: &[bool], pinned: &[bool]) {
+    /// Gives every group its blocks, its operand ranges where it can have them, and each
+    /// operand that only its lane reads that lane as its slot. `pinned` nodes keep slots
+    /// of their own (a loop body's carries); `stored` inputs are written by a step (the
+    /// states an update copies into at the end of a run).
+    pub(crate) fn place_pack_blocks(
+        &mut self,
+        is_output: &[bool],
+        pinned: &[bool],
+        stored: &[bool],
+    ) {
         for g in 0..self.groups.len() {
             let lanes = self.array_range(LANES as u32, &[]);
-            let cos =
-                (self.groups[g].op == PackOp::SinCos).then(|| self.array_range(LANES as u32, &[]));
-            self.blocks.push(Blocks { lanes, cos });
-            let reads = lane_reads(&self.groups[g]);
             let op = self.groups[g].op;
-            if self.has_register_form(op, RegisterLanes::R0R1) {
+            let cos = (op == PackOp::SinCos).then(|| self.array_range(LANES as u32, &[]));
+            let firsts: Vec<NodeId> = self.groups[g].lanes.iter().map(|l| l.operand).collect();
+            let seconds: Vec<NodeId> = self.groups[g]
+                .lanes
+                .iter()
+                .filter_map(|l| l.second)
+                .collect();
+            let ranges = |s: &mut Self, nodes: &[NodeId]| {
+                let form = Form::Ranges {
+                    x: true,
+                    y: matches!(op, PackOp::Binary(_)),
+                };
+                let any_range = s.table.packs.stencil_in(op, form).is_some();
+                if any_range && !nodes.is_empty() {
+                    s.operand_range(nodes, pinned, stored)
+                } else {
+                    None
+                }
+            };
+            let x_range = ranges(self, &firsts);
+            let y_range = ranges(self, &seconds);
+            self.blocks.push(Blocks {
+                lanes,
+                cos,
+                x_range,
+                y_range,
+            });
+            let reads = lane_reads(&self.groups[g]);
+            if x_range.is_none() && self.has_register_form(op, RegisterLanes::R0R1) {
                 for lane in &self.groups[g].lanes {
                     self.lane_group.entry(lane.operand).or_insert(g as u32);
                 }
@@ -54,7 +96,11 @@ impl Scheduler<'_> {
             for (k, lane) in self.groups[g].lanes.iter().enumerate() {
                 // the operand that goes into the block: the second one of a binary call
                 // (its first is read where it lives)
-                let x = lane.second.unwrap_or(lane.operand);
+                let x = match lane.second {
+                    Some(_) if y_range.is_some() => continue,
+                    Some(y) => y,
+                    None => lane.operand,
+                };
                 let computed = matches!(
                     self.arena.nodes[x as usize].kind,
                     Kind::Unary(..) | Kind::Binary(..) | Kind::Select(..)
@@ -71,44 +117,111 @@ impl Scheduler<'_> {
         }
     }
 
-    /// Runs group `g`: each lane's operand where it is (in memory, or stored from its
-    /// register into its lane of the block), then the packed stencil, which reads lane
-    /// `k` through hole `cp_a<k>` and writes the results to the block (`cp_mf`; the
-    /// cosines to `cp_mf2`).
+    /// The start of four consecutive slots no step writes that hold `nodes` in order
+    /// (lanes beyond them hold zeros), when there can be one: every node a constant (its
+    /// bits copied into a new range) or an input without a slot yet (given its lane of
+    /// the range), each input once; or four inputs and constants already in consecutive
+    /// slots (an earlier group's range).
+    fn operand_range(&mut self, nodes: &[NodeId], pinned: &[bool], stored: &[bool]) -> Option<u32> {
+        let kind = |n: NodeId| self.arena.nodes[n as usize].kind;
+        let fixed = |n: NodeId| {
+            matches!(kind(n), Kind::Const(_) | Kind::Input { .. })
+                && !pinned[n as usize]
+                && !stored[n as usize]
+        };
+        if !nodes.iter().all(|&n| fixed(n)) {
+            return None;
+        }
+        let first = self.slot[nodes[0] as usize];
+        let consecutive = nodes.len() == LANES
+            && first != NO_SLOT
+            && nodes
+                .iter()
+                .enumerate()
+                .all(|(k, &n)| self.slot[n as usize] == first.wrapping_add(4 * k as u32));
+        if consecutive {
+            return Some(first);
+        }
+        let placeable = nodes.iter().enumerate().all(|(k, &n)| match kind(n) {
+            Kind::Const(_) => true,
+            _ => self.slot[n as usize] == NO_SLOT && !nodes[..k].contains(&n),
+        });
+        if !placeable {
+            return None;
+        }
+        let start = self.array_range(LANES as u32, &[]);
+        for (k, &n) in nodes.iter().enumerate() {
+            let at = start + 4 * k as u32;
+            let (Kind::Const(bits) | Kind::Input { init: bits }) = kind(n) else {
+                unreachable!("checked above")
+            };
+            self.data[at as usize..at as usize + 4].copy_from_slice(&bits.to_le_bytes());
+            if self.slot[n as usize] == NO_SLOT {
+                self.slot[n as usize] = at;
+            }
+        }
+        Some(start)
+    }
+
+    /// Runs group `g`: the operands where the stencil reads them (their range, their
+    /// register, their slot, or stored from a register into the block), then the packed
+    /// stencil, which writes the results to the block (`cp_mf`; the cosines to `cp_mf2`).
     pub(crate) fn schedule_pack(&mut self, g: u32) -> Result<(), MissingStencil> {
         let group = &self.groups[g as usize];
         let blocks = self.blocks[g as usize];
         let op = group.op;
         let reads = lane_reads(group);
-        let (lanes, form) = self.register_lanes_first(&group.lanes.clone(), op);
+        let (lanes, form) = match (blocks.x_range, blocks.y_range) {
+            (None, None) => {
+                let (lanes, regs) = self.register_lanes_first(&group.lanes.clone(), op);
+                (lanes, Form::Lanes(regs))
+            }
+            (x, y) => (
+                group.lanes.clone(),
+                Form::Ranges {
+                    x: x.is_some(),
+                    y: y.is_some(),
+                },
+            ),
+        };
         let stencil = self
             .table
             .packs
             .stencil_in(op, form)
-            .ok_or_else(|| MissingStencil(format!("packed stencil for {op:?}")))?;
+            .ok_or_else(|| MissingStencil(format!("packed stencil for {op:?} in {form:?}")))?;
+        let by_value = match form {
+            Form::Lanes(regs) => regs.count(),
+            Form::Ranges { .. } => 0,
+        };
         let at = |k: usize| blocks.lanes + 4 * k as u32;
         // the holes of lanes that come from registers are not read
         let mut args = [at(0); crate::stencil_db::ARG_HOLES];
-        for (k, lane) in lanes.iter().enumerate().skip(form.count()) {
-            args[k] = match lane.second {
-                // the lane slot is the second operand's: the first is read where it is
-                // or from a slot of its own
-                Some(_) => self.first_operand(lane.operand)?,
-                None => self.lane_operand(lane.operand, at(k))?,
-            };
-        }
-        // second operands into their lanes: in a register first (loading the others may
-        // evict them)
-        self.seconds_into_lanes(&lanes, at)?;
-        // a lane no call fills reads another lane's operand (or the block when every
-        // operand comes by value); nobody reads its result
-        let spare = if lanes.len() > form.count() {
-            args[form.count()]
+        if let Some(x) = blocks.x_range {
+            args[0] = x;
         } else {
-            at(0)
-        };
-        for arg in args.iter_mut().take(LANES).skip(lanes.len()) {
-            *arg = spare;
+            for (k, lane) in lanes.iter().enumerate().skip(by_value) {
+                args[k] = match lane.second {
+                    // the lane slot is the second operand's: the first is read where it
+                    // is or from a slot of its own
+                    Some(_) => self.first_operand(lane.operand)?,
+                    None => self.lane_operand(lane.operand, at(k))?,
+                };
+            }
+            // a lane no call fills reads another lane's operand (or the block when
+            // every operand comes by value); nobody reads its result
+            let spare = if lanes.len() > by_value {
+                args[by_value]
+            } else {
+                at(0)
+            };
+            for arg in args.iter_mut().take(LANES).skip(lanes.len()) {
+                *arg = spare;
+            }
+        }
+        if blocks.y_range.is_none() {
+            // second operands into their lanes: in a register first (loading the others
+            // may evict them)
+            self.seconds_into_lanes(&lanes, at)?;
         }
         for lane in &lanes {
             self.uses[lane.operand as usize] -= reads;
@@ -116,9 +229,11 @@ impl Scheduler<'_> {
                 self.uses[y as usize] -= 1;
             }
         }
+        // the step clobbers every register
+        self.flush_registers()?;
         self.steps.push(Step {
             args,
-            slot2: blocks.cos,
+            slot2: blocks.cos.or(blocks.y_range),
             ..Step::new(stencil, Some(blocks.lanes))
         });
         for (k, lane) in lanes.iter().enumerate() {
@@ -129,13 +244,17 @@ impl Scheduler<'_> {
                 self.early[c as usize] = true;
             }
         }
+        // the helper returns the results in one vector register, lane 0 in float
+        // register 0
+        self.regs[Class::Float as usize][0] = Some((lanes[0].node, self.steps.len()));
         Ok(())
     }
 
     /// Whether `op`'s packs take operands from registers in `form` (unary and sincos
     /// groups, where the stencil object has that form; binary groups never).
     fn has_register_form(&self, op: PackOp, form: RegisterLanes) -> bool {
-        !matches!(op, PackOp::Binary(_)) && self.table.packs.stencil_in(op, form).is_some()
+        !matches!(op, PackOp::Binary(_))
+            && self.table.packs.stencil_in(op, Form::Lanes(form)).is_some()
     }
 
     /// The lanes in the order the stencil reads them and its register-lane form: a lane
@@ -183,7 +302,7 @@ impl Scheduler<'_> {
     /// The data offset the first operand `x` of a binary call is read from: its slot,
     /// stored there first if it is only in a register.
     fn first_operand(&mut self, x: NodeId) -> Result<u32, MissingStencil> {
-        let Some(r) = self.float_register(x) else {
+        let Some(r) = self.float_register(x).filter(|_| !self.in_memory(x)) else {
             return Ok(self.slot[x as usize]);
         };
         let slot = self.slot_of(x);
@@ -224,21 +343,23 @@ impl Scheduler<'_> {
         Ok(())
     }
 
-    /// The data offset a lane reads its operand `x` from: its slot when it is only in
-    /// data memory (an input, a constant, a spilled value: no copy); a value in a
+    /// The data offset a lane reads its operand `x` from: its slot when it is in data
+    /// memory (an input, a constant, a spilled value: no copy); a value only in a
     /// register is stored into its lane `lane` of the block.
     fn lane_operand(&mut self, x: NodeId, lane: u32) -> Result<u32, MissingStencil> {
         match self.float_register(x) {
-            Some(r) => self.store_into_lane(x, r, lane),
-            None => Ok(self.slot[x as usize]),
+            Some(r) if !self.in_memory(x) => self.store_into_lane(x, r, lane),
+            _ => Ok(self.slot[x as usize]),
         }
     }
 
     /// Stores `x` from float register `r` into its lane (the lane is its slot when
     /// [`Scheduler::place_pack_blocks`] gave it that one); returns where it went.
     fn store_into_lane(&mut self, x: NodeId, r: usize, lane: u32) -> Result<u32, MissingStencil> {
+        // (a value that has a slot already, such as an earlier pack's result, which that
+        // pack left in float register 0, is copied into the lane)
         let slot = match self.in_place.get(&x) {
-            Some(&hint) if hint == lane => self.slot_of(x),
+            Some(&hint) if hint == lane && !self.in_memory(x) => self.slot_of(x),
             _ => lane,
         };
         self.store_register(r, slot)?;

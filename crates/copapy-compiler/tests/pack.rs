@@ -247,3 +247,192 @@ fn one_pack_with_the_bits_alone(outs: &[Value], want_form: &str, what: &str) {
         .collect();
     assert_eq!(bits, want, "{what}, {want_form}: {names:?}");
 }
+
+/// The packed steps among `names`.
+fn packs(names: &[String]) -> Vec<&str> {
+    names
+        .iter()
+        .filter(|n| n.starts_with("st_pack4_"))
+        .map(String::as_str)
+        .collect()
+}
+
+#[test]
+fn inputs_and_constants_are_read_as_one_range_with_the_scalar_bits() {
+    // four inputs (one group), then three inputs and a constant: each group's operands
+    // get four consecutive slots, read with one 16-byte load (`_v`); a second group
+    // over the first one's inputs reads the same range
+    for op in [Op::Sin, Op::Tanh, Op::Log] {
+        let xs: Vec<Value> = XS[3..7].iter().map(|&x| input(x)).collect();
+        let mut operands = xs.clone();
+        operands.extend([input(0.25), input(-7.5), input(3.0)]);
+        operands.push(Value::constant(ScalarType::Float, 1.75f32.to_bits()));
+        let mut outs: Vec<Value> = operands.iter().map(|x| unary(op, x).unwrap()).collect();
+        outs.extend(xs.iter().map(|x| unary(Op::Exp, x).unwrap()));
+        let (bits, names) = run(&outs);
+        let name = format!("st_pack4_{}_f_v", op.stencil_name());
+        assert_eq!(count(&names, &name), 2, "{names:?}");
+        assert_eq!(count(&names, "st_pack4_exp_f_v"), 1, "{names:?}");
+        assert_eq!(names.len(), 3, "nothing but the packs: {names:?}");
+        for (k, out) in outs.iter().enumerate() {
+            let want = run(std::slice::from_ref(out)).0[0];
+            let both_nan = f32::from_bits(bits[k]).is_nan() && f32::from_bits(want).is_nan();
+            assert!(
+                bits[k] == want || both_nan,
+                "{op:?} output {k}: {:#x} != {want:#x}",
+                bits[k]
+            );
+        }
+    }
+}
+
+#[test]
+fn binary_calls_read_each_side_from_a_range_where_it_can() {
+    // (first operands, second operands, the form): inputs on both sides (`_v`), a
+    // computed first operand and a shared constant exponent (`_vy`), inputs with
+    // computed second operands (`_vx`), computed on both sides (no range)
+    let xs: Vec<Value> = [0.5f32, 2.25, 7.0, 0.125]
+        .iter()
+        .map(|&x| input(x))
+        .collect();
+    let ys: Vec<Value> = [1.5f32, -2.0, 0.75, 3.0]
+        .iter()
+        .map(|&y| input(y))
+        .collect();
+    let scaled = |vs: &[Value], by: f32| -> Vec<Value> {
+        vs.iter()
+            .map(|v| binary(Op::Mul, v, &input(by)).unwrap())
+            .collect()
+    };
+    let half = Value::constant(ScalarType::Float, 1.5f32.to_bits());
+    let cases: Vec<(Vec<Value>, Vec<Value>, &str)> = vec![
+        (xs.clone(), ys.clone(), "_v"),
+        (scaled(&xs, 3.0), vec![half; 4], "_vy"),
+        (xs.clone(), scaled(&ys, 0.5), "_vx"),
+        (scaled(&xs, 2.0), scaled(&ys, -1.0), ""),
+    ];
+    for op in [Op::Pow, Op::Atan2] {
+        for (firsts, seconds, form) in &cases {
+            let outs: Vec<Value> = firsts
+                .iter()
+                .zip(seconds)
+                .map(|(x, y)| binary(op, x, y).unwrap())
+                .collect();
+            let (bits, names) = run(&outs);
+            let want_name = format!("st_pack4_{}_f{form}", op.stencil_name());
+            assert_eq!(packs(&names), [want_name.as_str()], "{op:?}: {names:?}");
+            for (k, out) in outs.iter().enumerate() {
+                let want = run(std::slice::from_ref(out)).0[0];
+                assert_eq!(bits[k], want, "{op:?}{form} lane {k}");
+            }
+        }
+    }
+}
+
+#[test]
+fn values_alive_across_a_packed_step_survive_it() {
+    // a packed step clobbers every register: a float product and sum and an int
+    // comparison computed before four independent sines and read after them must be
+    // stored first (a program that kept them in registers would read the helper's
+    // leftovers); the results are checked against f32 arithmetic done here
+    let (p, q, r, s) = (1.25f32, -3.5f32, 0.75f32, 6.0f32);
+    let (vp, vq, vr, vs) = (input(p), input(q), input(r), input(s));
+    let sines: Vec<Value> = [&vp, &vq, &vr, &vs]
+        .iter()
+        .map(|v| unary(Op::Sin, v).unwrap())
+        .collect();
+    let prod = binary(Op::Mul, &vp, &vq).unwrap();
+    let sum = binary(Op::Add, &vr, &vs).unwrap();
+    let less = binary(Op::Lt, &vp, &vr).unwrap();
+    let select = copapy_compiler::trace::select;
+    // computed between the first sine and the others (the outputs' order is the
+    // arena's), so the group closes after them and they are all alive across it
+    let before = select(&less, &prod, &sum).unwrap();
+    let after = binary(Op::Mul, &prod, &sum).unwrap();
+    let picked = select(&less, &sum, &prod).unwrap();
+    let mixed = binary(Op::Add, &sines[0], &prod).unwrap();
+    let mut outs = vec![sines[0].clone(), before];
+    outs.extend(sines[1..].iter().cloned());
+    outs.extend([after, picked, mixed]);
+    let (bits, names) = run(&outs);
+    assert_eq!(packs(&names), ["st_pack4_sin_f_v"], "{names:?}");
+    let pack = names
+        .iter()
+        .position(|n| n.starts_with("st_pack4_"))
+        .unwrap();
+    assert!(
+        names[..pack].iter().any(|n| n.starts_with("st_lt_f_")),
+        "the comparison is computed before the pack: {names:?}"
+    );
+    let sin_p = f32::from_bits(bits[0]);
+    assert_eq!(bits[0], run(&[sines[0].clone()]).0[0]);
+    let want = [
+        if p < r { p * q } else { r + s },
+        p * q * (r + s),
+        if p < r { r + s } else { p * q },
+        sin_p + p * q,
+    ];
+    let got: Vec<f32> = [1, 5, 6, 7]
+        .iter()
+        .map(|&k| f32::from_bits(bits[k]))
+        .collect();
+    assert_eq!(got, want, "{names:?}");
+}
+
+#[test]
+fn lane_zero_s_result_stays_in_float_register_zero() {
+    // the helper returns the results in a vector register whose lane 0 is register a:
+    // the sine of lane 0 is read from there (no load) by the product right after
+    let xs: Vec<Value> = [0.5f32, -1.25, 2.0, 3.5]
+        .iter()
+        .map(|&x| input(x))
+        .collect();
+    let sines: Vec<Value> = xs.iter().map(|x| unary(Op::Sin, x).unwrap()).collect();
+    let prod = binary(Op::Mul, &sines[0], &sines[0]).unwrap();
+    let mut outs = vec![prod];
+    outs.extend(sines[1..].iter().cloned());
+    let (bits, names) = run(&outs);
+    assert_eq!(names[0], "st_pack4_sin_f_v", "{names:?}");
+    assert!(names[1].starts_with("st_mul_f_r0r0_"), "{names:?}");
+    let s = f32::from_bits(run(&[sines[0].clone()]).0[0]);
+    assert_eq!(f32::from_bits(bits[0]), s * s);
+}
+
+#[test]
+fn states_an_update_stores_into_are_not_read_as_a_range() {
+    // four states, each updated to its sine: the update copies the sines into the
+    // states at the end of every run, so the next run's pack must not read them with one
+    // 16-byte load (it would wait for those stores); plain inputs beside them are
+    use copapy_compiler::compile::{compile_with_updates, read_bits};
+    use copapy_compiler::select::StencilTable;
+    use copapy_compiler::stencil_db::StencilDb;
+    let db = StencilDb::parse(include_bytes!("../../../stencils/x86_64.o")).unwrap();
+    let table = StencilTable::new(&db);
+    let names = |outputs: &[Value], updates: &[(Value, Value)]| -> Vec<String> {
+        let compiled = compile_with_updates(&db, &table, outputs, updates).unwrap();
+        let mut loaded = copapy_runner::LoadedProgram::load(&compiled.program).unwrap();
+        loaded.run();
+        // the states hold the sines after one run
+        for (k, &at) in compiled.states.iter().enumerate() {
+            let x = [0.5f32, 1.5, -2.0, 3.0][k];
+            let want = run(&[unary(Op::Sin, &input(x)).unwrap()]).0[0];
+            assert_eq!(read_bits(loaded.data(), at), want, "state {k}");
+        }
+        compiled
+            .stencils
+            .iter()
+            .map(|&(id, _)| db.get(id).unwrap().name.clone())
+            .collect()
+    };
+    let states: Vec<Value> = [0.5f32, 1.5, -2.0, 3.0].iter().map(|&x| input(x)).collect();
+    let sines: Vec<Value> = states.iter().map(|s| unary(Op::Sin, s).unwrap()).collect();
+    let updates: Vec<(Value, Value)> = states.iter().cloned().zip(sines.iter().cloned()).collect();
+    assert_eq!(packs(&names(&[], &updates)), ["st_pack4_sin_f"]);
+    // the same sines of inputs nobody updates, the inputs outputs too (as named
+    // variables are): one range
+    let fresh: Vec<Value> = [0.5f32, 1.5, -2.0, 3.0].iter().map(|&x| input(x)).collect();
+    let mut outs: Vec<Value> = fresh.iter().map(|s| unary(Op::Sin, s).unwrap()).collect();
+    outs.extend(fresh.iter().cloned());
+    let (_, plain) = run(&outs);
+    assert_eq!(packs(&plain), ["st_pack4_sin_f_v"]);
+}
