@@ -399,7 +399,7 @@ CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl, int vec) {
  * dn - ev, |x| clamped to 2^22 (inf and NaN too: the caller picks NaN for those). The
  * kernels' argument r0 = t1 - pk is one operation after t1: pk = k CF is a single rounded
  * product of k (known three operations before kl) and CF = C2 + C3 rounded, so nothing
- * after kl but kl C1 and t1 stands between t and r0. dn (|dn| < 2^-21.9) is r0's first-
+ * after kl but kl C1 and t1 stands between t and r0. dn (|dn| < 2^-22) is r0's first-
  * order correction, known a few operations later: the Fast2Sum error of t1 - pk (exact: t1
  * lies on a grid pk's ulp divides, or they cancel exactly) plus v = ep + rest, where ep =
  * k C2 + kh C3 - pk is exact (each partial sum lies on the grid of its finest term and
