@@ -9,7 +9,10 @@ do), here with cpm_sincos_body inlined into one C function compiled with the ste
 flags of x86_64 and aarch64 (zig cc, stencils/build.py's -mcpu). llvm-mca runs the
 function's body 200 times with its result fed back as its argument: the cycles per
 iteration are the chain's latency on the CPU model, without the noise of a shared
-machine. mathlib.c at git revision REV and the working tree's, side by side.
+machine. Two bodies: the scalar one (one sincos a step, as the st_sincos_f stencils and
+the benchmark's chain run it) and the packed one (four lanes a step in the vector
+registers, as IK's st_pack4_sincos_f steps run it). mathlib.c at git revision REV and
+the working tree's, side by side.
 """
 
 from __future__ import annotations
@@ -23,10 +26,26 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ITERATIONS = 200
-STEP = r"""
+STEPS = {
+    # one sincos per step, the scalar body (cpm_sincosf, the st_sincos_f stencils)
+    "scalar": r"""
 #include "mathlib.c"
 float step(float v, float x) { float s, c; cpm_sincos_body(v, &s, &c, 0); return x + s * c * 1e-3f; }
-"""
+""",
+    # four lanes per step, the vector body as gen_packs.py's cpm_pack4_sincos_f runs it
+    # (IK's sincos packs)
+    "packed": r"""
+#include "mathlib.c"
+typedef float v4 __attribute__((vector_size(16)));
+v4 step(v4 v, v4 x) {
+    float xs[4] = {v[0], v[1], v[2], v[3]}, s[4], c[4];
+    _Pragma("clang loop vectorize_width(4) interleave_count(1)")
+    for (int k = 0; k < 4; k++) cpm_sincos_body(xs[k], &s[k], &c[k], 1);
+    v4 sv = {s[0], s[1], s[2], s[3]}, cv = {c[0], c[1], c[2], c[3]};
+    return x + sv * cv * 1e-3f;
+}
+""",
+}
 # llvm-mca CPU models -> (zig target, stencils/build.py's -mcpu for it, llvm-mca triple)
 ARCH = {"x86_64": ("x86_64-freestanding", "-mcpu=x86_64", "x86_64"),
         "aarch64": ("aarch64-freestanding", "-mcpu=generic", "aarch64")}
@@ -36,12 +55,12 @@ def arch_of(cpu: str) -> str:
     return "aarch64" if cpu.startswith(("cortex", "neoverse", "apple")) else "x86_64"
 
 
-def body_asm(src_dir: str, arch: str) -> str:
+def body_asm(src_dir: str, arch: str, form: str) -> str:
     """The instructions of step() without its return, as llvm-mca reads them."""
     target, mcpu, _ = ARCH[arch]
     with open(os.path.join(src_dir, "step.c"), "w") as f:
-        f.write(STEP)
-    out = os.path.join(src_dir, f"step_{arch}.s")
+        f.write(STEPS[form])
+    out = os.path.join(src_dir, f"step_{arch}_{form}.s")
     subprocess.run([sys.executable, "-m", "ziglang", "cc", "-target", target, mcpu, "-O2",
                     "-ffp-contract=off", "-fno-builtin", "-ffreestanding", "-fno-pic", "-g0",
                     "-I", src_dir, "-S", "-o", out, os.path.join(src_dir, "step.c")],
@@ -98,14 +117,16 @@ def main() -> int:
     cpus = args.cpus.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         dirs = sources(args.rev, tmp)
-        asm = {(name, arch): body_asm(d, arch) for name, d in dirs.items()
-               for arch in {arch_of(c) for c in cpus}}
-        print(f"| llvm-mca CPU | {args.rev}: cycles/step (instructions) | now | now / {args.rev} |")
-        print("| --- | ---: | ---: | ---: |")
-        for cpu in cpus:
-            arch = arch_of(cpu)
-            (before, nb), (after, na) = (cycles(asm[(name, arch)], arch, cpu) for name in dirs)
-            print(f"| {cpu} ({arch}) | {before:.0f} ({nb}) | {after:.0f} ({na}) | {after / before:.2f} |")
+        asm = {(name, arch, form): body_asm(d, arch, form) for name, d in dirs.items()
+               for arch in {arch_of(c) for c in cpus} for form in STEPS}
+        print(f"| body | llvm-mca CPU | {args.rev}: cycles/step (instructions) | now | now / {args.rev} |")
+        print("| --- | --- | ---: | ---: | ---: |")
+        for form in STEPS:
+            for cpu in cpus:
+                arch = arch_of(cpu)
+                (before, nb), (after, na) = (cycles(asm[(name, arch, form)], arch, cpu) for name in dirs)
+                print(f"| {form} | {cpu} ({arch}) | {before:.0f} ({nb}) | {after:.0f} ({na}) | "
+                      f"{after / before:.2f} |")
     return 0
 
 

@@ -2,7 +2,7 @@
 """Check the sin/cos/tan argument reduction of stencils/mathlib.c on every float32.
 
 The claims of docs/math.md ("sin and cos", "tan", "Large arguments") about `cpm_reduce`
-(tan's) and `cpm_reduce_sincos` (sin's and cos's: rh + rl is r0 - dn there, not
+(tan's) and `cpm_reduce_sincos` (sin's and cos's: rh + rl is r0 - dn - ev there, not
 normalised, and its head ah), each checked on every bit pattern in its range with a
 native build of mathlib.c (zig cc -O2 -ffp-contract=off, like ulp_error.py):
 
@@ -37,11 +37,12 @@ static const double P1 = 0x1.921fb544p+0, P2 = 0x1.0b4611a6p-34, P3 = 0x1.3198a2
 void cpm_check_reduction(int sincos, double *out) {
     for (int i = 0; i < 8; i++) out[i] = 0;
     for (uint32_t ax = 0; ax <= 0x4a800000u; ax++) {
-        float rh, rl, ah = 0;
+        float rh, rl, ah = 0, ev = 0;
         uint32_t q;
         if (sincos) {
-            q = cpm_reduce_sincos(ax, &rh, &rl, &ah, 0) & 3u;
-            rl = -rl; /* r = r0 - dn */
+            cpm_sincos_arg sa;
+            q = cpm_reduce_sincos(ax, &sa, 0) & 3u;
+            rh = sa.r0, rl = -sa.dn, ev = -sa.ev, ah = sa.ah; /* r = r0 - dn - ev */
             double a = (double)ah * 0x1p11, w = 1.0 - 0.5 * (double)ah * (double)ah;
             if (a != __builtin_round(a) || __builtin_fabs((double)ah - rh) > 0x1p-11 ||
                 (double)(float)w != w)
@@ -50,7 +51,7 @@ void cpm_check_reduction(int sincos, double *out) {
             q = cpm_reduce(ax, &rh, &rl, 0) & 3u;
         }
         if (ax < 0x3f490fdbu) {
-            uint32_t zero = sincos ? cpm_bits(rl) << 1 : cpm_bits(rl); /* tan's: +0 */
+            uint32_t zero = sincos ? (cpm_bits(rl) | cpm_bits(ev)) << 1 : cpm_bits(rl); /* tan's: +0 */
             if (cpm_bits(rh) != ax || zero != 0 || q != 0) out[0] += 1;
             continue;
         }
@@ -70,7 +71,7 @@ void cpm_check_reduction(int sincos, double *out) {
             double kk = k + d;
             if ((((uint32_t)(int64_t)kk) & 3u) != q) continue;
             double rr = ((y - kk * P1) - kk * P2) - kk * P3;
-            double e = rr - ((double)rh + (double)rl);
+            double e = rr - (((double)rh + (double)rl) + (double)ev);
             if (__builtin_fabs(e) < best) { best = __builtin_fabs(e); r = rr; }
         }
         if (best == 1e300) { out[5] += 1; continue; }

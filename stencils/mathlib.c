@@ -318,6 +318,8 @@ CPM_INLINE void cpm_two_prod(float a, float b, float *p, float *e) { /* Dekker *
 /* pi/2 = HI + LO to 48 bits */
 #define CPM_PIO2_HI 0x1.921fb6p+0f
 #define CPM_PIO2_LO (-0x1.777a5cp-25f)
+/* C2 + C3 rounded to float (24 bits): k CF is pk, one rounded product from k */
+#define CPM_PIO2_C23 (-0x1.2aeef4p-18f)
 #define CPM_TWO_OVER_PI 0x1.45f306p-1f
 /* (t + M) - M rounds t to the nearest multiple of ulp(M) (ties to even): of 1 for
  * 1.5 2^23 (|t| < 2^22), of 512 for 1.5 2^32 (|t| < 2^31). Two additions, no
@@ -394,25 +396,40 @@ CPM_INLINE uint32_t cpm_reduce(uint32_t ax, float *rh, float *rl, int vec) {
 }
 
 /* sin's and cos's: |x| (bits ax, finite or not) = k pi/2 + r with ties to even, r = r0 -
- * dn, |x| clamped to 2^22 (inf and NaN too: the caller picks NaN for those). r0 = t1 - p is
- * rounded once, two operations after p, and is the kernels' argument; dn (|dn| <
- * 2^-21.99) is their first-order correction, known a few operations later from the
- * Fast2Sum error of t1 - p (exact: t1 lies on a grid p's ulp divides, or they cancel
- * exactly) and the rest of k pi/2. Where r is tiny t1 - p cancels exactly, so dn is
- * only the small terms, rounded once (r = 2^-23.2 at x = 801176.8). ah is r rounded to
- * a multiple of 2^-11 (|ah| < 1.2: ah^2 and 1 - ah^2/2 are exact), from t1 and p beside
- * r0. For |x| < pi/4: r0 = |x|, dn = 0 (checked on every float). Below 2^20 |r0| < 0.877,
- * the reduction is accurate to 2^-46 absolute; up to 2^22 (rounded products) |r0| <
- * 1.151, where the kernels stay bounded, sin and cos in [-1, 1]
+ * dn - ev, |x| clamped to 2^22 (inf and NaN too: the caller picks NaN for those). The
+ * kernels' argument r0 = t1 - pk is one operation after t1: pk = k CF is a single rounded
+ * product of k (known three operations before kl) and CF = C2 + C3 rounded, so nothing
+ * after kl but kl C1 and t1 stands between t and r0. dn (|dn| < 2^-22) is r0's first-
+ * order correction, known a few operations later: the Fast2Sum error of t1 - pk (exact: t1
+ * lies on a grid pk's ulp divides, or they cancel exactly) plus v = ep + rest, where ep =
+ * k C2 + kh C3 - pk is exact (each partial sum lies on the grid of its finest term and
+ * has at most 24 bits) and rest = kl C3 + k C4 (below 2^-26) rounds at 2^-50. ev is v's
+ * rounding error: where r is tiny t1 - pk cancels exactly, dn = v and r0 - dn is exact,
+ * so subtracting ev last keeps the relative accuracy there (the sin kernel does; x =
+ * 801176.8, r = 2^-23.2, would be 1.16 ulp without it); elsewhere ev (< 2^-47) is below
+ * half an ulp of the result and changes nothing. ah is r rounded to a multiple of 2^-11
+ * (|ah| < 1.2: ah^2 and 1 - ah^2/2 are exact), the rounded t1 minus the rounded pk
+ * beside r0. For |x| < pi/4: r0 = |x|, dn = ev = 0 (checked on every float). Below 2^20
+ * |r0| < 0.877 and r0 - dn - ev is accurate to 2^-46 absolute; up to 2^22 (rounded
+ * products) |r0| < 1.151, where the kernels stay bounded, sin and cos in [-1, 1]
  * (stencils/check_reduction.py, stencils/trig_exhaustive.py). Returns k mod 4, from the
  * bits of t + 1.5 2^23 (no conversion). */
-CPM_INLINE uint32_t cpm_reduce_sincos(uint32_t ax, float *r0, float *dn, float *ah, int vec) {
+typedef struct {
+    float r0, dn, ev, ah; /* r = r0 - dn - ev; ah: r0 rounded to 2^-11 */
+} cpm_sincos_arg;
+
+CPM_INLINE uint32_t cpm_reduce_sincos(uint32_t ax, cpm_sincos_arg *a, int vec) {
     cpm_cody_waite c = cpm_cody_waite_steps(cpm_min_pos(cpm_from_bits(ax), 0x1p22f, vec), 0, vec);
-    float r = c.t1 - c.p;
-    float rest = c.pe + ((c.p2e + c.p3e) + c.k * CPM_PIO2_C4); /* k is exact */
-    *dn = ((r - c.t1) + c.p) + rest;
-    *ah = ((c.t1 + CPM_ROUND_2M11) - c.p) - CPM_ROUND_2M11;
-    *r0 = r;
+    float pk = c.k * CPM_PIO2_C23;
+    /* kh C2 and pk are within a factor 2 (or kh = 0): every step exact */
+    float ep = ((c.kh * CPM_PIO2_C2 - pk) + c.kl * CPM_PIO2_C2) + c.kh * CPM_PIO2_C3;
+    float rest = c.kl * CPM_PIO2_C3 + c.k * CPM_PIO2_C4;
+    float v = ep + rest;
+    float r0 = c.t1 - pk;
+    a->r0 = r0;
+    a->dn = ((r0 - c.t1) + pk) + v;
+    a->ev = rest - (v - ep);
+    a->ah = (c.t1 + CPM_ROUND_2M11) - (pk + CPM_ROUND_2M11);
     return cpm_bits(c.kr) & 3u;
 }
 
@@ -432,22 +449,24 @@ CPM_INLINE uint32_t cpm_reduce_sincos(uint32_t ax, float *r0, float *dn, float *
 #define CPM_COS_C2 (-0x1.6c0098p-10f)
 #define CPM_COS_C3 0x1.9781f6p-16f
 
-/* sin(r) and cos(r) for r = r0 - dn (cpm_reduce_sincos), both kernels from shared
- * powers; each ends in one addition at full weight. The polynomials in Estrin's form
- * (pairs, then one multiply-add): the shortest chain from r0.
+/* sin(r) and cos(r) for r = r0 - dn - ev (cpm_reduce_sincos), both kernels from shared
+ * powers; each ends in one addition at full weight (sin's then subtracts ev, which only
+ * matters where r is tiny). The polynomials in Estrin's form: the shortest chain from r0.
  *
  * sin(r0 - dn) = r0 + r0^3 P(z) - dn cos r0 to 2^-44 (dn^2 r0/2), with cos r0 as
- * 1 - z/2 + C1 z^2 (off by z^3/720, 2^-32 after the multiply by dn).
+ * 1 - z/2 + C1 z^2 (off by z^3/720, 2^-32 after the multiply by dn). r0^3 P(z) in pairs,
+ * r0 z (S1 + S2 z) + r0 z^3 (S3 + S4 z), the first shared with cos's sin r0.
  *
  * cos(r0 - dn) = cos r0 + dn sin r0 to 2^-44, with sin r0 as r0 + r0 z (S1 + S2 z).
  * r0^2/2 is ah^2/2 (exact) plus (r0 - ah)(r0 + ah)/2 (below 2^-11, rounded at 2^-36),
  * so w = 1 - ah^2/2 is exact and only the final addition rounds at full weight; the
  * tail (cos r0 - 1 + r0^2/2) and the corrections round at 2^-30 at most. */
-CPM_INLINE void cpm_sincos_kernels(float r0, float dn, float ah, float *ks, float *kc) {
+CPM_INLINE void cpm_sincos_kernels(const cpm_sincos_arg *a, float *ks, float *kc) {
+    float r0 = a->r0, dn = a->dn, ah = a->ah;
     float z = r0 * r0, z2 = z * z, rz = r0 * z;
-    float s3 = rz * (CPM_SIN_S1 + z * ((CPM_SIN_S2 + z * CPM_SIN_S3) + z2 * CPM_SIN_S4));
+    float s3 = rz * (CPM_SIN_S1 + z * CPM_SIN_S2) + (rz * z2) * (CPM_SIN_S3 + z * CPM_SIN_S4);
     float cos0 = (1.0f - 0.5f * z) + z2 * CPM_COS_C1;
-    *ks = r0 + (s3 - dn * cos0);
+    *ks = (r0 + (s3 - dn * cos0)) - a->ev;
     float w = 1.0f - 0.5f * (ah * ah); /* exact */
     float hzl = 0.5f * ((r0 - ah) * (r0 + ah));
     float tail = z * (CPM_COS_C0P + z * CPM_COS_C1) + (z * z2) * (CPM_COS_C2 + z * CPM_COS_C3);
@@ -465,9 +484,10 @@ CPM_INLINE void cpm_sincos_kernels(float r0, float dn, float ah, float *ks, floa
  * longer per 4 elements of the array kernel.) */
 CPM_INLINE void cpm_sincos_body(float x, float *sp, float *cp, int vec) {
     uint32_t ux = cpm_bits(x), ax = ux & 0x7fffffffu;
-    float r0, dn, ah, ks, kc;
-    uint32_t q = cpm_reduce_sincos(ax, &r0, &dn, &ah, vec);
-    cpm_sincos_kernels(r0, dn, ah, &ks, &kc);
+    cpm_sincos_arg a;
+    float ks, kc;
+    uint32_t q = cpm_reduce_sincos(ax, &a, vec);
+    cpm_sincos_kernels(&a, &ks, &kc);
     /* off the critical path, from x and q: which kernel each result takes (neither for
      * inf and NaN) and the flip after it: the sign (sin: quadrants 2 and 3 and a
      * negative x; cos: quadrants 1 and 2; the shift by 31 keeps bit 0 only), or the
