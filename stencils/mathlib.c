@@ -556,6 +556,7 @@ CPM_INLINE cpm_df cpm_df_div(cpm_df a, cpm_df b) {
 #define CPM_LN2_C1 0x1.62e4p-1f
 #define CPM_LN2_C2 0x1.7f7ep-20f
 #define CPM_LN2_C3 (-0x1.c610cap-37f)
+#define CPM_LN2_C2F 0x1.7f7d1cp-20f /* ln 2 - C1 rounded to float32 (pow's log) */
 #define CPM_LOG2E 0x1.715476p+0f
 
 /* exp(x) without a branch: x clamped into [-104, 89], n = round(x / ln 2) by the
@@ -691,34 +692,34 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     float rl = (mh * invc - p) + ml * invc; /* m invc = p + rl exactly */
     float rh = p - 1.0f;                    /* exact */
     float fe = (float)e;
-    float kh, kl;
-    if (precise) {
-        float ch, cl, ke; /* log c = ch + cl with ch its float32 rounding */
-        cpm_fast_two_sum(t[1], t[2], &ch, &cl);
-        /* exact as a Fast2Sum: e = 0, or |e C1| >= 0.69 > |ch| (|log c| < 0.35) */
-        cpm_fast_two_sum(fe * CPM_LN2_C1, ch, &kh, &ke);
-        kl = (fe * CPM_LN2_C2 + cl) + ke;
-    } else {
-        kh = fe * CPM_LN2_C1 + t[1]; /* exact */
-        kl = fe * CPM_LN2_C2 + t[2];
-    }
-    float hi = kh + rh, hl = rh - (hi - kh); /* Fast2Sum: kh = 0 or |kh| > |rh| */
     if (!precise) {
+        float kh = fe * CPM_LN2_C1 + t[1]; /* exact */
+        float kl = fe * CPM_LN2_C2 + t[2];
+        float hi = kh + rh, hl = rh - (hi - kh); /* Fast2Sum: kh = 0 or |kh| > |rh| */
         float tail = (rh * (rh * rh)) * (P0 + rh * (P1 + rh * (P2 + rh * P3)));
         float lo = hl + ((kl + rl * (1.0f - rh)) + (tail - 0.5f * (rh * rh)));
         return (cpm_df){hi, lo};
     }
-    float z, ez, h2, e2;
-    float ah, al; /* z + ez = rh^2 exactly: Dekker's product with itself */
-    cpm_split_cut(rh, &ah, &al);
-    z = rh * rh;
-    ez = ((ah * ah - z) + (ah + ah) * al) + al * al;
-    /* Estrin's form (Horner's was pow's longest chain): a few 2^-24 of a term below 2^-19 */
+    /* pow's form: e ln2 as e C1 (exact) + e CPM_LN2_C2F (ln 2 - C1 rounded, so no third
+     * constant: e C2F and its constant's error are below 2^-36 of log x for e != 0) */
+    float ch, cl, kh, ke; /* log c = ch + cl with ch its float32 rounding */
+    cpm_fast_two_sum(t[1], t[2], &ch, &cl);
+    /* exact as a Fast2Sum: e = 0, or |e C1| >= 0.69 > |ch| (|log c| < 0.35) */
+    cpm_fast_two_sum(fe * CPM_LN2_C1, ch, &kh, &ke);
+    float hi = kh + rh, hl = rh - (hi - kh); /* Fast2Sum: kh = 0 or |kh| > |rh| */
+    /* rh^2 = z1 + z2: rh1 (rh cut to 12 bits) squared is exact, z2 = rh2 (rh + rh1) is
+     * below 2^-11 rh^2 (its rounding is harmless), where Dekker's square took twice the
+     * operations (issue 23.1); -z1/2 moves into hi by Fast2Sum (|hi| > z1/2), so lo stays
+     * below 2^-10 of hi (log c's low part next to a result from 2^-7 on) */
+    float rh1 = cpm_from_bits(cpm_bits(rh) & 0xfffff000u), z1 = rh1 * rh1, z2 = (rh - rh1) * (rh + rh1);
+    float h2, e2;
+    cpm_fast_two_sum(hi, -0.5f * z1, &h2, &e2);
+    /* Estrin's form: a few 2^-24 of a term below 2^-19 */
+    float z = rh * rh; /* z1 is 2^-11 off rh^2: too coarse for the tail */
     float tail = (rh * z) * ((P0 + rh * P1) + z * (P2 + rh * P3));
-    cpm_fast_two_sum(hi, -0.5f * z, &h2, &e2);
     /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it; the terms that come
-     * last are added last: e2, then the tail with ez (pow's longest chain, issue 23.1) */
-    float lo = (((hl + (kl + fe * CPM_LN2_C3)) + rl * ((1.0f - rh) + z)) + e2) + (tail - 0.5f * ez);
+     * last are added last */
+    float lo = ((hl + ((fe * CPM_LN2_C2F + cl) + ke)) + rl * ((1.0f - rh) + z1)) + (e2 + (tail - 0.5f * z2));
     return (cpm_df){h2, lo};
 }
 
@@ -805,13 +806,13 @@ __attribute__((used)) static const float cpm_exp2_table[32][2] = {
  * subnormal results (about 0.2 ulp more accurate there, under a bar of 2 ulp) at under
  * half the time; its second pass took a product off the longest chain (the scaling in the
  * table's hi, the table's lo relative so that it joins p before the product with hi). */
-CPM_INLINE float cpm_exp_tab(float wh, float wl, uint32_t sign) {
-    const float INV = 0x1.715476p+5f, C1 = 0x1.63p-6f, C2 = -0x1.bdp-18f, C3 = -0x1.05c61p-34f;
+CPM_INLINE float cpm_exp_tab(float wk, float wh, float wl, uint32_t sign) {
+    const float INV = 0x1.715476p+5f, C1 = 0x1.63p-6f, C2 = -0x1.bd0106p-18f;
     const float SHIFT = 0x1.8p23f;
-    float t = wh * INV + SHIFT;
+    float t = wk * INV + SHIFT;
     uint32_t k = cpm_bits(t) - cpm_bits(SHIFT);
     float fk = t - SHIFT;
-    float r = (((wh - fk * C1) - fk * C2) - fk * C3) + wl; /* wl, the last to come, added last */
+    float r = ((wh - fk * C1) - fk * C2) + wl; /* wl, the last to come, added last */
     const float *e = CPM_RODATA(cpm_exp2_table) + 2u * (k & 31u);
     float r2 = r * r;
     uint64_t row; /* hi, rlo: little-endian on every target */
@@ -844,14 +845,14 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
      * and y > 0 or |x| < 1 and y < 0 */
     uint32_t grows = (uint32_t)((int32_t)((0x3f800000u - ax) ^ uy) >> 31);
     cpm_df l = cpm_log_tab(cpm_from_bits(ax), 1, vec);
-    /* w = wh + wl = y log|x|: Dekker's product (exact) plus y l.l, not normalised (wl
-     * stays below 2 ulp(wh), which exp_df takes) */
-    float lh, ll, yh = cpm_from_bits(uy & 0xfffff000u), yl = y - yh;
-    cpm_split_cut(l.h, &lh, &ll);
-    float wh = l.h * y;
-    float wl = (((lh * yh - wh) + lh * yl) + ll * yh) + ll * yl;
-    wl = wl + l.l * y;
-    float core = cpm_exp_tab(wh, wl, sign);
+    /* w = wh + wl = y log|x|: log's high part cut to 12 bits (lh) times y's (yh) is exact,
+     * the rest (|ll| below 2^-9 of |log x|) in wl: wh is not w rounded, exp_tab takes
+     * k from wh + wl */
+    float lh = cpm_from_bits((cpm_bits(l.h) + 0x800u) & 0xfffff000u), ll = (l.h - lh) + l.l;
+    float yh = cpm_from_bits(uy & 0xfffff000u), yl = y - yh;
+    float wh = lh * yh;
+    float wl = lh * yl + ll * y;
+    float core = cpm_exp_tab(l.h * y, wh, wl, sign);
     /* 0 or inf by the side |x| is on and y's sign: w out of exp's range (|y| >= 2^32 and
      * y = +-inf included: |log|x|| >= 2^-24 for |x| != 1, so |w| > 104), x = +-0 or +-inf */
     uint32_t limit = cpm_mask_v((wh > 89.0f) | (wh < -104.0f), vec) | xbad;
