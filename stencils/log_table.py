@@ -10,6 +10,7 @@ exact: C1 = ln 2 to 15 bits), logc_l the float32 rest. Subinterval 18 has invc =
 logc = 0, so near 1 the result is r + r^3 P(r) - r^2/2 with r = m - 1 exact.
 
 P: log1p(r) - r + r^2/2 = r^3 P(r), 4 terms, near-minimax on the widest |r| range.
+C2F: ln 2 - C1 rounded to float32 (pow's log takes e ln 2 as e C1 + e C2F).
 
 Usage: python3 stencils/log_table.py   (needs numpy and mpmath; not part of the build)
 """
@@ -63,3 +64,4 @@ if __name__ == "__main__":
                  lambda r: 1 / r)
     print(f"log P: max error 2^{np.log2(err):.1f} (relative to r); "
           + ", ".join(hexf(v) for v in c))
+    print(f"C2F = {hexf(np.float32(float(mp.log(2) - mp.mpf(float.fromhex('0x1.62e4p-1')))))}")

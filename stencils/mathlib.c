@@ -622,9 +622,10 @@ CPM_NOINLINE float cpm_sigmoidf(float x) { return cpm_sigmoidf_body(x, 0); }
  * (Sterbenz). e C1 + logc_h is exact (both multiples of 2^-15); the subinterval holding
  * 1 has invc = 1 and logc = 0, so near 1 the result is r - r^2/2 + r^3 P(r) with r = m - 1
  * exact and no cancellation. log1p(r) - r + r^2/2 = r^3 P(r), relative error < 2^-38.
- * Returns hi + lo unrounded; precise (a constant) forms r^2 exactly and adds it by
- * Fast2Sum (|hi| > r^2/2) and e C3, for pow: then hi + lo is log x to about 2^-36
- * relative, not normalised but with |lo| below 2^-12 |hi|: e C1 + log c is a Fast2Sum of
+ * Returns hi + lo unrounded; precise (a constant) adds r^2/2 with its 12-bit head's exact
+ * square by Fast2Sum (|hi| > r^2/2) and e ln 2 beyond C1 as e C2F, for pow: then hi + lo
+ * is log x to about 2^-35 relative (measured), not normalised but with |lo| below 2^-10
+ * |hi|: e C1 + log c is a Fast2Sum of
  * e C1 and logc_h + logc_l rounded, so the table's logc_l (up to 2^-17, next to a result
  * from 2^-8 on where e = 0) moves into hi. pow needs hi early (its product with y) and lo
  * late, so no renormalisation on its critical path. */
@@ -789,23 +790,26 @@ __attribute__((used)) static const float cpm_exp2_table[32][2] = {
     {0x1.f50766p+0f, -0x1.2ad5f8p-27f},
 };
 
-/* exp(wh + wl), with the bits of sign put on the result, for -104 <= wh <= 89 and
- * |wl| <= 2^-12 |wh| (pow's y log|x|, not normalised), table-driven: k = round(wh 32 /
- * ln 2) by the 1.5 2^23 shift (wh alone: wl comes late), r = wh + wl - k ln2/32 with
- * |r| <= ln2/64 + |wl| (below 0.03) (Cody-Waite: ln2/32 = C1 + C2 + C3, C1 and C2 with 10
- * significant bits so k C1 and k C2 are exact for |k| <= 4800, wh - k C1 exact; the rest
- * rounds at 2^-24 of |r| < 0.03, about 2^-30 of the result; wl, the last to come, is
- * added last), exp r = 1 + p with p = r + r^2 ((1/2 + r/6) + r^2/24) (error r^5/120 <
- * 2^-32; three Taylor terms would do for |r| <= ln2/64 but not with |wl| up to 0.018),
+/* exp(wh + wl), with the bits of sign put on the result, for -104 <= wh + wl <= 89 with
+ * |wl| <= 2^-11 |wh| (pow's y log|x|, not normalised) and wk = wh + wl to 2^-12 of it
+ * (pow's log high part times y, ready early), table-driven: k = round(wk 32 / ln 2) by the
+ * 1.5 2^23 shift, r = wh + wl - k ln2/32 with |r| <= ln2/64 + |wh + wl - wk| (below 0.03)
+ * (Cody-Waite: ln2/32 = C1 + C2, C1 with 9 significant bits so k C1 is exact for |k| <=
+ * 4800, wh - k C1 exact, C2 the float32 rest, whose error and k C2's rounding stay below
+ * 2^-30 absolute; the rest rounds at 2^-24 of |r| < 0.03; wl, the last to come, is added
+ * last), exp r = 1 + p with p = r + r^2 ((1/2 + r/6) + r^2/24) (error r^5/120 < 2^-32;
+ * three Taylor terms would do for |r| <= ln2/64 but not with wk's offset),
  * and exp(wh + wl) = 2^(k/32) (1 + p) = hi + hi (p + rlo), rounded once, then scaled by
  * 2^n, n = k >> 5, in two steps as exp does: 2^(n >> 1) goes into hi's exponent field
  * (exact: hi 2^(n >> 1) is normal for |n| <= 151), 2^(n - (n >> 1)) is one product at the
- * end, exact for a normal result (a subnormal one rounds a second time, below 0.77 ulp
- * measured). Garbage wh (pow's special inputs) gives garbage with no trap: unsigned sums.
+ * end, exact for a normal result (a subnormal one rounds a second time, below 0.78 ulp
+ * measured). Garbage w (pow's special inputs) gives garbage with no trap: unsigned sums.
  * Issue 23.1: it replaced exp's reduction and 5-term kernel with a separate path for
  * subnormal results (about 0.2 ulp more accurate there, under a bar of 2 ulp) at under
  * half the time; its second pass took a product off the longest chain (the scaling in the
- * table's hi, the table's lo relative so that it joins p before the product with hi). */
+ * table's hi, the table's lo relative so that it joins p before the product with hi); its
+ * fifth, a constant (C3) off the reduction. stencils/exp2_table.py reproduces the table
+ * and constants. */
 CPM_INLINE float cpm_exp_tab(float wk, float wh, float wl, uint32_t sign) {
     const float INV = 0x1.715476p+5f, C1 = 0x1.63p-6f, C2 = -0x1.bd0106p-18f;
     const float SHIFT = 0x1.8p23f;
@@ -826,8 +830,8 @@ CPM_INLINE float cpm_exp_tab(float wk, float wh, float wl, uint32_t sign) {
 }
 
 /* C99 / IEEE powf. |x|^y = exp(y log|x|): log in double-float (above), the product
- * y log|x| with Dekker's exact product, the table-driven exp above of the double-float
- * result. The core runs on every input as it comes (inf, NaN, 0 give garbage there, never
+ * y log|x| as an exact product of 12-bit heads plus the rest, the table-driven exp above
+ * of the double-float result. The core runs on every input as it comes (inf, NaN, 0 give garbage there, never
  * a trap); three masks from a few compares pick the special results (docs/math.md, "pow"). */
 CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     uint32_t ux = cpm_bits(x), uy = cpm_bits(y);
@@ -845,9 +849,11 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
      * and y > 0 or |x| < 1 and y < 0 */
     uint32_t grows = (uint32_t)((int32_t)((0x3f800000u - ax) ^ uy) >> 31);
     cpm_df l = cpm_log_tab(cpm_from_bits(ax), 1, vec);
-    /* w = wh + wl = y log|x|: log's high part cut to 12 bits (lh) times y's (yh) is exact,
-     * the rest (|ll| below 2^-9 of |log x|) in wl: wh is not w rounded, exp_tab takes
-     * k from wh + wl */
+    /* w = wh + wl = y log|x|: log's high part rounded to 12 bits (lh) times y's cut to 12
+     * bits (yh) is exact, the rest in wl (|ll| up to 2^-10 of |log x|, y l.l included;
+     * its roundings cost up to 2^-35 of w, 0.07 ulp at |w| = 104), where Dekker's product
+     * of l.h and y took five more operations (issue 23.1); wh is not w rounded: k comes
+     * from l.h y, ready first */
     float lh = cpm_from_bits((cpm_bits(l.h) + 0x800u) & 0xfffff000u), ll = (l.h - lh) + l.l;
     float yh = cpm_from_bits(uy & 0xfffff000u), yl = y - yh;
     float wh = lh * yh;
