@@ -797,7 +797,7 @@ __attribute__((used)) static const float cpm_exp2_table[32][2] = {
  * (Cody-Waite: ln2/32 = C1 + C2, C1 with 9 significant bits so k C1 is exact for |k| <=
  * 4800, wh - k C1 exact, C2 the float32 rest, whose error and k C2's rounding stay below
  * 2^-30 absolute; the rest rounds at 2^-24 of |r| < 0.03; wl, the last to come, is added
- * last), exp r = 1 + p with p = r + r^2 ((1/2 + r/6) + r^2/24) (error r^5/120 < 2^-32;
+ * last), exp r = 1 + p with p = (r + r^2/2) + r^3 (1/6 + r/24) (error r^5/120 < 2^-32;
  * three Taylor terms would do for |r| <= ln2/64 but not with wk's offset),
  * and exp(wh + wl) = 2^(k/32) (1 + p) = hi + hi (p + rlo), rounded once, then scaled by
  * 2^n, n = k >> 5, in two steps as exp does: 2^(n >> 1) goes into hi's exponent field
@@ -823,7 +823,9 @@ CPM_INLINE float cpm_exp_tab(float wk, float wh, float wl, uint32_t sign) {
     __builtin_memcpy(&row, e, 8);
     uint32_t n1 = (uint32_t)((int32_t)k >> 6); /* n >> 1 */
     float e0 = cpm_from_bits((uint32_t)row + (n1 << 23)), e1 = cpm_from_bits((uint32_t)(row >> 32));
-    float q = (r + e1) + r2 * ((0.5f + r * 0x1.555556p-3f) + r2 * 0x1.555556p-5f);
+    /* r^2/2 joins the early sum, the cubic and quartic terms come last (Estrin: two
+     * operations shorter than the quadratic's product with r^2 at the end) */
+    float q = ((r + e1) + 0.5f * r2) + (r2 * r) * (0x1.555556p-3f + r * 0x1.555556p-5f);
     float v = e0 + e0 * q;
     int32_t n = (int32_t)k >> 5;
     return v * cpm_from_bits((((uint32_t)n - n1 + 127u) << 23) | sign);
