@@ -701,6 +701,9 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
         float lo = hl + ((kl + rl * (1.0f - rh)) + (tail - 0.5f * (rh * rh)));
         return (cpm_df){hi, lo};
     }
+    /* pow's tail in 3 terms (relative error 2^-35.2, stencils/log_table.py), a product
+     * and a sum shorter than log's 4 */
+    const float Q0 = 0x1.555556p-2f, Q1 = -0x1.000976p-2f, Q2 = 0x1.99b5fcp-3f;
     /* pow's form: e ln2 as e C1 (exact) + e CPM_LN2_C2F (ln 2 - C1 rounded, so no third
      * constant: e C2F and its constant's error are below 2^-36 of log x for e != 0) */
     float ch, cl, kh, ke; /* log c = ch + cl with ch its float32 rounding */
@@ -715,9 +718,8 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     float rh1 = cpm_from_bits(cpm_bits(rh) & 0xfffff000u), z1 = rh1 * rh1, z2 = (rh - rh1) * (rh + rh1);
     float h2, e2;
     cpm_fast_two_sum(hi, -0.5f * z1, &h2, &e2);
-    /* Estrin's form: a few 2^-24 of a term below 2^-19 */
     float z = rh * rh; /* z1 is 2^-11 off rh^2: too coarse for the tail */
-    float tail = (rh * z) * ((P0 + rh * P1) + z * (P2 + rh * P3));
+    float tail = (rh * z) * ((Q0 + rh * Q1) + z * Q2);
     /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it; the terms that come
      * last are added last */
     float lo = ((hl + ((fe * CPM_LN2_C2F + cl) + ke)) + rl * ((1.0f - rh) + z1)) + (e2 + (tail - 0.5f * z2));
