@@ -849,9 +849,6 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     uint32_t sign = ux & ((uint32_t)n << 31) & ~nonint; /* x < 0, y an odd integer */
     /* x = +-0, +-inf or NaN: ax - 1 >= INF - 1 unsigned, as one signed compare */
     uint32_t xbad = cpm_mask_v((int32_t)(ax + 0x7fffffffu) > (int32_t)0xff7ffffeu, vec);
-    /* |x|^y -> inf (else 0) as |y| grows: the sign bit of (1.0 - |x|) ^ y, set when |x| > 1
-     * and y > 0 or |x| < 1 and y < 0 */
-    uint32_t grows = (uint32_t)((int32_t)((0x3f800000u - ax) ^ uy) >> 31);
     cpm_df l = cpm_log_tab(cpm_from_bits(ax), 1, vec);
     /* w = wh + wl = y log|x|: log's high part rounded to 12 bits (lh) times y's cut to 12
      * bits (yh) is exact, the rest in wl (|ll| up to 2^-10 of |log x|, y l.l included;
@@ -862,7 +859,14 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     float yh = cpm_from_bits(uy & 0xfffff000u), yl = y - yh;
     float wh = lh * yh;
     float wl = lh * yl + ll * y;
-    float core = cpm_exp_tab(l.h * y, wh, wl, sign);
+    float wk = l.h * y;
+    float core = cpm_exp_tab(wk, wh, wl, sign);
+    /* |x|^y -> inf (else 0) as |y| grows: w > 0, i.e. |x| > 1 and y > 0 or |x| < 1 and
+     * y < 0; also for x = +-0 and +-inf, whose logs in the core are -105.4 and 88.7 (an
+     * exponent of -152 or 128 and m = 1), and for y = +-inf (wk = +-inf; |x| = 1 gives NaN,
+     * picked away by the last mask). One compare where the sign of (1.0 - |x|) ^ y took
+     * three operations (issue 23.1) */
+    uint32_t grows = cpm_mask_v(wk > 0.0f, vec);
     /* 0 or inf by the side |x| is on and y's sign: w out of exp's range (|y| >= 2^32 and
      * y = +-inf included: |log|x|| >= 2^-24 for |x| != 1, so |w| > 104), x = +-0 or +-inf */
     uint32_t limit = cpm_mask_v((wh > 89.0f) | (wh < -104.0f), vec) | xbad;
