@@ -714,7 +714,7 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     /* rh^2 = z1 + z2: rh1 (rh cut to 12 bits) squared is exact, z2 = rh2 (rh + rh1) is
      * below 2^-11 rh^2 (its rounding is harmless), where Dekker's square took twice the
      * operations (issue 23.1); -z1/2 moves into hi by Fast2Sum (|hi| > z1/2), so lo stays
-     * below 2^-10 of hi (log c's low part next to a result from 2^-7 on) */
+     * below about 2^-12 of hi (the tail, up to r^2/3 of a result near rh, is the largest) */
     float rh1 = cpm_from_bits(cpm_bits(rh) & 0xfffff000u), z1 = rh1 * rh1, z2 = (rh - rh1) * (rh + rh1);
     float h2, e2;
     cpm_fast_two_sum(hi, -0.5f * z1, &h2, &e2);
@@ -851,7 +851,7 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     uint32_t xbad = cpm_mask_v((int32_t)(ax + 0x7fffffffu) > (int32_t)0xff7ffffeu, vec);
     cpm_df l = cpm_log_tab(cpm_from_bits(ax), 1, vec);
     /* w = wh + wl = y log|x|: log's high part rounded to 12 bits (lh) times y's cut to 12
-     * bits (yh) is exact, the rest in wl (|ll| up to 2^-10 of |log x|, y l.l included;
+     * bits (yh) is exact, the rest in wl (|ll| up to about 2^-11 of |log x|, l.l included;
      * its roundings cost up to 2^-35 of w, 0.07 ulp at |w| = 104), where Dekker's product
      * of l.h and y took five more operations (issue 23.1); wh is not w rounded: k comes
      * from l.h y, ready first */
