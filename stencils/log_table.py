@@ -9,7 +9,9 @@ logc = -log(invc) as logc_h + logc_l: logc_h a multiple of 2^-15 (so e * C1 + lo
 exact: C1 = ln 2 to 15 bits), logc_l the float32 rest. Subinterval 18 has invc = 1 and
 logc = 0, so near 1 the result is r + r^3 P(r) - r^2/2 with r = m - 1 exact.
 
-P: log1p(r) - r + r^2/2 = r^3 P(r), 4 terms, near-minimax on the widest |r| range.
+P: log1p(r) - r + r^2/2 = r^3 P(r), 4 terms, near-minimax on the widest |r| range; pow's
+Q the same in 3 terms (pow needs its log to about 2^-34 relative).
+C2F: ln 2 - C1 rounded to float32 (pow's log takes e ln 2 as e C1 + e C2F).
 
 Usage: python3 stencils/log_table.py   (needs numpy and mpmath; not part of the build)
 """
@@ -63,3 +65,8 @@ if __name__ == "__main__":
                  lambda r: 1 / r)
     print(f"log P: max error 2^{np.log2(err):.1f} (relative to r); "
           + ", ".join(hexf(v) for v in c))
+    c3, err3 = fit(lambda r: mp.log1p(r) - r + r * r / 2, [3, 4, 5], -rmax * 1.01, rmax * 1.01,
+                   lambda r: 1 / r)
+    print(f"pow's Q (3 terms): max error 2^{np.log2(err3):.1f} (relative to r); "
+          + ", ".join(hexf(v) for v in c3))
+    print(f"C2F = {hexf(np.float32(float(mp.log(2) - mp.mpf(float.fromhex('0x1.62e4p-1')))))}")

@@ -576,6 +576,7 @@ CPM_INLINE cpm_df cpm_df_div(cpm_df a, cpm_df b) {
 #define CPM_LN2_C1 0x1.62e4p-1f
 #define CPM_LN2_C2 0x1.7f7ep-20f
 #define CPM_LN2_C3 (-0x1.c610cap-37f)
+#define CPM_LN2_C2F 0x1.7f7d1cp-20f /* ln 2 - C1 rounded to float32 (pow's log) */
 #define CPM_LOG2E 0x1.715476p+0f
 
 /* exp(x) without a branch: x clamped into [-104, 89], n = round(x / ln 2) by the
@@ -641,9 +642,10 @@ CPM_NOINLINE float cpm_sigmoidf(float x) { return cpm_sigmoidf_body(x, 0); }
  * (Sterbenz). e C1 + logc_h is exact (both multiples of 2^-15); the subinterval holding
  * 1 has invc = 1 and logc = 0, so near 1 the result is r - r^2/2 + r^3 P(r) with r = m - 1
  * exact and no cancellation. log1p(r) - r + r^2/2 = r^3 P(r), relative error < 2^-38.
- * Returns hi + lo unrounded; precise (a constant) forms r^2 exactly and adds it by
- * Fast2Sum (|hi| > r^2/2) and e C3, for pow: then hi + lo is log x to about 2^-36
- * relative, not normalised but with |lo| below 2^-12 |hi|: e C1 + log c is a Fast2Sum of
+ * Returns hi + lo unrounded; precise (a constant) adds r^2/2 with its 12-bit head's exact
+ * square by Fast2Sum (|hi| > r^2/2) and e ln 2 beyond C1 as e C2F, for pow: then hi + lo
+ * is log x to about 2^-35 relative (measured), not normalised but with |lo| below 2^-10
+ * |hi|: e C1 + log c is a Fast2Sum of
  * e C1 and logc_h + logc_l rounded, so the table's logc_l (up to 2^-17, next to a result
  * from 2^-8 on where e = 0) moves into hi. pow needs hi early (its product with y) and lo
  * late, so no renormalisation on its critical path. */
@@ -711,34 +713,36 @@ CPM_INLINE cpm_df cpm_log_tab(float x, int precise, int vec) {
     float rl = (mh * invc - p) + ml * invc; /* m invc = p + rl exactly */
     float rh = p - 1.0f;                    /* exact */
     float fe = (float)e;
-    float kh, kl;
-    if (precise) {
-        float ch, cl, ke; /* log c = ch + cl with ch its float32 rounding */
-        cpm_fast_two_sum(t[1], t[2], &ch, &cl);
-        /* exact as a Fast2Sum: e = 0, or |e C1| >= 0.69 > |ch| (|log c| < 0.35) */
-        cpm_fast_two_sum(fe * CPM_LN2_C1, ch, &kh, &ke);
-        kl = (fe * CPM_LN2_C2 + cl) + ke;
-    } else {
-        kh = fe * CPM_LN2_C1 + t[1]; /* exact */
-        kl = fe * CPM_LN2_C2 + t[2];
-    }
-    float hi = kh + rh, hl = rh - (hi - kh); /* Fast2Sum: kh = 0 or |kh| > |rh| */
     if (!precise) {
+        float kh = fe * CPM_LN2_C1 + t[1]; /* exact */
+        float kl = fe * CPM_LN2_C2 + t[2];
+        float hi = kh + rh, hl = rh - (hi - kh); /* Fast2Sum: kh = 0 or |kh| > |rh| */
         float tail = (rh * (rh * rh)) * (P0 + rh * (P1 + rh * (P2 + rh * P3)));
         float lo = hl + ((kl + rl * (1.0f - rh)) + (tail - 0.5f * (rh * rh)));
         return (cpm_df){hi, lo};
     }
-    float z, ez, h2, e2;
-    float ah, al; /* z + ez = rh^2 exactly: Dekker's product with itself */
-    cpm_split_cut(rh, &ah, &al);
-    z = rh * rh;
-    ez = ((ah * ah - z) + (ah + ah) * al) + al * al;
-    /* Estrin's form (Horner's was pow's longest chain): a few 2^-24 of a term below 2^-19 */
-    float tail = (rh * z) * ((P0 + rh * P1) + z * (P2 + rh * P3));
-    cpm_fast_two_sum(hi, -0.5f * z, &h2, &e2);
+    /* pow's tail in 3 terms (relative error 2^-35.2, stencils/log_table.py), a product
+     * and a sum shorter than log's 4 */
+    const float Q0 = 0x1.555556p-2f, Q1 = -0x1.000976p-2f, Q2 = 0x1.99b5fcp-3f;
+    /* pow's form: e ln2 as e C1 (exact) + e CPM_LN2_C2F (ln 2 - C1 rounded, so no third
+     * constant: e C2F and its constant's error are below 2^-36 of log x for e != 0) */
+    float ch, cl, kh, ke; /* log c = ch + cl with ch its float32 rounding */
+    cpm_fast_two_sum(t[1], t[2], &ch, &cl);
+    /* exact as a Fast2Sum: e = 0, or |e C1| >= 0.69 > |ch| (|log c| < 0.35) */
+    cpm_fast_two_sum(fe * CPM_LN2_C1, ch, &kh, &ke);
+    float hi = kh + rh, hl = rh - (hi - kh); /* Fast2Sum: kh = 0 or |kh| > |rh| */
+    /* rh^2 = z1 + z2: rh1 (rh cut to 12 bits) squared is exact, z2 = rh2 (rh + rh1) is
+     * below 2^-11 rh^2 (its rounding is harmless), where Dekker's square took twice the
+     * operations (issue 23.1); -z1/2 moves into hi by Fast2Sum (|hi| > z1/2), so lo stays
+     * below about 2^-12 of hi (the tail, up to r^2/3 of a result near rh, is the largest) */
+    float rh1 = cpm_from_bits(cpm_bits(rh) & 0xfffff000u), z1 = rh1 * rh1, z2 = (rh - rh1) * (rh + rh1);
+    float h2, e2;
+    cpm_fast_two_sum(hi, -0.5f * z1, &h2, &e2);
+    float z = rh * rh; /* z1 is 2^-11 off rh^2: too coarse for the tail */
+    float tail = (rh * z) * ((Q0 + rh * Q1) + z * Q2);
     /* log1p(rh + rl) - log1p(rh) = rl (1 - rh + rh^2) to 2^-24 of it; the terms that come
-     * last are added last: e2, then the tail with ez (pow's longest chain, issue 23.1) */
-    float lo = (((hl + (kl + fe * CPM_LN2_C3)) + rl * ((1.0f - rh) + z)) + e2) + (tail - 0.5f * ez);
+     * last are added last */
+    float lo = ((hl + ((fe * CPM_LN2_C2F + cl) + ke)) + rl * ((1.0f - rh) + z1)) + (e2 + (tail - 0.5f * z2));
     return (cpm_df){h2, lo};
 }
 
@@ -808,45 +812,50 @@ __attribute__((used)) static const float cpm_exp2_table[32][2] = {
     {0x1.f50766p+0f, -0x1.2ad5f8p-27f},
 };
 
-/* exp(wh + wl), with the bits of sign put on the result, for -104 <= wh <= 89 and
- * |wl| <= 2^-12 |wh| (pow's y log|x|, not normalised), table-driven: k = round(wh 32 /
- * ln 2) by the 1.5 2^23 shift (wh alone: wl comes late), r = wh + wl - k ln2/32 with
- * |r| <= ln2/64 + |wl| (below 0.03) (Cody-Waite: ln2/32 = C1 + C2 + C3, C1 and C2 with 10
- * significant bits so k C1 and k C2 are exact for |k| <= 4800, wh - k C1 exact; the rest
- * rounds at 2^-24 of |r| < 0.03, about 2^-30 of the result; wl, the last to come, is
- * added last), exp r = 1 + p with p = r + r^2 ((1/2 + r/6) + r^2/24) (error r^5/120 <
- * 2^-32; three Taylor terms would do for |r| <= ln2/64 but not with |wl| up to 0.018),
+/* exp(wh + wl), with the bits of sign put on the result, for -104 <= wh + wl <= 89 with
+ * |wl| <= 2^-11 |wh| (pow's y log|x|, not normalised) and wk = wh + wl to 2^-12 of it
+ * (pow's log high part times y, ready early), table-driven: k = round(wk 32 / ln 2) by the
+ * 1.5 2^23 shift, r = wh + wl - k ln2/32 with |r| <= ln2/64 + |wh + wl - wk| (below 0.03)
+ * (Cody-Waite: ln2/32 = C1 + C2, C1 with 9 significant bits so k C1 is exact for |k| <=
+ * 4800, wh - k C1 exact, C2 the float32 rest, whose error and k C2's rounding stay below
+ * 2^-30 absolute; the rest rounds at 2^-24 of |r| < 0.03; wl, the last to come, is added
+ * last), exp r = 1 + p with p = (r + r^2/2) + r^3 (1/6 + r/24) (error r^5/120 < 2^-32;
+ * three Taylor terms would do for |r| <= ln2/64 but not with wk's offset),
  * and exp(wh + wl) = 2^(k/32) (1 + p) = hi + hi (p + rlo), rounded once, then scaled by
  * 2^n, n = k >> 5, in two steps as exp does: 2^(n >> 1) goes into hi's exponent field
  * (exact: hi 2^(n >> 1) is normal for |n| <= 151), 2^(n - (n >> 1)) is one product at the
- * end, exact for a normal result (a subnormal one rounds a second time, below 0.77 ulp
- * measured). Garbage wh (pow's special inputs) gives garbage with no trap: unsigned sums.
+ * end, exact for a normal result (a subnormal one rounds a second time, below 0.78 ulp
+ * measured). Garbage w (pow's special inputs) gives garbage with no trap: unsigned sums.
  * Issue 23.1: it replaced exp's reduction and 5-term kernel with a separate path for
  * subnormal results (about 0.2 ulp more accurate there, under a bar of 2 ulp) at under
  * half the time; its second pass took a product off the longest chain (the scaling in the
- * table's hi, the table's lo relative so that it joins p before the product with hi). */
-CPM_INLINE float cpm_exp_tab(float wh, float wl, uint32_t sign) {
-    const float INV = 0x1.715476p+5f, C1 = 0x1.63p-6f, C2 = -0x1.bdp-18f, C3 = -0x1.05c61p-34f;
+ * table's hi, the table's lo relative so that it joins p before the product with hi); its
+ * fifth, a constant (C3) off the reduction. stencils/exp2_table.py reproduces the table
+ * and constants. */
+CPM_INLINE float cpm_exp_tab(float wk, float wh, float wl, uint32_t sign) {
+    const float INV = 0x1.715476p+5f, C1 = 0x1.63p-6f, C2 = -0x1.bd0106p-18f;
     const float SHIFT = 0x1.8p23f;
-    float t = wh * INV + SHIFT;
+    float t = wk * INV + SHIFT;
     uint32_t k = cpm_bits(t) - cpm_bits(SHIFT);
     float fk = t - SHIFT;
-    float r = (((wh - fk * C1) - fk * C2) - fk * C3) + wl; /* wl, the last to come, added last */
+    float r = ((wh - fk * C1) - fk * C2) + wl; /* wl, the last to come, added last */
     const float *e = CPM_RODATA(cpm_exp2_table) + 2u * (k & 31u);
     float r2 = r * r;
     uint64_t row; /* hi, rlo: little-endian on every target */
     __builtin_memcpy(&row, e, 8);
     uint32_t n1 = (uint32_t)((int32_t)k >> 6); /* n >> 1 */
     float e0 = cpm_from_bits((uint32_t)row + (n1 << 23)), e1 = cpm_from_bits((uint32_t)(row >> 32));
-    float q = (r + e1) + r2 * ((0.5f + r * 0x1.555556p-3f) + r2 * 0x1.555556p-5f);
+    /* r^2/2 joins the early sum, the cubic and quartic terms come last (Estrin: two
+     * operations shorter than the quadratic's product with r^2 at the end) */
+    float q = ((r + e1) + 0.5f * r2) + (r2 * r) * (0x1.555556p-3f + r * 0x1.555556p-5f);
     float v = e0 + e0 * q;
     int32_t n = (int32_t)k >> 5;
     return v * cpm_from_bits((((uint32_t)n - n1 + 127u) << 23) | sign);
 }
 
 /* C99 / IEEE powf. |x|^y = exp(y log|x|): log in double-float (above), the product
- * y log|x| with Dekker's exact product, the table-driven exp above of the double-float
- * result. The core runs on every input as it comes (inf, NaN, 0 give garbage there, never
+ * y log|x| as an exact product of 12-bit heads plus the rest, the table-driven exp above
+ * of the double-float result. The core runs on every input as it comes (inf, NaN, 0 give garbage there, never
  * a trap); three masks from a few compares pick the special results (docs/math.md, "pow"). */
 CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     uint32_t ux = cpm_bits(x), uy = cpm_bits(y);
@@ -860,18 +869,24 @@ CPM_INLINE float cpm_powf_body(float x, float y, int vec) {
     uint32_t sign = ux & ((uint32_t)n << 31) & ~nonint; /* x < 0, y an odd integer */
     /* x = +-0, +-inf or NaN: ax - 1 >= INF - 1 unsigned, as one signed compare */
     uint32_t xbad = cpm_mask_v((int32_t)(ax + 0x7fffffffu) > (int32_t)0xff7ffffeu, vec);
-    /* |x|^y -> inf (else 0) as |y| grows: the sign bit of (1.0 - |x|) ^ y, set when |x| > 1
-     * and y > 0 or |x| < 1 and y < 0 */
-    uint32_t grows = (uint32_t)((int32_t)((0x3f800000u - ax) ^ uy) >> 31);
     cpm_df l = cpm_log_tab(cpm_from_bits(ax), 1, vec);
-    /* w = wh + wl = y log|x|: Dekker's product (exact) plus y l.l, not normalised (wl
-     * stays below 2 ulp(wh), which exp_df takes) */
-    float lh, ll, yh = cpm_from_bits(uy & 0xfffff000u), yl = y - yh;
-    cpm_split_cut(l.h, &lh, &ll);
-    float wh = l.h * y;
-    float wl = (((lh * yh - wh) + lh * yl) + ll * yh) + ll * yl;
-    wl = wl + l.l * y;
-    float core = cpm_exp_tab(wh, wl, sign);
+    /* w = wh + wl = y log|x|: log's high part rounded to 12 bits (lh) times y's cut to 12
+     * bits (yh) is exact, the rest in wl (|ll| up to about 2^-11 of |log x|, l.l included;
+     * its roundings cost up to 2^-35 of w, 0.07 ulp at |w| = 104), where Dekker's product
+     * of l.h and y took five more operations (issue 23.1); wh is not w rounded: k comes
+     * from l.h y, ready first */
+    float lh = cpm_from_bits((cpm_bits(l.h) + 0x800u) & 0xfffff000u), ll = (l.h - lh) + l.l;
+    float yh = cpm_from_bits(uy & 0xfffff000u), yl = y - yh;
+    float wh = lh * yh;
+    float wl = lh * yl + ll * y;
+    float wk = l.h * y;
+    float core = cpm_exp_tab(wk, wh, wl, sign);
+    /* |x|^y -> inf (else 0) as |y| grows: w > 0, i.e. |x| > 1 and y > 0 or |x| < 1 and
+     * y < 0; also for x = +-0 and +-inf, whose logs in the core are -105.4 and 88.7 (an
+     * exponent of -152 or 128 and m = 1), and for y = +-inf (wk = +-inf; |x| = 1 gives NaN,
+     * picked away by the last mask). One compare where the sign of (1.0 - |x|) ^ y took
+     * three operations (issue 23.1) */
+    uint32_t grows = cpm_mask_v(wk > 0.0f, vec);
     /* 0 or inf by the side |x| is on and y's sign: w out of exp's range (|y| >= 2^32 and
      * y = +-inf included: |log|x|| >= 2^-24 for |x| != 1, so |w| > 104), x = +-0 or +-inf */
     uint32_t limit = cpm_mask_v((wh > 89.0f) | (wh < -104.0f), vec) | xbad;
