@@ -171,6 +171,30 @@ fn scalar_bits(ty: ScalarType, arg: &Bound<'_, PyAny>) -> Option<u32> {
 /// converts them ([`input_bits`]); `false` if one does not convert (an int64 beyond
 /// int32: the general path raises that error) or lies outside data memory.
 fn write_elements(elem: Elem, src: &[u8], dest: &Dest, data: &mut [u8]) -> bool {
+    // float32 and int32 in the machine's (little-endian) order are their bytes: the path
+    // of nearly every call, kept free of the conversion machinery below
+    if elem.is_data_word() {
+        return match dest {
+            Dest::Unread => true,
+            Dest::Run(start) => {
+                let start = *start as usize;
+                match data.get_mut(start..start + src.len()) {
+                    Some(out) => {
+                        out.copy_from_slice(src);
+                        true
+                    }
+                    None => false,
+                }
+            }
+            Dest::Slots(slots) => slots.iter().zip(src.chunks_exact(4)).all(|(slot, raw)| {
+                put(
+                    data,
+                    *slot,
+                    u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]),
+                )
+            }),
+        };
+    }
     let ty = elem.scalar_type();
     let convert = |n| input_bits(ty, n);
     match dest {
@@ -185,18 +209,11 @@ fn write_elements(elem: Elem, src: &[u8], dest: &Dest, data: &mut [u8]) -> bool 
         }
         Dest::Slots(slots) => {
             let size = usize::from(elem.size.max(1));
-            let native_word = elem.is_data_word();
             slots
                 .iter()
                 .zip(src.chunks_exact(size))
                 .all(|(slot, raw)| match slot {
                     None => true,
-                    // float32 and int32 in the machine's (little-endian) order: their bytes
-                    Some(_) if native_word => put(
-                        data,
-                        *slot,
-                        u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]),
-                    ),
                     Some(_) => {
                         let mut word = [0u8; 4];
                         numpy_buffer::write_contiguous(elem, raw, &mut word, convert).is_ok()

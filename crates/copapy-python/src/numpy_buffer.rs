@@ -631,18 +631,24 @@ fn matching_memory<'a>(
         return Err(Direct::Unknown);
     }
     let (own, strides) = fields_dims(f);
-    if own.len() != shape.len() || own.iter().zip(shape).any(|(&a, &b)| a as usize != b) {
+    if own.len() != shape.len() {
         return Err(Direct::OtherShape);
     }
-    let size = usize::from(elem.size);
-    let mut expected = size as isize;
-    for (&d, &s) in own.iter().zip(strides).rev() {
-        if d > 1 && s != expected {
-            return Err(Direct::Unknown);
+    // one pass from the last axis (this runs on every jit call): each stride must be the
+    // bytes of the axes after it (any stride for an axis of one element), and the product
+    // of those is the array's length in bytes
+    let mut len = usize::from(elem.size);
+    let mut contiguous = true;
+    for ((&d, &s), &want) in own.iter().zip(strides).zip(shape).rev() {
+        if d as usize != want {
+            return Err(Direct::OtherShape);
         }
-        expected *= d;
+        contiguous &= d <= 1 || s as usize == len;
+        len = len.saturating_mul(want);
     }
-    let len = shape.iter().product::<usize>() * size;
+    if !contiguous {
+        return Err(Direct::Unknown);
+    }
     if len == 0 {
         return Ok(&[]);
     }

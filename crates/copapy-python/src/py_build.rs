@@ -4,18 +4,20 @@
 //! its length around every item; a jit call's result of n numbers (`jit.rs`) is built
 //! here instead: the sequence is allocated at its length and each item stored as it is
 //! made, with no vector in between. Used only where making an item runs no Python code
-//! (numbers, constants), so the half-built sequence is never seen by anyone.
+//! of ours (numbers, constants, lists of numbers), so the half-built sequence is never
+//! seen by anyone; CPython's own builders fill their tuples the same way, and the
+//! garbage collector skips the items not set yet.
 
 use pyo3::ffi;
 use pyo3::prelude::*;
 
 /// A new tuple (or list, `tuple` false) of `n` items; `item(k)` makes item k and must not
-/// run Python code.
+/// run Python code. An error making an item drops the sequence (and the items made).
 pub fn sequence(
     py: Python<'_>,
     tuple: bool,
     n: usize,
-    mut item: impl FnMut(usize) -> Py<PyAny>,
+    mut item: impl FnMut(usize) -> PyResult<Py<PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     let len = ffi::Py_ssize_t::try_from(n)?;
     // SAFETY: PyTuple_New / PyList_New return a new reference or NULL with an exception
@@ -29,7 +31,7 @@ pub fn sequence(
         Bound::from_owned_ptr_or_err(py, ptr)?
     };
     for k in 0..n {
-        let obj = item(k).into_ptr();
+        let obj = item(k)?.into_ptr();
         // SAFETY: `seq` is a new tuple/list of length n owned by us, k < n, and the
         // SetItem functions steal the reference `obj` (even when they fail).
         let rc = unsafe {
