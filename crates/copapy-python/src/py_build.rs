@@ -13,6 +13,7 @@ use pyo3::prelude::*;
 
 /// A new tuple (or list, `tuple` false) of `n` items; `item(k)` makes item k and must not
 /// run Python code. An error making an item drops the sequence (and the items made).
+#[inline]
 pub fn sequence(
     py: Python<'_>,
     tuple: bool,
