@@ -120,7 +120,6 @@ def test_errors_after_fast_calls_are_the_general_paths() -> None:
         int_fn(np.array([2**40, 1], np.int64))
     v2 = np.array([-1.0, 0.5, 0.25, 8.0], f32)
     check(fn, m, v2)  # a failed call left nothing behind
-    assert fn.specialisations >= 1
 
 
 def test_result_forms_read_in_one_loop() -> None:
@@ -131,7 +130,8 @@ def test_result_forms_read_in_one_loop() -> None:
 
     def want(a: Any, n: int) -> dict[str, Any]:
         x, y = f32(a[0]) * f32(2.0), f32(a[1]) - f32(a[0])
-        return {"pair": [x, y], "mixed": (x, 1.5, n + 1, bool(x > y)), "nested": ([x], (y, x), []), "n": n * 3}
+        return {"pair": [x, y], "mixed": (x, 1.5, n + 1, bool(x > y)), "nested": ([x], (y, x), []),
+                "n": n * 3}
 
     for a, n in [((0.25, 3.5), 2), ((-1.0, 0.1), -7), (np.array([3.0, 1.0], f32), 5)]:
         got, ref = forms(a, n), want(a, n)
