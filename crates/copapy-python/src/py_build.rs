@@ -1,4 +1,5 @@
-//! Building a result tuple or list in place.
+//! Building a result tuple or list in place, and reading a list's items without a
+//! reference (CPython's C API, the crate's few unsafe calls of it kept here).
 //!
 //! pyo3's `PyTuple::new` / `PyList::new` take an iterator of infallible items and check
 //! its length around every item; a jit call's result of n numbers (`jit.rs`) is built
@@ -10,6 +11,7 @@
 
 use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 /// A new tuple (or list, `tuple` false) of `n` items; `item(k)` makes item k and must not
 /// run Python code. An error making an item drops the sequence (and the items made).
@@ -47,4 +49,21 @@ pub fn sequence(
         }
     }
     Ok(seq.unbind())
+}
+
+/// Whether item `k` of the list `l` is the object `a`: its pointer compared, without taking
+/// a reference (two reference count calls per item otherwise, on every round trip). Only
+/// the pointer is read, at once, and no Python code runs in between.
+pub fn list_item_is(l: &Bound<'_, PyList>, k: usize, a: &Py<PyAny>) -> bool {
+    let Ok(k) = ffi::Py_ssize_t::try_from(k) else {
+        return false;
+    };
+    // SAFETY: `l` is a live list; PyList_GetItem returns a borrowed pointer (or NULL
+    // with an IndexError set, which is cleared) that is only compared, never used.
+    let item = unsafe { ffi::PyList_GetItem(l.as_ptr(), k) };
+    if item.is_null() {
+        drop(PyErr::take(l.py()));
+        return false;
+    }
+    std::ptr::eq(item, a.as_ptr())
 }
