@@ -40,7 +40,7 @@ use crate::container::{self, Contents, PyContainer};
 use crate::convert::{number, number_bits, to_python, type_name, Number};
 use crate::device::Device;
 use crate::jit_args::{input_bits, ArgPlan, ArgStep, Dest};
-use crate::numpy_buffer::{self, Buffer, Direct, Elem, OutDtype};
+use crate::numpy_buffer::{self, Buffer, Direct, Elem, ExactArray, OutDtype};
 use crate::spec_cache::SpecCache;
 use crate::target::{compile_for, compile_values, make_device, resolve_placement};
 use crate::value::PyValue;
@@ -98,6 +98,12 @@ enum Output {
     Seq {
         tuple: bool,
         items: Vec<Output>,
+    },
+    /// A list or tuple of computed numbers only (the common result): their types and
+    /// offsets in one slice, read in one loop (made from a `Seq` by [`compact_output`]).
+    Numbers {
+        tuple: bool,
+        items: Box<[(ScalarType, u32)]>,
     },
     /// A dict: its keys (kept as given) and the result for each.
     Dict {
@@ -438,26 +444,77 @@ fn bind(
 }
 
 impl Output {
-    /// A computed number or a constant: read without failing ([`read_number`]).
-    fn is_number(&self) -> bool {
-        matches!(self, Output::Scalar(..) | Output::Constant(_))
+    /// A number, a constant or a sequence of computed numbers: made without running
+    /// Python code ([`read_in_place`]), so a sequence of them is built in place.
+    fn is_plain(&self) -> bool {
+        matches!(
+            self,
+            Output::Scalar(..) | Output::Constant(_) | Output::Numbers { .. }
+        )
     }
 }
 
-/// The result object of a [`Output::is_number`] output (runs no Python code).
+/// The computed number of type `ty` at `offset` of `data`.
+#[inline(always)]
+fn read_scalar(py: Python<'_>, ty: ScalarType, offset: u32, data: &[u8]) -> Py<PyAny> {
+    // one range check for the four bytes (read_bits checks each)
+    let o = offset as usize;
+    match data.get(o..o.saturating_add(4)) {
+        Some(&[a, b, c, d]) => to_python(py, ty, u32::from_le_bytes([a, b, c, d])),
+        _ => to_python(py, ty, read_bits(data, offset)),
+    }
+}
+
+/// The result object of an [`Output::is_plain`] output.
 #[inline]
-fn read_number(py: Python<'_>, output: &Output, data: &[u8]) -> Py<PyAny> {
+fn read_in_place(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
     match output {
-        Output::Scalar(ty, offset) => {
-            // one range check for the four bytes (read_bits checks each)
-            let o = *offset as usize;
-            match data.get(o..o.saturating_add(4)) {
-                Some(&[a, b, c, d]) => to_python(py, *ty, u32::from_le_bytes([a, b, c, d])),
-                _ => to_python(py, *ty, read_bits(data, *offset)),
+        Output::Scalar(ty, offset) => Ok(read_scalar(py, *ty, *offset, data)),
+        Output::Constant(obj) => Ok(obj.clone_ref(py)),
+        Output::Numbers { tuple, items } => {
+            crate::py_build::sequence(py, *tuple, items.len(), |k| {
+                let (ty, offset) = items[k];
+                Ok(read_scalar(py, ty, offset, data))
+            })
+        }
+        _ => read(py, output, data),
+    }
+}
+
+/// The result object of a call: [`read`], with the most common result (a list or tuple
+/// of numbers) read without the dispatch over every kind of output.
+#[inline]
+fn read_result(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
+    match output {
+        Output::Numbers { .. } => read_in_place(py, output, data),
+        _ => read(py, output, data),
+    }
+}
+
+/// Turns every list or tuple of computed numbers in `output` into [`Output::Numbers`]
+/// (after the offsets are placed): a repeated call reads them in one tight loop.
+fn compact_output(output: &mut Output) {
+    match output {
+        Output::Seq { tuple, items } => {
+            let numbers: Option<Box<[(ScalarType, u32)]>> = items
+                .iter()
+                .map(|i| match i {
+                    Output::Scalar(ty, offset) => Some((*ty, *offset)),
+                    _ => None,
+                })
+                .collect();
+            match numbers {
+                Some(items) => {
+                    *output = Output::Numbers {
+                        tuple: *tuple,
+                        items,
+                    }
+                }
+                None => items.iter_mut().for_each(compact_output),
             }
         }
-        Output::Constant(obj) => obj.clone_ref(py),
-        _ => py.None(),
+        Output::Dict { items, .. } => items.iter_mut().for_each(compact_output),
+        _ => {}
     }
 }
 
@@ -502,10 +559,12 @@ fn read(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
             Ok(())
         })?,
         Output::Constant(obj) => obj.clone_ref(py),
-        Output::Seq { tuple, items } if items.iter().all(Output::is_number) => {
-            // numbers only (the common result): built in place, without a vector between
+        Output::Numbers { .. } => read_in_place(py, output, data)?,
+        Output::Seq { tuple, items } if items.iter().all(Output::is_plain) => {
+            // numbers and lists of them (the common results): built in place, without a
+            // vector between
             crate::py_build::sequence(py, *tuple, items.len(), |k| {
-                read_number(py, &items[k], data)
+                read_in_place(py, &items[k], data)
             })?
         }
         Output::Seq { tuple, items } => {
@@ -867,9 +926,9 @@ fn array_step(
     dest: Dest,
 ) -> ArgStep {
     ArgStep::Array {
-        dtype: dtype.clone_ref(py),
+        exact: ExactArray::new(py, dtype, elem, shape),
         elem,
-        shape: shape.into(),
+        words: elem.is_data_word(),
         dest,
     }
 }
@@ -885,7 +944,10 @@ fn visit_input(input: &Input, visit: &PyVisit<'_>) -> Result<(), PyTraverseError
 
 fn visit_output(output: &Output, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
     match output {
-        Output::Scalar(..) | Output::Packed { .. } | Output::NdArray { .. } => Ok(()),
+        Output::Scalar(..)
+        | Output::Packed { .. }
+        | Output::NdArray { .. }
+        | Output::Numbers { .. } => Ok(()),
         Output::Constant(obj) => visit.call(obj),
         Output::Seq { items, .. } => items.iter().try_for_each(|i| visit_output(i, visit)),
         Output::Dict { keys, items } => {
@@ -910,7 +972,7 @@ fn place_outputs(output: &mut Output, next: &mut impl Iterator<Item = u32>) {
                 }
             }
         }
-        Output::Constant(_) => {}
+        Output::Constant(_) | Output::Numbers { .. } => {}
     }
 }
 
@@ -947,6 +1009,7 @@ fn specialise(
             place_inputs(input, &mut slots);
         }
         place_outputs(&mut output, &mut compiled.outputs.iter().copied());
+        compact_output(&mut output);
         Some(program)
     };
     let plan = ArgPlan {
@@ -1038,7 +1101,7 @@ fn call_spec(
         }
         None => &[],
     };
-    Ok(Some(read(py, &spec.output, data)?))
+    Ok(Some(read_result(py, &spec.output, data)?))
 }
 
 fn busy() -> PyErr {
@@ -1072,6 +1135,14 @@ fn call_cached(
 fn call_last(slf: &Bound<'_, JitFunction>, args: &Bound<'_, PyTuple>) -> Option<Py<PyAny>> {
     let mut this = slf.try_borrow_mut().ok()?;
     let spec = this.specs.last_mut()?;
+    // the most common call of all: a program in this process and arguments of the exact
+    // types traced, bound by the plan alone (what `call_spec` tries first), no more
+    if let Some(SpecProgram::Host(p)) = spec.program.as_mut() {
+        if spec.plan.bind(args, p.data_mut()) {
+            p.run();
+            return read_result(slf.py(), &spec.output, p.data()).ok();
+        }
+    }
     call_spec(slf.py(), spec, args, Vec::new()).ok().flatten()
 }
 

@@ -19,7 +19,7 @@ use copapy_compiler::ScalarType;
 
 use crate::convert::Number;
 use crate::device::run_start;
-use crate::numpy_buffer::{self, Elem};
+use crate::numpy_buffer::{self, Elem, ExactArray};
 
 /// Bits of `n` in a variable of type `ty` (the type the specialisation was traced with).
 pub fn input_bits(ty: ScalarType, n: Number) -> PyResult<u32> {
@@ -61,11 +61,14 @@ pub enum ArgStep {
     Scalar(ScalarType, Option<u32>),
     /// Exactly a `list` (or `tuple`) of this many items, each bound by its own step.
     Seq { tuple: bool, items: Vec<ArgStep> },
-    /// Exactly a `numpy.ndarray` with this very dtype object, shape, C-contiguous.
+    /// Exactly a `numpy.ndarray` with this very dtype object, shape, C-contiguous
+    /// (`None`: NumPy's struct is not readable here, the general path binds arrays).
     Array {
-        dtype: Py<PyAny>,
+        exact: Option<ExactArray>,
         elem: Elem,
-        shape: Box<[usize]>,
+        /// `elem` is float32 or int32 in little-endian order: the elements' bytes are
+        /// their data words (decided once here, not per call)
+        words: bool,
         dest: Dest,
     },
     /// This very object (`self` of a method).
@@ -135,14 +138,15 @@ impl ArgStep {
                 }
             }
             ArgStep::Array {
-                dtype,
+                exact,
                 elem,
-                shape,
+                words,
                 dest,
-            } => numpy_buffer::exact(arg, dtype, *elem, shape, |src| {
-                write_elements(*elem, src, dest, data)
-            })
-            .unwrap_or(false),
+            } => match exact.as_ref().and_then(|e| e.memory(arg)) {
+                Some(src) if *words => write_words(src, dest, data),
+                Some(src) => write_elements(*elem, src, dest, data),
+                None => false,
+            },
             ArgStep::Object(obj) => arg.is(obj),
         }
     }
@@ -167,6 +171,32 @@ fn scalar_bits(ty: ScalarType, arg: &Bound<'_, PyAny>) -> Option<u32> {
     }
 }
 
+/// Writes the float32 or int32 elements `src` (little-endian: their bytes are data words)
+/// to `dest`: the path of nearly every call, kept free of the conversion machinery of
+/// [`write_elements`]; `false` if one lies outside data memory.
+fn write_words(src: &[u8], dest: &Dest, data: &mut [u8]) -> bool {
+    match dest {
+        Dest::Unread => true,
+        Dest::Run(start) => {
+            let start = *start as usize;
+            match data.get_mut(start..start + src.len()) {
+                Some(out) => {
+                    out.copy_from_slice(src);
+                    true
+                }
+                None => false,
+            }
+        }
+        Dest::Slots(slots) => slots.iter().zip(src.chunks_exact(4)).all(|(slot, raw)| {
+            put(
+                data,
+                *slot,
+                u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]),
+            )
+        }),
+    }
+}
+
 /// Writes the elements `src` (format `elem`) to `dest`, converted as the general path
 /// converts them ([`input_bits`]); `false` if one does not convert (an int64 beyond
 /// int32: the general path raises that error) or lies outside data memory.
@@ -185,18 +215,11 @@ fn write_elements(elem: Elem, src: &[u8], dest: &Dest, data: &mut [u8]) -> bool 
         }
         Dest::Slots(slots) => {
             let size = usize::from(elem.size.max(1));
-            let native_word = elem.is_data_word();
             slots
                 .iter()
                 .zip(src.chunks_exact(size))
                 .all(|(slot, raw)| match slot {
                     None => true,
-                    // float32 and int32 in the machine's (little-endian) order: their bytes
-                    Some(_) if native_word => put(
-                        data,
-                        *slot,
-                        u32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]),
-                    ),
                     Some(_) => {
                         let mut word = [0u8; 4];
                         numpy_buffer::write_contiguous(elem, raw, &mut word, convert).is_ok()
@@ -220,7 +243,11 @@ impl ArgStep {
         match self {
             ArgStep::Scalar(..) => Ok(()),
             ArgStep::Seq { items, .. } => items.iter().try_for_each(|i| i.visit(visit)),
-            ArgStep::Array { dtype: obj, .. } | ArgStep::Object(obj) => visit.call(obj),
+            ArgStep::Array {
+                exact: Some(exact), ..
+            } => visit.call(exact.dtype()),
+            ArgStep::Array { exact: None, .. } => Ok(()),
+            ArgStep::Object(obj) => visit.call(obj),
         }
     }
 }

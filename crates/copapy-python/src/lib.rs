@@ -9,7 +9,8 @@
 // dtype, byte order and layout, without copying) and NumPy's array struct, which have no
 // safe binding; call_buffers.rs copies the buffers of import calls (`cp.extern` arrays) in
 // and out of a running program's data memory, by the address the program passes;
-// py_build.rs fills a new result tuple or list in place (CPython's C API).
+// py_build.rs fills a new result tuple or list in place and compares a list's items by
+// pointer (CPython's C API).
 #![deny(unsafe_code)]
 
 use pyo3::prelude::*;

@@ -617,6 +617,91 @@ pub fn exact<R>(
     Some(read(src))
 }
 
+/// An exact `numpy.ndarray` of one dtype object and shape, C-contiguous: the form of an
+/// array argument the jit's argument plan takes. Everything a call compares against (the
+/// ndarray type, the dtype object, the dimensions and their C-order strides, the length
+/// in bytes) is kept here, worked out once, so a call reads a few fields of the array and
+/// looks nothing up.
+pub struct ExactArray {
+    array_type: Py<PyAny>,
+    dtype: Py<PyAny>,
+    dims: Box<[isize]>,
+    strides: Box<[isize]>,
+    nbytes: usize,
+}
+
+impl ExactArray {
+    /// Arrays of format `elem` (the dtype object `dtype`) and `shape`; `None` where NumPy's
+    /// struct cannot be read directly in this process ([`fields_usable`]).
+    pub fn new(py: Python<'_>, dtype: &Py<PyAny>, elem: Elem, shape: &[usize]) -> Option<Self> {
+        let (array, _) = numpy_types(py)?;
+        if !fields_usable(py) {
+            return None;
+        }
+        let dims = shape
+            .iter()
+            .map(|&d| isize::try_from(d).ok())
+            .collect::<Option<Box<[isize]>>>()?;
+        let mut strides = vec![0isize; dims.len()].into_boxed_slice();
+        let mut nbytes = isize::from(elem.size);
+        for (stride, &d) in strides.iter_mut().zip(dims.iter()).rev() {
+            *stride = nbytes;
+            nbytes = nbytes.checked_mul(d)?;
+        }
+        Some(ExactArray {
+            array_type: array.clone_ref(py),
+            dtype: dtype.clone_ref(py),
+            dims,
+            strides,
+            nbytes: usize::try_from(nbytes).ok()?,
+        })
+    }
+
+    /// The dtype object arrays must have.
+    pub fn dtype(&self) -> &Py<PyAny> {
+        &self.dtype
+    }
+
+    /// The elements of `obj` (C order, in its own format) if it is such an array: exactly
+    /// `numpy.ndarray` (a subclass may behave otherwise), this very dtype object, this
+    /// shape, C-contiguous (any stride for an axis of one element).
+    #[inline]
+    pub fn memory<'a>(&self, obj: &'a Bound<'_, PyAny>) -> Option<&'a [u8]> {
+        // the type pointer, not `get_type()`: no reference count traffic per call
+        if !std::ptr::eq(
+            obj.get_type_ptr().cast::<ffi::PyObject>(),
+            self.array_type.as_ptr(),
+        ) {
+            return None;
+        }
+        // SAFETY: the type is exactly numpy.ndarray, whose objects start with
+        // PyArrayObject_fields, and `new` found that struct readable (`fields_usable`);
+        // the object outlives the borrow.
+        let f = unsafe { &*obj.as_ptr().cast::<ArrayFields>() };
+        if !std::ptr::eq(f.descr, self.dtype.as_ptr()) {
+            return None;
+        }
+        let (dims, strides) = fields_dims(f);
+        if dims.len() != self.dims.len() {
+            return None;
+        }
+        for (((&d, &s), &want), &want_stride) in
+            dims.iter().zip(strides).zip(&self.dims).zip(&self.strides)
+        {
+            if d != want || (d > 1 && s != want_stride) {
+                return None;
+            }
+        }
+        if self.nbytes == 0 {
+            return Some(&[]);
+        }
+        // SAFETY: C-contiguous with this shape and item size: the array's memory holds
+        // `nbytes` bytes from data, alive while the array is (the caller's borrow); only
+        // Rust code runs while it is borrowed, so nothing can resize or free the array.
+        Some(unsafe { std::slice::from_raw_parts(f.data.cast_const(), self.nbytes) })
+    }
+}
+
 /// The memory of the array with fields `f` if its dtype is the object `dtype` (format
 /// `elem`), its shape `shape` and its memory C-contiguous; otherwise what [`direct`]
 /// reports (`OtherShape` only when the dtype matched).
@@ -631,18 +716,24 @@ fn matching_memory<'a>(
         return Err(Direct::Unknown);
     }
     let (own, strides) = fields_dims(f);
-    if own.len() != shape.len() || own.iter().zip(shape).any(|(&a, &b)| a as usize != b) {
+    if own.len() != shape.len() {
         return Err(Direct::OtherShape);
     }
-    let size = usize::from(elem.size);
-    let mut expected = size as isize;
-    for (&d, &s) in own.iter().zip(strides).rev() {
-        if d > 1 && s != expected {
-            return Err(Direct::Unknown);
+    // one pass from the last axis (this runs on every jit call): each stride must be the
+    // bytes of the axes after it (any stride for an axis of one element), and the product
+    // of those is the array's length in bytes
+    let mut len = usize::from(elem.size);
+    let mut contiguous = true;
+    for ((&d, &s), &want) in own.iter().zip(strides).zip(shape).rev() {
+        if d as usize != want {
+            return Err(Direct::OtherShape);
         }
-        expected *= d;
+        contiguous &= d <= 1 || s as usize == len;
+        len = len.saturating_mul(want);
     }
-    let len = shape.iter().product::<usize>() * size;
+    if !contiguous {
+        return Err(Direct::Unknown);
+    }
     if len == 0 {
         return Ok(&[]);
     }

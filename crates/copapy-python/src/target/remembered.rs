@@ -81,7 +81,7 @@ impl Resolved {
                         .items
                         .iter()
                         .enumerate()
-                        .all(|(k, a)| l.get_item(k).is_ok_and(|b| b.is(a)))
+                        .all(|(k, a)| crate::py_build::list_item_is(l, k, a))
             }
             Err(_) => false,
         }
@@ -153,8 +153,9 @@ fn read_vars(py: Python<'_>, device: &Device, vars: &[Var]) -> PyResult<Py<PyAny
     let lo = vars.iter().map(|v| v.offset).min().unwrap_or(0);
     let hi = vars.iter().map(|v| v.offset).max().unwrap_or(0);
     let span = (hi - lo) as usize + 4;
-    // a small range on the stack (the common control loop), a large one on the heap
-    let mut small = [0u8; 512];
+    // a small range on the stack (the common control loop: zeroing 512 bytes each call
+    // cost more than reading them), a larger one on the heap
+    let mut small = [0u8; 128];
     let mut large = Vec::new();
     let block: &mut [u8] = if span <= small.len() {
         &mut small[..span]

@@ -1,0 +1,89 @@
+"""Instructions per call of the four workloads' ``@cp.jit`` call and ``Target`` round trip.
+
+Usage (from the repository root; needs valgrind):
+
+    .venv/bin/python benches/jit_call_instructions.py [--calls N] [--only pid,ik]
+
+Runs each workload's call N and 2N times under ``valgrind --tool=callgrind`` and prints
+(instructions of 2N calls - instructions of N calls) / N: the call's whole cost (Python's
+loop and call, argument binding, the program, building the result), free of the start-up,
+tracing and compiling both runs share. Counts, not times: they do not move with the
+machine's load, so two builds compare in any order. ``OPENBLAS_NUM_THREADS=1`` and a
+fixed hash seed keep the two runs otherwise identical.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+MODES = ("jit", "rt")
+
+
+def child(name: str, mode: str, calls: int) -> None:
+    """The measured process: one workload's call, ``calls`` times."""
+    sys.path.insert(0, str(HERE))
+    import copapy as cp
+    import numpy as np
+    import workloads as W  # noqa: PLC0415
+
+    args = W.example_args()[name]
+    if mode == "jit":
+        fn: Any = cp.jit(W.bind(name, W.copapy_names()))
+    else:
+        import bench_workloads as B  # noqa: PLC0415
+
+        tg, inputs, outputs = B.traced_target(name, args)
+        packed = np.concatenate(args)
+
+        def fn(*_: Any) -> Any:
+            tg.write_value(inputs, packed)
+            tg.run()
+            return tg.read_value(outputs)
+
+    fn(*args)
+    for _ in range(calls):
+        fn(*args)
+
+
+def instructions(name: str, mode: str, calls: int) -> int:
+    """Instructions of a whole child process making ``calls`` calls."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONHASHSEED="0")
+        out = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/cg.out", sys.executable,
+             __file__, "--child", name, mode, str(calls)],
+            env=env, capture_output=True, text=True, check=True)
+    found = re.search(r"Collected : (\d+)", out.stderr)
+    if found is None:
+        raise SystemExit(f"callgrind printed no count:\n{out.stderr}")
+    return int(found.group(1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=3000, help="N (the second run makes 2N)")
+    ap.add_argument("--only", default="pid,kalman,ik,mlp", help="workloads, comma-separated")
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        name, mode, calls = args.child
+        child(name, mode, int(calls))
+        return
+    n = args.calls
+    print("| workload | `@cp.jit` call | `Target` round trip |")
+    print("| --- | ---: | ---: |")
+    for name in args.only.split(","):
+        per_call = [(instructions(name, m, 2 * n) - instructions(name, m, n)) / n for m in MODES]
+        print(f"| {name} | {per_call[0]:,.0f} | {per_call[1]:,.0f} |")
+
+
+if __name__ == "__main__":
+    main()
