@@ -590,38 +590,12 @@ pub fn direct(
     Ok(Direct::Written)
 }
 
-/// The per-call fast path of `@cp.jit` and `Target.write_value`: calls `read` with the
-/// elements of `obj` (C order, in the array's own format) if `obj` is exactly a
-/// `numpy.ndarray` (not a subclass, which may behave otherwise), its dtype is the very
-/// object `dtype` (whose format is `elem`), its shape `shape` and its memory C-contiguous;
-/// `None` otherwise, for the general path to decide. An exact type check and a few field
-/// reads, no buffer export.
-pub fn exact<R>(
-    obj: &Bound<'_, PyAny>,
-    dtype: &Py<PyAny>,
-    elem: Elem,
-    shape: &[usize],
-    read: impl FnOnce(&[u8]) -> R,
-) -> Option<R> {
-    let py = obj.py();
-    let (array, _) = numpy_types(py)?;
-    // the type pointer, not `get_type()`: no reference count traffic per call
-    if !std::ptr::eq(obj.get_type_ptr().cast::<ffi::PyObject>(), array.as_ptr()) {
-        return None;
-    }
-    // SAFETY: the type is exactly numpy.ndarray, whose objects start with
-    // PyArrayObject_fields (see `fields`); the object outlives the borrow.
-    let f = unsafe { &*obj.as_ptr().cast::<ArrayFields>() };
-    let src = matching_memory(py, f, dtype, elem, shape).ok()?;
-    // only Rust code runs while `src` is borrowed: nothing can resize or free the array
-    Some(read(src))
-}
-
 /// An exact `numpy.ndarray` of one dtype object and shape, C-contiguous: the form of an
-/// array argument the jit's argument plan takes. Everything a call compares against (the
-/// ndarray type, the dtype object, the dimensions and their C-order strides, the length
-/// in bytes) is kept here, worked out once, so a call reads a few fields of the array and
-/// looks nothing up.
+/// array argument the jit's argument plan takes, and of the array a remembered
+/// `Target.write_value` list takes (`target/remembered.rs`). Everything a call compares
+/// against (the ndarray type, the dtype object, the dimensions and their C-order strides,
+/// the length in bytes) is kept here, worked out once, so a call reads a few fields of
+/// the array and looks nothing up.
 pub struct ExactArray {
     array_type: Py<PyAny>,
     dtype: Py<PyAny>,

@@ -16,7 +16,7 @@ use pyo3::types::{PyList, PyTuple};
 
 use crate::convert::{to_python, write_bits};
 use crate::device::{run_start, DataWrite, Device};
-use crate::numpy_buffer::{self, Elem, Kind};
+use crate::numpy_buffer::{self, Elem, ExactArray, Kind};
 
 use copapy_compiler::ScalarType;
 
@@ -26,8 +26,9 @@ use super::Var;
 pub(super) struct Resolved {
     items: Vec<Py<PyAny>>,
     vars: Vec<Var>,
-    /// The dtype object and format of the array last written through this list.
-    array: Option<(Py<PyAny>, Elem)>,
+    /// The form (dtype object, length, C-contiguous) and format of the array last
+    /// written through this list.
+    array: Option<(ExactArray, Elem)>,
     /// Every variable is an input (readable before the first run).
     all_inputs: bool,
     /// The offset of the first variable if they lie one after another in list order.
@@ -52,7 +53,7 @@ impl Resolved {
     pub fn new(
         items: &[Bound<'_, PyAny>],
         vars: Vec<Var>,
-        array: Option<(Py<PyAny>, Elem)>,
+        array: Option<(ExactArray, Elem)>,
     ) -> Self {
         Resolved {
             items: items.iter().map(|i| i.clone().unbind()).collect(),
@@ -90,37 +91,36 @@ impl Resolved {
     /// The writes of `x` into these variables, if `seq` holds the items and `x` is an
     /// array as remembered whose every element converts.
     pub fn writes(&self, seq: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> Option<Writes> {
-        let (dtype, elem) = self.array.as_ref()?;
+        let (exact, elem) = self.array.as_ref()?;
         if !self.matches(seq) {
             return None;
         }
+        // only Rust code runs while `src` is borrowed: nothing can resize or free the array
+        let src = exact.memory(x)?;
         let size = usize::from(elem.size);
         let native_f32 = elem.kind == Kind::Float && elem.size == 4 && elem.is_native();
-        numpy_buffer::exact(x, dtype, *elem, &[self.vars.len()], |src| {
-            let mut words = Vec::with_capacity(self.vars.len());
-            for (var, raw) in self.vars.iter().zip(src.chunks_exact(size)) {
-                let bits = match var.ty {
-                    // decode's float32 -> f64 and float_bits' f64 -> f32, without the match
-                    ScalarType::Float if native_f32 => {
-                        let x = f32::from_ne_bytes([raw[0], raw[1], raw[2], raw[3]]);
-                        (f64::from(x) as f32).to_bits()
-                    }
-                    ty => write_bits(ty, elem.decode(raw)).ok()?,
-                };
-                words.push(bits);
-            }
-            Some(match self.run {
-                Some(start) => Writes::Run(start, words),
-                None => Writes::Scattered(
-                    self.vars
-                        .iter()
-                        .zip(words)
-                        .map(|(var, bits)| DataWrite::word(var.offset, bits))
-                        .collect(),
-                ),
-            })
+        let mut words = Vec::with_capacity(self.vars.len());
+        for (var, raw) in self.vars.iter().zip(src.chunks_exact(size)) {
+            let bits = match var.ty {
+                // decode's float32 -> f64 and float_bits' f64 -> f32, without the match
+                ScalarType::Float if native_f32 => {
+                    let x = f32::from_ne_bytes([raw[0], raw[1], raw[2], raw[3]]);
+                    (f64::from(x) as f32).to_bits()
+                }
+                ty => write_bits(ty, elem.decode(raw)).ok()?,
+            };
+            words.push(bits);
+        }
+        Some(match self.run {
+            Some(start) => Writes::Run(start, words),
+            None => Writes::Scattered(
+                self.vars
+                    .iter()
+                    .zip(words)
+                    .map(|(var, bits)| DataWrite::word(var.offset, bits))
+                    .collect(),
+            ),
         })
-        .flatten()
     }
 
     /// The values of these variables as a list, if `seq` holds the items and they can
@@ -205,8 +205,10 @@ impl super::Target {
         };
         let vars: Option<Vec<Var>> = items.iter().map(|t| self.scalar_var(t)).collect();
         if let (Some(vars), Some(loaded)) = (vars, self.loaded.as_mut()) {
-            loaded.remembered.write =
-                Some(Resolved::new(items, vars, Some((dtype.unbind(), elem))));
+            // no array form where NumPy's struct cannot be read: the general path then
+            // writes every time, as before
+            let exact = ExactArray::new(x.py(), &dtype.unbind(), elem, &[vars.len()]);
+            loaded.remembered.write = Some(Resolved::new(items, vars, exact.map(|e| (e, elem))));
         }
     }
 
