@@ -107,6 +107,8 @@ pub(crate) struct Scheduler<'a> {
     /// The group each operand of a unary or sincos group with register lanes goes into
     /// ([`Scheduler::lane_register`]).
     pub(crate) lane_group: FxHashMap<NodeId, u32>,
+    /// Where the order first reads each result of a group ([`crate::pack_outputs`]).
+    pub(crate) pack_reads: FxHashMap<NodeId, u32>,
 }
 
 impl Scheduler<'_> {
@@ -795,6 +797,7 @@ pub(crate) fn schedule_onto(
     }
     let sincos = crate::sincos::partners(arena);
     let packing = crate::pack::plan(arena, &table.packs, &sincos, &|n| pinned[n as usize]);
+    let pack_reads = crate::pack_outputs::first_reads(arena, &packing.order, &packing.group_of);
     let mut s = Scheduler {
         arena,
         table,
@@ -821,6 +824,7 @@ pub(crate) fn schedule_onto(
         group_of: packing.group_of,
         blocks: Vec::new(),
         lane_group: FxHashMap::default(),
+        pack_reads,
     };
     s.place_packed_inputs();
     s.place_pack_blocks(&is_output, &pinned, &stored);
@@ -909,7 +913,9 @@ mod tests {
                 }
             }
             for form in ["", "_r0", "_r1", "_r0r1", "_v"] {
-                names.push(format!("st_pack4_sincos_f{form}"));
+                for kept in ["", "_s0s1", "_c0c1", "_s0c1", "_s1c0", "_s1c1"] {
+                    names.push(format!("st_pack4_sincos_f{form}{kept}"));
+                }
             }
             Machine { names }
         }
@@ -1014,8 +1020,14 @@ mod tests {
     /// second operands of atan2 and pow come from the result block, or the four slots at
     /// `slot2` (`_v`, `_vy`). The results go to the block at `slot` (the cosines of
     /// `sincos` to the block at `slot2`). Every register is clobbered, except that float
-    /// register 0 holds lane 0's result.
+    /// register 0 holds lane 0's result, or, of `sincos`, registers 0 and 1 the results
+    /// its name's last suffix keeps (`_c0c1`: lane 0's and lane 1's cosines; none: lane
+    /// 0's sine and cosine).
     fn run_pack(op: &str, form: &str, regs: &mut [[u32; 2]; 2], step: &Step, data: &mut [u8]) {
+        let kept = ["_s0s1", "_c0c1", "_s0c1", "_s1c0", "_s1c1"]
+            .into_iter()
+            .find(|k| form.ends_with(k));
+        let form = form.strip_suffix(kept.unwrap_or("")).unwrap_or(form);
         let by_value = match form {
             "_r0" => vec![regs[0][0]],
             "_r1" => vec![regs[0][1]],
@@ -1040,6 +1052,7 @@ mod tests {
             .find(|b| b.stencil_name() == op);
         let ys: Vec<u32> = (0..4).map(|k| binary.map_or(0, |_| y(k))).collect();
         let mut first = 0;
+        let mut results = [[0u32; 2]; 2]; // [sine or result, cosine][lane 0 or 1]
         for (k, &x) in xs.iter().enumerate() {
             let (r, cos) = if op == "sincos" {
                 let c = unary_or_math(Op::Cos, ScalarType::Float, x);
@@ -1053,6 +1066,10 @@ mod tests {
             if k == 0 {
                 first = r;
             }
+            if k < 2 {
+                results[0][k] = r;
+                results[1][k] = cos.unwrap_or(CLOBBERED);
+            }
             let o = block(step.slot, k) as usize;
             data[o..o + 4].copy_from_slice(&r.to_le_bytes());
             if let Some(c) = cos {
@@ -1061,6 +1078,12 @@ mod tests {
             }
         }
         *regs = [[first, CLOBBERED], [CLOBBERED, CLOBBERED]];
+        if op == "sincos" {
+            let pick =
+                |name: &[u8]| results[usize::from(name[0] == b'c')][usize::from(name[1] - b'0')];
+            let kept = kept.unwrap_or("_s0c0").as_bytes();
+            regs[0] = [pick(&kept[1..3]), pick(&kept[3..5])];
+        }
     }
 
     /// atan2 and pow on the machine: any function of both operands' bits.
