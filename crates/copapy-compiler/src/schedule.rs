@@ -1242,7 +1242,7 @@ mod tests {
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         let math = [Op::Tanh, Op::Sin, Op::Cos];
         let mut packed = Vec::new();
-        for round in 0..400 {
+        for round in 0..1200 {
             let mut pool: Vec<Value> = (0..6)
                 .map(|k| Value::input(ScalarType::Float, (k as f32 * 0.75 - 2.0).to_bits()))
                 .chain(
@@ -1253,8 +1253,16 @@ mod tests {
             for _ in 0..(4 + rng.pick(60)) {
                 let a = pool[rng.pick(pool.len())].clone();
                 let b = pool[rng.pick(pool.len())].clone();
-                let v = match rng.pick(8) {
+                let v = match rng.pick(10) {
                     0..=2 => trace::unary(math[rng.pick(math.len())], &a),
+                    8 | 9 => {
+                        // sin and cos of one operand: a lane of the fused step, whose
+                        // results later nodes read from its registers or its slots
+                        if let Ok(sin) = trace::unary(Op::Sin, &a) {
+                            pool.push(sin);
+                        }
+                        trace::unary(Op::Cos, &a)
+                    }
                     3 => trace::binary(Op::Add, &a, &b),
                     4 => trace::binary(Op::Mul, &a, &b),
                     5 => trace::binary([Op::Pow, Op::Atan2][rng.pick(2)], &a, &b),
@@ -1285,8 +1293,8 @@ mod tests {
             packed.extend(check_program(&machine, &table, &outputs, round));
         }
         assert!(
-            packed.len() >= 200,
-            "only {} packed steps in 400 programs",
+            packed.len() >= 600,
+            "only {} packed steps in 1200 programs",
             packed.len()
         );
         // every form of the stencils (schedule_packs.rs): operands by value, in ranges,
@@ -1307,6 +1315,16 @@ mod tests {
                 .filter(|n| n.ends_with(form))
                 .count();
             assert!(n >= 3, "{n} binary packed steps in form {form}: {packed:?}");
+        }
+        // every pair of results a sin/cos step keeps in registers (crate::pack_outputs),
+        // read from there or (after the registers were reused, or across a later
+        // pack) from their slots
+        for kept in ["_s0s1", "_c0c1", "_s0c1", "_s1c0", "_s1c1"] {
+            let n = packed.iter().filter(|n| n.ends_with(kept)).count();
+            assert!(
+                n >= 5,
+                "{n} sin/cos packed steps keeping {kept}: {packed:?}"
+            );
         }
         let holes = packed
             .iter()
