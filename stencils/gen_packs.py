@@ -7,7 +7,8 @@ AArch64 (CPM_VEC_MATH). The compiler's packing pass (crates/copapy-compiler/src/
 runs up to four independent calls of one function as one of these stencils:
 
     st_pack4_<op>_f      cp_mf[k] = op(lane k) for k < 4
-    st_pack4_sincos_f    cp_mf[k] = sin(lane k), cp_mf2[k] = cos(of the same), k < 4
+    st_pack4_sincos_f    cp_mf[k] = sin(lane k), cp_mf2[k] = cos(of the same), k < 4;
+                         a and b: two of the sines and cosines of lanes 0 and 1
     st_pack4_<op>_f      cp_mf[k] = op(x lane k, y lane k) for atan2 and pow, k < 4
 
 The wrapper around the helper is what a packed call costs beyond the array kernel's loop
@@ -20,9 +21,18 @@ The wrapper around the helper is what a packed call costs beyond the array kerne
   0's result (the helper returns the results in one vector register, whose lane 0 is a),
   so the next stencil can read it from there; b, i and j hold nothing (CPM_JUNK: no
   instruction).
-- The helper takes the operands as vectors and returns the results as one (sincos: the
-  sines; the cosines through a pointer), in the plain C convention: no block pointer
-  to pass for the results, and no integer register to keep.
+- The helper takes the operands as vectors and returns the results as one, in the plain
+  C convention: no block pointer to pass for the results, and no integer register to
+  keep.
+- sincos: the helper stores the sines and the cosines to their blocks itself and
+  returns lanes 0 and 1 of both in two float registers, so a step leaves the two results
+  its next readers need in registers a and b (IK's cosines, read by `l1 * c1` and
+  `l2 * c12` right after the step, would otherwise come back through a store-to-load
+  forwarding). Each form (SINCOS_KEPT: a suffix after the operands' form, none for lane
+  0's sine and cosine) picks one unordered pair of those four with at most two moves;
+  the scheduler orders the lanes so the results read first are in lanes 0 and 1
+  (crates/copapy-compiler/src/pack_outputs.rs). 6 kept forms x 5 operand forms = 30
+  sincos stencils.
 - Lanes: the operands of lane k come from hole cp_a<k> (one 4-byte load each: an input's
   or a spilled value's slot, or the slot the scheduler stored a register into), or from
   register a or b by value (forms `_r0`, `_r1`, `_r0r1` of the unary and sincos stencils:
