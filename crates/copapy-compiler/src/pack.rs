@@ -36,7 +36,7 @@ use rustc_hash::FxHashMap;
 use crate::array::ArrayOp;
 use crate::graph::{NodeKind, Op, ScalarType};
 use crate::optimise::{Arena, Kind, NodeId};
-use crate::pack_outputs::Kept;
+use crate::pack_kept::Kept;
 use crate::stencil_db::StencilId;
 
 /// Calls per packed stencil: four float lanes of SSE2 / NEON.
@@ -61,6 +61,16 @@ pub(crate) enum PackOp {
     Binary(Op),
     /// sin and cos of each lane's operand (`st_pack4_sincos_f`).
     SinCos,
+}
+
+impl PackOp {
+    /// What its stencil without an output suffix keeps in registers.
+    pub(crate) fn default_kept(self) -> Kept {
+        match self {
+            PackOp::SinCos => Kept::SINCOS[0].1,
+            _ => Kept::LANE0,
+        }
+    }
 }
 
 /// One lane of a group: the operand(s) and the node(s) computed from it. For
@@ -219,7 +229,7 @@ impl PackTable {
     /// The stencil of a group's operation in `form` leaving its default results in
     /// registers, if the object has it.
     pub(crate) fn stencil_in(&self, op: PackOp, form: Form) -> Option<StencilId> {
-        self.stencil_kept(op, form, Kept::default_of(op))
+        self.stencil_kept(op, form, op.default_kept())
     }
 
     /// The stencil of a group's operation in `form` keeping `kept`, if the object has it.

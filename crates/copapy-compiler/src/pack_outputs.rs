@@ -20,91 +20,11 @@
 //! Unary, atan2 and pow steps leave lane 0's result in register a, as their helper
 //! returns one vector.
 
-use rustc_hash::FxHashMap;
-
-use crate::optimise::{Arena, NodeId};
+use crate::optimise::NodeId;
 use crate::pack::{Group, Lane, PackOp, NO_GROUP};
+use crate::pack_kept::{Kept, Out, C0, C1, S0, S1};
 use crate::schedule::Scheduler;
 use crate::select::Class;
-
-/// One result of a packed lane: the call's (the sine of a sin/cos lane) or the cosine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct Out {
-    pub cos: bool,
-    pub lane: u8,
-}
-
-const S0: Out = Out {
-    cos: false,
-    lane: 0,
-};
-const S1: Out = Out {
-    cos: false,
-    lane: 1,
-};
-const C0: Out = Out { cos: true, lane: 0 };
-const C1: Out = Out { cos: true, lane: 1 };
-
-/// The results a packed step leaves in float register a and (if any) b.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct Kept {
-    pub a: Out,
-    pub b: Option<Out>,
-}
-
-impl Kept {
-    /// What a unary, atan2 or pow step leaves: lane 0's result in register a.
-    pub(crate) const LANE0: Kept = Kept { a: S0, b: None };
-
-    /// The forms of the sin/cos stencil by name suffix (`stencils/gen_packs.py`,
-    /// `SINCOS_KEPT`, in the same orientation).
-    pub(crate) const SINCOS: [(&'static str, Kept); 6] = [
-        ("", Kept::pair(S0, C0)),
-        ("_s0s1", Kept::pair(S0, S1)),
-        ("_c0c1", Kept::pair(C0, C1)),
-        ("_s0c1", Kept::pair(S0, C1)),
-        ("_s1c0", Kept::pair(S1, C0)),
-        ("_s1c1", Kept::pair(S1, C1)),
-    ];
-
-    /// What the stencil without an output suffix keeps for `op`.
-    pub(crate) fn default_of(op: PackOp) -> Kept {
-        match op {
-            PackOp::SinCos => Kept::SINCOS[0].1,
-            _ => Kept::LANE0,
-        }
-    }
-
-    const fn pair(a: Out, b: Out) -> Kept {
-        Kept { a, b: Some(b) }
-    }
-
-    /// The sin/cos form that keeps `x` and `y` (in either register).
-    fn sincos_of(x: Out, y: Out) -> Option<Kept> {
-        Kept::SINCOS
-            .iter()
-            .map(|&(_, k)| k)
-            .find(|k| (k.a, k.b) == (x, Some(y)) || (k.a, k.b) == (y, Some(x)))
-    }
-}
-
-/// Where the evaluation order first reads each result of a group (its position in
-/// `order`); results nobody reads are absent.
-pub(crate) fn first_reads(
-    arena: &Arena,
-    order: &[NodeId],
-    group_of: &[u32],
-) -> FxHashMap<NodeId, u32> {
-    let mut first = FxHashMap::default();
-    for (at, &n) in order.iter().enumerate() {
-        arena.for_each_operand(n, |a| {
-            if group_of[a as usize] != NO_GROUP {
-                first.entry(a).or_insert(at as u32);
-            }
-        });
-    }
-    first
-}
 
 impl Out {
     /// The node this result is, in `lanes` (`None` past the lanes or for the cosine of a
@@ -120,6 +40,19 @@ impl Out {
 }
 
 impl Scheduler<'_> {
+    /// Notes where the evaluation order `order` first reads each result of a group (its
+    /// position in `order`); results nobody reads stay absent.
+    pub(crate) fn note_first_reads(&mut self, order: &[NodeId]) {
+        for (at, &n) in order.iter().enumerate() {
+            let (group_of, reads) = (&self.group_of, &mut self.pack_reads);
+            self.arena.for_each_operand(n, |a| {
+                if group_of[a as usize] != NO_GROUP {
+                    reads.entry(a).or_insert(at as u32);
+                }
+            });
+        }
+    }
+
     /// When the order first reads `n` (`u32::MAX`: never).
     fn first_read(&self, n: NodeId) -> u32 {
         self.pack_reads.get(&n).copied().unwrap_or(u32::MAX)
@@ -153,8 +86,8 @@ impl Scheduler<'_> {
         // form without moves) come first
         outs.sort_by_key(|&(at, _)| at);
         match outs.as_slice() {
-            [(_, x), (_, y), ..] => Kept::sincos_of(*x, *y).unwrap_or(Kept::default_of(group.op)),
-            _ => Kept::default_of(group.op),
+            [(_, x), (_, y), ..] => Kept::sincos_of(*x, *y).unwrap_or(group.op.default_kept()),
+            _ => group.op.default_kept(),
         }
     }
 

@@ -797,7 +797,6 @@ pub(crate) fn schedule_onto(
     }
     let sincos = crate::sincos::partners(arena);
     let packing = crate::pack::plan(arena, &table.packs, &sincos, &|n| pinned[n as usize]);
-    let pack_reads = crate::pack_outputs::first_reads(arena, &packing.order, &packing.group_of);
     let mut s = Scheduler {
         arena,
         table,
@@ -824,8 +823,9 @@ pub(crate) fn schedule_onto(
         group_of: packing.group_of,
         blocks: Vec::new(),
         lane_group: FxHashMap::default(),
-        pack_reads,
+        pack_reads: FxHashMap::default(),
     };
+    s.note_first_reads(&packing.order);
     s.place_packed_inputs();
     s.place_pack_blocks(&is_output, &pinned, &stored);
     for n in packing.order {

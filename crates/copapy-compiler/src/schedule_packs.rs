@@ -37,7 +37,6 @@
 use crate::link::Step;
 use crate::optimise::{Kind, NodeId};
 use crate::pack::{Blocks, Form, Group, Lane, PackOp, RegisterLanes, LANES};
-use crate::pack_outputs::Kept;
 use crate::schedule::{Scheduler, NO_SLOT};
 use crate::select::{Class, MissingStencil, Place};
 
@@ -190,10 +189,10 @@ impl Scheduler<'_> {
         };
         let group = &self.groups[g as usize];
         let (kept, stencil) = match self.kept_results(group, &lanes) {
-            kept if kept != Kept::default_of(op) => {
+            kept if kept != op.default_kept() => {
                 match self.table.packs.stencil_kept(op, form, kept) {
                     Some(id) => (kept, Some(id)),
-                    None => (Kept::default_of(op), self.table.packs.stencil_in(op, form)),
+                    None => (op.default_kept(), self.table.packs.stencil_in(op, form)),
                 }
             }
             kept => (kept, self.table.packs.stencil_in(op, form)),
