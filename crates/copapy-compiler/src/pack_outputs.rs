@@ -40,13 +40,18 @@ impl Out {
 }
 
 impl Scheduler<'_> {
-    /// Notes where the evaluation order `order` first reads each result of a group (its
-    /// position in `order`); results nobody reads stay absent.
+    /// Notes where the evaluation order `order` first reads each result of a sin/cos
+    /// group (its position in `order`); results nobody reads stay absent.
     pub(crate) fn note_first_reads(&mut self, order: &[NodeId]) {
+        let (groups, group_of) = (&self.groups, &self.group_of);
+        let sincos = |a: NodeId| {
+            let g = group_of[a as usize];
+            g != NO_GROUP && groups[g as usize].op == PackOp::SinCos
+        };
         for (at, &n) in order.iter().enumerate() {
-            let (group_of, reads) = (&self.group_of, &mut self.pack_reads);
+            let reads = &mut self.pack_reads;
             self.arena.for_each_operand(n, |a| {
-                if group_of[a as usize] != NO_GROUP {
+                if sincos(a) {
                     reads.entry(a).or_insert(at as u32);
                 }
             });

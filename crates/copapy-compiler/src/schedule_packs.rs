@@ -188,14 +188,11 @@ impl Scheduler<'_> {
             ),
         };
         let group = &self.groups[g as usize];
-        let (kept, stencil) = match self.kept_results(group, &lanes) {
-            kept if kept != op.default_kept() => {
-                match self.table.packs.stencil_kept(op, form, kept) {
-                    Some(id) => (kept, Some(id)),
-                    None => (op.default_kept(), self.table.packs.stencil_in(op, form)),
-                }
-            }
-            kept => (kept, self.table.packs.stencil_in(op, form)),
+        let wanted = self.kept_results(group, &lanes);
+        let (kept, stencil) = match self.table.packs.stencil_kept(op, form, wanted) {
+            Some(id) => (wanted, Some(id)),
+            // an object without that form: the one keeping the default results
+            None => (op.default_kept(), self.table.packs.stencil_in(op, form)),
         };
         let stencil = stencil
             .ok_or_else(|| MissingStencil(format!("packed stencil for {op:?} in {form:?}")))?;
