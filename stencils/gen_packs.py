@@ -7,7 +7,8 @@ AArch64 (CPM_VEC_MATH). The compiler's packing pass (crates/copapy-compiler/src/
 runs up to four independent calls of one function as one of these stencils:
 
     st_pack4_<op>_f      cp_mf[k] = op(lane k) for k < 4
-    st_pack4_sincos_f    cp_mf[k] = sin(lane k), cp_mf2[k] = cos(of the same), k < 4
+    st_pack4_sincos_f    cp_mf[k] = sin(lane k), cp_mf2[k] = cos(of the same), k < 4;
+                         a and b: two of the sines and cosines of lanes 0 and 1
     st_pack4_<op>_f      cp_mf[k] = op(x lane k, y lane k) for atan2 and pow, k < 4
 
 The wrapper around the helper is what a packed call costs beyond the array kernel's loop
@@ -20,9 +21,18 @@ The wrapper around the helper is what a packed call costs beyond the array kerne
   0's result (the helper returns the results in one vector register, whose lane 0 is a),
   so the next stencil can read it from there; b, i and j hold nothing (CPM_JUNK: no
   instruction).
-- The helper takes the operands as vectors and returns the results as one (sincos: the
-  sines; the cosines through a pointer), in the plain C convention: no block pointer
-  to pass for the results, and no integer register to keep.
+- The helper takes the operands as vectors and returns the results as one, in the plain
+  C convention: no block pointer to pass for the results, and no integer register to
+  keep.
+- sincos: the helper stores the sines and the cosines to their blocks itself and
+  returns lanes 0 and 1 of both in two float registers, so a step leaves the two results
+  its next readers need in registers a and b (IK's cosines, read by `l1 * c1` and
+  `l2 * c12` right after the step, would otherwise come back through a store-to-load
+  forwarding). Each form (SINCOS_KEPT: a suffix after the operands' form, none for lane
+  0's sine and cosine) picks one unordered pair of those four with at most two moves;
+  the scheduler orders the lanes so the results read first are in lanes 0 and 1
+  (crates/copapy-compiler/src/pack_outputs.rs). 6 kept forms x 5 operand forms = 30
+  sincos stencils.
 - Lanes: the operands of lane k come from hole cp_a<k> (one 4-byte load each: an input's
   or a spilled value's slot, or the slot the scheduler stored a register into), or from
   register a or b by value (forms `_r0`, `_r1`, `_r0r1` of the unary and sincos stencils:
@@ -67,6 +77,19 @@ UNARY_FORMS = {
     "_r1": "{b, CPM_LANE(cp_a1), CPM_LANE(cp_a2), CPM_LANE(cp_a3)}",
     "_r0r1": "{a, b, CPM_LANE(cp_a2), CPM_LANE(cp_a3)}",
     "_v": "CPM_LANES(cp_a0)",
+}
+# the results a sin/cos step leaves in float registers a and b (the rest only in their
+# slots): a suffix after the operands' form -> (a, b), each (s or c, lane). Lanes 0 and 1
+# only (the scheduler orders the lanes so the results read first are there); the pairs
+# are unordered for the scheduler (every reader takes either register), so each pair
+# has one form, in the orientation that costs fewest moves.
+SINCOS_KEPT = {
+    "": (("s", 0), ("c", 0)),
+    "_s0s1": (("s", 0), ("s", 1)),
+    "_c0c1": (("c", 0), ("c", 1)),
+    "_s0c1": (("s", 0), ("c", 1)),
+    "_s1c0": (("s", 1), ("c", 0)),
+    "_s1c1": (("s", 1), ("c", 1)),
 }
 # the forms of atan2 and pow: suffix -> (first operands, second operands); without a
 # range, the second operands come from the result block
@@ -125,6 +148,37 @@ def _stencil(name, call, results="cp_mf"):
             f"    CPM_STORE_LANES({results}, r);\n    CPM_PACK_NEXT(r);\n}}\n")
 
 
+def _sincos_helper(name, x):
+    """The sin/cos helper stores both result vectors itself and returns lanes 0 and 1 of
+    each, two 8-byte vectors: the C convention returns them in two float registers
+    (x86_64 SysV: xmm0 and xmm1, two SSE eightbytes; AAPCS64: v0 and v1, a homogeneous
+    short-vector aggregate), so the stencil picks the ones its form keeps without
+    reading a stored result back."""
+    loop = f"{name}_lanes"
+    lanes = ", ".join(f"xv[{k}]" for k in range(LANES))
+    return (f"OP void {loop}(f32 *restrict s, f32 *restrict c, {x}, i32 n) {{\n"
+            "    CPM_VECTOR_LOOP\n"
+            "    for (i32 k = 0; k < n; k++)\n"
+            "        cpm_sincos_body(x[k], &s[k], &c[k], 1);\n}\n"
+            "typedef float cpm_v2f __attribute__((vector_size(8)));\n"
+            "typedef struct { cpm_v2f s, c; } cpm_pack_sincos01;\n"
+            f"CPM_PACK_CC cpm_pack_sincos01 {name}(cpm_v4f xv, f32 *restrict sd, f32 *restrict cd) {{\n"
+            f"    f32 x[{LANES}] = {{{lanes}}};\n"
+            f"    f32 s[{LANES}], c[{LANES}];\n"
+            f"    {loop}(s, c, x, {LANES});\n"
+            "    __builtin_memcpy(sd, s, sizeof s);\n"
+            "    __builtin_memcpy(cd, c, sizeof c);\n"
+            "    return (cpm_pack_sincos01){{s[0], s[1]}, {c[0], c[1]}};\n}\n")
+
+
+def _sincos_stencil(name, call, kept):
+    a, b = SINCOS_KEPT[kept]
+    pick = lambda r: f"r.{r[0]}[{r[1]}]"  # noqa: E731
+    return (f"void {name}{SIG} {{\n"
+            f"    cpm_pack_sincos01 r = {call};\n"
+            f"    NEXT({pick(a)}, {pick(b)}, CPM_JUNK_I(0), CPM_JUNK_I(1));\n}}\n")
+
+
 def _only_vector(src):
     return f"#if CPM_VEC_MATH\n{src}#endif\n"
 
@@ -153,13 +207,12 @@ def generate():
             stencil = _stencil(f"st_pack4_{op}_f{suffix}", call)
             yield f"st_pack4_{op}_f{suffix}", _only_vector((src if k == 0 else "") + stencil)
     helper = "cpm_pack4_sincos_f"
-    src = _helper(helper, "f32 *restrict s, f32 *restrict c", x,
-                  "cpm_sincos_body(x[k], &s[k], &c[k], 1)", "d, c, x",
-                  "cpm_v4f xv, f32 *restrict c")
-    for k, (suffix, lanes) in enumerate(UNARY_FORMS.items()):
-        call = f"{helper}({_vector(lanes)}, CP_SLOT(cp_mf2))"
-        stencil = _stencil(f"st_pack4_sincos_f{suffix}", call)
-        yield f"st_pack4_sincos_f{suffix}", _only_vector((src if k == 0 else "") + stencil)
+    src = _sincos_helper(helper, x)
+    forms = [(i, o) for i in UNARY_FORMS for o in SINCOS_KEPT]
+    for k, (suffix, kept) in enumerate(forms):
+        call = f"{helper}({_vector(UNARY_FORMS[suffix])}, CP_SLOT(cp_mf), CP_SLOT(cp_mf2))"
+        name = f"st_pack4_sincos_f{suffix}{kept}"
+        yield name, _only_vector((src if k == 0 else "") + _sincos_stencil(name, call, kept))
 
 
 def _vector(lanes):

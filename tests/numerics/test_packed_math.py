@@ -327,3 +327,36 @@ def test_values_alive_across_a_packed_step_keep_their_values(
     assert [got[1], *got[5:]] == [float(w) for w in want], (got, want)
     for k, x in enumerate(xs):
         assert _within_bar(got[0] if k == 0 else got[1 + k], _reference(np.sin, x), 1), (x, got)
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(xs=st.lists(st.floats(-50.0, 50.0, width=32), min_size=2, max_size=4),
+       order=st.permutations(range(8)), k=st.floats(-4.0, 4.0, width=32))
+def test_sin_cos_results_read_right_after_their_step(xs: list[float], order: list[int],
+                                                      k: float) -> None:
+    """Products of the packed sines and cosines with k, in a drawn order right after the
+    step: the two read first stay in float registers (stencils/gen_packs.py, SINCOS_KEPT;
+    each pair of lanes 0 and 1 is a form of its own), the others come from their slots; the
+    result read first is read again at the end, after the registers were reused. Checked
+    against the calls one after another and NumPy float32 products and sums."""
+    def results(calls: Callable[[list[Any], Callable[[Any], list[Any]]], list[Any]]) -> list[Any]:
+        return calls([cp.value(x) for x in xs], lambda v: [cp.sin(v), cp.cos(v)])
+
+    packed = results(lambda vals, call: [r for v in vals for r in call(v)])
+    picks = [i for i in order if i < len(packed)]
+    vk = cp.value(k)  # an input: a constant zero would fold the product (x * 0 -> 0)
+    products = [packed[i] * vk for i in picks]
+    total = products[0]
+    for p in products[1:]:
+        total = total + p
+    got = _run([*products, total + packed[picks[0]], *packed])
+    alone = _run(results(_chain))
+    assert all(_same_bits(g, a) for g, a in zip(got[len(picks) + 1:], alone, strict=True))
+    f = np.float32
+    with np.errstate(over="ignore", invalid="ignore"):
+        want = [f(alone[i]) * f(k) for i in picks]
+        sum32 = want[0]
+        for w in want[1:]:
+            sum32 = sum32 + w
+        want.append(sum32 + f(alone[picks[0]]))
+    assert all(_same_bits(g, float(w)) for g, w in zip(got, want, strict=False)), (got, want)

@@ -30,6 +30,8 @@ mod loop_grad;
 pub mod loops;
 pub mod optimise;
 mod pack;
+mod pack_kept;
+mod pack_outputs;
 // generated from stencils/optable.py (stencils/gen_optable.py), formatted by the generator
 #[rustfmt::skip]
 mod ops_generated;

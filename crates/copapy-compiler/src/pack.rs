@@ -36,6 +36,7 @@ use rustc_hash::FxHashMap;
 use crate::array::ArrayOp;
 use crate::graph::{NodeKind, Op, ScalarType};
 use crate::optimise::{Arena, Kind, NodeId};
+use crate::pack_kept::Kept;
 use crate::stencil_db::StencilId;
 
 /// Calls per packed stencil: four float lanes of SSE2 / NEON.
@@ -60,6 +61,16 @@ pub(crate) enum PackOp {
     Binary(Op),
     /// sin and cos of each lane's operand (`st_pack4_sincos_f`).
     SinCos,
+}
+
+impl PackOp {
+    /// What its stencil without an output suffix keeps in registers.
+    pub(crate) fn default_kept(self) -> Kept {
+        match self {
+            PackOp::SinCos => Kept::SINCOS[0].1,
+            _ => Kept::LANE0,
+        }
+    }
 }
 
 /// One lane of a group: the operand(s) and the node(s) computed from it. For
@@ -166,13 +177,14 @@ pub(crate) struct PackTable {
     unary: FxHashMap<Op, StencilId>,
     binary: FxHashMap<Op, StencilId>,
     sincos: Option<StencilId>,
-    /// Every form of every packed stencil the object has.
-    forms: FxHashMap<(PackOp, Form), StencilId>,
+    /// Every form of every packed stencil the object has, with the results it leaves
+    /// in registers ([`crate::pack_outputs`]).
+    forms: FxHashMap<(PackOp, Form, Kept), StencilId>,
 }
 
 impl PackTable {
     /// Looks up `st_pack4_<op>_f` for every unary and binary float op and
-    /// `st_pack4_sincos_f`, each in every form.
+    /// `st_pack4_sincos_f`, each in every form (sin/cos also in every [`Kept`] form).
     pub(crate) fn new(lookup: impl Fn(&str) -> Option<StencilId>) -> PackTable {
         let base = |op: PackOp| match op {
             PackOp::Unary(op) | PackOp::Binary(op) => format!("st_pack4_{}_f", op.stencil_name()),
@@ -185,12 +197,19 @@ impl PackTable {
             .chain([PackOp::SinCos]);
         let mut table = PackTable::default();
         for op in ops {
-            for form in Form::ALL {
-                let Some(id) = lookup(&format!("{}{}", base(op), form.suffix(op))) else {
+            let kept: &[(&str, Kept)] = match op {
+                PackOp::SinCos => &Kept::SINCOS,
+                _ => &[("", Kept::LANE0)],
+            };
+            for (form, &(out, kept)) in Form::ALL
+                .into_iter()
+                .flat_map(|f| kept.iter().map(move |k| (f, k)))
+            {
+                let Some(id) = lookup(&format!("{}{}{out}", base(op), form.suffix(op))) else {
                     continue;
                 };
-                table.forms.insert((op, form), id);
-                if form == Form::Lanes(RegisterLanes::None) {
+                table.forms.insert((op, form, kept), id);
+                if form == Form::Lanes(RegisterLanes::None) && out.is_empty() {
                     match op {
                         PackOp::Unary(o) => _ = table.unary.insert(o, id),
                         PackOp::Binary(o) => _ = table.binary.insert(o, id),
@@ -207,9 +226,15 @@ impl PackTable {
         self.unary.is_empty() && self.binary.is_empty() && self.sincos.is_none()
     }
 
-    /// The stencil of a group's operation in `form`, if the object has it.
+    /// The stencil of a group's operation in `form` leaving its default results in
+    /// registers, if the object has it.
     pub(crate) fn stencil_in(&self, op: PackOp, form: Form) -> Option<StencilId> {
-        self.forms.get(&(op, form)).copied()
+        self.stencil_kept(op, form, op.default_kept())
+    }
+
+    /// The stencil of a group's operation in `form` keeping `kept`, if the object has it.
+    pub(crate) fn stencil_kept(&self, op: PackOp, form: Form, kept: Kept) -> Option<StencilId> {
+        self.forms.get(&(op, form, kept)).copied()
     }
 }
 

@@ -107,6 +107,8 @@ pub(crate) struct Scheduler<'a> {
     /// The group each operand of a unary or sincos group with register lanes goes into
     /// ([`Scheduler::lane_register`]).
     pub(crate) lane_group: FxHashMap<NodeId, u32>,
+    /// Where the order first reads each result of a group ([`crate::pack_outputs`]).
+    pub(crate) pack_reads: FxHashMap<NodeId, u32>,
 }
 
 impl Scheduler<'_> {
@@ -821,7 +823,9 @@ pub(crate) fn schedule_onto(
         group_of: packing.group_of,
         blocks: Vec::new(),
         lane_group: FxHashMap::default(),
+        pack_reads: FxHashMap::default(),
     };
+    s.note_first_reads(&packing.order);
     s.place_packed_inputs();
     s.place_pack_blocks(&is_output, &pinned, &stored);
     for n in packing.order {
@@ -909,7 +913,9 @@ mod tests {
                 }
             }
             for form in ["", "_r0", "_r1", "_r0r1", "_v"] {
-                names.push(format!("st_pack4_sincos_f{form}"));
+                for kept in ["", "_s0s1", "_c0c1", "_s0c1", "_s1c0", "_s1c1"] {
+                    names.push(format!("st_pack4_sincos_f{form}{kept}"));
+                }
             }
             Machine { names }
         }
@@ -1014,8 +1020,14 @@ mod tests {
     /// second operands of atan2 and pow come from the result block, or the four slots at
     /// `slot2` (`_v`, `_vy`). The results go to the block at `slot` (the cosines of
     /// `sincos` to the block at `slot2`). Every register is clobbered, except that float
-    /// register 0 holds lane 0's result.
+    /// register 0 holds lane 0's result, or, of `sincos`, registers 0 and 1 the results
+    /// its name's last suffix keeps (`_c0c1`: lane 0's and lane 1's cosines; none: lane
+    /// 0's sine and cosine).
     fn run_pack(op: &str, form: &str, regs: &mut [[u32; 2]; 2], step: &Step, data: &mut [u8]) {
+        let kept = ["_s0s1", "_c0c1", "_s0c1", "_s1c0", "_s1c1"]
+            .into_iter()
+            .find(|k| form.ends_with(k));
+        let form = form.strip_suffix(kept.unwrap_or("")).unwrap_or(form);
         let by_value = match form {
             "_r0" => vec![regs[0][0]],
             "_r1" => vec![regs[0][1]],
@@ -1040,6 +1052,7 @@ mod tests {
             .find(|b| b.stencil_name() == op);
         let ys: Vec<u32> = (0..4).map(|k| binary.map_or(0, |_| y(k))).collect();
         let mut first = 0;
+        let mut results = [[0u32; 2]; 2]; // [sine or result, cosine][lane 0 or 1]
         for (k, &x) in xs.iter().enumerate() {
             let (r, cos) = if op == "sincos" {
                 let c = unary_or_math(Op::Cos, ScalarType::Float, x);
@@ -1053,6 +1066,10 @@ mod tests {
             if k == 0 {
                 first = r;
             }
+            if k < 2 {
+                results[0][k] = r;
+                results[1][k] = cos.unwrap_or(CLOBBERED);
+            }
             let o = block(step.slot, k) as usize;
             data[o..o + 4].copy_from_slice(&r.to_le_bytes());
             if let Some(c) = cos {
@@ -1061,6 +1078,12 @@ mod tests {
             }
         }
         *regs = [[first, CLOBBERED], [CLOBBERED, CLOBBERED]];
+        if op == "sincos" {
+            let pick =
+                |name: &[u8]| results[usize::from(name[0] == b'c')][usize::from(name[1] - b'0')];
+            let kept = kept.unwrap_or("_s0c0").as_bytes();
+            regs[0] = [pick(&kept[1..3]), pick(&kept[3..5])];
+        }
     }
 
     /// atan2 and pow on the machine: any function of both operands' bits.
@@ -1219,7 +1242,7 @@ mod tests {
         let mut rng = Rng(0x2545_f491_4f6c_dd1d);
         let math = [Op::Tanh, Op::Sin, Op::Cos];
         let mut packed = Vec::new();
-        for round in 0..400 {
+        for round in 0..1200 {
             let mut pool: Vec<Value> = (0..6)
                 .map(|k| Value::input(ScalarType::Float, (k as f32 * 0.75 - 2.0).to_bits()))
                 .chain(
@@ -1230,8 +1253,16 @@ mod tests {
             for _ in 0..(4 + rng.pick(60)) {
                 let a = pool[rng.pick(pool.len())].clone();
                 let b = pool[rng.pick(pool.len())].clone();
-                let v = match rng.pick(8) {
+                let v = match rng.pick(10) {
                     0..=2 => trace::unary(math[rng.pick(math.len())], &a),
+                    8 | 9 => {
+                        // sin and cos of one operand: a lane of the fused step, whose
+                        // results later nodes read from its registers or its slots
+                        if let Ok(sin) = trace::unary(Op::Sin, &a) {
+                            pool.push(sin);
+                        }
+                        trace::unary(Op::Cos, &a)
+                    }
                     3 => trace::binary(Op::Add, &a, &b),
                     4 => trace::binary(Op::Mul, &a, &b),
                     5 => trace::binary([Op::Pow, Op::Atan2][rng.pick(2)], &a, &b),
@@ -1262,8 +1293,8 @@ mod tests {
             packed.extend(check_program(&machine, &table, &outputs, round));
         }
         assert!(
-            packed.len() >= 200,
-            "only {} packed steps in 400 programs",
+            packed.len() >= 600,
+            "only {} packed steps in 1200 programs",
             packed.len()
         );
         // every form of the stencils (schedule_packs.rs): operands by value, in ranges,
@@ -1284,6 +1315,16 @@ mod tests {
                 .filter(|n| n.ends_with(form))
                 .count();
             assert!(n >= 3, "{n} binary packed steps in form {form}: {packed:?}");
+        }
+        // every pair of results a sin/cos step keeps in registers (crate::pack_outputs),
+        // read from there or (after the registers were reused, or across a later
+        // pack) from their slots
+        for kept in ["_s0s1", "_c0c1", "_s0c1", "_s1c0", "_s1c1"] {
+            let n = packed.iter().filter(|n| n.ends_with(kept)).count();
+            assert!(
+                n >= 5,
+                "{n} sin/cos packed steps keeping {kept}: {packed:?}"
+            );
         }
         let holes = packed
             .iter()

@@ -30,7 +30,9 @@
 //!
 //! A packed step clobbers every register (its stencil saves nothing around the helper
 //! call): before it, a value still needed that lives only in a register is stored to its
-//! slot; after it, float register 0 holds lane 0's result and the others nothing.
+//! slot; after it, float register 0 holds lane 0's result and the others nothing, or, of
+//! a sin/cos step, float registers 0 and 1 hold the two results of lanes 0 and 1 read
+//! first ([`crate::pack_outputs`]).
 
 use crate::link::Step;
 use crate::optimise::{Kind, NodeId};
@@ -58,6 +60,7 @@ impl Scheduler<'_> {
         stored: &[bool],
     ) {
         for g in 0..self.groups.len() {
+            self.order_lanes_by_first_read(g);
             let lanes = self.array_range(LANES as u32, &[]);
             let op = self.groups[g].op;
             let cos = (op == PackOp::SinCos).then(|| self.array_range(LANES as u32, &[]));
@@ -184,10 +187,14 @@ impl Scheduler<'_> {
                 },
             ),
         };
-        let stencil = self
-            .table
-            .packs
-            .stencil_in(op, form)
+        let group = &self.groups[g as usize];
+        let wanted = self.kept_results(group, &lanes);
+        let (kept, stencil) = match self.table.packs.stencil_kept(op, form, wanted) {
+            Some(id) => (wanted, Some(id)),
+            // an object without that form: the one keeping the default results
+            None => (op.default_kept(), self.table.packs.stencil_in(op, form)),
+        };
+        let stencil = stencil
             .ok_or_else(|| MissingStencil(format!("packed stencil for {op:?} in {form:?}")))?;
         let by_value = match form {
             Form::Lanes(regs) => regs.count(),
@@ -244,9 +251,9 @@ impl Scheduler<'_> {
                 self.early[c as usize] = true;
             }
         }
-        // the helper returns the results in one vector register, lane 0 in float
-        // register 0
-        self.regs[Class::Float as usize][0] = Some((lanes[0].node, self.steps.len()));
+        // the helper returns results in registers: lane 0's, or the two `kept` of a
+        // sin/cos step (crate::pack_outputs)
+        self.record_kept(&lanes, kept);
         Ok(())
     }
 

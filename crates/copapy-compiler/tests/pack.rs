@@ -166,9 +166,19 @@ fn ten_binary_calls_run_as_three_packed_steps_with_the_scalar_bits() {
 
 /// The register-lane form of a packed step's name (`""`, `"_r0"`, `"_r1"`, `"_r0r1"`).
 fn form(name: &str) -> &'static str {
+    let name = name.strip_suffix(kept(name)).unwrap_or(name);
     ["_r0r1", "_r0", "_r1"]
         .into_iter()
         .find(|f| name.ends_with(f))
+        .unwrap_or("")
+}
+
+/// The results a sin/cos packed step's name keeps in registers (`""`: lane 0's sine and
+/// cosine; crate::pack_outputs).
+fn kept(name: &str) -> &'static str {
+    ["_s0s1", "_c0c1", "_s0c1", "_s1c0", "_s1c1"]
+        .into_iter()
+        .find(|k| name.ends_with(k))
         .unwrap_or("")
 }
 
@@ -435,4 +445,155 @@ fn states_an_update_stores_into_are_not_read_as_a_range() {
     outs.extend(fresh.iter().cloned());
     let (_, plain) = run(&outs);
     assert_eq!(packs(&plain), ["st_pack4_sin_f_v"]);
+}
+
+/// `x` rounded to float32 bits, for expectations computed here with f32 arithmetic.
+fn f(bits: u32) -> f32 {
+    f32::from_bits(bits)
+}
+
+/// The one sin/cos packed step among `names`.
+fn sincos_step(names: &[String]) -> &str {
+    let steps = packs(names);
+    assert_eq!(steps.len(), 1, "{names:?}");
+    assert!(steps[0].starts_with("st_pack4_sincos_f"), "{names:?}");
+    steps[0]
+}
+
+#[test]
+fn the_results_read_first_after_a_sin_cos_step_stay_in_registers() {
+    // two lanes, each result read by a product right after the step: the two products
+    // read first decide the form (each pair of lanes 0 and 1), and they take their
+    // operands from the registers (a register-memory product, no load of the result);
+    // lane 0 is a computed operand in a register (`_r0`) in the last case, so lane 1's
+    // sine and cosine are the ones read first. Bits against the calls alone and f32
+    // products computed here.
+    let (ta, tb) = (input(0.75), input(-2.5));
+    let tr = binary(Op::Add, &input(0.5), &input(1.75)).unwrap();
+    let (k1, k2) = (1.5f32, -0.375f32);
+    let (s, c) = (
+        |t: &Value| unary(Op::Sin, t).unwrap(),
+        |t: &Value| unary(Op::Cos, t).unwrap(),
+    );
+    // (first read, second read, the other two results, the operands' form, kept)
+    type Case = (Value, Value, [Value; 2], &'static str, &'static str);
+    let cases: Vec<Case> = vec![
+        (s(&ta), c(&ta), [s(&tb), c(&tb)], "", ""),
+        (s(&ta), s(&tb), [c(&ta), c(&tb)], "", "_s0s1"),
+        (c(&ta), c(&tb), [s(&ta), s(&tb)], "", "_c0c1"),
+        (s(&ta), c(&tb), [c(&ta), s(&tb)], "", "_s0c1"),
+        (c(&ta), s(&tb), [s(&ta), c(&tb)], "", "_s1c0"),
+        (c(&tb), s(&tb), [s(&tr), c(&tr)], "_r0", "_s1c1"),
+    ];
+    for (first, second, others, want_form, want_kept) in cases {
+        let p = binary(Op::Mul, &first, &input(k1)).unwrap();
+        let q = binary(Op::Mul, &second, &input(k2)).unwrap();
+        let outs = [
+            p,
+            q,
+            first.clone(),
+            second.clone(),
+            others[0].clone(),
+            others[1].clone(),
+        ];
+        let (bits, names) = run(&outs);
+        let step = sincos_step(&names);
+        assert_eq!(
+            (form(step), kept(step)),
+            (want_form, want_kept),
+            "{names:?}"
+        );
+        let at = names.iter().position(|n| n == step).unwrap();
+        let products = names[at + 1..]
+            .iter()
+            .filter(|n| n.starts_with("st_mul_f_"));
+        for reader in products.take(2) {
+            assert!(
+                reader.starts_with("st_mul_f_mr") || reader.starts_with("st_mul_f_r"),
+                "{want_kept}: a product after the step loads its result: {names:?}"
+            );
+        }
+        let alone: Vec<u32> = outs[2..]
+            .iter()
+            .map(|v| run(std::slice::from_ref(v)).0[0])
+            .collect();
+        assert_eq!(bits[2..], alone[..], "{want_kept}: {names:?}");
+        assert_eq!(f(bits[0]), f(alone[0]) * k1, "{want_kept}: {names:?}");
+        assert_eq!(f(bits[1]), f(alone[1]) * k2, "{want_kept}: {names:?}");
+    }
+}
+
+#[test]
+fn a_kept_result_is_read_from_its_register_and_later_from_its_slot() {
+    // cos(a) is read right after the step (from its register) and again after a chain
+    // that reuses both registers (from its slot); sin(b) likewise, read last beside it
+    let (a, b, k) = (0.3f32, 4.0f32, 2.5f32);
+    let (va, vb, vk) = (input(a), input(b), input(k));
+    let (ca, sb) = (unary(Op::Cos, &va).unwrap(), unary(Op::Sin, &vb).unwrap());
+    let (sa, cb) = (unary(Op::Sin, &va).unwrap(), unary(Op::Cos, &vb).unwrap());
+    let p = binary(Op::Mul, &ca, &vk).unwrap();
+    let q = binary(Op::Add, &sb, &vk).unwrap();
+    let mut chain = binary(Op::Mul, &p, &q).unwrap();
+    for _ in 0..3 {
+        let sq = binary(Op::Mul, &chain, &chain).unwrap();
+        chain = binary(Op::Sub, &sq, &binary(Op::Add, &chain, &vk).unwrap()).unwrap();
+    }
+    let last = binary(Op::Add, &binary(Op::Mul, &ca, &chain).unwrap(), &sb).unwrap();
+    let outs = [last, sa.clone(), cb.clone(), ca.clone(), sb.clone()];
+    let (bits, names) = run(&outs);
+    assert_eq!(kept(sincos_step(&names)), "_s1c0", "{names:?}");
+    let alone: Vec<u32> = outs[1..]
+        .iter()
+        .map(|v| run(std::slice::from_ref(v)).0[0])
+        .collect();
+    assert_eq!(bits[1..], alone[..], "{names:?}");
+    let (fca, fsb) = (f(alone[2]), f(alone[3]));
+    let mut want = (fca * k) * (fsb + k);
+    for _ in 0..3 {
+        want = want * want - (want + k);
+    }
+    assert_eq!(f(bits[0]), fca * want + fsb, "{names:?}");
+}
+
+#[test]
+fn kept_results_alive_across_a_later_pack_are_read_from_their_slots() {
+    // the first step keeps cos(a) and cos(b) in registers; the products read them there
+    // and are the operands of a second sin/cos step, which clobbers every register:
+    // the first step's results read after it (all four) come from their slots
+    let (a, b, k) = (1.1f32, -0.6f32, 0.8f32);
+    let (va, vb, vk) = (input(a), input(b), input(k));
+    let first: Vec<Value> = [&va, &vb]
+        .iter()
+        .flat_map(|t| [unary(Op::Sin, t).unwrap(), unary(Op::Cos, t).unwrap()])
+        .collect();
+    let u = binary(Op::Mul, &first[1], &vk).unwrap();
+    let v = binary(Op::Mul, &first[3], &vk).unwrap();
+    let second: Vec<Value> = [&u, &v]
+        .iter()
+        .flat_map(|t| [unary(Op::Cos, t).unwrap(), unary(Op::Sin, t).unwrap()])
+        .collect();
+    let mix = |x: &Value, y: &Value| binary(Op::Add, x, y).unwrap();
+    let outs = [
+        mix(&second[0], &first[0]),
+        mix(&second[2], &first[1]),
+        mix(&second[1], &first[2]),
+        mix(&second[3], &first[3]),
+    ];
+    let (bits, names) = run(&outs);
+    let steps = packs(&names);
+    assert_eq!(steps.len(), 2, "{names:?}");
+    assert_eq!(kept(steps[0]), "_c0c1", "{names:?}");
+    let one = |x: &Value| f(run(std::slice::from_ref(x)).0[0]);
+    // the second step's operands are f32 products of the first's cosines
+    let (fu, fv) = (one(&first[1]) * k, one(&first[3]) * k);
+    assert_eq!(fu, one(&u));
+    assert_eq!(fv, one(&v));
+    let want = [
+        one(&second[0]) + one(&first[0]),
+        one(&second[2]) + one(&first[1]),
+        one(&second[1]) + one(&first[2]),
+        one(&second[3]) + one(&first[3]),
+    ];
+    let got: Vec<f32> = bits.iter().map(|&x| f(x)).collect();
+    assert_eq!(got, want, "{names:?}");
 }
