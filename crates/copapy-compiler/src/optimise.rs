@@ -159,8 +159,13 @@ fn number_graph(outputs: &[Value]) -> Arena {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// The arena before [`crate::signs`], to compare with.
+    pub(crate) fn numbered(outputs: &[Value]) -> Arena {
+        number_graph(outputs)
+    }
     use crate::graph::Op;
     use crate::trace::binary;
 

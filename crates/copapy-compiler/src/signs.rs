@@ -119,7 +119,8 @@ struct Rewrite<'a> {
     b: Builder,
     /// Each old node's value in the new arena.
     rep: Vec<Signed>,
-    /// Old nodes whose new value is negated because an operand's was (products, selects).
+    /// Old nodes whose new value is negated because an operand's was (products, selects,
+    /// `-a + -a`).
     passes: Vec<bool>,
     /// Old nodes with a negated value some reader needed as it is (an explicit negation).
     made_plain: Vec<bool>,
@@ -214,7 +215,7 @@ impl<'a> Rewrite<'a> {
                 let a = self.plain(a);
                 Signed::plain(self.b.unary(old.ty, op, a))
             }
-            Kind::Binary(Op::Add, a, b) if float => self.add(a, b),
+            Kind::Binary(Op::Add, a, b) if float => self.add(i, a, b),
             Kind::Binary(Op::Sub, a, b) if float => self.sub(a, b),
             Kind::Binary(op @ (Op::Mul | Op::Div), a, b) if float => self.product(i, op, a, b),
             Kind::Binary(op, a, b) => {
@@ -255,17 +256,26 @@ impl<'a> Rewrite<'a> {
         }
     }
 
-    fn add(&mut self, a: NodeId, b: NodeId) -> Signed {
+    /// `a + b` of old node `i`.
+    fn add(&mut self, i: NodeId, a: NodeId, b: NodeId) -> Signed {
         let (x, y) = (self.rep[a as usize], self.rep[b as usize]);
         match (x.neg, y.neg) {
             (false, false) => self.float(Op::Add, x.node, y.node),
             (false, true) => self.float(Op::Sub, x.node, y.node),
             (true, false) => self.float(Op::Sub, y.node, x.node),
-            // -a + -a is -(a + a): doubling never cancels, so no zero changes sign
-            (true, true) if x.node == y.node => Signed {
-                node: self.b.binary(ScalarType::Float, Op::Add, x.node, x.node),
-                neg: true,
-            },
+            // -a + -a is -(a + a): doubling never cancels, so no zero changes sign; it
+            // passes the negation on like a product
+            (true, true) if x.node == y.node && !self.pinned[i as usize] => {
+                self.passes[i as usize] = true;
+                Signed {
+                    node: self.b.binary(ScalarType::Float, Op::Add, x.node, x.node),
+                    neg: true,
+                }
+            }
+            (true, true) if x.node == y.node => {
+                let a = self.plain(a);
+                self.float(Op::Add, a, a)
+            }
             // -(a + b) would be -0 where IEEE gives +0: one negation stays, preferably
             // one a product passed on (the next round computes it before the product)
             (true, true) if self.passes[a as usize] && !self.passes[b as usize] => {
@@ -411,4 +421,282 @@ fn prune(mut arena: Arena) -> Arena {
         args.iter_mut().for_each(m);
     }
     arena
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::Value;
+    use crate::optimise::build_arena;
+    use crate::trace::{binary, select, unary};
+
+    fn input() -> Value {
+        Value::input(ScalarType::Float, 0)
+    }
+
+    fn c(x: f32) -> Value {
+        Value::constant(ScalarType::Float, x.to_bits())
+    }
+
+    fn neg(v: &Value) -> Value {
+        unary(Op::Neg, v).unwrap()
+    }
+
+    fn bin(op: Op, a: &Value, b: &Value) -> Value {
+        binary(op, a, b).unwrap()
+    }
+
+    fn count(arena: &Arena, op: Op) -> usize {
+        let is = |k: &Kind| matches!(k, Kind::Unary(o, _) | Kind::Binary(o, _, _) if *o == op);
+        arena.nodes.iter().filter(|n| is(&n.kind)).count()
+    }
+
+    fn steps(arena: &Arena) -> usize {
+        let computed = |k: &Kind| !matches!(k, Kind::Const(_) | Kind::Input { .. });
+        arena.nodes.iter().filter(|n| computed(&n.kind)).count()
+    }
+
+    fn output(arena: &Arena, k: usize) -> Kind {
+        arena.nodes[arena.outputs[k] as usize].kind
+    }
+
+    /// The arena index of input `v`.
+    fn id(arena: &Arena, v: &Value) -> NodeId {
+        arena.inputs.iter().find(|(i, _)| i.ptr_eq(v)).unwrap().1
+    }
+
+    fn const_bits(arena: &Arena, n: NodeId) -> Option<u32> {
+        match arena.nodes[n as usize].kind {
+            Kind::Const(bits) => Some(bits),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_sum_with_a_negation_is_a_difference() {
+        let (a, b) = (input(), input());
+        let arena = build_arena(&[
+            bin(Op::Add, &a, &neg(&b)),
+            bin(Op::Add, &neg(&a), &b),
+            bin(Op::Sub, &a, &neg(&b)),
+            bin(Op::Sub, &neg(&a), &neg(&b)),
+        ]);
+        let (ia, ib) = (id(&arena, &a), id(&arena, &b));
+        assert_eq!(output(&arena, 0), Kind::Binary(Op::Sub, ia, ib));
+        assert_eq!(output(&arena, 1), Kind::Binary(Op::Sub, ib, ia));
+        assert_eq!(output(&arena, 2), Kind::Binary(Op::Add, ia, ib));
+        assert_eq!(output(&arena, 3), Kind::Binary(Op::Sub, ib, ia));
+        assert_eq!(count(&arena, Op::Neg), 0);
+    }
+
+    #[test]
+    fn negations_pass_through_products_to_the_sum_that_absorbs_them() {
+        // a - ((-b) * c) / d: the negation reaches the subtraction, which becomes a sum
+        let (a, b, cc, d) = (input(), input(), input(), input());
+        let p = bin(Op::Div, &bin(Op::Mul, &neg(&b), &cc), &d);
+        let arena = build_arena(&[bin(Op::Sub, &a, &p)]);
+        assert!(matches!(output(&arena, 0), Kind::Binary(Op::Add, ..)));
+        assert_eq!(count(&arena, Op::Neg), 0);
+        // (-a) * (-b) and -((-a) * b) need none either
+        let arena = build_arena(&[
+            bin(Op::Mul, &neg(&a), &neg(&b)),
+            neg(&bin(Op::Mul, &neg(&a), &b)),
+        ]);
+        assert_eq!(count(&arena, Op::Neg), 0);
+        assert_eq!(arena.outputs[0], arena.outputs[1]);
+    }
+
+    #[test]
+    fn a_negation_a_reader_needs_stays_before_the_product() {
+        // sin((-a) * b): passing the negation on would put it after the product (later on
+        // a chain through b); it stays where it was, on a
+        let (a, b) = (input(), input());
+        let arena = build_arena(&[unary(Op::Sin, &bin(Op::Mul, &neg(&a), &b)).unwrap()]);
+        assert_eq!(count(&arena, Op::Neg), 1);
+        let neg_of_a = Kind::Unary(Op::Neg, id(&arena, &a));
+        assert!(arena.nodes.iter().any(|n| n.kind == neg_of_a));
+    }
+
+    #[test]
+    fn a_shared_negation_is_never_made_twice() {
+        // -a read by two products whose results are needed as they are: one negation
+        let (a, b, cc) = (input(), input(), input());
+        let n = neg(&a);
+        let outs = [bin(Op::Mul, &n, &b), bin(Op::Mul, &n, &cc)];
+        let before = steps(&build_arena(&outs));
+        let arena = build_arena(&outs);
+        assert_eq!(count(&arena, Op::Neg), 1);
+        assert_eq!(steps(&arena), before);
+        // one reader absorbs it, another needs it: still one
+        let outs = [bin(Op::Add, &b, &n), unary(Op::Sin, &n).unwrap()];
+        let arena = build_arena(&outs);
+        assert_eq!(count(&arena, Op::Neg), 1);
+        assert_eq!(count(&arena, Op::Sub), 1);
+    }
+
+    #[test]
+    fn a_sum_of_two_negations_keeps_one() {
+        // -(a + b) would turn the +0 of 1 + (-1) into -0: one negation stays
+        let (a, b) = (input(), input());
+        for sum in [bin(Op::Add, &neg(&a), &neg(&b)), bin(Op::Sub, &neg(&a), &b)] {
+            let arena = build_arena(&[sum]);
+            assert_eq!(count(&arena, Op::Neg), 1);
+            assert_eq!(count(&arena, Op::Sub), 1);
+        }
+        // -a + -a is -(a + a): exact, as a doubling never cancels
+        let arena = build_arena(&[bin(Op::Mul, &bin(Op::Add, &neg(&a), &neg(&a)), &b)]);
+        assert_eq!(count(&arena, Op::Neg), 1);
+        assert_eq!(steps(&arena), 3);
+    }
+
+    #[test]
+    fn a_constant_factor_takes_a_negation() {
+        let a = input();
+        let arena = build_arena(&[
+            bin(Op::Mul, &neg(&a), &c(3.0)),
+            bin(Op::Div, &c(5.0), &neg(&a)),
+        ]);
+        assert_eq!(count(&arena, Op::Neg), 0);
+        let Kind::Binary(Op::Mul, _, k) = output(&arena, 0) else {
+            panic!("a product")
+        };
+        assert_eq!(const_bits(&arena, k), Some((-3.0f32).to_bits()));
+        let Kind::Binary(Op::Div, k, _) = output(&arena, 1) else {
+            panic!("a quotient")
+        };
+        assert_eq!(const_bits(&arena, k), Some((-5.0f32).to_bits()));
+    }
+
+    #[test]
+    fn times_minus_one_is_a_negation_and_cancels_with_one() {
+        let (a, b) = (input(), input());
+        let arena = build_arena(&[
+            bin(Op::Add, &b, &bin(Op::Mul, &a, &c(-1.0))),
+            bin(Op::Div, &neg(&a), &c(-1.0)),
+        ]);
+        assert_eq!(
+            output(&arena, 0),
+            Kind::Binary(Op::Sub, id(&arena, &b), id(&arena, &a))
+        );
+        assert_eq!(arena.outputs[1], id(&arena, &a));
+    }
+
+    #[test]
+    fn select_and_abs_take_negations() {
+        let (k, a, b, d) = (Value::input(ScalarType::Bool, 0), input(), input(), input());
+        let s = select(&k, &neg(&a), &neg(&b)).unwrap();
+        let arena = build_arena(&[bin(Op::Add, &d, &s), unary(Op::Abs, &neg(&a)).unwrap()]);
+        assert_eq!(count(&arena, Op::Neg), 0);
+        assert!(matches!(output(&arena, 0), Kind::Binary(Op::Sub, ..)));
+        assert_eq!(output(&arena, 1), Kind::Unary(Op::Abs, id(&arena, &a)));
+    }
+
+    #[test]
+    fn doublings_fold_into_constant_factors_where_exact() {
+        let a = input();
+        let twice = bin(Op::Add, &a, &a);
+        let fold = |k: f32| {
+            let arena = build_arena(&[bin(Op::Mul, &twice, &c(k))]);
+            match output(&arena, 0) {
+                Kind::Binary(Op::Mul, x, y) if x == id(&arena, &a) => const_bits(&arena, y),
+                _ => None,
+            }
+        };
+        assert_eq!(fold(1.8), Some(3.6f32.to_bits()));
+        assert_eq!(fold(-3.0), Some((-6.0f32).to_bits()));
+        assert_eq!(fold(f32::INFINITY), Some(f32::INFINITY.to_bits()));
+        assert_eq!(fold(1.0e38), Some(2.0e38f32.to_bits()));
+        // |c| < 1: a + a may overflow where a * 2c does not; 2c overflowing; NaN
+        for k in [0.5, -0.75, 1.0e-40, 2.0e38, f32::NAN] {
+            assert_eq!(fold(k), None, "{k}");
+        }
+        // (a + a) * 2 -> a * 4, and a * 2 is a + a
+        assert_eq!(fold(2.0), Some(4.0f32.to_bits()));
+        let arena = build_arena(&[bin(Op::Mul, &c(2.0), &a)]);
+        let ia = id(&arena, &a);
+        assert_eq!(output(&arena, 0), Kind::Binary(Op::Add, ia, ia));
+        // a computed factor: no fold
+        let b = input();
+        let arena = build_arena(&[bin(Op::Mul, &twice, &b)]);
+        assert_eq!(steps(&arena), 2);
+    }
+
+    #[test]
+    fn x_plus_its_negation_stays_a_subtraction() {
+        // x - x -> 0 assumes finite values (documented); x + (-x) is computed, so inf
+        // and NaN give NaN as IEEE says
+        let a = input();
+        let arena = build_arena(&[bin(Op::Add, &a, &neg(&a))]);
+        let ia = id(&arena, &a);
+        assert_eq!(output(&arena, 0), Kind::Binary(Op::Sub, ia, ia));
+    }
+
+    #[test]
+    fn exposed_values_and_ints_keep_their_negations() {
+        let (a, b) = (input(), input());
+        let n = neg(&a);
+        n.expose();
+        let arena = build_arena(&[bin(Op::Add, &b, &n)]);
+        n.unexpose();
+        assert_eq!(count(&arena, Op::Neg), 1);
+        assert_eq!(count(&arena, Op::Sub), 1);
+        let (i, j) = (
+            Value::input(ScalarType::Int, 0),
+            Value::input(ScalarType::Int, 0),
+        );
+        let arena = build_arena(&[bin(Op::Add, &i, &neg(&j))]);
+        assert_eq!(count(&arena, Op::Neg), 1);
+    }
+
+    /// A small deterministic generator (xorshift), so the test needs no crate.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// Negations and products with -1 (which become negations).
+    fn negations(arena: &Arena) -> usize {
+        let minus_one = |n: NodeId| const_bits(arena, n) == Some(MINUS_ONE);
+        let is = |k: &Kind| match *k {
+            Kind::Unary(Op::Neg, _) => true,
+            Kind::Binary(Op::Mul, a, b) => minus_one(a) || minus_one(b),
+            _ => false,
+        };
+        arena.nodes.iter().filter(|n| is(&n.kind)).count()
+    }
+
+    #[test]
+    fn random_graphs_never_get_more_steps_or_negations() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..3000 {
+            let mut vals: Vec<Value> = (0..3).map(|_| input()).collect();
+            for _ in 0..rng.below(20) + 2 {
+                let pick = |rng: &mut Rng, vals: &[Value]| vals[rng.below(vals.len())].clone();
+                let (x, y) = (pick(&mut rng, &vals), pick(&mut rng, &vals));
+                let v = match rng.below(8) {
+                    0 | 1 => neg(&x),
+                    2 => bin(Op::Add, &x, &y),
+                    3 => bin(Op::Sub, &x, &y),
+                    4 => bin(Op::Mul, &x, &y),
+                    5 => bin(Op::Div, &x, &y),
+                    6 => bin(Op::Mul, &x, &c([2.0, -1.0, 3.0, -0.5][rng.below(4)])),
+                    _ => unary(Op::Sin, &x).unwrap(),
+                };
+                vals.push(v);
+            }
+            let outs: Vec<Value> = (0..rng.below(3) + 1)
+                .map(|_| vals[3 + rng.below(vals.len() - 3)].clone())
+                .collect();
+            let before = crate::optimise::tests::numbered(&outs);
+            let after = build_arena(&outs);
+            assert!(steps(&after) <= steps(&before), "{:?}", after.nodes);
+            assert!(negations(&after) <= negations(&before), "{:?}", after.nodes);
+        }
+    }
 }
