@@ -1,7 +1,7 @@
 //! The arena: the numbered graph the compiler schedules, and the interning builder
 //! that makes structurally equal nodes one.
 //!
-//! [`crate::optimise`] numbers the traced graph into an arena; [`crate::signs`] rewrites
+//! [`crate::optimise`] numbers the traced graph into an arena; `crate::signs` rewrites
 //! one arena into another with the same builder, so both merge equal nodes alike.
 
 use rustc_hash::FxHashMap;
@@ -112,7 +112,7 @@ pub(crate) struct Builder {
     pub(crate) arena: Arena,
     interned: FxHashMap<Key, NodeId>,
     /// Whether `x - x` of floats folds to 0 (documented: assumes finite values). The
-    /// first numbering applies it; [`crate::signs`] keeps a float `x - x` it uncovers
+    /// first numbering applies it; `crate::signs` keeps a float `x - x` it uncovers
     /// (from `x + (-x)`) as a subtraction, so its rewrites stay exact.
     fold_float_self_sub: bool,
 }

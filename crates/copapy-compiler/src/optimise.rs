@@ -6,7 +6,7 @@
 //! and merges structurally equal nodes (hash-consing), so a common subexpression is
 //! computed once however many times it was traced. A few identities that only become
 //! visible after merging (`x - x`, `x ^ x`) are applied here. The numbered arena then
-//! goes through [`crate::signs`], which moves negations to where an addition,
+//! goes through `crate::signs`, which moves negations to where an addition,
 //! subtraction or another negation absorbs them and folds doublings into constant
 //! factors, exactly.
 
@@ -17,7 +17,7 @@ use crate::arena::{Builder, Key};
 use crate::graph::{NodeKind, ScalarType, Value};
 
 /// Numbers, deduplicates and prunes the graph reachable from `outputs`, then removes
-/// the negations and doublings exact algebra can remove ([`crate::signs`]).
+/// the negations and doublings exact algebra can remove (`crate::signs`).
 pub fn build_arena(outputs: &[Value]) -> Arena {
     crate::signs::fold_signs(number_graph(outputs))
 }
@@ -162,7 +162,7 @@ fn number_graph(outputs: &[Value]) -> Arena {
 pub(crate) mod tests {
     use super::*;
 
-    /// The arena before [`crate::signs`], to compare with.
+    /// The arena before `crate::signs`, to compare with.
     pub(crate) fn numbered(outputs: &[Value]) -> Arena {
         number_graph(outputs)
     }
