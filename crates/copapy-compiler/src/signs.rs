@@ -54,8 +54,8 @@ const SIGN: u32 = 0x8000_0000;
 const ONE: u32 = 0x3f80_0000;
 const TWO: u32 = 0x4000_0000;
 const MINUS_ONE: u32 = ONE | SIGN;
-/// Rounds of pinning before every product is pinned at once (a chain of products
-/// passing one negation on pins one more product per round at most).
+/// Rounds of pinning before every product is pinned at once ([`pin_chain`] pins a whole
+/// chain of products passing one negation on in one round, so few are needed).
 const MAX_ROUNDS: usize = 24;
 
 /// A value of the old arena in the new one: `-node` when `neg`, else `node`.
@@ -80,9 +80,9 @@ pub fn fold_signs(arena: Arena) -> Arena {
     for _ in 0..MAX_ROUNDS {
         let pass = Rewrite::run(&arena, &pinned);
         let mut changed = false;
-        for (i, pin) in pinned.iter_mut().enumerate() {
-            if pass.passes[i] && pass.made_plain[i] && !*pin {
-                *pin = true;
+        for i in 0..arena.nodes.len() {
+            if pass.passes[i] && pass.made_plain[i] && !pinned[i] {
+                pin_chain(&arena, &pass, &mut pinned, i);
                 changed = true;
             }
         }
@@ -92,6 +92,35 @@ pub fn fold_signs(arena: Arena) -> Arena {
     }
     pinned.fill(true);
     prune(Rewrite::run(&arena, &pinned).arena)
+}
+
+/// Pins old node `start` and the nodes that passed it the negation it will now make
+/// explicit before itself, and so on up: a chain of products passing one negation on is
+/// pinned in one round rather than one round per product.
+fn pin_chain(old: &Arena, pass: &Outcome, pinned: &mut [bool], start: usize) {
+    let negated = |n: NodeId| pass.negated[n as usize];
+    let is_const = |n: NodeId| matches!(old.nodes[n as usize].kind, Kind::Const(_));
+    let mut todo = vec![start];
+    while let Some(i) = todo.pop() {
+        if std::mem::replace(&mut pinned[i], true) {
+            continue;
+        }
+        let feeders = match old.nodes[i].kind {
+            // a constant factor takes the negation instead (`Rewrite::product`)
+            Kind::Binary(Op::Mul | Op::Div, a, b) if negated(a) != negated(b) => {
+                let (fed, other) = if negated(a) { (a, b) } else { (b, a) };
+                [(!is_const(other)).then_some(fed), None]
+            }
+            Kind::Binary(Op::Add, a, _) => [Some(a), None],
+            Kind::Select(_, a, b) => [Some(a), Some(b)],
+            _ => [None, None],
+        };
+        for f in feeders.into_iter().flatten() {
+            if pass.passes[f as usize] && negated(f) {
+                todo.push(f as usize);
+            }
+        }
+    }
 }
 
 /// Whether node `n` gives this pass anything to do: a float negation, or a float
@@ -132,6 +161,8 @@ struct Outcome {
     arena: Arena,
     passes: Vec<bool>,
     made_plain: Vec<bool>,
+    /// Whether each old node's value is a negated new node.
+    negated: Vec<bool>,
 }
 
 impl<'a> Rewrite<'a> {
@@ -162,6 +193,7 @@ impl<'a> Rewrite<'a> {
             .collect();
         r.b.arena.stored = old.stored.iter().map(|&s| r.plain(s)).collect();
         Outcome {
+            negated: r.rep.iter().map(|v| v.neg).collect(),
             arena: r.b.arena,
             passes: r.passes,
             made_plain: r.made_plain,
@@ -530,6 +562,24 @@ mod tests {
         // one reader absorbs it, another needs it: still one
         let outs = [bin(Op::Add, &b, &n), unary(Op::Sin, &n).unwrap()];
         let arena = build_arena(&outs);
+        assert_eq!(count(&arena, Op::Neg), 1);
+        assert_eq!(count(&arena, Op::Sub), 1);
+    }
+
+    #[test]
+    fn a_long_chain_of_products_settles_without_giving_up_elsewhere() {
+        // sin of (-a) * b1 * ... * b40 needs the negation before the first product; the
+        // pinning reaches it in one round instead of forty, so the pass does not run out
+        // of rounds and pin every product (which would keep d + (-a) * e a sum)
+        let (a, d, e) = (input(), input(), input());
+        let mut chain = neg(&a);
+        for _ in 0..40 {
+            chain = bin(Op::Mul, &chain, &input());
+        }
+        let arena = build_arena(&[
+            unary(Op::Sin, &chain).unwrap(),
+            bin(Op::Add, &d, &bin(Op::Mul, &neg(&a), &e)),
+        ]);
         assert_eq!(count(&arena, Op::Neg), 1);
         assert_eq!(count(&arena, Op::Sub), 1);
     }
