@@ -33,7 +33,7 @@ pub enum Kind {
 
 /// A loop of the arena: the traced loop and the arena indices of its operands
 /// ([`crate::graph::LoopNode::operands`]).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ArenaLoop {
     pub body: std::sync::Arc<LoopNode>,
     pub args: Vec<NodeId>,
@@ -41,7 +41,7 @@ pub struct ArenaLoop {
 
 /// An array node of the arena: the traced node (operation, length, initial data) and
 /// the arena indices of its operands.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ArenaArray {
     pub node: Value,
     pub args: Vec<NodeId>,

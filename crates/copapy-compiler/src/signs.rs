@@ -47,7 +47,7 @@
 //! explicit negation left is one of an old explicit negation (or a `* -1`), so there are
 //! at most as many as before; every other old operation is at most one new one.
 
-use crate::arena::{Arena, ArenaArray, ArenaLoop, ArenaNode, Builder, Kind, NodeId};
+use crate::arena::{Arena, ArenaNode, Builder, Kind, NodeId};
 use crate::graph::{Op, ScalarType};
 
 const SIGN: u32 = 0x8000_0000;
@@ -176,6 +176,8 @@ impl<'a> Rewrite<'a> {
             passes: vec![false; n],
             made_plain: vec![false; n],
         };
+        r.b.arena.arrays = old.arrays.clone();
+        r.b.arena.loops = old.loops.clone();
         for i in 0..n as NodeId {
             let value = r.node(i);
             r.rep.push(value);
@@ -208,6 +210,15 @@ impl<'a> Rewrite<'a> {
         }
         self.made_plain[i as usize] = true;
         self.b.unary(ScalarType::Float, Op::Neg, v.node)
+    }
+
+    fn plain_all(&mut self, old: &[NodeId]) -> Vec<NodeId> {
+        old.iter().map(|&a| self.plain(a)).collect()
+    }
+
+    /// A node no other is merged with (an array, a loop, a loop's output).
+    fn push(&mut self, ty: ScalarType, kind: Kind) -> Signed {
+        Signed::plain(self.b.push(ArenaNode { ty, kind }))
     }
 
     fn const_bits(&self, node: NodeId) -> Option<u32> {
@@ -256,34 +267,20 @@ impl<'a> Rewrite<'a> {
             }
             Kind::Select(c, a, b) => self.select(i, old.ty, c, a, b),
             Kind::Input { .. } => Signed::plain(self.b.push(old)),
+            // the arrays and loops keep their indices; only their operands are new
             Kind::Array(k) => {
-                let from = &self.old.arrays[k as usize];
-                let args = from.args.iter().map(|&a| self.plain(a)).collect();
-                let node = from.node.clone();
-                let k = self.b.arena.arrays.len() as u32;
-                self.b.arena.arrays.push(ArenaArray { node, args });
-                Signed::plain(self.b.push(ArenaNode {
-                    ty: old.ty,
-                    kind: Kind::Array(k),
-                }))
+                self.b.arena.arrays[k as usize].args =
+                    self.plain_all(&self.old.arrays[k as usize].args);
+                self.push(old.ty, old.kind)
             }
             Kind::Loop(k) => {
-                let from = &self.old.loops[k as usize];
-                let args = from.args.iter().map(|&a| self.plain(a)).collect();
-                let body = from.body.clone();
-                let k = self.b.arena.loops.len() as u32;
-                self.b.arena.loops.push(ArenaLoop { body, args });
-                Signed::plain(self.b.push(ArenaNode {
-                    ty: old.ty,
-                    kind: Kind::Loop(k),
-                }))
+                self.b.arena.loops[k as usize].args =
+                    self.plain_all(&self.old.loops[k as usize].args);
+                self.push(old.ty, old.kind)
             }
             Kind::LoopOut(run, k) => {
                 let run = self.rep[run as usize].node;
-                Signed::plain(self.b.push(ArenaNode {
-                    ty: old.ty,
-                    kind: Kind::LoopOut(run, k),
-                }))
+                self.push(old.ty, Kind::LoopOut(run, k))
             }
         }
     }
