@@ -3,7 +3,8 @@
 //! The pipeline, one module per stage, data flowing one way:
 //!
 //! 1. [`trace`] builds [`graph`] nodes (type promotion, constant folding via [`fold`]);
-//! 2. [`optimise`] numbers the reachable graph, merging equal subexpressions;
+//! 2. [`optimise`] numbers the reachable graph, merging equal subexpressions, and moves
+//!    negations to the readers that absorb them (`signs`);
 //! 3. [`schedule`] orders operations and allocates the two virtual registers per class,
 //!    choosing stencils through [`select`];
 //! 4. [`link`] copies stencil bytes from the [`stencil_db`] and turns holes into patches;
@@ -13,6 +14,7 @@
 
 #![forbid(unsafe_code)]
 
+mod arena;
 pub mod array;
 pub mod array_build;
 pub mod array_kernels;
@@ -39,6 +41,7 @@ pub mod schedule;
 mod schedule_calls;
 mod schedule_packs;
 pub mod select;
+mod signs;
 mod sincos;
 pub mod stencil_db;
 pub mod targets;

@@ -5,195 +5,26 @@
 //! post-order (a valid evaluation order that computes operands right before their user),
 //! and merges structurally equal nodes (hash-consing), so a common subexpression is
 //! computed once however many times it was traced. A few identities that only become
-//! visible after merging (`x - x`, `x ^ x`) are applied here.
+//! visible after merging (`x - x`, `x ^ x`) are applied here. The numbered arena then
+//! goes through `crate::signs`, which moves negations to where an addition,
+//! subtraction or another negation absorbs them and folds doublings into constant
+//! factors, exactly.
 
 use rustc_hash::FxHashMap;
 
-use crate::graph::{LoopNode, NodeKind, Op, ScalarType, Value};
+pub use crate::arena::{Arena, ArenaArray, ArenaLoop, ArenaNode, Kind, NodeId};
+use crate::arena::{Builder, Key};
+use crate::graph::{NodeKind, ScalarType, Value};
 
-/// Index of a node in an [`Arena`].
-pub type NodeId = u32;
-
-/// What an arena node computes; operands are indices of earlier nodes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Kind {
-    Const(u32),
-    /// An input variable; `init` is its initial bit pattern.
-    Input {
-        init: u32,
-    },
-    Unary(Op, NodeId),
-    Binary(Op, NodeId, NodeId),
-    /// `cond ? a : b` (floats, bit selection).
-    Select(NodeId, NodeId, NodeId),
-    /// An array node or a scalar computed from arrays: index into [`Arena::arrays`].
-    Array(u32),
-    /// A whole loop (index into [`Arena::loops`]): runs it, has no value itself.
-    Loop(u32),
-    /// Carried value `k` of the loop node after the loop.
-    LoopOut(NodeId, u32),
-}
-
-/// A loop of the arena: the traced loop and the arena indices of its operands
-/// ([`crate::graph::LoopNode::operands`]).
-#[derive(Debug)]
-pub struct ArenaLoop {
-    pub body: std::sync::Arc<LoopNode>,
-    pub args: Vec<NodeId>,
-}
-
-/// An array node of the arena: the traced node (operation, length, initial data) and
-/// the arena indices of its operands.
-#[derive(Debug)]
-pub struct ArenaArray {
-    pub node: Value,
-    pub args: Vec<NodeId>,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct ArenaNode {
-    pub ty: ScalarType,
-    pub kind: Kind,
-}
-
-/// The optimised graph: nodes in evaluation order, each operand before its users.
-#[derive(Debug, Default)]
-pub struct Arena {
-    pub nodes: Vec<ArenaNode>,
-    /// Arena index of each requested output, in the order given.
-    pub outputs: Vec<NodeId>,
-    /// Every input variable reachable from the outputs, with its arena index.
-    pub inputs: Vec<(Value, NodeId)>,
-    /// Every other reachable node the user still holds (see [`Value::is_exposed`]): the
-    /// program stores these too, so they can be read after a run.
-    pub exposed: Vec<(Value, NodeId)>,
-    /// The array nodes, referred to by [`Kind::Array`].
-    pub arrays: Vec<ArenaArray>,
-    /// The loops, referred to by [`Kind::Loop`].
-    pub loops: Vec<ArenaLoop>,
-    /// Inputs a step stores into (the states an update copies the next value into at
-    /// the end of a run, `crate::compile`): a packed step never reads them with one
-    /// 16-byte load (`crate::schedule_packs`). Empty unless the compiler sets it.
-    pub stored: Vec<NodeId>,
-}
-
-impl Arena {
-    /// Calls `f` with each node that node `n` reads, in operand order.
-    pub fn for_each_operand(&self, n: NodeId, mut f: impl FnMut(NodeId)) {
-        match self.nodes[n as usize].kind {
-            Kind::Const(_) | Kind::Input { .. } => {}
-            Kind::Unary(_, a) => f(a),
-            Kind::Binary(_, a, b) => {
-                f(a);
-                f(b);
-            }
-            Kind::Select(c, a, b) => {
-                f(c);
-                f(a);
-                f(b);
-            }
-            Kind::Array(i) => self.arrays[i as usize].args.iter().for_each(|&a| f(a)),
-            Kind::Loop(i) => self.loops[i as usize].args.iter().for_each(|&a| f(a)),
-            Kind::LoopOut(run, _) => f(run),
-        }
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-enum Key {
-    Const(ScalarType, u32),
-    /// Inputs are identified by the address of their traced node.
-    Input(usize),
-    Op(ScalarType, Op, NodeId, NodeId),
-    Select(NodeId, NodeId, NodeId),
-    LoopOut(NodeId, u32),
-}
-
-struct Builder {
-    arena: Arena,
-    interned: FxHashMap<Key, NodeId>,
-}
-
-impl Builder {
-    fn intern(&mut self, key: Key, node: ArenaNode) -> NodeId {
-        if let Some(&id) = self.interned.get(&key) {
-            return id;
-        }
-        let id = self.arena.nodes.len() as NodeId;
-        self.arena.nodes.push(node);
-        self.interned.insert(key, id);
-        id
-    }
-
-    fn constant(&mut self, ty: ScalarType, bits: u32) -> NodeId {
-        self.intern(
-            Key::Const(ty, bits),
-            ArenaNode {
-                ty,
-                kind: Kind::Const(bits),
-            },
-        )
-    }
-
-    fn unary(&mut self, ty: ScalarType, op: Op, a: NodeId) -> NodeId {
-        let key = Key::Op(ty, op, a, NodeId::MAX);
-        self.intern(
-            key,
-            ArenaNode {
-                ty,
-                kind: Kind::Unary(op, a),
-            },
-        )
-    }
-
-    fn binary(&mut self, ty: ScalarType, op: Op, a: NodeId, b: NodeId) -> NodeId {
-        if a == b {
-            let operand_is_int = self.arena.nodes[a as usize].ty != ScalarType::Float;
-            match op {
-                // assumes finite values for floats, as documented for `x - x`
-                Op::Sub | Op::Xor => return self.constant(ty, 0),
-                Op::Eq | Op::Le | Op::Ge if operand_is_int => return self.constant(ty, 1),
-                Op::Ne | Op::Lt | Op::Gt if operand_is_int => return self.constant(ty, 0),
-                _ => {}
-            }
-        }
-        let (ka, kb) = if op.is_commutative() && b < a {
-            (b, a)
-        } else {
-            (a, b)
-        };
-        let key = Key::Op(ty, op, ka, kb);
-        self.intern(
-            key,
-            ArenaNode {
-                ty,
-                kind: Kind::Binary(op, a, b),
-            },
-        )
-    }
-}
-
-impl Builder {
-    fn select(&mut self, ty: ScalarType, c: NodeId, a: NodeId, b: NodeId) -> NodeId {
-        if a == b {
-            return a;
-        }
-        self.intern(
-            Key::Select(c, a, b),
-            ArenaNode {
-                ty,
-                kind: Kind::Select(c, a, b),
-            },
-        )
-    }
-}
-
-/// Numbers, deduplicates and prunes the graph reachable from `outputs`.
+/// Numbers, deduplicates and prunes the graph reachable from `outputs`, then removes
+/// the negations and doublings exact algebra can remove (`crate::signs`).
 pub fn build_arena(outputs: &[Value]) -> Arena {
-    let mut b = Builder {
-        arena: Arena::default(),
-        interned: FxHashMap::default(),
-    };
+    crate::signs::fold_signs(number_graph(outputs))
+}
+
+/// The graph reachable from `outputs`, numbered and deduplicated.
+fn number_graph(outputs: &[Value]) -> Arena {
+    let mut b = Builder::new(true);
     // traced node address -> arena index
     let mut seen: FxHashMap<usize, NodeId> = FxHashMap::default();
     let mut stack: Vec<(&Value, bool)> = Vec::new();
@@ -280,8 +111,8 @@ pub fn build_arena(outputs: &[Value]) -> Arena {
                     }
                     // one loop node for all the loop's outputs, keyed by the loop
                     let key = Key::Input(std::sync::Arc::as_ptr(l) as usize);
-                    let run = match b.interned.get(&key) {
-                        Some(&run) => run,
+                    let run = match b.lookup(&key) {
+                        Some(run) => run,
                         None => {
                             let args = l.operands.iter().map(|a| seen[&a.id()]).collect();
                             let index = b.arena.loops.len() as u32;
@@ -328,8 +159,14 @@ pub fn build_arena(outputs: &[Value]) -> Arena {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// The arena before `crate::signs`, to compare with.
+    pub(crate) fn numbered(outputs: &[Value]) -> Arena {
+        number_graph(outputs)
+    }
+    use crate::graph::Op;
     use crate::trace::binary;
 
     #[test]
@@ -407,9 +244,9 @@ mod tests {
         let c = Value::input(ScalarType::Bool, 1);
         let x = Value::input(ScalarType::Float, 0);
         let y = Value::input(ScalarType::Float, 0);
-        let two = Value::constant(ScalarType::Float, 2f32.to_bits());
-        let a = binary(Op::Mul, &x, &two).unwrap();
-        let b = binary(Op::Mul, &x, &two).unwrap();
+        let three = Value::constant(ScalarType::Float, 3f32.to_bits());
+        let a = binary(Op::Mul, &x, &three).unwrap();
+        let b = binary(Op::Mul, &x, &three).unwrap();
         let same = crate::trace::select(&c, &a, &b).unwrap();
         let arena = build_arena(&[same]);
         let out = arena.nodes[arena.outputs[0] as usize];

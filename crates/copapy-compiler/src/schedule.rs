@@ -184,6 +184,35 @@ impl Scheduler<'_> {
         }
     }
 
+    /// The result register of `op` once [`Scheduler::claim_for`] chose `dst`: the other
+    /// one when `op` is not commutative, its right operand `py` is in `dst`, and
+    /// overwriting either register costs nothing. x86_64's two-operand `subss`/`divss`
+    /// must copy the left operand aside to put `a - b` where `b` is (3 instructions, 1
+    /// in the other register); a negation absorbed into a sum (`crate::signs`) makes
+    /// such differences common.
+    fn spare_right_operand(
+        &self,
+        n: NodeId,
+        op: Op,
+        (px, py): (Place, Place),
+        dst: usize,
+        (class, result_class): (Class, Class),
+    ) -> usize {
+        let free = |r: usize| self.eviction_cost(class, r) == 0;
+        let other = 1 - dst;
+        if op.is_commutative()
+            || class != result_class
+            || py != Place::reg(dst)
+            || px == py
+            || self.lane_register(n).is_some()
+            || !free(dst)
+            || !free(other)
+        {
+            return dst;
+        }
+        other
+    }
+
     /// Frees register `r` of `class`, storing its value first if it is still needed and
     /// not in memory.
     fn evict(&mut self, class: Class, r: usize) -> Result<usize, MissingStencil> {
@@ -308,6 +337,7 @@ impl Scheduler<'_> {
                 self.uses[y as usize] -= 1;
                 let slot = self.mem_slot(&[(px, x), (py, y)]);
                 let dst = self.claim_for(n, result_class)?;
+                let dst = self.spare_right_operand(n, op, (px, py), dst, (class, result_class));
                 let stencil = self.table.binary(op, class, px, py, dst)?;
                 self.emit(stencil, slot);
                 self.set_reg(result_class, dst, n);

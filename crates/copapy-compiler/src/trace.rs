@@ -13,6 +13,8 @@
 //! `0.0 - x → -x` give IEEE's value except for the sign of a zero result (`-0.0 + 0.0`
 //! is `+0.0`, and `0.0 - 0.0` is not `-0.0`). Every other rewrite keeps the result type
 //! and the sign of zero; `-(-x)` cancels only when `x` has the result type (not for a bool).
+//! Negations and doublings that need the whole graph to see (`a + (-b)`, `(-a) * b` read
+//! by a sum, `(a + a) * c`) are folded after numbering, exactly, by `signs.rs`.
 
 use std::fmt;
 
