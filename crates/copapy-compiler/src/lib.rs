@@ -28,6 +28,8 @@ pub mod kernel_params;
 pub mod link;
 mod loop_grad;
 pub mod loops;
+mod muladd;
+mod next_use;
 pub mod optimise;
 mod pack;
 // generated from stencils/optable.py (stencils/gen_optable.py), formatted by the generator

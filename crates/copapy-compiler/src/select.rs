@@ -51,7 +51,7 @@ impl Place {
         }
     }
 
-    const fn code(self) -> &'static str {
+    pub(crate) const fn code(self) -> &'static str {
         match self {
             Place::R0 => "r0",
             Place::R1 => "r1",
@@ -59,7 +59,7 @@ impl Place {
         }
     }
 
-    const ALL: [Place; 3] = [Place::R0, Place::R1, Place::Mem];
+    pub(crate) const ALL: [Place; 3] = [Place::R0, Place::R1, Place::Mem];
 }
 
 /// The back-edge stencil of fixed-trip-count loops (`stencils/gen_stencils.py`).
@@ -107,6 +107,9 @@ pub struct StencilTable {
     /// The packed math stencils `st_pack4_*` ([`crate::pack`]); empty on targets
     /// without them.
     pub(crate) packs: crate::pack::PackTable,
+    /// The multiply-add superinstructions ([`crate::muladd`]); empty on objects built
+    /// before them.
+    pub(crate) fused: crate::muladd::FusedTable,
 }
 
 fn sincos_name(cos_first: bool, x: Place, dst: usize) -> String {
@@ -215,8 +218,10 @@ impl StencilTable {
             }
         }
         let packs = crate::pack::PackTable::new(|name| db.id(name));
+        let fused = crate::muladd::FusedTable::new(|name| db.id(name));
         StencilTable {
             packs,
+            fused,
             sincos,
             loop_back,
             binary,
