@@ -46,4 +46,4 @@ pub mod trace;
 pub mod window;
 
 pub use compile::{compile, CompileError, Compiled};
-pub use graph::{Op, ScalarType, Value};
+pub use graph::{Fused, Op, ScalarType, Value};
