@@ -154,7 +154,7 @@ def fused_expr(fused, places):
     memory operand k read from the float alias of hole cp_a<k> (FUSED_HOLES)."""
     expr = re.sub(r"([a-z]+)\(", r"op_\1_f(", fused.expr)
     where = {v: (f"cp_af{k}" if p == "m" else PLACE["f"][p])
-             for k, (v, p) in enumerate(zip(fused.operands, places))}
+             for k, (v, p) in enumerate(zip(fused.operands, places, strict=True))}
     return re.sub(r"\b([a-z])\b", lambda m: where[m.group(1)], expr)
 
 
