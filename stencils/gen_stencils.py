@@ -14,6 +14,8 @@ ops.h as op_<op>_<type>(); this script only enumerates the combinations:
     store:   st_store_<ty>_<x>           x in {r0, r1}
     sincos:  st_sincos_f_<x>_<dst>       sin(x) to register dst, cos(x) to cp_mf2;
              st_cossin_f_<x>_<dst>       cos(x) to dst, sin(x) to cp_mf2 (one reduction)
+    fused:   st_<name>_f_<places>_<dst>   multiply-add superinstructions (optable.FUSED):
+                                         operand k in a register or the slot behind cp_a<k>
     loop:    st_loop_i_mm                 back-edge: cp_mi += 1, jump to cp_head unless == cp_mi2
     return:  st_return
     arrays:  st_arr_... (gen_arrays.py: one stencil per array operation and its loop kernel)

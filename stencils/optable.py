@@ -40,6 +40,10 @@ Fields of a line:
 
 The order is the order of the stencils in generated/stencils.c: changing it changes
 every object file.
+
+FUSED (below the ops) lists the multiply-add superinstructions: ops of this table computed
+by one stencil, each rounded as its own op; gen_stencils.py makes their stencils and
+gen_optable.py the Rust `Fused` enum the scheduler picks them by.
 """
 from typing import NamedTuple
 
