@@ -37,6 +37,7 @@ mod pack;
 mod ops_generated;
 pub mod schedule;
 mod schedule_calls;
+mod schedule_muladd;
 mod schedule_packs;
 pub mod select;
 mod sincos;

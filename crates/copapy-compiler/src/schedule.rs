@@ -826,7 +826,7 @@ pub(crate) fn schedule_onto(
     for &n in &arena.stored {
         stored[n as usize] = true;
     }
-    let deferred = if table.fused.any() {
+    let deferred = if table.has_fused() {
         crate::muladd::deferrable(arena, &uses, &is_output, &pinned)
     } else {
         vec![false; count]
@@ -1314,6 +1314,13 @@ mod tests {
             .collect()
     }
 
+    /// `inputs` float inputs `k * step + from`, then the constants `first` and `first + 1`.
+    fn float_leaves(inputs: usize, step: f32, from: f32, first: f32) -> Vec<Value> {
+        let input = |k: usize| Value::input(ScalarType::Float, (k as f32 * step + from).to_bits());
+        let constant = |k: usize| Value::constant(ScalarType::Float, (k as f32 + first).to_bits());
+        (0..inputs).map(input).chain((0..2).map(constant)).collect()
+    }
+
     #[test]
     fn random_sums_of_products_fuse_and_compute_what_the_graph_says() {
         // products read once by a sum (crate::muladd), their factors in memory or just
@@ -1324,12 +1331,7 @@ mod tests {
         let mut rng = Rng(0x6a09_e667_f3bc_c908);
         let mut fused = 0;
         for round in 0..300 {
-            let mut pool: Vec<Value> = (0..5)
-                .map(|k| Value::input(ScalarType::Float, (k as f32 * 1.25 - 2.5).to_bits()))
-                .chain(
-                    (0..2).map(|k| Value::constant(ScalarType::Float, (k as f32 + 0.5).to_bits())),
-                )
-                .collect();
+            let mut pool = float_leaves(5, 1.25, -2.5, 0.5);
             let fresh = pool.len();
             for _ in 0..(4 + rng.pick(40)) {
                 let mut pick = || pool[rng.pick(pool.len())].clone();
@@ -1369,12 +1371,7 @@ mod tests {
         let math = [Op::Tanh, Op::Sin, Op::Cos];
         let mut packed = Vec::new();
         for round in 0..400 {
-            let mut pool: Vec<Value> = (0..6)
-                .map(|k| Value::input(ScalarType::Float, (k as f32 * 0.75 - 2.0).to_bits()))
-                .chain(
-                    (0..2).map(|k| Value::constant(ScalarType::Float, (k as f32 + 1.5).to_bits())),
-                )
-                .collect();
+            let mut pool = float_leaves(6, 0.75, -2.0, 1.5);
             let fresh = pool.len();
             for _ in 0..(4 + rng.pick(60)) {
                 let a = pool[rng.pick(pool.len())].clone();
