@@ -71,6 +71,9 @@ class Target(Isa):
     forbidden: str | None = None
     # whether its stencils include the packed math (gen_packs.py, st_pack4_*)
     vector_math: bool = False
+    # its fused multiply-add instructions (one rounding of a*b + c), none of which may
+    # appear in any stencil or helper
+    fused_madd: str | None = None
 
 
 # The targets (names, instruction sets and zig flags) and what the checks here know of
@@ -96,6 +99,23 @@ ISAS = load_isas()
 # armv7: NEON flushes subnormals, so float code must stay on VFP (its zig flags switch
 # the SLP vectoriser off; CPM_FLOAT_LOOP the loop vectoriser per float loop)
 FORBIDDEN = {"armv7": r"v(?!mov|ld|st)\w*\.f32\s+[qd]\d+"}
+# Fused multiply-add instructions, by instruction set: they round a*b + c once, where
+# copapy's float semantics (and the multiply-add superinstructions, optable.FUSED) round
+# the product and the sum separately. -ffp-contract=off keeps clang from forming them;
+# this catches any that slip in. ARM's VMLA/VMLS (VFP) round the product and the sum
+# separately (ARM ARM: "not fused"), so they are allowed; x86_64's FMA3 is not in the
+# baseline the x86_64 target compiles for, but a newer -mcpu would bring it.
+FUSED_MADD = {
+    "x86_64": r"v?fn?m(add|sub)(132|213|231)[sp][sd]\b",
+    "aarch64": r"(fn?m(add|sub)|fml[as])\b",
+    "arm": r"vfn?m[as]\.",
+    "thumb": r"vfn?m[as]\.",
+    "riscv64": r"fn?m(add|sub)\.[sdh]\b",
+    "riscv32": r"fn?m(add|sub)\.[sdh]\b",
+}
+# the instruction sets with a hardware fused multiply-add at the targets' cores, where
+# __builtin_fmaf becomes one instruction (elsewhere a call of fmaf): the self-test's case
+FMA_HARDWARE = {"aarch64", "thumb", "riscv64", "riscv32"}
 # the instruction sets whose SIMD float arithmetic is IEEE, where arrays.h sets
 # CPM_VEC_MATH: the array kernels run math 4 lanes at a time and the packed scalar math
 # (gen_packs.py) exists; verify() checks that each object agrees
@@ -118,7 +138,8 @@ def load_targets():
                      f"crates/copapy-program/src/isas.rs)")
         out[row["name"]] = Target(**vars(isa), flags=row["cflags"],
                                   forbidden=FORBIDDEN.get(row["name"]),
-                                  vector_math=row["arch"] in VECTOR_MATH_ISAS)
+                                  vector_math=row["arch"] in VECTOR_MATH_ISAS,
+                                  fused_madd=FUSED_MADD[row["arch"]])
     return out
 
 
@@ -236,6 +257,11 @@ def verify(target, obj, dis):
                                                ("call", "callq", "jalr", "auipc"))
             if is_call and sym not in ("cp_next", "cp_head") and not sym.startswith("cpm_"):
                 errors.append(f"{name}: calls {sym} (only cpm_* helpers may be called)")
+        fused = next((text for _, text, _, _ in insns if re.match(t.fused_madd, text)), None)
+        if fused:
+            errors.append(f"{name}: {fused!r} is a fused multiply-add (one rounding of a*b + c; "
+                          "copapy rounds the product and the sum separately: keep "
+                          "-ffp-contract=off and no fmaf)")
         if t.forbidden:
             for _, text, _, _ in insns:
                 if re.match(t.forbidden, text):
@@ -289,6 +315,9 @@ void st_bad_two(float a, float b, int32_t i, int32_t j) {
         __attribute__((musttail)) return cp_next(b * a - b / a, a / b + a * b * a, i, j - 3);
     __attribute__((musttail)) return cp_next(a / b * a - b, b / a - a * b * b, i + 5, j);
 }
+void st_bad_fma(float a, float b, int32_t i, int32_t j) {
+    __attribute__((musttail)) return cp_next(__builtin_fmaf(a, b, a), b, i, j);
+}
 """
 
 
@@ -309,6 +338,8 @@ def selftest(target):
               "st_bad_two: 2 jumps to cp_next", "st_bad_two: conditional branch"]
     if target == "x86_64":
         wanted.append("relocation R_X86_64_32")
+    arch = next(r["arch"] for r in json.load(open(TABLE, encoding="utf-8")) if r["name"] == target)
+    wanted.append("is a fused multiply-add" if arch in FMA_HARDWARE else "st_bad_fma: calls fmaf")
     return [f"checker self-test: expected an error containing {w!r}" for w in wanted
             if w not in errors]
 

@@ -150,6 +150,37 @@ def rust():
         + _op_list("Every unary operation, in the table's order.",
                    "UNARY", [op for op in RUST_OPS if op.arity == 1])
         + "}\n"
+        + _fused()
+    )
+
+
+def _fused():
+    """The multiply-add superinstructions (optable.FUSED) as the Rust `Fused` enum."""
+    fused = optable.FUSED
+    variants = "".join(f"    /// {f.doc}\n    {f.rust},\n" for f in fused)
+    names = "".join(f"            Fused::{f.rust} => \"{f.name}\",\n" for f in fused)
+    arity = "".join(f"            Fused::{f.rust} => {len(f.operands)},\n" for f in fused)
+    items = "".join(f"        Fused::{f.rust},\n" for f in fused)
+    return (
+        "\n"
+        "/// The multiply-add superinstructions (`stencils/optable.py` `FUSED`): float ops\n"
+        "/// computed by one stencil `st_<name>_f_<places>_<dst>`, each rounded as its own op\n"
+        "/// ([`crate::muladd`]).\n"
+        "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\n"
+        f"pub enum Fused {{\n{variants}}}\n"
+        "\n"
+        "impl Fused {\n"
+        "    /// Name used in stencil symbols (`st_<name>_f_...`).\n"
+        "    pub const fn stencil_name(self) -> &'static str {\n"
+        f"        match self {{\n{names}        }}\n    }}\n"
+        "\n"
+        "    /// How many operands the stencil reads (places in its name).\n"
+        "    pub const fn arity(self) -> usize {\n"
+        f"        match self {{\n{arity}        }}\n    }}\n"
+        "\n"
+        "    /// Every superinstruction, in the table's order.\n"
+        f"    pub const ALL: [Fused; {len(fused)}] = [\n{items}    ];\n"
+        "}\n"
     )
 
 

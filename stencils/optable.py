@@ -40,6 +40,10 @@ Fields of a line:
 
 The order is the order of the stencils in generated/stencils.c: changing it changes
 every object file.
+
+FUSED (below the ops) lists the multiply-add superinstructions: ops of this table computed
+by one stencil, each rounded as its own op; gen_stencils.py makes their stencils and
+gen_optable.py the Rust `Fused` enum the scheduler picks them by.
 """
 from typing import NamedTuple
 
@@ -110,6 +114,44 @@ OPS = [
     Op("tobyte", "ToByte", 1, "f>i i>i", "array", "cp.to_bytes",
        "To 0..255, saturating (floats toward 0, NaN gives 0)."),
 ]
+
+
+class Fused(NamedTuple):
+    """One multiply-add superinstruction: float ops of the table above computed by one
+    stencil, each rounded as its own op (the C is those ops' op_*_f functions and the
+    stencils are built with -ffp-contract=off, so no target fuses a multiply-add; build.py
+    rejects a fused multiply-add instruction). The scheduler runs one where a float add or
+    sub reads products nothing else reads (crates/copapy-compiler/src/muladd.rs): the
+    products never occupy a register, so the other one keeps a live value.
+
+    Fields: name (`st_<name>_f_<places>_<dst>`), rust (its variant of the generated
+    `Fused` enum), operands (their letters in the name's order), expr (the result over
+    them: op-table ops in prefix form), forms (the operand places that have stencils,
+    each for dst r0 and r1; a memory operand k is the data slot of hole cp_a<k>), doc."""
+
+    name: str
+    rust: str
+    operands: str
+    expr: str
+    forms: str
+    doc: str
+
+
+FUSED = [
+    Fused("mul2add", "Mul2Add", "pqrs", "add(mul(p, q), mul(r, s))",
+          "mmmm r0mmm r1mmm r0mr1m", "`p*q + r*s`."),
+    Fused("mul2sub", "Mul2Sub", "pqrs", "sub(mul(p, q), mul(r, s))",
+          "mmmm r0mmm r1mmm mmr0m mmr1m", "`p*q - r*s`."),
+    Fused("addmul", "AddMul", "tpq", "add(t, mul(p, q))",
+          "mmm r0mm r1mm mr0m mr1m r0r1m r1r0m", "`t + p*q` (an accumulated dot product)."),
+    Fused("submul", "SubMul", "tpq", "sub(t, mul(p, q))",
+          "mmm r0mm r1mm mr0m mr1m", "`t - p*q`."),
+    Fused("mulsub", "MulSub", "pqt", "sub(mul(p, q), t)",
+          "mmm mmr0 mmr1 r0mm r1mm", "`p*q - t`."),
+]
+FUSED_BY_NAME = {f.name: f for f in FUSED}
+assert len(FUSED_BY_NAME) == len(FUSED), "duplicate fused names"
+assert not set(FUSED_BY_NAME) & {op.name for op in OPS}, "a fused name is an op name"
 
 BY_NAME = {op.name: op for op in OPS}
 assert len(BY_NAME) == len(OPS), "duplicate op names"

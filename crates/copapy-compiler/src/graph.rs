@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 pub use copapy_program::ScalarType;
 
-pub use crate::ops_generated::Op;
+pub use crate::ops_generated::{Fused, Op};
 
 /// What a node computes.
 #[derive(Debug)]

@@ -376,3 +376,53 @@ impl Op {
         Op::ToByte,
     ];
 }
+
+/// The multiply-add superinstructions (`stencils/optable.py` `FUSED`): float ops
+/// computed by one stencil `st_<name>_f_<places>_<dst>`, each rounded as its own op
+/// ([`crate::muladd`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fused {
+    /// `p*q + r*s`.
+    Mul2Add,
+    /// `p*q - r*s`.
+    Mul2Sub,
+    /// `t + p*q` (an accumulated dot product).
+    AddMul,
+    /// `t - p*q`.
+    SubMul,
+    /// `p*q - t`.
+    MulSub,
+}
+
+impl Fused {
+    /// Name used in stencil symbols (`st_<name>_f_...`).
+    pub const fn stencil_name(self) -> &'static str {
+        match self {
+            Fused::Mul2Add => "mul2add",
+            Fused::Mul2Sub => "mul2sub",
+            Fused::AddMul => "addmul",
+            Fused::SubMul => "submul",
+            Fused::MulSub => "mulsub",
+        }
+    }
+
+    /// How many operands the stencil reads (places in its name).
+    pub const fn arity(self) -> usize {
+        match self {
+            Fused::Mul2Add => 4,
+            Fused::Mul2Sub => 4,
+            Fused::AddMul => 3,
+            Fused::SubMul => 3,
+            Fused::MulSub => 3,
+        }
+    }
+
+    /// Every superinstruction, in the table's order.
+    pub const ALL: [Fused; 5] = [
+        Fused::Mul2Add,
+        Fused::Mul2Sub,
+        Fused::AddMul,
+        Fused::SubMul,
+        Fused::MulSub,
+    ];
+}

@@ -109,6 +109,10 @@ pub(crate) struct Scheduler<'a> {
     pub(crate) lane_group: FxHashMap<NodeId, u32>,
     /// Where the order first reads each result of a group ([`crate::pack_outputs`]).
     pub(crate) pack_reads: FxHashMap<NodeId, u32>,
+    /// Float products computed by the add or sub that reads them ([`crate::muladd`]).
+    pub(crate) deferred: Vec<bool>,
+    /// When each value is read next ([`crate::next_use`]).
+    pub(crate) next_use: crate::next_use::NextUse,
 }
 
 impl Scheduler<'_> {
@@ -165,8 +169,14 @@ impl Scheduler<'_> {
     /// still needed and not in memory.
     fn claim(&mut self, class: Class) -> Result<usize, MissingStencil> {
         let (c0, c1) = (self.eviction_cost(class, 0), self.eviction_cost(class, 1));
+        // both still needed: evict the one read again later (crate::next_use)
+        let next = |r: usize| {
+            self.regs[class as usize][r].map_or(u32::MAX, |(v, _)| self.next_use.after(v))
+        };
         let r = if c0 != c1 {
             usize::from(c1 < c0)
+        } else if c0 > 0 && next(0) != next(1) {
+            usize::from(next(1) > next(0))
         } else {
             // evict the value that has waited longest
             let age = |r: usize| self.regs[class as usize][r].map_or(0, |(_, t)| t);
@@ -177,7 +187,7 @@ impl Scheduler<'_> {
 
     /// The register for the result `n` of class `class`: the one a packed call wants it
     /// in ([`Scheduler::lane_register`]), else the one [`Scheduler::claim`] picks.
-    fn claim_for(&mut self, n: NodeId, class: Class) -> Result<usize, MissingStencil> {
+    pub(crate) fn claim_for(&mut self, n: NodeId, class: Class) -> Result<usize, MissingStencil> {
         match self.lane_register(n) {
             Some(r) if class == Class::Float => self.evict(class, r),
             _ => self.claim(class),
@@ -239,7 +249,7 @@ impl Scheduler<'_> {
         Ok(Place::reg(r))
     }
 
-    fn set_reg(&mut self, class: Class, r: usize, n: NodeId) {
+    pub(crate) fn set_reg(&mut self, class: Class, r: usize, n: NodeId) {
         // a value lives in at most one register of its class
         let other = &mut self.regs[class as usize][1 - r];
         if other.map(|(v, _)| v) == Some(n) {
@@ -310,37 +320,17 @@ impl Scheduler<'_> {
                 self.emit(stencil, slot);
                 self.set_reg(result_class, dst, n);
             }
-            Kind::Binary(op, x, y) => {
-                let class = Class::of(self.arena.nodes[x as usize].ty);
-                let mut px = self.place(class, x);
-                let mut py = self.place(class, y);
-                if px == Place::Mem && py == Place::Mem {
-                    if let Some(both) = self.table.binary_from_memory(op, class) {
-                        // both operands straight from memory: one stencil, two slots
-                        self.uses[x as usize] -= 1;
-                        self.uses[y as usize] -= 1;
-                        let dst = self.claim_for(n, result_class)?;
-                        self.steps.push(Step {
-                            slot2: Some(self.slot[y as usize]),
-                            ..Step::new(both[dst], Some(self.slot[x as usize]))
-                        });
-                        self.set_reg(result_class, dst, n);
-                        return self.finish(n, result_class, is_output);
-                    }
-                    // one operand must come from a register: load the left one
-                    px = self.load(class, x)?;
-                    if x == y {
-                        py = px;
-                    }
+            Kind::Binary(Op::Mul, p, q) if self.deferred[n as usize] => {
+                if self.keep_deferred(p, q) {
+                    return Ok(()); // computed by the sum that reads it (crate::muladd)
                 }
-                self.uses[x as usize] -= 1;
-                self.uses[y as usize] -= 1;
-                let slot = self.mem_slot(&[(px, x), (py, y)]);
-                let dst = self.claim_for(n, result_class)?;
-                let dst = self.spare_right_operand(n, op, (px, py), dst, (class, result_class));
-                let stencil = self.table.binary(op, class, px, py, dst)?;
-                self.emit(stencil, slot);
-                self.set_reg(result_class, dst, n);
+                self.deferred[n as usize] = false;
+                self.schedule_binary(n, Op::Mul, p, q)?;
+            }
+            Kind::Binary(op, x, y) => {
+                if !self.schedule_fused(n, op, x, y)? {
+                    self.schedule_binary(n, op, x, y)?;
+                }
             }
             Kind::Array(index) => {
                 self.schedule_array(n, index)?;
@@ -377,6 +367,49 @@ impl Scheduler<'_> {
             }
         }
         self.finish(n, result_class, is_output)
+    }
+
+    /// `n = x op y` for a binary op: operands where they are (both from memory through
+    /// the `mm` stencils when the object has them, else the left one loaded first).
+    pub(crate) fn schedule_binary(
+        &mut self,
+        n: NodeId,
+        op: Op,
+        x: NodeId,
+        y: NodeId,
+    ) -> Result<(), MissingStencil> {
+        let result_class = Class::of(self.arena.nodes[n as usize].ty);
+        let class = Class::of(self.arena.nodes[x as usize].ty);
+        let mut px = self.place(class, x);
+        let mut py = self.place(class, y);
+        if px == Place::Mem && py == Place::Mem {
+            if let Some(both) = self.table.binary_from_memory(op, class) {
+                // both operands straight from memory: one stencil, two slots
+                self.uses[x as usize] -= 1;
+                self.uses[y as usize] -= 1;
+                let dst = self.claim_for(n, result_class)?;
+                self.steps.push(Step {
+                    slot2: Some(self.slot[y as usize]),
+                    ..Step::new(both[dst], Some(self.slot[x as usize]))
+                });
+                self.set_reg(result_class, dst, n);
+                return Ok(());
+            }
+            // one operand must come from a register: load the left one
+            px = self.load(class, x)?;
+            if x == y {
+                py = px;
+            }
+        }
+        self.uses[x as usize] -= 1;
+        self.uses[y as usize] -= 1;
+        let slot = self.mem_slot(&[(px, x), (py, y)]);
+        let dst = self.claim_for(n, result_class)?;
+        let dst = self.spare_right_operand(n, op, (px, py), dst, (class, result_class));
+        let stencil = self.table.binary(op, class, px, py, dst)?;
+        self.emit(stencil, slot);
+        self.set_reg(result_class, dst, n);
+        Ok(())
     }
 
     /// A 16-byte aligned range of `len` slots holding `init` (zeros if empty).
@@ -825,6 +858,11 @@ pub(crate) fn schedule_onto(
     for &n in &arena.stored {
         stored[n as usize] = true;
     }
+    let deferred = if table.has_fused() {
+        crate::muladd::deferrable(arena, &uses, &is_output, &pinned)
+    } else {
+        vec![false; count]
+    };
     let sincos = crate::sincos::partners(arena);
     let packing = crate::pack::plan(arena, &table.packs, &sincos, &|n| pinned[n as usize]);
     let mut s = Scheduler {
@@ -854,11 +892,14 @@ pub(crate) fn schedule_onto(
         blocks: Vec::new(),
         lane_group: FxHashMap::default(),
         pack_reads: FxHashMap::default(),
+        next_use: crate::next_use::NextUse::new(arena, &packing.order, &deferred),
+        deferred,
     };
     s.note_first_reads(&packing.order);
     s.place_packed_inputs();
     s.place_pack_blocks(&is_output, &pinned, &stored);
-    for n in packing.order {
+    for (at, n) in packing.order.into_iter().enumerate() {
+        s.next_use.now = at as u32;
         s.schedule_node(n, is_output[n as usize])?;
     }
     Ok(Schedule {
@@ -947,6 +988,24 @@ mod tests {
                     names.push(format!("st_pack4_sincos_f{form}{kept}"));
                 }
             }
+            // multiply-add superinstructions (crate::muladd) with at most one operand in
+            // a register, so the scheduler also meets places without a stencil
+            for fused in crate::graph::Fused::ALL {
+                let arity = fused.arity() as u32;
+                for combo in 0..3usize.pow(arity) {
+                    let codes: Vec<&str> = (0..arity)
+                        .rev()
+                        .map(|k| places[combo / 3usize.pow(k) % 3])
+                        .collect();
+                    if codes.iter().filter(|c| **c != "m").count() > 1 {
+                        continue;
+                    }
+                    for d in ["r0", "r1"] {
+                        let name = fused.stencil_name();
+                        names.push(format!("st_{name}_f_{}_{d}", codes.concat()));
+                    }
+                }
+            }
             Machine { names }
         }
 
@@ -967,6 +1026,10 @@ mod tests {
                     continue;
                 }
                 let parts: Vec<&str> = name.split('_').collect();
+                if let Some(r) = run_fused(&parts, &regs, step, data) {
+                    regs[0][usize::from(parts[4] == "r1")] = r;
+                    continue;
+                }
                 let cls = usize::from(parts[2] == "i");
                 let ty = if cls == 0 {
                     ScalarType::Float
@@ -1116,6 +1179,34 @@ mod tests {
         }
     }
 
+    /// A multiply-add superinstruction `st_<fused>_f_<places>_<dst>`: operand `k` from
+    /// its register or the slot at `args[k]`, each operation rounded as its own.
+    fn run_fused(parts: &[&str], regs: &[[u32; 2]; 2], step: &Step, data: &[u8]) -> Option<u32> {
+        let fused = crate::graph::Fused::ALL
+            .into_iter()
+            .find(|f| f.stencil_name() == parts[1])?;
+        let mut rest = parts[3];
+        let mut v = Vec::new();
+        while !rest.is_empty() {
+            let (code, tail) = rest.split_at(if rest.starts_with('m') { 1 } else { 2 });
+            v.push(match code {
+                "r0" => regs[0][0],
+                "r1" => regs[0][1],
+                _ => crate::compile::read_bits(data, step.args[v.len()]),
+            });
+            rest = tail;
+        }
+        let f = |op, x, y| fold::binary(op, ScalarType::Float, x, y).unwrap();
+        use crate::graph::Fused as F;
+        Some(match fused {
+            F::Mul2Add => f(Op::Add, f(Op::Mul, v[0], v[1]), f(Op::Mul, v[2], v[3])),
+            F::Mul2Sub => f(Op::Sub, f(Op::Mul, v[0], v[1]), f(Op::Mul, v[2], v[3])),
+            F::AddMul => f(Op::Add, v[0], f(Op::Mul, v[1], v[2])),
+            F::SubMul => f(Op::Sub, v[0], f(Op::Mul, v[1], v[2])),
+            F::MulSub => f(Op::Sub, f(Op::Mul, v[0], v[1]), v[2]),
+        })
+    }
+
     /// atan2 and pow on the machine: any function of both operands' bits.
     fn binary_math(op: Op, x: u32, y: u32) -> u32 {
         x.rotate_left(3) ^ y.rotate_left(if op == Op::Pow { 7 } else { 11 }) ^ 0x0a5a_5000
@@ -1217,6 +1308,21 @@ mod tests {
         assert!(packed > 0, "no packed step in 300 programs");
     }
 
+    /// The multiply-add steps (crate::muladd) of the schedule of `outputs`.
+    fn fused_steps(machine: &Machine, outputs: &[Value]) -> usize {
+        let sched = schedule(&build_arena(outputs), &machine.table()).unwrap();
+        sched
+            .steps
+            .iter()
+            .filter(|s| {
+                let name = &machine.names[s.stencil.0 as usize];
+                crate::graph::Fused::ALL
+                    .iter()
+                    .any(|f| name.starts_with(&format!("st_{}_", f.stencil_name())))
+            })
+            .count()
+    }
+
     /// Runs the schedule of `outputs` on the machine and compares every output with
     /// evaluating the arena; returns the number of packed steps.
     fn check_program(
@@ -1261,6 +1367,51 @@ mod tests {
             .collect()
     }
 
+    /// `inputs` float inputs `k * step + from`, then the constants `first` and `first + 1`.
+    fn float_leaves(inputs: usize, step: f32, from: f32, first: f32) -> Vec<Value> {
+        let input = |k: usize| Value::input(ScalarType::Float, (k as f32 * step + from).to_bits());
+        let constant = |k: usize| Value::constant(ScalarType::Float, (k as f32 + first).to_bits());
+        (0..inputs).map(input).chain((0..2).map(constant)).collect()
+    }
+
+    #[test]
+    fn random_sums_of_products_fuse_and_compute_what_the_graph_says() {
+        // products read once by a sum (crate::muladd), their factors in memory or just
+        // computed (registers), some read again, some sums kept as outputs; the machine
+        // has the forms with at most one register operand, so others fall back
+        let machine = Machine::new();
+        let table = machine.table();
+        let mut rng = Rng(0x6a09_e667_f3bc_c908);
+        let mut fused = 0;
+        for round in 0..300 {
+            let mut pool = float_leaves(5, 1.25, -2.5, 0.5);
+            let fresh = pool.len();
+            for _ in 0..(4 + rng.pick(40)) {
+                let mut pick = || pool[rng.pick(pool.len())].clone();
+                let (a, b, c, d) = (pick(), pick(), pick(), pick());
+                let mul = |x: &Value, y: &Value| trace::binary(Op::Mul, x, y).unwrap();
+                let sum = [Op::Add, Op::Sub][rng.pick(2)];
+                let v = match rng.pick(6) {
+                    0 | 1 => trace::binary(sum, &mul(&a, &b), &mul(&c, &d)),
+                    2 => trace::binary(sum, &a, &mul(&b, &c)),
+                    3 => trace::binary(sum, &mul(&a, &b), &c),
+                    4 => trace::binary(sum, &a, &b),
+                    _ => trace::unary(Op::Neg, &a),
+                };
+                pool.push(v.unwrap());
+            }
+            let outputs: Vec<Value> = (0..1 + rng.pick(6))
+                .map(|_| pool[fresh + rng.pick(pool.len() - fresh)].clone())
+                .collect();
+            check_program(&machine, &table, &outputs, round);
+            fused += fused_steps(&machine, &outputs);
+        }
+        assert!(
+            fused >= 300,
+            "only {fused} multiply-add steps in 300 programs"
+        );
+    }
+
     #[test]
     fn random_math_programs_pack_and_compute_what_the_graph_says() {
         // few math functions and many calls, so independent calls of one function meet
@@ -1273,12 +1424,7 @@ mod tests {
         let math = [Op::Tanh, Op::Sin, Op::Cos];
         let mut packed = Vec::new();
         for round in 0..1200 {
-            let mut pool: Vec<Value> = (0..6)
-                .map(|k| Value::input(ScalarType::Float, (k as f32 * 0.75 - 2.0).to_bits()))
-                .chain(
-                    (0..2).map(|k| Value::constant(ScalarType::Float, (k as f32 + 1.5).to_bits())),
-                )
-                .collect();
+            let mut pool = float_leaves(6, 0.75, -2.0, 1.5);
             let fresh = pool.len();
             for _ in 0..(4 + rng.pick(60)) {
                 let a = pool[rng.pick(pool.len())].clone();

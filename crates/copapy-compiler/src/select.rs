@@ -8,7 +8,7 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
-use crate::graph::{Op, ScalarType};
+use crate::graph::{Fused, Op, ScalarType};
 use crate::stencil_db::{StencilDb, StencilId};
 
 /// Register class: floats live in the float pair, ints and bools in the integer pair.
@@ -107,6 +107,25 @@ pub struct StencilTable {
     /// The packed math stencils `st_pack4_*` ([`crate::pack`]); empty on targets
     /// without them.
     pub(crate) packs: crate::pack::PackTable,
+    /// The multiply-add superinstructions ([`crate::muladd`]) by (superinstruction,
+    /// operand places, destination); all `None` on objects built before them.
+    fused: Vec<Option<StencilId>>,
+}
+
+/// The most operands a multiply-add superinstruction reads.
+pub(crate) const MAX_FUSED_OPERANDS: usize = 4;
+/// Place combinations of up to [`MAX_FUSED_OPERANDS`] operands (three places each).
+const FUSED_COMBOS: usize = 81;
+
+fn fused_index(fused: Fused, places: &[Place], dst: usize) -> usize {
+    let combo = places.iter().fold(0, |acc, &p| acc * 3 + p as usize);
+    ((fused as usize) * FUSED_COMBOS + combo) * 2 + dst
+}
+
+/// `st_<fused>_f_<places>_r<dst>`.
+pub(crate) fn fused_name(fused: Fused, places: &[Place], dst: usize) -> String {
+    let codes: String = places.iter().map(|p| p.code()).collect();
+    format!("st_{}_f_{codes}_r{dst}", fused.stencil_name())
 }
 
 fn sincos_name(cos_first: bool, x: Place, dst: usize) -> String {
@@ -215,8 +234,22 @@ impl StencilTable {
             }
         }
         let packs = crate::pack::PackTable::new(|name| db.id(name));
+        let mut fused = vec![None; Fused::ALL.len() * FUSED_COMBOS * 2];
+        for f in Fused::ALL {
+            let arity = f.arity() as u32;
+            for combo in 0..3usize.pow(arity) {
+                let places: Vec<Place> = (0..arity)
+                    .rev()
+                    .map(|k| Place::ALL[combo / 3usize.pow(k) % 3])
+                    .collect();
+                for dst in 0..2 {
+                    fused[fused_index(f, &places, dst)] = db.id(&fused_name(f, &places, dst));
+                }
+            }
+        }
         StencilTable {
             packs,
+            fused,
             sincos,
             loop_back,
             binary,
@@ -299,6 +332,17 @@ impl StencilTable {
     /// no fused stencils (then sin and cos are computed separately).
     pub fn sincos(&self, cos_first: bool, x: Place, dst: usize) -> Option<StencilId> {
         self.sincos[cos_first as usize][x as usize][dst]
+    }
+
+    /// The multiply-add superinstruction `fused` for operands at `places` (in the
+    /// stencil name's order) into float register `dst`, if the object has that form.
+    pub fn fused(&self, fused: Fused, places: &[Place], dst: usize) -> Option<StencilId> {
+        self.fused[fused_index(fused, places, dst)]
+    }
+
+    /// Whether the object has the multiply-add superinstructions at all.
+    pub fn has_fused(&self) -> bool {
+        self.fused.iter().any(Option::is_some)
     }
 
     /// Write register `r` of `class` to a data slot.

@@ -36,7 +36,17 @@ fn listing(db: &StencilDb, outputs: &[Value]) -> String {
     let sched = schedule(&arena, &table).expect("schedules");
     let mut out = String::new();
     for step in &sched.steps {
-        let name = &db.stencil(step.stencil).name;
+        let stencil = db.stencil(step.stencil);
+        let name = &stencil.name;
+        if stencil.arg_holes != 0 && step.slot.is_none() {
+            // a fused step's memory operands: the slots of holes cp_a<k>
+            let slots: Vec<String> = (0..copapy_compiler::stencil_db::ARG_HOLES)
+                .filter(|k| stencil.arg_holes & (1 << k) != 0)
+                .map(|k| format!("[{}]", step.args[k]))
+                .collect();
+            writeln!(out, "{name:<24} {}", slots.join(" ")).unwrap();
+            continue;
+        }
         match (step.slot, step.slot2) {
             (Some(s), Some(s2)) => writeln!(out, "{name:<24} [{s}] [{s2}]").unwrap(),
             (Some(s), None) => writeln!(out, "{name:<24} [{s}]").unwrap(),
