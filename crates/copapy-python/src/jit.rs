@@ -40,7 +40,7 @@ use crate::convert::{number, number_bits, type_name, Number};
 use crate::device::Device;
 use crate::jit_args::{input_bits, ArgPlan, ArgStep, Dest};
 use crate::jit_output::{
-    compact_output, place_outputs, read_result, visit_output, Element, Output,
+    compact_output, place_outputs, read_result, visit_output, Element, Kept, Output,
 };
 use crate::numpy_buffer::{self, Buffer, Direct, Elem, ExactArray, OutDtype};
 use crate::spec_cache::SpecCache;
@@ -112,7 +112,7 @@ struct Specialisation {
     plan: ArgPlan,
     output: Output,
     /// The result the last call returned, if refillable (see `jit_output.rs`).
-    kept: Option<Py<PyAny>>,
+    kept: Kept,
     /// `None` when the function's result needs no code at all.
     program: Option<SpecProgram>,
 }
@@ -775,8 +775,8 @@ fn specialise(
     Ok(Specialisation {
         inputs: traced.inputs,
         plan,
+        kept: Kept::new(&output),
         output,
-        kept: None,
         program,
     })
 }
@@ -1109,7 +1109,7 @@ impl JitFunction {
         visit.call(&self.func)?;
         for spec in self.specs.values() {
             visit_output(&spec.output, &visit)?;
-            visit.call(&spec.kept)?;
+            spec.kept.visit(&visit)?;
             spec.inputs
                 .iter()
                 .try_for_each(|i| visit_input(i, &visit))?;

@@ -289,31 +289,53 @@ impl Output {
     }
 }
 
-/// The result object of a call. `kept` is the object the previous call returned (if it
-/// was refillable): refilled in place when nobody else refers to it, else replaced by the
-/// new result. An error forgets it.
+/// The result a specialisation's last call returned, kept to be refilled by the next (see
+/// the module docs), and whether its form is refillable at all (decided once).
+pub struct Kept {
+    obj: Option<Py<PyAny>>,
+    refillable: bool,
+}
+
+impl Kept {
+    /// Nothing kept yet, for results of form `output`.
+    pub fn new(output: &Output) -> Self {
+        Kept {
+            obj: None,
+            refillable: output.refillable(),
+        }
+    }
+
+    /// Lets the garbage collector see the kept result.
+    pub fn visit(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.obj)
+    }
+}
+
+/// The result object of a call. `kept` holds the object the previous call returned (if
+/// refillable): refilled in place when nobody else refers to it, else replaced by the new
+/// result. An error forgets it.
 #[inline]
 pub fn read_result(
     py: Python<'_>,
     output: &Output,
     data: &[u8],
-    kept: &mut Option<Py<PyAny>>,
+    kept: &mut Kept,
 ) -> PyResult<Py<PyAny>> {
-    if !output.refillable() {
+    if !kept.refillable {
         return read_fresh(py, output, data);
     }
-    if let Some(obj) = kept.as_ref() {
+    if let Some(obj) = kept.obj.as_ref() {
         match refill(py, output, obj.bind(py), data) {
             Ok(true) => return Ok(obj.clone_ref(py)),
             Ok(false) => {}
             Err(err) => {
-                *kept = None;
+                kept.obj = None;
                 return Err(err);
             }
         }
     }
     let fresh = read_fresh(py, output, data)?;
-    *kept = Some(fresh.clone_ref(py));
+    kept.obj = Some(fresh.clone_ref(py));
     Ok(fresh)
 }
 

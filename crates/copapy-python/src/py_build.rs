@@ -56,8 +56,20 @@ pub fn is_sole_sequence(obj: &Bound<'_, PyAny>, tuple: bool, n: usize) -> bool {
     } else {
         obj.is_exact_instance_of::<PyList>()
     };
-    // SAFETY: `obj` is a live object; its count is only read.
-    exact && unsafe { ffi::Py_REFCNT(obj.as_ptr()) } == 1 && obj.len().is_ok_and(|len| len == n)
+    if !exact {
+        return false;
+    }
+    // SAFETY: `obj` is a live tuple (list): its count is only read, its size read by the
+    // function for its exact type.
+    let (count, len) = unsafe {
+        let len = if tuple {
+            ffi::PyTuple_Size(obj.as_ptr())
+        } else {
+            ffi::PyList_Size(obj.as_ptr())
+        };
+        (ffi::Py_REFCNT(obj.as_ptr()), len)
+    };
+    count == 1 && usize::try_from(len).is_ok_and(|len| len == n)
 }
 
 /// Sets item `k` of the tuple (or list) `seq` to `item`, dropping the item it replaces.
