@@ -145,3 +145,26 @@ def test_wrong_argument_counts_and_keywords_are_clear_errors() -> None:
     with pytest.raises(TypeError, match="argument"):
         fn(a, b)  # the function itself takes three: Python's own error while tracing
     check_picked(fn, a, b, 0.5)  # nothing left behind
+
+
+@pytest.mark.parametrize("order", ["same", "reversed", "part"])
+def test_arrays_the_function_packs_itself(order: str) -> None:
+    # the function's own array holds the argument's inputs: they stay where it put them
+    @cp.jit
+    def doubled(x: Any, y: Any) -> Any:
+        picked = {"same": [x[k] for k in range(8)], "reversed": [x[k] for k in range(7, -1, -1)],
+                  "part": [x[1], x[5], x[2]]}[order]
+        v = cp.vector(picked, packed=True) * 2.0
+        return [v[k] for k in range(len(picked))], y[0] * y[1]
+
+    def want(x: Any, y: Any) -> Any:
+        x, y = np.asarray(x, f32), np.asarray(y, f32)
+        picked = {"same": x, "reversed": x[::-1], "part": x[[1, 5, 2]]}[order]
+        return list(picked * f32(2.0)), y[0] * y[1]
+
+    y = np.array([1.5, -3.0], f32)
+    for x in (np.arange(8, dtype=f32) - f32(2.5), np.linspace(-1, 1, 8, dtype=f32)):
+        for _ in range(2):
+            got, prod = doubled(x, y)
+            ref, ref_prod = want(x, y)
+            assert bits(got) == bits(ref) and bits(prod) == bits(ref_prod)

@@ -756,9 +756,7 @@ fn specialise(
     let program = if outputs.is_empty() {
         None
     } else {
-        let mut compiled_values = outputs.clone();
-        gather_arrays(&traced.inputs, &traced.values, &mut compiled_values)?;
-        let (compiled, program) = compile_placed(py, placement, &compiled_values)?;
+        let (compiled, program) = compile_gathered(py, placement, &outputs, &traced)?;
         let by_id: FxHashMap<usize, u32> =
             compiled.inputs.iter().map(|(v, o)| (v.id(), *o)).collect();
         let mut slots = traced.values.iter().map(|v| by_id.get(&v.id()).copied());
@@ -781,16 +779,51 @@ fn specialise(
     })
 }
 
-/// Adds to `values` (what is compiled) one gathered array per NumPy array argument of
-/// two or more elements (`inputs`, whose input values are `values_in` in template order).
-/// The compiler places the inputs an array gathers one after another in its range, at no
-/// cost in code (`place_packed_inputs` in the compiler's schedule), so a call copies each
-/// array argument into data memory in one piece instead of element by element.
-fn gather_arrays(inputs: &[Input], values_in: &[Value], values: &mut Vec<Value>) -> PyResult<()> {
+/// Compiles `outputs` for `placement` together with one gathered array per NumPy array
+/// argument of two or more elements (programs in this process only). The compiler places
+/// the inputs an array gathers one after another in its range, at no cost in code
+/// (`place_packed_inputs` in the compiler's schedule), so a call copies each array argument
+/// into data memory in one piece instead of element by element to scattered slots. If an
+/// array the function built itself placed some of those inputs first (gathering them again
+/// would then cost code), the results are compiled alone.
+fn compile_gathered(
+    py: Python<'_>,
+    placement: &Placement,
+    outputs: &[Value],
+    traced: &Traced,
+) -> PyResult<(copapy_compiler::Compiled, SpecProgram)> {
+    let gathered = match placement {
+        Placement::Host => gather_arrays(&traced.inputs, &traced.values)?,
+        // a device's data memory is written whole on every call anyway
+        Placement::Device { .. } => Vec::new(),
+    };
+    if gathered.is_empty() {
+        return compile_placed(py, placement, outputs);
+    }
+    let mut values = outputs.to_vec();
+    values.extend(gathered.iter().map(|(array, _)| array.clone()));
+    let (compiled, program) = compile_placed(py, placement, &values)?;
+    let slots: FxHashMap<usize, u32> = compiled.inputs.iter().map(|(v, o)| (v.id(), *o)).collect();
+    let in_place = gathered.iter().enumerate().all(|(j, (_, elements))| {
+        let start = compiled.outputs.get(outputs.len() + j).copied();
+        elements.iter().enumerate().all(|(k, e)| {
+            let at = start.and_then(|s| s.checked_add(4 * k as u32));
+            at.is_some() && slots.get(&e.id()).copied() == at
+        })
+    });
+    if in_place {
+        return Ok((compiled, program));
+    }
+    compile_placed(py, placement, outputs)
+}
+
+/// One gathered array (and its elements) per NumPy array argument of two or more elements
+/// (`inputs`, whose input values are `values` in template order).
+fn gather_arrays(inputs: &[Input], values: &[Value]) -> PyResult<Vec<(Value, Vec<Value>)>> {
     fn walk(
         input: &Input,
         next: &mut std::slice::Iter<'_, Value>,
-        values: &mut Vec<Value>,
+        out: &mut Vec<(Value, Vec<Value>)>,
     ) -> PyResult<()> {
         match input {
             Input::Scalar(..) | Input::Packed { .. } => {
@@ -798,23 +831,27 @@ fn gather_arrays(inputs: &[Input], values_in: &[Value], values: &mut Vec<Value>)
             }
             Input::Seq { items, .. } => {
                 for item in items {
-                    walk(item, next, values)?;
+                    walk(item, next, out)?;
                 }
             }
             Input::Array { elem, slots, .. } => {
                 let elements: Vec<Value> = next.by_ref().take(slots.len()).cloned().collect();
                 if elements.len() >= 2 {
-                    let gathered = copapy_compiler::array::pack(elem.scalar_type(), &elements)
+                    let array = copapy_compiler::array::pack(elem.scalar_type(), &elements)
                         .map_err(|e| PyTypeError::new_err(e.message))?;
-                    values.push(gathered);
+                    out.push((array, elements));
                 }
             }
             Input::Object(_) => {}
         }
         Ok(())
     }
-    let mut next = values_in.iter();
-    inputs.iter().try_for_each(|i| walk(i, &mut next, values))
+    let mut next = values.iter();
+    let mut out = Vec::new();
+    for input in inputs {
+        walk(input, &mut next, &mut out)?;
+    }
+    Ok(out)
 }
 
 /// Compiles `outputs` for `placement` and installs the program there.
