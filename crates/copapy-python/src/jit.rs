@@ -31,15 +31,17 @@ use pyo3::types::{PyBytes, PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString
 use pyo3::PyTraverseError;
 use rustc_hash::FxHashMap;
 
-use copapy_compiler::compile::read_bits;
 use copapy_compiler::{ScalarType, Value};
 use copapy_runner::LoadedProgram;
 
 use crate::array_ops::PyArrayNode;
 use crate::container::{self, Contents, PyContainer};
-use crate::convert::{number, number_bits, to_python, type_name, Number};
+use crate::convert::{number, number_bits, type_name, Number};
 use crate::device::Device;
 use crate::jit_args::{input_bits, ArgPlan, ArgStep, Dest};
+use crate::jit_output::{
+    compact_output, place_outputs, read_result, visit_output, Element, Kept, Output,
+};
 use crate::numpy_buffer::{self, Buffer, Direct, Elem, ExactArray, OutDtype};
 use crate::spec_cache::SpecCache;
 use crate::target::{compile_for, compile_values, make_device, resolve_placement};
@@ -78,76 +80,6 @@ enum Input {
     Object(Py<PyAny>),
 }
 
-/// How the result is rebuilt from data memory.
-enum Output {
-    Scalar(ScalarType, u32),
-    /// A `cp.array` result, returned as a NumPy array of this shape.
-    Packed {
-        ty: ScalarType,
-        shape: Vec<usize>,
-        offset: u32,
-    },
-    /// A vector or matrix result of a function called with NumPy arrays: a NumPy array.
-    NdArray {
-        dtype: OutDtype,
-        shape: Vec<usize>,
-        elements: Vec<Element>,
-    },
-    /// A value the function returned that needs no code (a number, None, …).
-    Constant(Py<PyAny>),
-    Seq {
-        tuple: bool,
-        items: Vec<Output>,
-    },
-    /// A list or tuple of computed numbers only (the common result): their types and
-    /// offsets in one slice, read in one loop (made from a `Seq` by [`compact_output`]).
-    Numbers {
-        tuple: bool,
-        items: Box<[(ScalarType, u32)]>,
-    },
-    /// A dict: its keys (kept as given) and the result for each.
-    Dict {
-        keys: Vec<Py<PyAny>>,
-        items: Vec<Output>,
-    },
-}
-
-/// One element of an [`Output::NdArray`].
-enum Element {
-    /// Computed: its type and offset in data memory.
-    Data(ScalarType, u32),
-    /// A number the function returned as it is, as the bits of its copapy type.
-    Fixed(ScalarType, u32),
-}
-
-/// Writes the copapy value `bits` of type `ty` as one element of `dtype` into `dst`.
-fn put_element(dtype: OutDtype, ty: ScalarType, bits: u32, dst: &mut [u8]) {
-    let as_f64 = || match ty {
-        ScalarType::Float => f64::from(f32::from_bits(bits)),
-        ScalarType::Int => f64::from(bits as i32),
-        ScalarType::Bool => f64::from(u8::from(bits != 0)),
-    };
-    match dtype {
-        OutDtype::Bool => dst[0] = u8::from(bits != 0),
-        OutDtype::Int32 => {
-            let v = if ty == ScalarType::Bool {
-                u32::from(bits != 0)
-            } else {
-                bits
-            };
-            dst.copy_from_slice(&v.to_ne_bytes());
-        }
-        OutDtype::Float32 => {
-            let v = match ty {
-                ScalarType::Float => f32::from_bits(bits),
-                _ => as_f64() as f32,
-            };
-            dst.copy_from_slice(&v.to_ne_bytes());
-        }
-        OutDtype::Float64 => dst.copy_from_slice(&as_f64().to_ne_bytes()),
-    }
-}
-
 /// Where a jit function's programs run.
 enum Placement {
     /// In this process, called directly (the fast path).
@@ -179,6 +111,8 @@ struct Specialisation {
     /// decide every other call.
     plan: ArgPlan,
     output: Output,
+    /// The result the last call returned, if refillable (see `jit_output.rs`).
+    kept: Kept,
     /// `None` when the function's result needs no code at all.
     program: Option<SpecProgram>,
 }
@@ -441,151 +375,6 @@ fn bind(
         }
         Input::Object(obj) => Ok(arg.is(obj)),
     }
-}
-
-impl Output {
-    /// A number, a constant or a sequence of computed numbers: made without running
-    /// Python code ([`read_in_place`]), so a sequence of them is built in place.
-    fn is_plain(&self) -> bool {
-        matches!(
-            self,
-            Output::Scalar(..) | Output::Constant(_) | Output::Numbers { .. }
-        )
-    }
-}
-
-/// The computed number of type `ty` at `offset` of `data`.
-#[inline(always)]
-fn read_scalar(py: Python<'_>, ty: ScalarType, offset: u32, data: &[u8]) -> Py<PyAny> {
-    // one range check for the four bytes (read_bits checks each)
-    let o = offset as usize;
-    match data.get(o..o.saturating_add(4)) {
-        Some(&[a, b, c, d]) => to_python(py, ty, u32::from_le_bytes([a, b, c, d])),
-        _ => to_python(py, ty, read_bits(data, offset)),
-    }
-}
-
-/// The result object of an [`Output::is_plain`] output.
-#[inline]
-fn read_in_place(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
-    match output {
-        Output::Scalar(ty, offset) => Ok(read_scalar(py, *ty, *offset, data)),
-        Output::Constant(obj) => Ok(obj.clone_ref(py)),
-        Output::Numbers { tuple, items } => {
-            crate::py_build::sequence(py, *tuple, items.len(), |k| {
-                let (ty, offset) = items[k];
-                Ok(read_scalar(py, ty, offset, data))
-            })
-        }
-        _ => read(py, output, data),
-    }
-}
-
-/// The result object of a call: [`read`], with the most common result (a list or tuple
-/// of numbers) read without the dispatch over every kind of output.
-#[inline]
-fn read_result(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
-    match output {
-        Output::Numbers { .. } => read_in_place(py, output, data),
-        _ => read(py, output, data),
-    }
-}
-
-/// Turns every list or tuple of computed numbers in `output` into [`Output::Numbers`]
-/// (after the offsets are placed): a repeated call reads them in one tight loop.
-fn compact_output(output: &mut Output) {
-    match output {
-        Output::Seq { tuple, items } => {
-            let numbers: Option<Box<[(ScalarType, u32)]>> = items
-                .iter()
-                .map(|i| match i {
-                    Output::Scalar(ty, offset) => Some((*ty, *offset)),
-                    _ => None,
-                })
-                .collect();
-            match numbers {
-                Some(items) => {
-                    *output = Output::Numbers {
-                        tuple: *tuple,
-                        items,
-                    }
-                }
-                None => items.iter_mut().for_each(compact_output),
-            }
-        }
-        Output::Dict { items, .. } => items.iter_mut().for_each(compact_output),
-        _ => {}
-    }
-}
-
-fn read(py: Python<'_>, output: &Output, data: &[u8]) -> PyResult<Py<PyAny>> {
-    Ok(match output {
-        Output::Scalar(ty, offset) => to_python(py, *ty, read_bits(data, *offset)),
-        Output::Packed { ty, shape, offset } => {
-            let count: usize = shape.iter().product();
-            let start = *offset as usize;
-            let raw = data.get(start..start + 4 * count).ok_or_else(|| {
-                PyRuntimeError::new_err("internal error: a packed result lies outside data memory")
-            })?;
-            let dtype = match ty {
-                ScalarType::Float => OutDtype::Float32,
-                ScalarType::Int => OutDtype::Int32,
-                ScalarType::Bool => OutDtype::Bool,
-            };
-            numpy_buffer::new_array(py, dtype, shape, |out| {
-                if dtype != OutDtype::Bool && cfg!(target_endian = "little") {
-                    out.copy_from_slice(raw);
-                } else {
-                    for (dst, src) in out.chunks_exact_mut(dtype.size()).zip(raw.chunks_exact(4)) {
-                        let bits = u32::from_le_bytes(src.try_into().unwrap_or([0; 4]));
-                        put_element(dtype, *ty, bits, dst);
-                    }
-                }
-                Ok(())
-            })?
-        }
-        Output::NdArray {
-            dtype,
-            shape,
-            elements,
-        } => numpy_buffer::new_array(py, *dtype, shape, |out| {
-            for (dst, e) in out.chunks_exact_mut(dtype.size()).zip(elements) {
-                let (ty, bits) = match *e {
-                    Element::Data(ty, offset) => (ty, read_bits(data, offset)),
-                    Element::Fixed(ty, bits) => (ty, bits),
-                };
-                put_element(*dtype, ty, bits, dst);
-            }
-            Ok(())
-        })?,
-        Output::Constant(obj) => obj.clone_ref(py),
-        Output::Numbers { .. } => read_in_place(py, output, data)?,
-        Output::Seq { tuple, items } if items.iter().all(Output::is_plain) => {
-            // numbers and lists of them (the common results): built in place, without a
-            // vector between
-            crate::py_build::sequence(py, *tuple, items.len(), |k| {
-                read_in_place(py, &items[k], data)
-            })?
-        }
-        Output::Seq { tuple, items } => {
-            let objs = items
-                .iter()
-                .map(|i| read(py, i, data))
-                .collect::<PyResult<Vec<_>>>()?;
-            if *tuple {
-                PyTuple::new(py, objs)?.into_any().unbind()
-            } else {
-                PyList::new(py, objs)?.into_any().unbind()
-            }
-        }
-        Output::Dict { keys, items } => {
-            let dict = PyDict::new(py);
-            for (k, i) in keys.iter().zip(items) {
-                dict.set_item(k, read(py, i, data)?)?;
-            }
-            dict.into_any().unbind()
-        }
-    })
 }
 
 /// Traced stand-ins for the arguments, and the (not yet placed) input template.
@@ -942,40 +731,6 @@ fn visit_input(input: &Input, visit: &PyVisit<'_>) -> Result<(), PyTraverseError
     }
 }
 
-fn visit_output(output: &Output, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
-    match output {
-        Output::Scalar(..)
-        | Output::Packed { .. }
-        | Output::NdArray { .. }
-        | Output::Numbers { .. } => Ok(()),
-        Output::Constant(obj) => visit.call(obj),
-        Output::Seq { items, .. } => items.iter().try_for_each(|i| visit_output(i, visit)),
-        Output::Dict { keys, items } => {
-            keys.iter().try_for_each(|k| visit.call(k))?;
-            items.iter().try_for_each(|i| visit_output(i, visit))
-        }
-    }
-}
-
-fn place_outputs(output: &mut Output, next: &mut impl Iterator<Item = u32>) {
-    match output {
-        Output::Scalar(_, offset) | Output::Packed { offset, .. } => {
-            *offset = next.next().unwrap_or(u32::MAX)
-        }
-        Output::Seq { items, .. } | Output::Dict { items, .. } => {
-            items.iter_mut().for_each(|i| place_outputs(i, next))
-        }
-        Output::NdArray { elements, .. } => {
-            for e in elements {
-                if let Element::Data(_, offset) = e {
-                    *offset = next.next().unwrap_or(u32::MAX);
-                }
-            }
-        }
-        Output::Constant(_) | Output::Numbers { .. } => {}
-    }
-}
-
 /// Traces `func` on stand-ins for `args` and compiles the result. Runs without any borrow
 /// of the jit function, so the traced code may call it (or other jit functions) again.
 fn specialise(
@@ -1001,7 +756,7 @@ fn specialise(
     let program = if outputs.is_empty() {
         None
     } else {
-        let (compiled, program) = compile_placed(py, placement, &outputs)?;
+        let (compiled, program) = compile_gathered(py, placement, &outputs, &traced)?;
         let by_id: FxHashMap<usize, u32> =
             compiled.inputs.iter().map(|(v, o)| (v.id(), *o)).collect();
         let mut slots = traced.values.iter().map(|v| by_id.get(&v.id()).copied());
@@ -1018,9 +773,85 @@ fn specialise(
     Ok(Specialisation {
         inputs: traced.inputs,
         plan,
+        kept: Kept::new(&output),
         output,
         program,
     })
+}
+
+/// Compiles `outputs` for `placement` together with one gathered array per NumPy array
+/// argument of two or more elements (programs in this process only). The compiler places
+/// the inputs an array gathers one after another in its range, at no cost in code
+/// (`place_packed_inputs` in the compiler's schedule), so a call copies each array argument
+/// into data memory in one piece instead of element by element to scattered slots. If an
+/// array the function built itself placed some of those inputs first (gathering them again
+/// would then cost code), the results are compiled alone.
+fn compile_gathered(
+    py: Python<'_>,
+    placement: &Placement,
+    outputs: &[Value],
+    traced: &Traced,
+) -> PyResult<(copapy_compiler::Compiled, SpecProgram)> {
+    let gathered = match placement {
+        Placement::Host => gather_arrays(&traced.inputs, &traced.values)?,
+        // a device's data memory is written whole on every call anyway
+        Placement::Device { .. } => Vec::new(),
+    };
+    if gathered.is_empty() {
+        return compile_placed(py, placement, outputs);
+    }
+    let mut values = outputs.to_vec();
+    values.extend(gathered.iter().map(|(array, _)| array.clone()));
+    let (compiled, program) = compile_placed(py, placement, &values)?;
+    let slots: FxHashMap<usize, u32> = compiled.inputs.iter().map(|(v, o)| (v.id(), *o)).collect();
+    let in_place = gathered.iter().enumerate().all(|(j, (_, elements))| {
+        let start = compiled.outputs.get(outputs.len() + j).copied();
+        elements.iter().enumerate().all(|(k, e)| {
+            let at = start.and_then(|s| s.checked_add(4 * k as u32));
+            at.is_some() && slots.get(&e.id()).copied() == at
+        })
+    });
+    if in_place {
+        return Ok((compiled, program));
+    }
+    compile_placed(py, placement, outputs)
+}
+
+/// One gathered array (and its elements) per NumPy array argument of two or more elements
+/// (`inputs`, whose input values are `values` in template order).
+fn gather_arrays(inputs: &[Input], values: &[Value]) -> PyResult<Vec<(Value, Vec<Value>)>> {
+    fn walk(
+        input: &Input,
+        next: &mut std::slice::Iter<'_, Value>,
+        out: &mut Vec<(Value, Vec<Value>)>,
+    ) -> PyResult<()> {
+        match input {
+            Input::Scalar(..) | Input::Packed { .. } => {
+                next.next();
+            }
+            Input::Seq { items, .. } => {
+                for item in items {
+                    walk(item, next, out)?;
+                }
+            }
+            Input::Array { elem, slots, .. } => {
+                let elements: Vec<Value> = next.by_ref().take(slots.len()).cloned().collect();
+                if elements.len() >= 2 {
+                    let array = copapy_compiler::array::pack(elem.scalar_type(), &elements)
+                        .map_err(|e| PyTypeError::new_err(e.message))?;
+                    out.push((array, elements));
+                }
+            }
+            Input::Object(_) => {}
+        }
+        Ok(())
+    }
+    let mut next = values.iter();
+    let mut out = Vec::new();
+    for input in inputs {
+        walk(input, &mut next, &mut out)?;
+    }
+    Ok(out)
 }
 
 /// Compiles `outputs` for `placement` and installs the program there.
@@ -1101,7 +932,7 @@ fn call_spec(
         }
         None => &[],
     };
-    Ok(Some(read_result(py, &spec.output, data)?))
+    Ok(Some(read_result(py, &spec.output, data, &mut spec.kept)?))
 }
 
 fn busy() -> PyErr {
@@ -1140,7 +971,7 @@ fn call_last(slf: &Bound<'_, JitFunction>, args: &Bound<'_, PyTuple>) -> Option<
     if let Some(SpecProgram::Host(p)) = spec.program.as_mut() {
         if spec.plan.bind(args, p.data_mut()) {
             p.run();
-            return read_result(slf.py(), &spec.output, p.data()).ok();
+            return read_result(slf.py(), &spec.output, p.data(), &mut spec.kept).ok();
         }
     }
     call_spec(slf.py(), spec, args, Vec::new()).ok().flatten()
@@ -1315,6 +1146,7 @@ impl JitFunction {
         visit.call(&self.func)?;
         for spec in self.specs.values() {
             visit_output(&spec.output, &visit)?;
+            spec.kept.visit(&visit)?;
             spec.inputs
                 .iter()
                 .try_for_each(|i| visit_input(i, &visit))?;

@@ -27,6 +27,7 @@ mod flatten;
 mod imports;
 mod jit;
 mod jit_args;
+mod jit_output;
 mod loops;
 mod names;
 mod ndcore;

@@ -655,15 +655,28 @@ impl ExactArray {
         if !std::ptr::eq(f.descr, self.dtype.as_ptr()) {
             return None;
         }
-        let (dims, strides) = fields_dims(f);
-        if dims.len() != self.dims.len() {
-            return None;
-        }
-        for (((&d, &s), &want), &want_stride) in
-            dims.iter().zip(strides).zip(&self.dims).zip(&self.strides)
-        {
+        if let (&[want], &[want_stride]) = (&*self.dims, &*self.strides) {
+            // a vector (most arguments): its one dimension and stride compared directly
+            if f.nd != 1 || f.dimensions.is_null() || f.strides.is_null() {
+                return None;
+            }
+            // SAFETY: a NumPy array of one dimension has one entry in each of its (non-null)
+            // dimensions and strides arrays, alive as long as the array.
+            let (d, s) = unsafe { (*f.dimensions, *f.strides) };
             if d != want || (d > 1 && s != want_stride) {
                 return None;
+            }
+        } else {
+            let (dims, strides) = fields_dims(f);
+            if dims.len() != self.dims.len() {
+                return None;
+            }
+            for (((&d, &s), &want), &want_stride) in
+                dims.iter().zip(strides).zip(&self.dims).zip(&self.strides)
+            {
+                if d != want || (d > 1 && s != want_stride) {
+                    return None;
+                }
             }
         }
         if self.nbytes == 0 {
