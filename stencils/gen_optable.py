@@ -165,7 +165,7 @@ def _fused():
         "\n"
         "/// The multiply-add superinstructions (`stencils/optable.py` `FUSED`): float ops\n"
         "/// computed by one stencil `st_<name>_f_<places>_<dst>`, each rounded as its own op\n"
-        "/// ([`crate::muladd`]).\n"
+        "/// (chosen by the compiler's `muladd` module).\n"
         "#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\n"
         f"pub enum Fused {{\n{variants}}}\n"
         "\n"

@@ -379,7 +379,7 @@ impl Op {
 
 /// The multiply-add superinstructions (`stencils/optable.py` `FUSED`): float ops
 /// computed by one stencil `st_<name>_f_<places>_<dst>`, each rounded as its own op
-/// ([`crate::muladd`]).
+/// (chosen by the compiler's `muladd` module).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Fused {
     /// `p*q + r*s`.
